@@ -1,0 +1,43 @@
+"""`python -m toolkit <command>`: the same stages the Nox sessions run, without Nox.
+
+Each area of the toolkit contributes its commands through a `register(subparsers)` function listed in
+COMMAND_MODULES; the parser sets `func`, which returns an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from toolkit import __version__, log
+from toolkit.errors import ToolkitError
+
+# Modules that expose `register(subparsers)`. Order is the order of `--help`.
+COMMAND_MODULES: list[str] = []
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m toolkit",
+        description="Build and packaging toolkit for ONNX Runtime on AMD GPUs.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print errors only")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    log.set_quiet(args.quiet)
+    try:
+        return int(args.func(args) or 0)
+    except ToolkitError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130

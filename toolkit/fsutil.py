@@ -1,0 +1,136 @@
+"""File helpers every stage shares: atomic writes, content hashes, tree sync that keeps mtimes.
+
+Why atomic: an interrupted run must never leave a half-written file that a later run takes as whole.
+Why sync instead of copy: rewriting an unchanged file bumps its mtime and makes ninja rebuild it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterable, Iterator
+
+_CHUNK = 1 << 20
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write to a temporary file beside `path`, flush it to disk, then rename it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), mode)
+
+
+def iter_files(root: Path, skip_dirs: Iterable[str] = (".git",)) -> Iterator[Path]:
+    """Every regular file and symlink under root, relative to it, in a stable order."""
+    root = Path(root)
+    skip = set(skip_dirs)
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in skip)
+        base = Path(dirpath).relative_to(root)
+        for name in sorted(filenames):
+            yield base / name
+
+
+def tree_digest(root: Path, skip_dirs: Iterable[str] = (".git",)) -> str:
+    """A hash of every file's relative path, mode bit for execution and content."""
+    digest = hashlib.sha256()
+    root = Path(root)
+    for rel in iter_files(root, skip_dirs):
+        full = root / rel
+        digest.update(rel.as_posix().encode() + b"\0")
+        if full.is_symlink():
+            digest.update(b"link:" + os.readlink(full).encode() + b"\0")
+            continue
+        digest.update(b"x" if os.access(full, os.X_OK) else b"-")
+        digest.update(sha256_file(full).encode() + b"\n")
+    return digest.hexdigest()
+
+
+def sync_tree(src: Path, dest: Path, skip_dirs: Iterable[str] = (".git",)) -> list[Path]:
+    """Make dest hold exactly src's files, rewriting only files whose content differs.
+
+    Returns the relative paths written. Files in dest that src lacks are removed.
+    """
+    src, dest = Path(src), Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    wanted = set()
+    written: list[Path] = []
+    for rel in iter_files(src, skip_dirs):
+        wanted.add(rel)
+        s, d = src / rel, dest / rel
+        if s.is_symlink():
+            target = os.readlink(s)
+            if d.is_symlink() and os.readlink(d) == target:
+                continue
+            d.parent.mkdir(parents=True, exist_ok=True)
+            if d.exists() or d.is_symlink():
+                d.unlink()
+            os.symlink(target, d)
+            written.append(rel)
+            continue
+        data = s.read_bytes()
+        mode = os.stat(s).st_mode & 0o777
+        if d.is_file() and not d.is_symlink() and d.read_bytes() == data:
+            if os.stat(d).st_mode & 0o777 != mode:
+                os.chmod(d, mode)
+            continue
+        if d.is_symlink():
+            d.unlink()
+        atomic_write_bytes(d, data, mode)
+        written.append(rel)
+    for rel in list(iter_files(dest, skip_dirs)):
+        if rel not in wanted:
+            (dest / rel).unlink()
+    _prune_empty_dirs(dest)
+    return written
+
+
+def _prune_empty_dirs(root: Path) -> None:
+    for dirpath, dirnames, filenames in os.walk(root, topdown=False):
+        p = Path(dirpath)
+        if p != root and not any(p.iterdir()):
+            p.rmdir()
+
+
+def replace_dir(tmp: Path, dest: Path) -> None:
+    """Move a finished temporary directory into place, removing what was there."""
+    dest = Path(dest)
+    if dest.exists():
+        old = dest.with_name(dest.name + ".old")
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(dest, old)
+        os.replace(tmp, dest)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp, dest)
