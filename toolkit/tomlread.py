@@ -1,0 +1,142 @@
+"""Typed, strict reading of TOML tables, with errors that name the file and the dotted key.
+
+Every recipe section (sources, features, hipify, patches, wheel, release) is read through a Table, so
+a wrong key, type or value reads the same everywhere:
+    recipes/amdgpu-ep.toml: key 'features.hipdnn.default': expected a boolean, got string 'yes'
+Unknown keys are errors too (call `done()` after reading a table), which catches typos early.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Iterable
+
+from toolkit.errors import RecipeError
+
+_MISSING = object()
+
+_TYPE_NAMES = {str: "string", bool: "boolean", int: "integer", float: "float", list: "array", dict: "table"}
+
+
+def _describe(value: Any) -> str:
+    kind = _TYPE_NAMES.get(type(value), type(value).__name__)
+    if isinstance(value, (dict, list)):
+        return kind
+    return f"{kind} {value!r}"
+
+
+def load_toml(path: Path) -> "Table":
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RecipeError(f"{path}: file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise RecipeError(f"{path}: not valid TOML: {exc}") from None
+    return Table(data, path, "")
+
+
+class Table:
+    """A view of one TOML table that remembers which keys were read."""
+
+    def __init__(self, data: dict, file: Path, prefix: str):
+        self.data = data
+        self.file = file
+        self.prefix = prefix
+        self._seen: set[str] = set()
+
+    # -- naming ---------------------------------------------------------------------------------
+    def key_path(self, key: str) -> str:
+        return f"{self.prefix}.{key}" if self.prefix else key
+
+    def error(self, key: str, message: str) -> RecipeError:
+        return RecipeError(f"{self.file}: key '{self.key_path(key)}': {message}")
+
+    # -- reading --------------------------------------------------------------------------------
+    def has(self, key: str) -> bool:
+        return key in self.data
+
+    def keys(self) -> list[str]:
+        return list(self.data)
+
+    def _get(self, key: str, default: Any, types: tuple[type, ...], expected: str) -> Any:
+        self._seen.add(key)
+        if key not in self.data:
+            if default is _MISSING:
+                raise self.error(key, f"required, expected {expected}")
+            return default
+        value = self.data[key]
+        # bool is an int subclass in Python; TOML keeps them apart, so do we.
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise self.error(key, f"expected {expected}, got {_describe(value)}")
+        return value
+
+    def str(self, key: str, default: Any = _MISSING, choices: Iterable[str] | None = None) -> Any:
+        value = self._get(key, default, (str,), "a string")
+        if choices is not None and value is not default:
+            allowed = list(choices)
+            if value not in allowed:
+                raise self.error(key, f"expected one of {', '.join(map(repr, allowed))}, got {value!r}")
+        return value
+
+    def bool(self, key: str, default: Any = _MISSING) -> Any:
+        return self._get(key, default, (bool,), "a boolean")
+
+    def int(self, key: str, default: Any = _MISSING) -> Any:
+        return self._get(key, default, (int,), "an integer")
+
+    def str_list(self, key: str, default: Any = _MISSING) -> Any:
+        value = self._get(key, default, (list,), "an array of strings")
+        if value is default:
+            return value
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                raise self.error(f"{key}[{i}]", f"expected a string, got {_describe(item)}")
+        return list(value)
+
+    def str_or_list(self, key: str, default: Any = _MISSING) -> Any:
+        """A string or an array of strings, always returned as a list."""
+        self._seen.add(key)
+        if isinstance(self.data.get(key), str):
+            return [self.data[key]]
+        return self.str_list(key, default)
+
+    def str_map(self, key: str, default: Any = _MISSING) -> Any:
+        value = self._get(key, default, (dict,), "a table of strings")
+        if value is default:
+            return value
+        for k, v in value.items():
+            if not isinstance(v, str):
+                raise self.error(f"{key}.{k}", f"expected a string, got {_describe(v)}")
+        return dict(value)
+
+    def table(self, key: str, default: Any = _MISSING) -> Any:
+        value = self._get(key, default, (dict,), "a table")
+        if value is default:
+            return value
+        return Table(value, self.file, self.key_path(key))
+
+    def tables(self, key: str, default: Any = _MISSING) -> Any:
+        """An array of tables ([[key]]), each as a Table named key[i]."""
+        value = self._get(key, default, (list,), "an array of tables")
+        if value is default:
+            return value
+        out = []
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise self.error(f"{key}[{i}]", f"expected a table, got {_describe(item)}")
+            out.append(Table(item, self.file, f"{self.key_path(key)}[{i}]"))
+        return out
+
+    def subtables(self) -> list[tuple[str, "Table"]]:
+        """Every key of this table as a named sub-table ([features.X] style)."""
+        return [(k, self.table(k)) for k in list(self.data)]
+
+    def done(self) -> None:
+        """Fail on keys nobody read: they are typos or options this version does not know."""
+        unknown = [k for k in self.data if k not in self._seen]
+        if unknown:
+            known = sorted(self._seen)
+            hint = f"known keys here: {', '.join(known)}" if known else "this table takes no keys"
+            raise self.error(unknown[0], f"unknown key ({hint})")
