@@ -14,7 +14,9 @@ from toolkit import __version__, log
 from toolkit.errors import ToolkitError
 
 # Modules that expose `register(subparsers)`. Order is the order of `--help`.
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = [
+    "toolkit.build_cli",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,8 +32,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def expand_feature_flags(argv: list[str]) -> list[str]:
+    """`--with-hipdnn` reads better on a command line; argparse wants `--with hipdnn`."""
+    out = []
+    for arg in argv:
+        for flag in ("--with-", "--without-"):
+            if arg.startswith(flag) and len(arg) > len(flag):
+                out += [flag[:-1], arg[len(flag):]]
+                break
+        else:
+            out.append(arg)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(expand_feature_flags(argv))
     log.set_quiet(args.quiet)
     try:
         return int(args.func(args) or 0)

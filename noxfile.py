@@ -1,0 +1,49 @@
+"""Nox sessions: thin wrappers over `python -m toolkit`. Logic lives in toolkit/, not here.
+
+    nox -s build -- --with-hipdnn      build the bundled sample (or --recipe/--source another tree)
+    nox -s tests                       run the test suite
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_venv = "yes"
+nox.options.sessions = ["build"]
+
+ROOT = Path(__file__).parent
+
+
+def _install(session: nox.Session, extras: str = "") -> None:
+    """Install the toolkit (editable) once per venv; again only when pyproject.toml changes."""
+    spec = f".[{extras}]" if extras else "."
+    stamp_key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + spec.encode()).hexdigest()
+    venv = getattr(session.virtualenv, "location", None)
+    stamp = Path(venv) / ".toolkit-installed" if venv else None
+    if stamp and stamp.is_file() and stamp.read_text() == stamp_key:
+        return
+    session.install("-e", spec)
+    if stamp:
+        stamp.write_text(stamp_key)
+
+
+def _toolkit(session: nox.Session, *command: str, extras: str = "") -> None:
+    _install(session, extras)
+    session.run("python", "-m", "toolkit", *command, *session.posargs)
+
+
+@nox.session
+def build(session: nox.Session) -> None:
+    """Patch, configure and build a recipe (default: the bundled umbrella EP sample)."""
+    _toolkit(session, "build")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the test suite."""
+    _install(session, "test")
+    session.run("python", "-m", "pytest", *session.posargs)

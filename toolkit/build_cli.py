@@ -1,0 +1,55 @@
+"""`python -m toolkit build`: run the build pipeline for a recipe."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from toolkit.options import BuildOptions
+
+
+def add_build_arguments(p: argparse.ArgumentParser) -> None:
+    """Arguments shared by every command that runs the build pipeline (build, wheel, hipify, patch)."""
+    p.add_argument("--recipe", default="amdgpu-ep", help="recipe name (recipes/NAME.toml) or path")
+    p.add_argument("--variant", default="release", help="work tree name under build/<recipe>/")
+    p.add_argument("--with", dest="with_features", action="append", default=[], metavar="FEATURE",
+                   help="turn a feature on (also spelled --with-FEATURE)")
+    p.add_argument("--without", dest="without_features", action="append", default=[], metavar="FEATURE",
+                   help="turn a feature off (also spelled --without-FEATURE)")
+    p.add_argument("-j", "--jobs", type=int, default=None, help="parallel build jobs (default: all cores)")
+    p.add_argument("--dry-run", action="store_true", help="print the plan; create nothing")
+    p.add_argument("--force", action="store_true", help="run every stage even if its inputs are unchanged")
+    p.add_argument("--source", metavar="PATH", help="build this source tree instead of the recipe's")
+    p.add_argument("--build-dir", type=Path, default=None,
+                   help="build root (default: $TOOLKIT_BUILD_DIR or ./build)")
+    p.add_argument("--gpu-targets", default="", help="comma-separated AMD GPU targets, e.g. gfx90a,gfx1030")
+
+
+def options_from_args(args: argparse.Namespace) -> BuildOptions:
+    kwargs = dict(
+        recipe=args.recipe,
+        variant=args.variant,
+        with_features=tuple(args.with_features),
+        without_features=tuple(args.without_features),
+        dry_run=args.dry_run,
+        force=args.force,
+        source=args.source,
+        build_root=args.build_dir,
+        gpu_targets=tuple(t for t in args.gpu_targets.split(",") if t),
+    )
+    if args.jobs:
+        kwargs["jobs"] = args.jobs
+    return BuildOptions(**kwargs)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("build", help="patch, configure and build a recipe's libraries")
+    add_build_arguments(p)
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from toolkit.pipeline import run_build
+
+    run_build(options_from_args(args))
+    return 0

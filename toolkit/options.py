@@ -1,0 +1,21 @@
+"""Build options as one typed value, resolved from the command line before anything runs."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    recipe: str = "amdgpu-ep"
+    variant: str = "release"
+    with_features: tuple[str, ...] = ()
+    without_features: tuple[str, ...] = ()
+    jobs: int = field(default_factory=lambda: os.cpu_count() or 2)
+    dry_run: bool = False
+    force: bool = False
+    source: str | None = None
+    build_root: Path | None = None
+    gpu_targets: tuple[str, ...] = ()

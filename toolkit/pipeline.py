@@ -1,0 +1,261 @@
+"""The build pipeline: recipe + options -> the ordered stages that take a source tree to libraries.
+
+patch (phase base) -> configure -> build -> check. Each stage is skipped when its inputs are unchanged
+(see stages.py); `--dry-run` prints every stage's plan and creates nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolkit import features as feat
+from toolkit import log
+from toolkit.cmake import (build_command, check_cmake_version, compiler_launcher, configure_command,
+                           find_cmake, find_ninja, read_cache)
+from toolkit.elf import defined_dynamic_symbols
+from toolkit.errors import ToolkitError
+from toolkit.fsutil import atomic_write_text, sha256_file, sync_tree, tree_digest
+from toolkit.options import BuildOptions
+from toolkit.recipe import Recipe, find_recipe, load_recipe
+from toolkit.stages import Stage, StageResult, StageRunner
+from toolkit.workspace import Workspace, default_build_root
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def library_file(name: str) -> str:
+    return f"lib{name}.so"
+
+
+@dataclass
+class Build:
+    """Everything one build needs, settled before any stage runs."""
+
+    recipe: Recipe
+    options: BuildOptions
+    workspace: Workspace
+    source_dir: Path
+    chosen: dict[str, bool]
+
+    # -- what the patched tree declares ------------------------------------------------------
+    def resolved_features(self) -> dict[str, feat.ResolvedFeature]:
+        tree = self.workspace.source if self.workspace.source.is_dir() else self.source_dir
+        files = list(feat.cmake_option_files(tree, self.recipe.build.option_files))
+        if tree == self.workspace.source or self.recipe.series is None:
+            options = feat.declared_options(files)
+        else:
+            # Not patched yet (first run or dry run): read the options as the patches will leave them.
+            options = feat.declared_options(self._patched_view(files))
+        return feat.resolve_spellings(self.recipe, self.chosen, options, str(tree))
+
+    def _patched_view(self, files: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        from toolkit import patching
+
+        series = patching.load_series(self.recipe.series)
+        changed = patching.patched_contents(series, self.source_dir, "base", self.enabled())
+        view = dict(files)
+        for rel, data in changed.items():
+            if data is None:
+                view.pop(rel, None)
+            elif rel.endswith(("CMakeLists.txt", ".cmake")):
+                view[rel] = data.decode("utf-8", errors="replace")
+        return list(view.items())
+
+    def enabled(self) -> set[str]:
+        return {name for name, on in self.chosen.items() if on}
+
+    def defines(self) -> dict[str, str]:
+        defines = dict(self.recipe.build.defines)
+        defines["CMAKE_BUILD_TYPE"] = self.recipe.build.build_type
+        defines.update(feat.cmake_defines(self.resolved_features()))
+        launcher = compiler_launcher()
+        if launcher:
+            defines["CMAKE_C_COMPILER_LAUNCHER"] = launcher
+            defines["CMAKE_CXX_COMPILER_LAUNCHER"] = launcher
+        return defines
+
+    def expected(self) -> list[tuple[str, tuple[str, ...]]]:
+        return feat.expected_libraries(self.recipe, self.resolved_features())
+
+
+def prepare(options: BuildOptions) -> Build:
+    recipe = load_recipe(find_recipe(options.recipe, PROJECT_ROOT))
+    chosen = feat.select_features(recipe, options.with_features, options.without_features)
+    source_dir = Path(options.source).resolve() if options.source else recipe.source.path
+    if not source_dir.is_dir():
+        origin = "--source" if options.source else f"{recipe.file} key 'source.path'"
+        raise ToolkitError(f"source tree {source_dir} does not exist (from {origin})")
+    root = options.build_root or default_build_root()
+    return Build(recipe, options, Workspace.for_recipe(root, recipe.name, options.variant), source_dir, chosen)
+
+
+# -- stages ------------------------------------------------------------------------------------
+
+def patch_stage(b: Build) -> Stage:
+    ws = b.workspace
+
+    def series_inputs() -> dict:
+        if b.recipe.series is None:
+            return {"series": None}
+        files = {p.name: sha256_file(p) for p in sorted(b.recipe.series.parent.iterdir()) if p.is_file()}
+        return {"series": str(b.recipe.series), "files": files, "features": sorted(b.enabled())}
+
+    def inputs() -> dict:
+        return {"source": str(b.source_dir), "digest": tree_digest(b.source_dir), **series_inputs()}
+
+    def run() -> None:
+        tmp = ws.root / "source.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            shutil.copytree(b.source_dir, tmp, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+            if b.recipe.series is not None:
+                from toolkit import patching
+
+                series = patching.load_series(b.recipe.series)
+                for line in patching.apply_series(series, tmp, "base", b.enabled()):
+                    log.stage("patch", str(line))
+            # Sync rather than replace: unchanged files keep their mtimes, so ninja rebuilds nothing.
+            written = sync_tree(tmp, ws.source)
+            log.stage("patch", f"{len(written)} file(s) changed in {ws.source}")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def plan() -> list[str]:
+        lines = [f"source {b.source_dir}", f"patched copy -> {ws.source}"]
+        if b.recipe.series is not None:
+            lines.append(f"series {b.recipe.series} (phase base, features: {', '.join(sorted(b.enabled())) or 'none'})")
+        return lines
+
+    return Stage("patch", inputs, [ws.source], run, plan)
+
+
+def configure_stage(b: Build, cmake: Path, ninja: Path) -> Stage:
+    ws = b.workspace
+
+    def defines() -> dict[str, str]:
+        d = b.defines()
+        # Libraries land in a staging folder; the build stage copies exactly the expected ones to lib/.
+        d["AMDGPU_EP_OUTPUT_DIR"] = str(ws.cmake / "out")
+        return d
+
+    def command() -> list[str]:
+        return configure_command(cmake, ws.source, ws.cmake, b.recipe.build.generator, ninja, defines())
+
+    def inputs() -> dict:
+        return {"command": command(), "cmake": check_cmake_version(cmake)}
+
+    def run() -> None:
+        _run(command(), "configure")
+
+    def plan() -> list[str]:
+        lines = [f"define {k}={v}" for k, v in sorted(defines().items())]
+        return lines + ["$ " + " ".join(command())]
+
+    return Stage("configure", inputs, [ws.cmake / "CMakeCache.txt"], run, plan)
+
+
+def build_stage(b: Build, cmake: Path) -> Stage:
+    ws = b.workspace
+
+    def outputs() -> list[Path]:
+        return [ws.lib / library_file(name) for name, _ in b.expected()]
+
+    def run() -> None:
+        _run(build_command(cmake, ws.cmake, b.options.jobs), "build")
+        staging = ws.cmake / "out"
+        collect = ws.root / "lib.tmp"
+        shutil.rmtree(collect, ignore_errors=True)
+        collect.mkdir(parents=True)
+        for name, _ in b.expected():
+            built = staging / library_file(name)
+            if not built.is_file():
+                raise ToolkitError(
+                    f"the build did not produce {library_file(name)} (looked in {staging})",
+                    hint=f"check the outputs of {b.recipe.file} against the source tree's CMake targets",
+                )
+            shutil.copy2(built, collect / built.name)
+        sync_tree(collect, ws.lib)
+        shutil.rmtree(collect)
+        write_build_info(b)
+
+    def plan() -> list[str]:
+        return ["$ " + " ".join(build_command(cmake, ws.cmake, b.options.jobs))] + [
+            f"output {p}" for p in outputs()]
+
+    return Stage("build", lambda: {"outputs": [p.name for p in outputs()]}, outputs(), run, plan)
+
+
+def check_stage(b: Build) -> Stage:
+    ws = b.workspace
+
+    def run() -> None:
+        for name, exports in b.expected():
+            path = ws.lib / library_file(name)
+            found = defined_dynamic_symbols(path)
+            found = [s for s in found if not s.startswith("VERS_")]
+            if exports and sorted(found) != sorted(exports):
+                extra = sorted(set(found) - set(exports))
+                missing = sorted(set(exports) - set(found))
+                raise ToolkitError(
+                    f"{path} exports {found}, expected exactly {sorted(exports)}"
+                    + (f"; unexpected: {extra}" if extra else "") + (f"; missing: {missing}" if missing else ""),
+                    hint="the library's version script should export only the plugin EP entry points",
+                )
+            log.stage("check", f"{path.name}: exports {', '.join(found)}")
+
+    def plan() -> list[str]:
+        return [f"{library_file(n)} must export exactly {', '.join(e)}" for n, e in b.expected() if e]
+
+    return Stage("check", lambda: {"expected": b.expected()}, [], run, plan)
+
+
+def stages_for(b: Build) -> list[Stage]:
+    cmake, ninja = find_cmake(), find_ninja()
+    return [patch_stage(b), configure_stage(b, cmake, ninja), build_stage(b, cmake), check_stage(b)]
+
+
+def run_build(options: BuildOptions) -> tuple[Build, list[StageResult]]:
+    b = prepare(options)
+    on = ", ".join(f"{n}={'on' if v else 'off'}" for n, v in b.chosen.items())
+    log.info(f"recipe {b.recipe.name} ({b.recipe.file}), variant {options.variant}, features: {on}")
+    log.info(f"work tree {b.workspace.root}" + (" (dry run: nothing is created)" if options.dry_run else ""))
+    runner = StageRunner(b.workspace.state, dry_run=options.dry_run, force=options.force)
+    results = runner.run(stages_for(b))
+    if not options.dry_run:
+        ran = [r.name for r in results if r.ran]
+        log.info(f"libraries in {b.workspace.lib}: "
+                 + ", ".join(sorted(p.name for p in b.workspace.lib.glob('*.so'))))
+        log.info(f"stages run: {', '.join(ran) if ran else 'none (everything up to date)'}")
+    return b, results
+
+
+def write_build_info(b: Build) -> None:
+    resolved = b.resolved_features()
+    info = {
+        "recipe": b.recipe.name,
+        "variant": b.options.variant,
+        "source": str(b.source_dir),
+        "source_digest": tree_digest(b.source_dir),
+        "features": {n: f.on for n, f in resolved.items()},
+        "defines": read_defines(b),
+        "libraries": [library_file(n) for n, _ in b.expected()],
+    }
+    atomic_write_text(b.workspace.build_info, json.dumps(info, indent=2, sort_keys=True) + "\n")
+
+
+def read_defines(b: Build) -> dict[str, str]:
+    cache = read_cache(b.workspace.cmake)
+    return {k: cache[k] for k in sorted(b.defines()) if k in cache}
+
+
+def _run(cmd: list[str], what: str) -> None:
+    log.stage(what, "$ " + " ".join(cmd))
+    proc = subprocess.run(cmd, check=False)
+    if proc.returncode != 0:
+        raise ToolkitError(f"{what} failed (exit {proc.returncode}): {' '.join(cmd)}",
+                           hint="the tool's own output above says why")

@@ -1,0 +1,214 @@
+"""Recipes: what to build, read from recipes/<name>.toml into typed, validated settings.
+
+A recipe is data only. Every section is read strictly through tomlread.Table, so any wrong key, type or
+value fails with the file and the dotted key. Relative paths are relative to the recipe's folder.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from toolkit.errors import RecipeError
+from toolkit.tomlread import Table, load_toml
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_DEFINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+PLATFORMS = ("linux", "windows")
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """One way a source revision names a feature: its CMake option and the library it builds."""
+
+    define: str
+    library: str | None
+
+
+@dataclass(frozen=True)
+class Feature:
+    name: str
+    summary: str
+    default: bool
+    # Candidate spellings in order of preference; the first the source tree declares is used.
+    spellings: tuple[Spelling, ...]
+    implies: tuple[str, ...] = ()
+    platforms: tuple[str, ...] = PLATFORMS
+
+
+@dataclass(frozen=True)
+class Output:
+    """A library the build must produce; `feature` set means only when that feature is on."""
+
+    library: str | None
+    feature: str | None
+    exports: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SourceSettings:
+    path: Path
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    build_type: str
+    generator: str
+    defines: dict[str, str]
+    # Folders (relative to the source tree) searched for `option(...)` declarations.
+    option_files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    summary: str
+    file: Path
+    source: SourceSettings
+    build: BuildSettings
+    features: dict[str, Feature]
+    outputs: tuple[Output, ...]
+    series: Path | None
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def dir(self) -> Path:
+        return self.file.parent
+
+
+def recipes_dir(project_root: Path) -> Path:
+    return project_root / "recipes"
+
+
+def find_recipe(name_or_path: str, project_root: Path) -> Path:
+    """A recipe by name (recipes/<name>.toml) or by path."""
+    candidate = Path(name_or_path)
+    if candidate.suffix == ".toml" or "/" in name_or_path:
+        if not candidate.is_file():
+            raise RecipeError(f"{candidate}: recipe file not found")
+        return candidate.resolve()
+    path = recipes_dir(project_root) / f"{name_or_path}.toml"
+    if not path.is_file():
+        known = sorted(p.stem for p in recipes_dir(project_root).glob("*.toml") if ".lock" not in p.name)
+        raise RecipeError(
+            f"no recipe named '{name_or_path}' (looked for {path})",
+            hint=f"known recipes: {', '.join(known) or 'none'}",
+        )
+    return path.resolve()
+
+
+def load_recipe(path: Path) -> Recipe:
+    path = Path(path).resolve()
+    root = load_toml(path)
+
+    meta = root.table("recipe")
+    name = meta.str("name")
+    if not _NAME.match(name):
+        raise meta.error("name", f"expected lowercase letters, digits, '-' or '_', got {name!r}")
+    summary = meta.str("summary", "")
+    meta.done()
+
+    source = _read_source(root.table("source"), path.parent)
+    build = _read_build(root.table("build", None))
+    features = _read_features(root.table("features", None))
+    outputs = _read_outputs(root, features)
+
+    series = None
+    if root.has("patches"):
+        patches = root.table("patches")
+        series = (path.parent / patches.str("series")).resolve()
+        patches.done()
+
+    extra = {}
+    for section, parser in _section_parsers().items():
+        if root.has(section):
+            extra[section] = parser(root, section, path.parent)
+
+    root.done()
+    return Recipe(name, summary, path, source, build, features, outputs, series, extra)
+
+
+def _section_parsers() -> dict:
+    """Sections owned by other areas of the toolkit, read by their own settings modules."""
+    return {}
+
+
+def _read_source(t: Table, recipe_dir: Path) -> SourceSettings:
+    src = SourceSettings(path=(recipe_dir / t.str("path")).resolve())
+    t.done()
+    return src
+
+
+def _read_build(t: Table | None) -> BuildSettings:
+    if t is None:
+        return BuildSettings("Release", "Ninja", {}, ("CMakeLists.txt", "cmake"))
+    build_type = t.str("build_type", "Release", choices=["Release", "RelWithDebInfo", "Debug", "MinSizeRel"])
+    generator = t.str("generator", "Ninja", choices=["Ninja"])
+    defines = t.str_map("defines", {})
+    for key in defines:
+        if not _DEFINE.match(key):
+            raise t.error(f"defines.{key}", "expected a CMake variable name")
+    option_files = tuple(t.str_list("option_files", ["CMakeLists.txt", "cmake"]))
+    t.done()
+    return BuildSettings(build_type, generator, defines, option_files)
+
+
+def _read_features(t: Table | None) -> dict[str, Feature]:
+    features: dict[str, Feature] = {}
+    if t is None:
+        return features
+    for name, ft in t.subtables():
+        if not _NAME.match(name):
+            raise t.error(name, "feature names use lowercase letters, digits, '-' or '_'")
+        summary = ft.str("summary", "")
+        default = ft.bool("default", False)
+        spellings: list[Spelling] = []
+        if ft.has("define"):
+            define = ft.str("define")
+            spellings.append(Spelling(_check_define(ft, "define", define), ft.str("library", None)))
+        if ft.has("spelling"):
+            if spellings:
+                raise ft.error("spelling", "give either 'define' (one spelling) or [[spelling]] tables, not both")
+            for st in ft.tables("spelling"):
+                define = _check_define(st, "define", st.str("define"))
+                spellings.append(Spelling(define, st.str("library", None)))
+                st.done()
+        if not spellings:
+            raise ft.error("define", "required: the CMake option this feature turns on (or [[spelling]] tables)")
+        implies = tuple(ft.str_list("implies", []))
+        platforms = tuple(ft.str_list("platforms", list(PLATFORMS)))
+        for i, plat in enumerate(platforms):
+            if plat not in PLATFORMS:
+                raise ft.error(f"platforms[{i}]", f"expected one of {', '.join(PLATFORMS)}, got {plat!r}")
+        ft.done()
+        features[name] = Feature(name, summary, default, tuple(spellings), implies, platforms)
+    for name, feature in features.items():
+        for i, other in enumerate(feature.implies):
+            if other not in features:
+                raise t.error(f"{name}.implies[{i}]", f"no feature named {other!r} (features: {', '.join(features)})")
+    return features
+
+
+def _check_define(t: Table, key: str, value: str) -> str:
+    if not _DEFINE.match(value):
+        raise t.error(key, f"expected a CMake option name like USE_MIGRAPHX, got {value!r}")
+    return value
+
+
+def _read_outputs(root: Table, features: dict[str, Feature]) -> tuple[Output, ...]:
+    outputs = []
+    for ot in root.tables("outputs", []):
+        feature = ot.str("feature", None)
+        if feature is not None and feature not in features:
+            raise ot.error("feature", f"no feature named {feature!r} (features: {', '.join(features)})")
+        library = ot.str("library", None)
+        if library is None:
+            if feature is None:
+                raise ot.error("library", "required when no 'feature' names where the library comes from")
+            if not any(s.library for s in features[feature].spellings):
+                raise ot.error("library", f"required: feature {feature!r} declares no library")
+        exports = tuple(ot.str_list("exports", []))
+        ot.done()
+        outputs.append(Output(library, feature, exports))
+    return tuple(outputs)

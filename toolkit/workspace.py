@@ -1,0 +1,50 @@
+"""Where a build lives: one work tree per recipe and variant, under the build root."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def default_build_root() -> Path:
+    return Path(os.environ.get("TOOLKIT_BUILD_DIR", "build")).resolve()
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+
+    @classmethod
+    def for_recipe(cls, build_root: Path, recipe: str, variant: str) -> "Workspace":
+        return cls(Path(build_root).resolve() / recipe / variant)
+
+    @property
+    def source(self) -> Path:
+        """The patched (phase base) copy of the source tree the build compiles."""
+        return self.root / "source"
+
+    @property
+    def hipified(self) -> Path:
+        return self.root / "hipified"
+
+    @property
+    def cmake(self) -> Path:
+        return self.root / "cmake"
+
+    @property
+    def lib(self) -> Path:
+        """Exactly the libraries of the last build, nothing stale."""
+        return self.root / "lib"
+
+    @property
+    def state(self) -> Path:
+        return self.root / "state"
+
+    @property
+    def wheelhouse(self) -> Path:
+        return self.root / "wheelhouse"
+
+    @property
+    def build_info(self) -> Path:
+        return self.root / "build-info.json"
