@@ -1,0 +1,117 @@
+"""`toolkit build` on the bundled sample, end to end: real patching, CMake, Ninja and ELF checks."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolkit.cmake import read_cache
+
+ROOT = Path(__file__).resolve().parent.parent
+ENTRY_POINTS = ["CreateEpFactories", "ReleaseEpFactory"]
+
+
+def toolkit(*args, cwd=ROOT, check=True):
+    proc = subprocess.run([sys.executable, "-m", "toolkit", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if check and proc.returncode != 0:
+        raise AssertionError(f"toolkit {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def nm_defined(path: Path) -> list[str]:
+    out = subprocess.run(["nm", "-D", "--defined-only", str(path)], capture_output=True, text=True,
+                         check=True).stdout
+    names = [line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()]
+    # The version node itself (an absolute symbol) is not an entry point.
+    return sorted(n for n in names if not n.startswith("VERS"))
+
+
+@pytest.fixture(scope="module")
+def build_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("build")
+
+
+@pytest.fixture(scope="module")
+def default_build(build_root):
+    proc = toolkit("build", "--build-dir", str(build_root))
+    return build_root / "amdgpu-ep" / "release", proc
+
+
+def test_default_build_makes_umbrella_and_migraphx_only(default_build):
+    work, _ = default_build
+    assert sorted(p.name for p in (work / "lib").iterdir()) == ["libamdgpu-ep.so", "libmigraphx-backend.so"]
+    cache = read_cache(work / "cmake")
+    assert cache["USE_AMDGPU"] == "ON"
+    assert cache["USE_MIGRAPHX"] == "ON"
+    assert cache["USE_DML"] == "OFF"
+    assert cache["USE_HIPDNN"] == "OFF"
+    # The patch series renamed the pre-review spelling away.
+    assert "USE_HIPEP" not in cache
+
+
+def test_each_library_exports_exactly_the_entry_points(default_build):
+    work, _ = default_build
+    for lib in (work / "lib").iterdir():
+        assert nm_defined(lib) == ENTRY_POINTS, lib
+
+
+def test_second_build_skips_every_stage(default_build, build_root):
+    proc = toolkit("build", "--build-dir", str(build_root))
+    for stage in ("patch", "configure", "build", "check"):
+        assert f"{stage}: skipped (inputs unchanged" in proc.stderr
+    assert "stages run: none (everything up to date)" in proc.stderr
+
+
+def test_turning_hipdnn_on_rebuilds_only_what_depends_on_it(default_build, build_root):
+    work, _ = default_build
+    out = work / "cmake" / "out"
+    before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    proc = toolkit("build", "--build-dir", str(build_root), "--with-hipdnn")
+    assert "patch: skipped (inputs unchanged" in proc.stderr
+    assert "configure: running" in proc.stderr
+    assert sorted(p.name for p in (work / "lib").iterdir()) == [
+        "libamdgpu-ep.so", "libhipdnn-backend.so", "libmigraphx-backend.so"]
+    assert read_cache(work / "cmake")["USE_HIPDNN"] == "ON"
+    assert nm_defined(work / "lib" / "libhipdnn-backend.so") == ENTRY_POINTS
+    after = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    # The umbrella and the MIGraphX shim were not relinked.
+    assert after["libamdgpu-ep.so"] == before["libamdgpu-ep.so"]
+    assert after["libmigraphx-backend.so"] == before["libmigraphx-backend.so"]
+    # And back off: the hipDNN backend leaves lib/ again.
+    toolkit("build", "--build-dir", str(build_root))
+    assert sorted(p.name for p in (work / "lib").iterdir()) == ["libamdgpu-ep.so", "libmigraphx-backend.so"]
+    assert read_cache(work / "cmake")["USE_HIPDNN"] == "OFF"
+
+
+def test_dry_run_prints_plan_and_creates_nothing(tmp_path):
+    root = tmp_path / "b"
+    proc = toolkit("build", "--build-dir", str(root), "--with-hipdnn", "--dry-run")
+    assert not root.exists()
+    plan = proc.stdout
+    assert "define USE_AMDGPU=ON" in plan
+    assert "define USE_HIPDNN=ON" in plan
+    assert "define USE_DML=OFF" in plan
+    assert "-DUSE_HIPDNN=ON" in plan and " -G Ninja" in plan
+    assert f"patched copy -> {root / 'amdgpu-ep' / 'release' / 'source'}" in plan
+    assert "libhipdnn-backend.so must export exactly CreateEpFactories, ReleaseEpFactory" in plan
+
+
+def test_broken_recipe_fails_naming_file_and_key(tmp_path):
+    bad = tmp_path / "bad.toml"
+    text = (ROOT / "recipes" / "amdgpu-ep.toml").read_text()
+    text = text.replace('path = "../samples/umbrella-ep"', f'path = "{ROOT / "samples" / "umbrella-ep"}"')
+    text = text.replace('series = "../patches/amdgpu-ep/series"', f'series = "{ROOT / "patches/amdgpu-ep/series"}"')
+    bad.write_text(text.replace('default = false\ndefine = "USE_DML"', 'default = "no"\ndefine = "USE_DML"'))
+    proc = toolkit("build", "--recipe", str(bad), "--build-dir", str(tmp_path / "b"), check=False)
+    assert proc.returncode == 2
+    assert f"{bad}: key 'features.dml.default': expected a boolean, got string 'no'" in proc.stderr
+    assert not (tmp_path / "b").exists()
+
+
+def test_dml_is_refused_on_linux(tmp_path):
+    proc = toolkit("build", "--build-dir", str(tmp_path / "b"), "--with-dml", check=False)
+    assert proc.returncode == 2
+    assert "feature 'dml' is not available on linux" in proc.stderr
