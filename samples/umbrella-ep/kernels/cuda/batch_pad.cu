@@ -72,9 +72,10 @@ cudaError_t pad_batch_to_device(const T* host_input, int64_t batch, int64_t row_
   }
   // The staging buffer must outlive the kernel that reads it.
   if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
-  cudaFree(staging);
+  const cudaError_t freed = cudaFree(staging);
+  if (err == cudaSuccess) err = freed;
   if (err != cudaSuccess) {
-    cudaFree(*padded_input);
+    (void)cudaFree(*padded_input);  // the first error is the one worth reporting
     *padded_input = nullptr;
   }
   return err;
@@ -94,8 +95,8 @@ cudaError_t slice_batch_to_host(const T* device_output, int64_t outer, int64_t p
   }
   if (err == cudaSuccess) err = cudaMemcpyAsync(host_output, sliced, total * sizeof(T), cudaMemcpyDeviceToHost, stream);
   if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
-  cudaFree(sliced);
-  return err;
+  const cudaError_t freed = cudaFree(sliced);
+  return err == cudaSuccess ? freed : err;
 }
 
 // The element types of the inputs MIGraphX pads: activations (float) and token ids (int64).
