@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -10,43 +9,7 @@ from typing import Callable
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLE_DIR = ROOT / "samples" / "umbrella-ep"
-SAMPLE_SERIES = ROOT / "patches" / "amdgpu-ep" / "series"
-
-
-def require_tool(available: bool, reason: str) -> None:
-    """Skip with a printed reason, except under CI=true, where a missing tool is a failure."""
-    if available:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: tests must not skip)")
-    pytest.skip(reason)
-
-
-def cmake_and_ninja() -> tuple[str, str]:
-    """PyPI's cmake and ninja: the sample needs CMake >= 4.2, newer than Debian's /usr/bin/cmake."""
-    try:
-        import cmake
-        import ninja
-    except ImportError as exc:
-        require_tool(False, f"PyPI cmake and ninja are needed to build the sample: {exc}")
-    return os.path.join(cmake.CMAKE_BIN_DIR, "cmake"), os.path.join(ninja.BIN_DIR, "ninja")
-
-
-def series_patches(series: Path = SAMPLE_SERIES) -> list[Path]:
-    """The patch files a series names, in order (comment and blank lines skipped)."""
-    names = [line.split()[0] for line in series.read_text().splitlines() if line.strip() and not line.startswith("#")]
-    return [series.parent / name for name in names]
-
-
-def configure_and_build(source: Path, build: Path, lib: Path, defines: list[str]) -> None:
-    cmake, ninja = cmake_and_ninja()
-    configure = [cmake, "-S", str(source), "-B", str(build), "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}",
-                 f"-DAMDGPU_EP_OUTPUT_DIR={lib}", *defines]
-    for command in (configure, [cmake, "--build", str(build)]):
-        done = subprocess.run(command, capture_output=True, text=True)
-        assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}"
+from tests.sample_tree import SAMPLE_DIR, configure_and_build, series_patches
 
 
 def build_sample(tmp_path: Path, hipdnn: bool) -> Path:
@@ -60,7 +23,8 @@ def build_sample(tmp_path: Path, hipdnn: bool) -> Path:
         done = subprocess.run(["patch", "-p1", "-s", "-i", str(patch)], cwd=source, capture_output=True, text=True)
         assert done.returncode == 0, f"{patch.name} does not apply:\n{done.stdout}{done.stderr}"
     lib = tmp_path / "lib"
-    configure_and_build(source, tmp_path / "cmake", lib, ["-DUSE_AMDGPU=ON", f"-DUSE_HIPDNN={'ON' if hipdnn else 'OFF'}"])
+    defines = ["-DUSE_AMDGPU=ON", f"-DUSE_HIPDNN={'ON' if hipdnn else 'OFF'}"]
+    configure_and_build(source, tmp_path / "cmake", lib, defines)
     return lib
 
 

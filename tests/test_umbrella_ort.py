@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SAMPLE_DIR, SAMPLE_SERIES, configure_and_build, require_tool, series_patches
+from tests.sample_tree import (SAMPLE_DIR, SAMPLE_SERIES, cmake_and_ninja, configure_and_build, require_tool,
+                            series_patches)
 
 LIBS = {"amdgpu-ep", "migraphx-backend", "hipdnn-backend"}
 
@@ -282,10 +283,43 @@ def test_unpatched_tree_forces_the_hipep_backend(tmp_path):
 
 
 def test_use_dml_off_windows_is_a_clear_configure_error(tmp_path):
-    cmake, ninja = __import__("tests.conftest", fromlist=["cmake_and_ninja"]).cmake_and_ninja()
+    cmake, ninja = cmake_and_ninja()
     done = subprocess.run([cmake, "-S", str(SAMPLE_DIR), "-B", str(tmp_path), "-G", "Ninja",
                            f"-DCMAKE_MAKE_PROGRAM={ninja}", "-DUSE_AMDGPU=ON", "-DUSE_DML=ON"],
                           capture_output=True, text=True)
     assert done.returncode != 0
     message = " ".join(done.stderr.split())
     assert "DirectML is Windows-only" in message and "-DUSE_DML=OFF" in message
+
+
+# The kernel hook: hipified kernels compile into migraphx-backend for the requested targets.
+
+HIP_DEFINES = [
+    "-DCMAKE_HIP_PLATFORM=amd",
+    "-DCMAKE_HIP_COMPILER=/usr/bin/clang++-15",
+    "-DCMAKE_HIP_FLAGS=--rocm-path=/usr --rocm-device-lib-path=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode",
+    "-DCMAKE_POLICY_VERSION_MINIMUM=3.5",
+]
+
+
+def test_hipified_kernels_compile_for_the_gpu_targets(tmp_path, monkeypatch):
+    require_tool(Path("/usr/bin/clang++-15").exists() and Path("/usr/include/hip/hip_runtime.h").exists(),
+                 "HIP is not installed (apt-get install -y hipcc libamdhip64-dev rocm-device-libs rocm-cmake)")
+    # A two-rule stand-in for the toolkit's hipify stage: this test is about the CMake hook, not hipify.
+    cuda = (SAMPLE_DIR / "kernels" / "cuda" / "batch_pad.cu").read_text()
+    hip_dir = tmp_path / "hipified"
+    hip_dir.mkdir()
+    hip = cuda.replace("<cuda_runtime.h>", "<hip/hip_runtime.h>").replace("cuda", "hip")
+    (hip_dir / "batch_pad.hip").write_text(hip)
+    monkeypatch.setenv("HIP_PLATFORM", "amd")  # CUDA is installed too; without this HIP tools pick nvcc
+    lib = tmp_path / "lib"
+    configure_and_build(SAMPLE_DIR, tmp_path / "cmake", lib, [
+        "-DUSE_AMDGPU=ON", f"-DAMDGPU_EP_HIP_SOURCES_DIR={hip_dir}", "-DGPU_TARGETS=gfx90a;gfx1030", *HIP_DEFINES])
+    backend = (lib / "libmigraphx-backend.so").read_bytes()
+    targets = set(re.findall(rb"amdgcn-amd-amdhsa--(gfx\w+)", backend))
+    assert targets == {b"gfx90a", b"gfx1030"}
+    nm = subprocess.run(["nm", "-D", "--defined-only", str(lib / "libmigraphx-backend.so")],
+                        capture_output=True, text=True, check=True)
+    assert sorted(line.split()[-1] for line in nm.stdout.splitlines()) == ["CreateEpFactories", "ReleaseEpFactory"]
+    readelf = subprocess.run(["readelf", "-d", str(lib / "libmigraphx-backend.so")], capture_output=True, text=True)
+    assert "libamdhip64.so" in readelf.stdout
