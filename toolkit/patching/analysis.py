@@ -151,7 +151,7 @@ def detect_strip(patch: Patch, view: TreeView) -> int:
     return best
 
 
-def _rel(path: str | None, level: int, entry: SeriesEntry, fd: FileDiff) -> str | None:
+def _rel(path: str | None, level: int, fd: FileDiff) -> str | None:
     if path is None:
         return None
     rel = _strip(path, level)
@@ -160,10 +160,21 @@ def _rel(path: str | None, level: int, entry: SeriesEntry, fd: FileDiff) -> str 
     return rel
 
 
+def file_paths(patch: Patch, strip: int) -> list[str]:
+    """Every tree path the patch touches (both ends of a rename), in patch order."""
+    out: list[str] = []
+    for fd in patch.files:
+        for path in (fd.old_path, fd.new_path):
+            rel = _rel(path, strip, fd)
+            if rel and rel not in out:
+                out.append(rel)
+    return out
+
+
 # -- one patch -----------------------------------------------------------------------------------------
 
 @dataclass
-class _Attempt:
+class Attempt:
     ok: bool
     files: list[FileReport]
     view: TreeView | None  # the tree after the patch, when ok
@@ -173,17 +184,16 @@ class _Attempt:
         return max((p.fuzz for f in self.files for p in f.outcome.placements), default=0)
 
 
-def _attempt(patch: Patch, strip: int, view: TreeView, entry: SeriesEntry, max_fuzz: int,
-             reverse: bool = False) -> _Attempt:
+def attempt(patch: Patch, strip: int, view: TreeView, max_fuzz: int, reverse: bool = False) -> Attempt:
     after = view.copy()
     reports: list[FileReport] = []
     ok = True
     for fd in patch.files:
         fd = fd.reversed() if reverse else fd
-        old_rel = _rel(fd.old_path, strip, entry, fd)
-        new_rel = _rel(fd.new_path, strip, entry, fd)
+        old_rel = _rel(fd.old_path, strip, fd)
+        new_rel = _rel(fd.new_path, strip, fd)
         rel = old_rel or new_rel
-        source = after.read(old_rel) if old_rel else None
+        source = after.read(old_rel) if old_rel else after.read(new_rel) if new_rel else None
         if fd.hunks or fd.creates or fd.deletes:
             outcome = apply_file(source, fd, max_fuzz)
         else:  # a mode change or a pure rename
@@ -201,7 +211,7 @@ def _attempt(patch: Patch, strip: int, view: TreeView, entry: SeriesEntry, max_f
             after.write(new_rel, outcome.new_data, mode)
         else:
             after.write(rel, outcome.new_data, mode)
-    return _Attempt(ok, reports, after if ok else None)
+    return Attempt(ok, reports, after if ok else None)
 
 
 def _changes(before: TreeView, after: TreeView) -> dict[str, tuple[bytes | None, int | None]]:
@@ -213,9 +223,9 @@ def _changes(before: TreeView, after: TreeView) -> dict[str, tuple[bytes | None,
     return out
 
 
-def _offsets_text(attempt: _Attempt) -> tuple[list[str], list[str]]:
+def _offsets_text(result: Attempt) -> tuple[list[str], list[str]]:
     offsets, fuzzes = [], []
-    for f in attempt.files:
+    for f in result.files:
         for p in f.outcome.placements:
             where = f"{f.path} hunk #{p.number}"
             if p.fuzz:
@@ -225,8 +235,8 @@ def _offsets_text(attempt: _Attempt) -> tuple[list[str], list[str]]:
     return offsets, fuzzes
 
 
-def _notes(attempt: _Attempt, strip: int) -> str:
-    notes = [f"{f.path}: {f.outcome.eol_note}" for f in attempt.files if f.outcome.eol_note]
+def _notes(result: Attempt, strip: int) -> str:
+    notes = [f"{f.path}: {f.outcome.eol_note}" for f in result.files if f.outcome.eol_note]
     if strip != 1:
         notes.append(f"strip level {strip}")
     return f" [{'; '.join(notes)}]" if notes else ""
@@ -246,17 +256,17 @@ def analyze_patch(entry: SeriesEntry, series: Series, view: TreeView, max_fuzz: 
     try:
         patch = parse_patch(entry.path.read_bytes())
         strip = detect_strip(patch, view)
-        forward = _attempt(patch, strip, view, entry, 0)
+        forward = attempt(patch, strip, view, 0)
         if forward.ok:
             offsets, _ = _offsets_text(forward)
             summary = f"applies with offset {', '.join(offsets)}" if offsets else "applies cleanly"
             return _done(entry, OFFSET if offsets else CLEAN, summary + _notes(forward, strip), strip,
                          view, forward)
-        backward = _attempt(patch, strip, view, entry, 0, reverse=True)
+        backward = attempt(patch, strip, view, 0, reverse=True)
         if backward.ok:
             return PatchAnalysis(entry, APPLIED, "already applied, skipping" + _notes(backward, strip),
                                  strip=strip), view
-        fuzzy = _attempt(patch, strip, view, entry, MAX_FUZZ)
+        fuzzy = attempt(patch, strip, view, MAX_FUZZ)
         if fuzzy.ok and fuzzy.max_fuzz <= max_fuzz:
             offsets, fuzzes = _offsets_text(fuzzy)
             summary = "applies with " + ", ".join(fuzzes)
@@ -272,12 +282,12 @@ def analyze_patch(entry: SeriesEntry, series: Series, view: TreeView, max_fuzz: 
 
 
 def _done(entry: SeriesEntry, status: str, summary: str, strip: int, before: TreeView,
-          attempt: _Attempt) -> tuple[PatchAnalysis, TreeView]:
-    assert attempt.view is not None
-    return PatchAnalysis(entry, status, summary, strip=strip, changes=_changes(before, attempt.view)), attempt.view
+          result: Attempt) -> tuple[PatchAnalysis, TreeView]:
+    assert result.view is not None
+    return PatchAnalysis(entry, status, summary, strip=strip, changes=_changes(before, result.view)), result.view
 
 
-def _failure(entry: SeriesEntry, patch: Patch, strip: int, view: TreeView, fuzzy: _Attempt,
+def _failure(entry: SeriesEntry, patch: Patch, strip: int, view: TreeView, fuzzy: Attempt,
              max_fuzz: int) -> PatchAnalysis:
     details: list[str] = [f"patch file: {entry.path}"]
     first: str | None = None
@@ -393,7 +403,7 @@ def applied_prefix(series: Series, patches: list[tuple[SeriesEntry, Patch]], vie
     for k in range(len(patches), 0, -1):
         state = view
         for entry, patch in reversed(patches[:k]):
-            step = _attempt(patch, detect_strip(patch, state), state, entry, 0, reverse=True)
+            step = attempt(patch, detect_strip(patch, state), state, 0, reverse=True)
             if not step.ok:
                 break
             assert step.view is not None

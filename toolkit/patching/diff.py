@@ -222,6 +222,8 @@ def parse_patch(data: bytes) -> Patch:
         files.append(FileDiff(old_path, new_path, tuple(hunks), start + 1, old_mode, new_mode, rename))
     if not files:
         raise DiffSyntaxError(1, "no file diff in it (expected '--- a/FILE' and '+++ b/FILE' lines)")
+    if preamble_end and lines[preamble_end - 1].startswith(b"diff "):
+        preamble_end -= 1  # `diff -ruN old new` names the command that made the first file's diff
     preamble = b"".join(lines[:preamble_end]) if preamble_end else b""
     return Patch(preamble, tuple(files))
 
