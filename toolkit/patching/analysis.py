@@ -424,9 +424,11 @@ def analyze_view(series: Series, view: TreeView, phases: list[str | None], featu
             if checksum_problem(entry, series.path):
                 break
             try:
-                parsed.append((entry, parse_patch(entry.path.read_bytes())))
+                patch = parse_patch(entry.path.read_bytes())
+                file_paths(patch, detect_strip(patch, view))  # refuses paths that leave the tree
             except DiffSyntaxError:
                 break
+            parsed.append((entry, patch))
         prefix = {e.name for e, _ in parsed[:applied_prefix(series, parsed, view)]}
         for entry in [e for e in series.entries if e.name in skip_disabled or e in enabled]:
             if entry.name in skip_disabled:
