@@ -214,10 +214,11 @@ def test_context_drifted(one):
         "    32| int line32 = 32;",
         "    33| int line33 = 33;",
         "first difference at line 30: expected 'int line30 = 30;', found 'int line30 = 31;'",
-        "what to do: the source changed under this patch. Refresh it: apply the series to a copy of the "
-        "pristine source, make this hunk's change by hand, then run `nox -s patch -- --refresh` (or "
-        "`python -m toolkit patch refresh SERIES PRISTINE EDITED`), which rewrites the patch and its "
-        "checksum. If upstream already made this change, drop the patch from the series.",
+        "what to do: the source changed under this patch. Refresh it: on a copy of the pristine source run "
+        "`python -m toolkit patch apply --partial SERIES COPY`, make this hunk's change by hand, then run "
+        "`python -m toolkit patch refresh SERIES PRISTINE COPY` (in a recipe's work tree: "
+        "`nox -s patch -- --refresh`), which rewrites the patch and its checksum. If upstream already made "
+        "this change, drop the patch from the series.",
     ]
     assert "Hunk #2 FAILED at 27." in gnu_dry_run(patch, root).stdout
     message = failing_apply(series, root)
@@ -495,3 +496,14 @@ def test_interrupted_staging_is_rolled_back(one, monkeypatch):
     assert (root / JOURNAL).exists()
     assert apply_mod.recover(root) == "rolled back"
     assert hashes(root) == before
+
+
+def test_changed_patch_file_of_a_disabled_patch_is_still_an_error(tmp_path):
+    p = make_patch(tmp_path, "0001-h.patch", {"a": BASE}, {"a": AFTER})
+    series = load_series(write_series(p.parent, [("0001-h.patch", "base", "when=hipdnn")]))
+    root = write_tree(tmp_path / "tree", {"a": BASE})
+    assert [a.line for a in analyze(series, root, "base")] == ["0001-h.patch: not applied: needs when=hipdnn"]
+    p.write_bytes(p.read_bytes() + b" \n")
+    assert [a.line for a in analyze(series, root, "base")] == [
+        "0001-h.patch: CHECKSUM MISMATCH: the patch file changed"]
+    failing_apply(series, root)

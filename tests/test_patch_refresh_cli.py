@@ -185,3 +185,31 @@ def test_cli_features(tmp_path):
     assert proc.stdout == "0001-h.patch: not applied: needs when=hipdnn\n"
     proc = toolkit("patch", "apply", str(series_path), str(tree), "--with", "hipdnn")
     assert proc.stdout == "0001-h.patch: applies cleanly\n" and (tree / "a").read_text() == AFTER
+
+
+def test_refresh_workflow_after_upstream_drift(project, tmp_path):
+    """Upstream moved on: 0001's hunk on b.cc no longer applies. Follow the 'what to do' of the
+    analysis: apply --partial on a copy, finish the change by hand, refresh, and the new series
+    applies cleanly to the new source."""
+    series_path, _, _ = project
+    upstream = write_tree(tmp_path / "upstream", {**TWO, "src/b.cc": BASE.replace("int line30 = 30;",
+                                                                                  "int line30 = 30 /* v2 */;")})
+    copy = tmp_path / "copy"
+    shutil.copytree(upstream, copy)
+    proc = toolkit("patch", "apply", "--partial", str(series_path), str(copy))
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines()[0] == "0001-first.patch: FAILS: src/b.cc hunk #2 @@ -27,7 +27,7 @@"
+    assert "is now partly patched (--partial)" in proc.stderr
+    # Hunk #1 of b.cc and both patches' a.cc hunks are in; hunk #2 of b.cc is ours to redo by hand.
+    text = (copy / "src/b.cc").read_text()
+    assert "int line10 = 100;" in text and "int line30 = 30 /* v2 */;" in text
+    (copy / "src/b.cc").write_text(text.replace("int line30 = 30 /* v2 */;", "long line30 = 30 /* v2 */;"))
+    proc = toolkit("patch", "refresh", str(series_path), str(upstream), str(copy))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["0001-first.patch: rewritten (src/a.cc, src/b.cc)",
+                                        "0002-second.patch: unchanged"]
+    fresh = tmp_path / "fresh"
+    shutil.copytree(upstream, fresh)
+    proc = toolkit("patch", "apply", str(series_path), str(fresh))
+    assert proc.returncode == 0, proc.stderr
+    assert hashes(fresh) == hashes(copy)

@@ -32,10 +32,11 @@ CLEAN, OFFSET, FUZZ, APPLIED, FAILS, CHECKSUM, MALFORMED, DISABLED = (
 OK_STATUSES = (CLEAN, OFFSET, FUZZ, APPLIED, DISABLED)
 
 WHAT_TO_DO_DRIFT = (
-    "what to do: the source changed under this patch. Refresh it: apply the series to a copy of the "
-    "pristine source, make this hunk's change by hand, then run `nox -s patch -- --refresh` (or "
-    "`python -m toolkit patch refresh SERIES PRISTINE EDITED`), which rewrites the patch and its "
-    "checksum. If upstream already made this change, drop the patch from the series.")
+    "what to do: the source changed under this patch. Refresh it: on a copy of the pristine source run "
+    "`python -m toolkit patch apply --partial SERIES COPY`, make this hunk's change by hand, then run "
+    "`python -m toolkit patch refresh SERIES PRISTINE COPY` (in a recipe's work tree: "
+    "`nox -s patch -- --refresh`), which rewrites the patch and its checksum. If upstream already made "
+    "this change, drop the patch from the series.")
 
 
 class TreeView:
@@ -178,13 +179,15 @@ class Attempt:
     ok: bool
     files: list[FileReport]
     view: TreeView | None  # the tree after the patch, when ok
+    partial: TreeView | None = None  # the tree with every hunk that applies, when asked for
 
     @property
     def max_fuzz(self) -> int:
         return max((p.fuzz for f in self.files for p in f.outcome.placements), default=0)
 
 
-def attempt(patch: Patch, strip: int, view: TreeView, max_fuzz: int, reverse: bool = False) -> Attempt:
+def attempt(patch: Patch, strip: int, view: TreeView, max_fuzz: int, reverse: bool = False,
+            partial: bool = False) -> Attempt:
     after = view.copy()
     reports: list[FileReport] = []
     ok = True
@@ -204,6 +207,8 @@ def attempt(patch: Patch, strip: int, view: TreeView, max_fuzz: int, reverse: bo
         reports.append(FileReport(new_rel if fd.rename and new_rel else rel, fd, outcome))
         if not outcome.ok:
             ok = False
+            if partial and outcome.partial_data is not None and rel:
+                after.write(rel, outcome.partial_data)
             continue
         mode = fd.new_mode if fd.new_mode is not None else (after.mode(old_rel) if old_rel else None)
         if fd.rename and old_rel and new_rel:
@@ -211,7 +216,7 @@ def attempt(patch: Patch, strip: int, view: TreeView, max_fuzz: int, reverse: bo
             after.write(new_rel, outcome.new_data, mode)
         else:
             after.write(rel, outcome.new_data, mode)
-    return Attempt(ok, reports, after if ok else None)
+    return Attempt(ok, reports, after if ok else None, after if partial else None)
 
 
 def _changes(before: TreeView, after: TreeView) -> dict[str, tuple[bytes | None, int | None]]:
@@ -243,8 +248,9 @@ def _notes(result: Attempt, strip: int) -> str:
 
 
 def analyze_patch(entry: SeriesEntry, series: Series, view: TreeView, max_fuzz: int = MAX_FUZZ,
-                  verify: bool = True) -> tuple[PatchAnalysis, TreeView]:
-    """Judge one patch against `view`; returns the analysis and the view after it (unchanged on failure)."""
+                  verify: bool = True, partial: bool = False) -> tuple[PatchAnalysis, TreeView]:
+    """Judge one patch against `view`; returns the analysis and the view after it (unchanged on
+    failure, unless `partial`: then the view has every hunk of the failing patch that applies)."""
     if verify:
         problem = checksum_problem(entry, series.path)
         if problem:
@@ -273,7 +279,14 @@ def analyze_patch(entry: SeriesEntry, series: Series, view: TreeView, max_fuzz: 
             if offsets:
                 summary += "; offset " + ", ".join(offsets)
             return _done(entry, FUZZ, summary + _notes(fuzzy, strip), strip, view, fuzzy)
-        return _failure(entry, patch, strip, view, fuzzy, max_fuzz), view
+        failure = _failure(entry, patch, strip, view, fuzzy, max_fuzz)
+        if partial:
+            part = attempt(patch, strip, view, max_fuzz, partial=True).partial
+            assert part is not None
+            failure.details.append("--partial: the hunks of this patch that apply were applied, the failed "
+                                   "ones were not; make their changes by hand, then refresh")
+            return failure, part
+        return failure, view
     except DiffSyntaxError as exc:
         return PatchAnalysis(entry, MALFORMED, f"MALFORMED: {entry.path}: {exc}", [
             f"patch file: {entry.path}, line {exc.line}",
@@ -414,7 +427,7 @@ def applied_prefix(series: Series, patches: list[tuple[SeriesEntry, Patch]], vie
 
 
 def analyze_view(series: Series, view: TreeView, phases: list[str | None], features: list[str],
-                 max_fuzz: int = MAX_FUZZ) -> tuple[list[PatchAnalysis], TreeView]:
+                 max_fuzz: int = MAX_FUZZ, partial: bool = False) -> tuple[list[PatchAnalysis], TreeView]:
     results: list[PatchAnalysis] = []
     for phase in phases:
         enabled, disabled = series.select(phase, features)
@@ -432,11 +445,15 @@ def analyze_view(series: Series, view: TreeView, phases: list[str | None], featu
         prefix = {e.name for e, _ in parsed[:applied_prefix(series, parsed, view)]}
         for entry in [e for e in series.entries if e.name in skip_disabled or e in enabled]:
             if entry.name in skip_disabled:
-                need = ", ".join(entry.when)
-                results.append(PatchAnalysis(entry, DISABLED, f"not applied: needs when={need}"))
+                need = ",".join(entry.when)
+                problem = checksum_problem(entry, series.path)
+                if problem:  # a changed patch file is an error even where it is not used
+                    results.append(analyze_patch(entry, series, view, max_fuzz)[0])
+                else:
+                    results.append(PatchAnalysis(entry, DISABLED, f"not applied: needs when={need}"))
             elif entry.name in prefix:
                 results.append(PatchAnalysis(entry, APPLIED, "already applied, skipping"))
             else:
-                analysis, view = analyze_patch(entry, series, view, max_fuzz)
+                analysis, view = analyze_patch(entry, series, view, max_fuzz, partial=partial)
                 results.append(analysis)
     return results, view

@@ -66,13 +66,18 @@ def failure_message(series: Series, tree: Path, analyses: list[PatchAnalysis], p
 
 
 def apply_series(series: Series, tree: Path, phase: str | None = None,
-                 features: list[str] | tuple[str, ...] = (), max_fuzz: int = MAX_FUZZ) -> list[PatchAnalysis]:
-    """Apply every enabled patch of `phase`, or none: raises PatchError, tree untouched, on any failure."""
+                 features: list[str] | tuple[str, ...] = (), max_fuzz: int = MAX_FUZZ,
+                 partial: bool = False) -> list[PatchAnalysis]:
+    """Apply every enabled patch of `phase`, or none: raises PatchError, tree untouched, on any failure.
+
+    partial=True is for someone about to refresh a series by hand (never for a build): every hunk
+    that applies is written, failures are only reported in the returned analyses.
+    """
     tree = _check_tree(tree)
     recover(tree)
     view = TreeView(tree)
-    analyses, after = analyze_view(series, view, _phases(phase), list(features), max_fuzz)
-    if any(a.status not in OK_STATUSES for a in analyses):
+    analyses, after = analyze_view(series, view, _phases(phase), list(features), max_fuzz, partial)
+    if any(a.status not in OK_STATUSES for a in analyses) and not partial:
         raise PatchError(failure_message(series, tree, analyses, phase))
     writes: dict[str, tuple[bytes, int | None]] = {}
     deletes: list[str] = []

@@ -37,6 +37,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         common(p, [*PHASES, "all"], "all")
         p.add_argument("--max-fuzz", type=int, default=MAX_FUZZ, choices=range(0, MAX_FUZZ + 1),
                        help=f"largest fuzz factor accepted (default {MAX_FUZZ}; 0: context must match)")
+        if name == "apply":
+            p.add_argument("--partial", action="store_true",
+                           help="apply every hunk that applies and report the rest (to refresh a series "
+                                "by hand; exit 1 when any hunk failed)")
         p.set_defaults(func=func)
 
     p = sub.add_parser("refresh", help="regenerate the series from an edited tree",
@@ -60,8 +64,13 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _apply(args: argparse.Namespace) -> int:
-    analyses = apply_series(load_series(args.series), args.tree, args.phase, _features(args), args.max_fuzz)
+    analyses = apply_series(load_series(args.series), args.tree, args.phase, _features(args), args.max_fuzz,
+                            partial=args.partial)
     print(format_report(analyses) if analyses else f"{args.series}: no patches for phase {args.phase}")
+    if not all(a.status in OK_STATUSES for a in analyses):
+        log.warn(f"{args.tree} is now partly patched (--partial): make the failed hunks' changes by hand, "
+                 f"then run `python -m toolkit patch refresh {args.series} PRISTINE {args.tree}`")
+        return 1
     log.info(f"applied {sum(1 for a in analyses if a.changes)} patch(es) to {args.tree}")
     return 0
 

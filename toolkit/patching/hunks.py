@@ -55,6 +55,7 @@ class FileOutcome:
     ok: bool = False
     problem: str | None = None  # a whole-file problem (missing, exists, left-over content)
     eol_note: str | None = None
+    partial_data: bytes | None = None  # with hunks failing: the file with the hunks that do apply
 
     @property
     def failed(self) -> list[Placement]:
@@ -175,6 +176,7 @@ def apply_file(data: bytes | None, fd: FileDiff, max_fuzz: int) -> FileOutcome:
     lines, placements = place_all(data, fd, max_fuzz)
     result.placements = placements
     if result.failed:
+        result.partial_data = build(lines, placements, _patch_eol(fd))
         return result
     patch_eol = _patch_eol(fd)
     new = build(lines, placements, patch_eol)

@@ -105,9 +105,17 @@ def refresh_series(series: Series, pristine_tree: Path, edited_tree: Path, phase
             for rel in touched:
                 step.after[rel], step.after_mode[rel] = state.read(rel), state.mode(rel)
         else:
+            # Keep what the patch does to the files it still applies to; only the files it fails on
+            # are unknown (fine when this patch is the last to touch them: they come from EDITED).
+            state = state.copy()
             for report in result.files:
-                for rel in file_paths(Patch(b"", (report.diff,)), strip):
-                    step.after[rel] = _UNKNOWN
+                fd, outcome = report.diff, report.outcome
+                for rel in file_paths(Patch(b"", (fd,)), strip):
+                    if outcome.ok and not fd.rename:
+                        state.write(rel, outcome.new_data, fd.new_mode)
+                        step.after[rel], step.after_mode[rel] = outcome.new_data, state.mode(rel)
+                    else:
+                        step.after[rel] = _UNKNOWN
         steps.append(step)
 
     last: dict[str, int] = {}
