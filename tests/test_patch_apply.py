@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.patching import PatchError, analyze, apply_series, load_series
+from toolkit.patching import PatchError, analyze, apply_series, load_series, patched_contents
 from toolkit.patching import apply as apply_mod
 from toolkit.patching.analysis import JOURNAL
 
@@ -120,8 +120,10 @@ def test_clean(one):
     assert a.ok and a.details == []
     proc = gnu_dry_run(patch, root)
     assert proc.returncode == 0 and "offset" not in proc.stdout and "fuzz" not in proc.stdout
+    assert patched_contents(series, root, "base") == {"src/a.cc": AFTER.encode()}
+    assert sorted(hashes(root)) == ["src/a.cc"] and (root / "src/a.cc").read_text() == BASE
     [a] = apply_series(series, root, "base")
-    assert a.status == "clean"
+    assert a.status == "clean" and str(a) == "0001-fix.patch: applies cleanly"
     assert (root / "src/a.cc").read_text() == AFTER
     assert not (root / JOURNAL).exists()
     assert sorted(hashes(root)) == ["src/a.cc"]  # no temporary files left
@@ -221,6 +223,8 @@ def test_context_drifted(one):
         "this change, drop the patch from the series.",
     ]
     assert "Hunk #2 FAILED at 27." in gnu_dry_run(patch, root).stdout
+    with pytest.raises(PatchError):
+        patched_contents(series, root, "base")
     message = failing_apply(series, root)
     # The error names the patch file and the source file, for `nox -s build` to show as is.
     assert message.startswith(f"patch series {series.path} (phase base) does not apply to {root}: "
@@ -394,6 +398,13 @@ def test_patches_that_build_on_each_other(tmp_path):
     assert (root / "f.c").read_text() == final
     assert [a.line for a in analyze(series, root, "base")] == ["0001-a.patch: already applied, skipping",
                                                                 "0002-b.patch: already applied, skipping"]
+    # When patch 1 drifts, patch 2 fails too, and its report says it may only be a consequence.
+    drifted = write_tree(tmp_path / "drifted", {"f.c": BASE.replace("int line9 = 9;", "int nine;")})
+    first, second = analyze(series, drifted, "base", max_fuzz=0)
+    assert first.line == "0001-a.patch: FAILS: f.c hunk #1 @@ -7,7 +7,7 @@"
+    assert second.line == "0002-b.patch: FAILS: f.c hunk #1 @@ -7,7 +7,7 @@"
+    assert second.details[1] == ("note: 0001-a.patch failed before it and changes the same files; this failure "
+                                 "may go once that one is fixed")
 
 
 def test_phases_and_features(tmp_path):

@@ -109,6 +109,7 @@ class PatchAnalysis:
     details: list[str] = field(default_factory=list)  # indented lines under a failure
     strip: int = 1
     changes: dict[str, tuple[bytes | None, int | None]] = field(default_factory=dict, repr=False)
+    paths: list[str] = field(default_factory=list)  # the tree files the patch touches
 
     @property
     def ok(self) -> bool:
@@ -120,6 +121,9 @@ class PatchAnalysis:
 
     def report(self) -> str:
         return "\n".join([self.line] + [f"    {d}" for d in self.details])
+
+    def __str__(self) -> str:
+        return self.line
 
 
 def format_report(analyses: list[PatchAnalysis]) -> str:
@@ -367,7 +371,7 @@ def _failure(entry: SeriesEntry, patch: Patch, strip: int, view: TreeView, fuzzy
                        "(`nox -s patch -- --refresh`)")
     else:
         summary = f"FAILS: {first}"
-    return PatchAnalysis(entry, FAILS, summary, details, strip)
+    return PatchAnalysis(entry, FAILS, summary, details, strip, paths=file_paths(patch, strip))
 
 
 def _hunk_in_tree(data: bytes, reverse_fd: FileDiff, number: int) -> bool:
@@ -455,5 +459,11 @@ def analyze_view(series: Series, view: TreeView, phases: list[str | None], featu
                 results.append(PatchAnalysis(entry, APPLIED, "already applied, skipping"))
             else:
                 analysis, view = analyze_patch(entry, series, view, max_fuzz, partial=partial)
+                if analysis.status == FAILS:
+                    earlier = [a.entry.name for a in results
+                               if a.status == FAILS and set(a.paths) & set(analysis.paths)]
+                    if earlier:
+                        analysis.details.insert(1, f"note: {', '.join(earlier)} failed before it and changes the "
+                                                   f"same files; this failure may go once that one is fixed")
                 results.append(analysis)
     return results, view

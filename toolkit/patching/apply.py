@@ -96,6 +96,20 @@ def apply_series(series: Series, tree: Path, phase: str | None = None,
     return analyses
 
 
+def patched_contents(series: Series, tree: Path, phase: str | None = None,
+                     features: list[str] | tuple[str, ...] = (), max_fuzz: int = MAX_FUZZ) -> dict[str, bytes | None]:
+    """What apply_series would write, computed in memory: relative path -> new bytes (None: deleted).
+
+    For reading a tree "as the patches will leave it" without copying it; fails like apply_series.
+    """
+    tree = _check_tree(tree)
+    view = TreeView(tree)
+    analyses, after = analyze_view(series, view, _phases(phase), list(features), max_fuzz)
+    if any(a.status not in OK_STATUSES for a in analyses):
+        raise PatchError(failure_message(series, tree, analyses, phase))
+    return {rel: data for rel, data in sorted(after.changes.items()) if data != view.read(rel)}
+
+
 # -- the journal -------------------------------------------------------------------------------------------
 
 def _tmp_for(rel: str) -> str:
