@@ -191,7 +191,9 @@ class Attempt:
 
 
 def attempt(patch: Patch, strip: int, view: TreeView, max_fuzz: int, reverse: bool = False,
-            partial: bool = False) -> Attempt:
+            partial: bool = False, stop_early: bool = False) -> Attempt:
+    """Apply `patch` to a copy of `view` in memory; stop_early: stop at the first failing file
+    (when only ok/not ok matters)."""
     after = view.copy()
     reports: list[FileReport] = []
     ok = True
@@ -211,6 +213,8 @@ def attempt(patch: Patch, strip: int, view: TreeView, max_fuzz: int, reverse: bo
         reports.append(FileReport(new_rel if fd.rename and new_rel else rel, fd, outcome))
         if not outcome.ok:
             ok = False
+            if stop_early:
+                break
             if partial and outcome.partial_data is not None and rel:
                 after.write(rel, outcome.partial_data)
             continue
@@ -224,12 +228,10 @@ def attempt(patch: Patch, strip: int, view: TreeView, max_fuzz: int, reverse: bo
 
 
 def _changes(before: TreeView, after: TreeView) -> dict[str, tuple[bytes | None, int | None]]:
-    out = {}
-    for rel, data in after.changes.items():
-        if before.changes.get(rel, ...) is data and after.modes.get(rel) == before.modes.get(rel):
-            continue
-        out[rel] = (data, after.modes.get(rel))
-    return out
+    """The files a patch changed: what `after` has that differs from `before`."""
+    return {rel: (data, after.modes.get(rel)) for rel, data in after.changes.items()
+            if rel not in before.changes or before.changes[rel] != data
+            or before.modes.get(rel) != after.modes.get(rel)}
 
 
 def _offsets_text(result: Attempt) -> tuple[list[str], list[str]]:
@@ -242,6 +244,13 @@ def _offsets_text(result: Attempt) -> tuple[list[str], list[str]]:
             elif p.offset:
                 offsets.append(f"{p.offset:+d} ({where})")
     return offsets, fuzzes
+
+
+def _some(items: list[str], shown: int = 4) -> str:
+    """A list for one analysis line: the first few, then how many more."""
+    if len(items) <= shown:
+        return ", ".join(items)
+    return ", ".join(items[:shown]) + f" and {len(items) - shown} more"
 
 
 def _notes(result: Attempt, strip: int) -> str:
@@ -269,19 +278,19 @@ def analyze_patch(entry: SeriesEntry, series: Series, view: TreeView, max_fuzz: 
         forward = attempt(patch, strip, view, 0)
         if forward.ok:
             offsets, _ = _offsets_text(forward)
-            summary = f"applies with offset {', '.join(offsets)}" if offsets else "applies cleanly"
+            summary = f"applies with offset {_some(offsets)}" if offsets else "applies cleanly"
             return _done(entry, OFFSET if offsets else CLEAN, summary + _notes(forward, strip), strip,
                          view, forward)
-        backward = attempt(patch, strip, view, 0, reverse=True)
+        backward = attempt(patch, strip, view, 0, reverse=True, stop_early=True)
         if backward.ok:
             return PatchAnalysis(entry, APPLIED, "already applied, skipping" + _notes(backward, strip),
                                  strip=strip), view
         fuzzy = attempt(patch, strip, view, MAX_FUZZ)
         if fuzzy.ok and fuzzy.max_fuzz <= max_fuzz:
             offsets, fuzzes = _offsets_text(fuzzy)
-            summary = "applies with " + ", ".join(fuzzes)
+            summary = "applies with " + _some(fuzzes)
             if offsets:
-                summary += "; offset " + ", ".join(offsets)
+                summary += "; offset " + _some(offsets)
             return _done(entry, FUZZ, summary + _notes(fuzzy, strip), strip, view, fuzzy)
         failure = _failure(entry, patch, strip, view, fuzzy, max_fuzz)
         if partial:
@@ -420,7 +429,7 @@ def applied_prefix(series: Series, patches: list[tuple[SeriesEntry, Patch]], vie
     for k in range(len(patches), 0, -1):
         state = view
         for entry, patch in reversed(patches[:k]):
-            step = attempt(patch, detect_strip(patch, state), state, 0, reverse=True)
+            step = attempt(patch, detect_strip(patch, state), state, 0, reverse=True, stop_early=True)
             if not step.ok:
                 break
             assert step.view is not None

@@ -1,9 +1,9 @@
 """Placing hunks in one file's lines and computing the patched content, in memory.
 
 How a hunk is placed (the rules GNU patch made familiar, kept small and deterministic):
-- Search for the hunk's old lines (context and removed) at its header's line plus the offset the
-  previous hunk of the file needed, then one line further away at a time (+1, -1, +2, -2, ...), never
-  before the end of the previous hunk: hunks stay in order and never overlap.
+- Search for the hunk's old lines (context and removed) nearest to its header's line plus the offset
+  the previous hunk of the file needed (at equal distance the later place wins, as +1 before -1),
+  never before the end of the previous hunk: hunks stay in order and never overlap.
 - Fuzz: if no exact place exists, drop up to F leading and trailing context lines (F = 1, then 2) and
   search again. The dropped lines are not checked and are left as the file has them.
 
@@ -88,25 +88,33 @@ def _expected_index(hunk: Hunk) -> int:
     return hunk.old_start if hunk.old_len == 0 else hunk.old_start - 1
 
 
-def _matches(keys: list[bytes], old: list[bytes], pos: int) -> bool:
-    return keys[pos:pos + len(old)] == old
+def _index(keys: list[bytes]) -> dict[bytes, list[int]]:
+    index: dict[bytes, list[int]] = {}
+    for pos, key in enumerate(keys):
+        index.setdefault(key, []).append(pos)
+    return index
 
 
-def _search(keys: list[bytes], old: list[bytes], start: int, min_pos: int) -> int | None:
+def _search(keys: list[bytes], index: dict[bytes, list[int]], old: list[bytes], start: int,
+            min_pos: int) -> int | None:
+    """The place nearest `start` (ties: the later one) at or after min_pos where `old` matches."""
     last = len(keys) - len(old)
     if not old:  # nothing to match (pure insertion without context): only where the header says
-        pos = min(max(start, min_pos), len(keys))
-        return pos
+        return min(max(start, min_pos), len(keys))
     if last < min_pos:
         return None
-    for distance in range(0, max(start - min_pos, last - start) + 1):
-        for pos in (start + distance, start - distance) if distance else (start,):
-            if min_pos <= pos <= last and _matches(keys, old, pos):
-                return pos
+    # Only places where the hunk's rarest line sits can match: look those up instead of scanning.
+    j, rare = min(enumerate(old), key=lambda item: len(index.get(item[1], ())))
+    candidates = [pos - j for pos in index.get(rare, ()) if min_pos <= pos - j <= last]
+    candidates.sort(key=lambda pos: (abs(pos - start), -pos))
+    for pos in candidates:
+        if keys[pos:pos + len(old)] == old:
+            return pos
     return None
 
 
-def place(keys: list[bytes], hunk: Hunk, number: int, carry: int, min_pos: int, max_fuzz: int) -> Placement:
+def place(keys: list[bytes], index: dict[bytes, list[int]], hunk: Hunk, number: int, carry: int, min_pos: int,
+          max_fuzz: int) -> Placement:
     header_pos = _expected_index(hunk)
     expected = header_pos + carry
     lines = hunk.lines
@@ -118,7 +126,7 @@ def place(keys: list[bytes], hunk: Hunk, number: int, carry: int, min_pos: int, 
             break  # no context left to drop: more fuzz cannot change anything
         core = lines[drop_l:len(lines) - drop_t]
         old = [ln.text for ln in core if ln.tag != "+"]
-        pos = _search(keys, old, expected + drop_l, min_pos)
+        pos = _search(keys, index, old, expected + drop_l, min_pos)
         if pos is not None:
             return Placement(number, hunk, pos, core, pos - drop_l - header_pos, fuzz, expected)
     return Placement(number, hunk, None, lines, 0, 0, expected)
@@ -127,11 +135,12 @@ def place(keys: list[bytes], hunk: Hunk, number: int, carry: int, min_pos: int, 
 def place_all(data: bytes, fd: FileDiff, max_fuzz: int) -> tuple[list[bytes], list[Placement]]:
     lines = split_lines(data)
     keys = keys_of(lines)
+    index = _index(keys)
     carry = 0
     min_pos = 0
     out: list[Placement] = []
     for number, hunk in enumerate(fd.hunks, start=1):
-        p = place(keys, hunk, number, carry, min_pos, max_fuzz)
+        p = place(keys, index, hunk, number, carry, min_pos, max_fuzz)
         out.append(p)
         if p.found:
             carry = p.offset
