@@ -16,6 +16,7 @@ from toolkit.errors import ToolkitError
 # Modules that expose `register(subparsers)`. Order is the order of `--help`.
 COMMAND_MODULES: list[str] = [
     "toolkit.build_cli",
+    "toolkit.patching.cli",
 ]
 
 

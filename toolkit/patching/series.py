@@ -1,0 +1,194 @@
+"""The series file: which patches apply, in which order, in which phase, and why.
+
+Format (one entry per patch, in order; the `#` lines directly above an entry say why it exists):
+
+    # Rename the hipep backend to hipdnn, as asked in review.
+    0001-rename-hipep-to-hipdnn.patch phase=base sha256=<64 hex>
+    # Only for hipDNN builds.
+    0002-hipdnn-only.patch phase=hipified sha256=<64 hex> when=hipdnn
+
+Fields: `phase` is `base` (applied before hipify) or `hipified` (after); `sha256` is the patch file's
+checksum; `when` (optional) lists features that must all be enabled, `!name` one that must be off.
+Comments separated from an entry by a blank line are file comments, not a reason. Every mistake is an
+error naming the series file and line, because a series that is read loosely is a series nobody trusts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from toolkit.fsutil import atomic_write_text, sha256_file
+from toolkit.patching.errors import SeriesError
+
+PHASES = ("base", "hipified")
+FIELDS = ("phase", "sha256", "when")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_FEATURE = re.compile(r"!?[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+@dataclass(frozen=True)
+class SeriesEntry:
+    name: str  # the patch file name as written in the series
+    path: Path  # the patch file
+    phase: str
+    sha256: str
+    when: tuple[str, ...]  # features; "!x" means x must be off
+    why: str  # the comment lines above the entry, joined with newlines
+    line: int  # 1-based line of the entry in the series file
+    comment_line: int  # 1-based line where the why-comment starts
+
+    def enabled(self, features: Iterable[str]) -> bool:
+        on = set(features)
+        for cond in self.when:
+            if cond.startswith("!"):
+                if cond[1:] in on:
+                    return False
+            elif cond not in on:
+                return False
+        return True
+
+    def where(self, series_path: Path) -> str:
+        return f"{series_path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Series:
+    path: Path
+    entries: tuple[SeriesEntry, ...]
+    text: str = field(repr=False)
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent
+
+    def select(self, phase: str | None, features: Iterable[str]) -> tuple[list[SeriesEntry], list[SeriesEntry]]:
+        """(enabled, disabled-by-features) entries of `phase` (None: every phase), in series order."""
+        feats = set(features)
+        enabled, disabled = [], []
+        for e in self.entries:
+            if phase is not None and e.phase != phase:
+                continue
+            (enabled if e.enabled(feats) else disabled).append(e)
+        return enabled, disabled
+
+
+def load_series(path: Path) -> Series:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SeriesError(f"{path}: series file not found",
+                          "each recipe's series lives at patches/<recipe>/series") from None
+    except UnicodeDecodeError as exc:
+        raise SeriesError(f"{path}: not UTF-8 text ({exc})") from None
+    entries: list[SeriesEntry] = []
+    seen: dict[str, int] = {}
+    why: list[str] = []
+    why_start = 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            why = []
+            continue
+        if line.startswith("#"):
+            if not why:
+                why_start = number
+            why.append(line[1:].strip())
+            continue
+        entry = _parse_entry(path, number, line, why, why_start)
+        if entry.name in seen:
+            raise SeriesError(f"{path}:{number}: patch '{entry.name}' is listed twice (first on line {seen[entry.name]})",
+                              "a patch applies once: remove one of the two lines")
+        seen[entry.name] = number
+        entries.append(entry)
+        why = []
+    return Series(path, tuple(entries), text)
+
+
+def _parse_entry(path: Path, number: int, line: str, why: list[str], why_start: int) -> SeriesEntry:
+    where = f"{path}:{number}"
+    tokens = line.split()
+    name = tokens[0]
+    if "=" in name:
+        raise SeriesError(f"{where}: expected a patch file name first, got '{name}'",
+                          "an entry reads: NAME.patch phase=base|hipified sha256=HEX [when=FEATURE,...]")
+    if name.startswith("/") or ".." in Path(name).parts:
+        raise SeriesError(f"{where}: patch path '{name}' must be relative to the series folder, without '..'")
+    if not why or not any(why):
+        raise SeriesError(f"{where}: patch '{name}' has no comment saying why it exists",
+                          "put one or more '# reason' lines directly above the entry")
+    values: dict[str, str] = {}
+    for token in tokens[1:]:
+        key, eq, value = token.partition("=")
+        if not eq:
+            raise SeriesError(f"{where}: '{token}' is not a key=value field (known fields: {', '.join(FIELDS)})")
+        if key not in FIELDS:
+            raise SeriesError(f"{where}: unknown field '{key}' (known fields: {', '.join(FIELDS)})")
+        if key in values:
+            raise SeriesError(f"{where}: field '{key}' given twice")
+        values[key] = value
+    for key in ("phase", "sha256"):
+        if key not in values:
+            raise SeriesError(f"{where}: patch '{name}' lacks the required field '{key}'",
+                              "an entry reads: NAME.patch phase=base|hipified sha256=HEX [when=FEATURE,...]")
+    if values["phase"] not in PHASES:
+        raise SeriesError(f"{where}: phase '{values['phase']}' is not one of {', '.join(PHASES)}",
+                          "base: applied to the fetched source before hipify; hipified: to hipify's output")
+    if not _HEX64.fullmatch(values["sha256"]):
+        raise SeriesError(f"{where}: sha256 '{values['sha256']}' is not 64 lowercase hex digits",
+                          f"compute it with: sha256sum {path.parent / name}")
+    when: tuple[str, ...] = ()
+    if "when" in values:
+        when = tuple(values["when"].split(","))
+        bad = [w for w in when if not _FEATURE.fullmatch(w)]
+        if bad:
+            raise SeriesError(f"{where}: when='{values['when']}' has a bad feature name '{bad[0]}'",
+                              "write when=feature1,feature2 (all must be enabled; !feature: must be off)")
+    patch_path = path.parent / name
+    if not patch_path.is_file():
+        raise SeriesError(f"{where}: patch file {patch_path} not found",
+                          "add the file, or remove its entry from the series")
+    return SeriesEntry(name, patch_path, values["phase"], values["sha256"], when, "\n".join(why), number, why_start)
+
+
+def checksum_problem(entry: SeriesEntry, series_path: Path) -> str | None:
+    """None when the patch file still has the checksum the series records, else what is wrong."""
+    actual = sha256_file(entry.path)
+    if actual == entry.sha256:
+        return None
+    return (f"sha256 of {entry.path} is {actual}, but {series_path}:{entry.line} records {entry.sha256}: "
+            f"the patch file changed since the series was written")
+
+
+def entry_line(name: str, phase: str, sha256: str, when: tuple[str, ...]) -> str:
+    fields = f"{name} phase={phase} sha256={sha256}"
+    if when:
+        fields += f" when={','.join(when)}"
+    return fields
+
+
+def rewrite_series(series: Series, sha_updates: dict[str, str], dropped: set[str],
+                   appended: list[tuple[str, str, str, str]]) -> str:
+    """The series text with new checksums, dropped entries (and their comments) removed and entries
+    appended. appended: (name, phase, sha256, why). Everything else (comments, blank lines) is kept."""
+    lines = series.text.splitlines()
+    remove: set[int] = set()
+    for e in series.entries:
+        if e.name in dropped:
+            remove.update(range(e.comment_line, e.line + 1))
+        elif e.name in sha_updates:
+            lines[e.line - 1] = entry_line(e.name, e.phase, sha_updates[e.name], e.when)
+    out = [text for n, text in enumerate(lines, start=1) if n not in remove]
+    for name, phase, sha, why in appended:
+        if out and out[-1].strip():
+            out.append("")
+        out.extend(f"# {w}" if w else "#" for w in why.splitlines())
+        out.append(entry_line(name, phase, sha, ()))
+    return "\n".join(out) + "\n"
+
+
+def write_series(path: Path, text: str) -> None:
+    atomic_write_text(path, text)
