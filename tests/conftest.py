@@ -2,30 +2,20 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
-from tests.sample_tree import SAMPLE_DIR, configure_and_build, series_patches
+from toolkit.options import BuildOptions
+from toolkit.pipeline import run_build
 
 
 def build_sample(tmp_path: Path, hipdnn: bool) -> Path:
-    """Builds the patched sample with USE_AMDGPU=ON (and USE_HIPDNN=ON if asked); returns its lib folder.
-
-    Kept small and on its own so that it can be replaced by a call into the toolkit's pipeline.
-    """
-    source = tmp_path / "source"
-    shutil.copytree(SAMPLE_DIR, source)
-    for patch in series_patches():
-        done = subprocess.run(["patch", "-p1", "-s", "-i", str(patch)], cwd=source, capture_output=True, text=True)
-        assert done.returncode == 0, f"{patch.name} does not apply:\n{done.stdout}{done.stderr}"
-    lib = tmp_path / "lib"
-    defines = ["-DUSE_AMDGPU=ON", f"-DUSE_HIPDNN={'ON' if hipdnn else 'OFF'}"]
-    configure_and_build(source, tmp_path / "cmake", lib, defines)
-    return lib
+    """Builds the bundled sample through the toolkit's pipeline (patched, USE_AMDGPU=ON); returns lib/."""
+    options = BuildOptions(build_root=tmp_path, with_features=("hipdnn",) if hipdnn else ())
+    build, _ = run_build(options)
+    return build.workspace.lib
 
 
 @pytest.fixture(scope="session")

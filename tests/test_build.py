@@ -1,6 +1,7 @@
 """`toolkit build` on the bundled sample, end to end: real patching, CMake, Ninja and ELF checks."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -65,10 +66,18 @@ def test_second_build_skips_every_stage(default_build, build_root):
     assert "stages run: none (everything up to date)" in proc.stderr
 
 
+def _mtimes(work):
+    """mtimes of the MIGraphX shim and every object file it is linked from."""
+    cmake = work / "cmake"
+    files = [cmake / "out" / "libmigraphx-backend.so"]
+    files += sorted((cmake / "src" / "migraphx" / "CMakeFiles").rglob("*.o"))
+    assert len(files) > 1
+    return {str(p): p.stat().st_mtime_ns for p in files}
+
+
 def test_turning_hipdnn_on_rebuilds_only_what_depends_on_it(default_build, build_root):
     work, _ = default_build
-    out = work / "cmake" / "out"
-    before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    before = _mtimes(work)
     proc = toolkit("build", "--build-dir", str(build_root), "--with-hipdnn")
     assert "patch: skipped (inputs unchanged" in proc.stderr
     assert "configure: running" in proc.stderr
@@ -76,10 +85,9 @@ def test_turning_hipdnn_on_rebuilds_only_what_depends_on_it(default_build, build
         "libamdgpu-ep.so", "libhipdnn-backend.so", "libmigraphx-backend.so"]
     assert read_cache(work / "cmake")["USE_HIPDNN"] == "ON"
     assert nm_defined(work / "lib" / "libhipdnn-backend.so") == ENTRY_POINTS
-    after = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
-    # The umbrella and the MIGraphX shim were not relinked.
-    assert after["libamdgpu-ep.so"] == before["libamdgpu-ep.so"]
-    assert after["libmigraphx-backend.so"] == before["libmigraphx-backend.so"]
+    # The MIGraphX shim does not depend on hipDNN: neither recompiled nor relinked. (The umbrella is
+    # rebuilt: it compiles in which backends exist.)
+    assert _mtimes(work) == before
     # And back off: the hipDNN backend leaves lib/ again.
     toolkit("build", "--build-dir", str(build_root))
     assert sorted(p.name for p in (work / "lib").iterdir()) == ["libamdgpu-ep.so", "libmigraphx-backend.so"]
@@ -115,3 +123,22 @@ def test_dml_is_refused_on_linux(tmp_path):
     proc = toolkit("build", "--build-dir", str(tmp_path / "b"), "--with-dml", check=False)
     assert proc.returncode == 2
     assert "feature 'dml' is not available on linux" in proc.stderr
+
+
+def test_drifted_source_stops_the_build_naming_patch_and_file(tmp_path):
+    drifted = tmp_path / "umbrella-ep"
+    shutil.copytree(ROOT / "samples" / "umbrella-ep", drifted)
+    cmakelists = drifted / "CMakeLists.txt"
+    text = cmakelists.read_text()
+    # Upstream reworded the option the first patch renames.
+    assert 'option(USE_HIPEP "Build the HIP backend shim" OFF)' in text
+    cmakelists.write_text(text.replace('option(USE_HIPEP "Build the HIP backend shim" OFF)',
+                                       'option(USE_HIPEP "Build the HIP (hipep) backend shim" OFF)'))
+    root = tmp_path / "b"
+    proc = toolkit("build", "--build-dir", str(root), "--source", str(drifted), check=False)
+    assert proc.returncode == 2
+    assert "0001-rename-hipep-to-hipdnn.patch" in proc.stderr
+    assert str(cmakelists) in proc.stderr or "CMakeLists.txt" in proc.stderr
+    assert "what to do" in proc.stderr
+    # Nothing was configured or built from the half-patched tree.
+    assert not (root / "amdgpu-ep" / "release" / "cmake").exists()

@@ -101,8 +101,14 @@ def patch_stage(b: Build) -> Stage:
     def series_inputs() -> dict:
         if b.recipe.series is None:
             return {"series": None}
-        files = {p.name: sha256_file(p) for p in sorted(b.recipe.series.parent.iterdir()) if p.is_file()}
-        return {"series": str(b.recipe.series), "files": files, "features": sorted(b.enabled())}
+        from toolkit import patching
+
+        series = patching.load_series(b.recipe.series)
+        active, _ = series.select("base", b.enabled())
+        # Only the patches this feature set applies count: a feature no patch depends on must not
+        # re-patch (and so rebuild) the tree.
+        return {"series": str(b.recipe.series), "series_text": series.text,
+                "active": [(e.name, sha256_file(e.path)) for e in active]}
 
     def inputs() -> dict:
         return {"source": str(b.source_dir), "digest": tree_digest(b.source_dir), **series_inputs()}
