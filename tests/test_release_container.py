@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from toolkit.errors import ToolkitError
-from toolkit.release import container
+from toolkit.release import container, rootfs
 
 REPO = Path(__file__).resolve().parent.parent
 RECIPE = """\
@@ -110,30 +110,6 @@ def test_missing_image_is_a_clear_error():
 
 # -- the real thing: podman, an image from a local rootfs, a toolkit session inside ---------------------
 
-def _minimal_rootfs(root: Path) -> None:
-    """Debian's python3 (its binary, standard library and every library they link) and nothing else."""
-    python = Path(os.path.realpath("/usr/bin/python3"))
-    if not python.is_file():
-        pytest.fail("/usr/bin/python3 (Debian's python3) is needed to assemble the test rootfs")
-    stdlib = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"],
-                                 capture_output=True, text=True, check=True).stdout.strip())
-    shutil.copytree(stdlib, root / stdlib.relative_to("/"), symlinks=True,
-                    ignore=shutil.ignore_patterns("test", "__pycache__", "site-packages", "dist-packages",
-                                                  "idlelib", "tkinter", "ensurepip"))
-    (root / "usr/bin").mkdir(parents=True, exist_ok=True)
-    shutil.copy2(python, root / "usr/bin" / python.name)
-    os.symlink(python.name, root / "usr/bin/python3")
-    binaries = [python, *sorted((stdlib / "lib-dynload").glob("*.so"))]
-    ldd = subprocess.run(["ldd", *map(str, binaries)], capture_output=True, text=True).stdout
-    for lib in sorted({w for w in ldd.split() if w.startswith("/") and not w.endswith(":")}):
-        dest = root / lib.lstrip("/")
-        if not dest.exists():
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(os.path.realpath(lib), dest)
-    (root / "tmp").mkdir()
-    (root / "tmp").chmod(0o1777)
-
-
 @pytest.fixture(scope="module")
 def podman_image(tmp_path_factory):
     _need("podman")
@@ -141,7 +117,7 @@ def podman_image(tmp_path_factory):
     base = tmp_path_factory.mktemp("podman")
     env = {**os.environ, **container.sandbox_config(base / "engine")}
     context = base / "context"
-    _minimal_rootfs(context / "rootfs")
+    rootfs.from_host_python(context / "rootfs")
     tag = "localhost/toolkit-release-test:1"
     engine = container.detect_engine("podman")
     argv = container.build_argv(engine, REPO / "containers/local-rootfs.Containerfile", context, tag)
