@@ -266,3 +266,28 @@ def test_same_wheel_gives_same_sbom_with_source_date_epoch(libs, tmp_path, monke
     first, second = sbom.wheel_sbom(wheel), sbom.wheel_sbom(wheel)
     assert first == second
     assert first["metadata"]["timestamp"] == "2023-11-14T22:13:20Z"
+
+
+def test_release_command_builds_with_the_shared_cache_env(libs, tmp_path, monkeypatch):
+    """The CLI path: recipe -> matrix -> injected build function, with the compile cache in the env."""
+    _need("ccache")
+    from toolkit import cli
+    from toolkit.release import cli as release_cli
+
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('[release]\npython = ["3.12"]\n[[release.target_set]]\nname = "cdna"\n'
+                      'targets = ["gfx90a"]\n')
+    seen = {}
+
+    def build(entry, work):
+        seen[entry.id] = (os.environ.get("CCACHE_REMOTE_STORAGE"), os.environ.get("CMAKE_CXX_COMPILER_LAUNCHER"))
+        return builder(libs)(entry, work)
+
+    monkeypatch.setattr(release_cli, "_pipeline_build_fn", lambda recipe_path: build)
+    monkeypatch.setenv("TOOLKIT_COMPILE_CACHE", "redis://127.0.0.1:6390")
+    monkeypatch.delenv("CCACHE_REMOTE_STORAGE", raising=False)
+    out = tmp_path / "out"
+    assert cli.main(["release", "--recipe", str(recipe), "--out", str(out)]) == 0
+    assert seen == {"cp312-cdna": ("redis://127.0.0.1:6390", shutil.which("ccache"))}
+    assert "CCACHE_REMOTE_STORAGE" not in os.environ  # restored after the build
+    assert subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=out, capture_output=True).returncode == 0

@@ -12,7 +12,6 @@ can read it. A build function reports its facts as a plain dict:
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
 import re
