@@ -17,6 +17,7 @@ from toolkit.errors import ToolkitError
 COMMAND_MODULES: list[str] = [
     "toolkit.build_cli",
     "toolkit.patching.cli",
+    "toolkit.release.cli",
 ]
 
 

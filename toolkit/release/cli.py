@@ -1,0 +1,152 @@
+"""`release`, `container` and `container-image` commands.
+
+Only the matrix and container code is imported up front: `release --print-matrix` and `container`
+need nothing beyond the standard library, so they run inside a bare build image too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from toolkit import log
+from toolkit.errors import ToolkitError
+from toolkit.release import container, matrix
+from toolkit.release.settings import ReleaseSettings, from_table
+from toolkit.tomlread import load_toml
+
+
+def register(sub) -> None:
+    p = sub.add_parser("release", help="build the release matrix: wheels, SBOMs, provenance, SHA256SUMS")
+    p.add_argument("--recipe", type=Path, required=True, help="recipe TOML with a [release] section")
+    p.add_argument("--print-matrix", action="store_true",
+                   help='print the matrix as JSON ({"include": [...]}) for a CI system to fan out')
+    p.add_argument("--only", action="append", metavar="ID", help="build only this entry (repeatable)")
+    p.add_argument("--out", type=Path, help="output folder (default: build/<recipe>/release)")
+    p.add_argument("--dry-run", action="store_true", help="print the plan without building")
+    p.set_defaults(func=cmd_release)
+
+    c = sub.add_parser("container", help="run a session inside the build image (podman or docker)")
+    _container_options(c)
+    c.add_argument("--runner", choices=("nox", "toolkit"),
+                   help="start the session with nox (default) or `python3 -m toolkit`")
+    c.add_argument("--source", type=Path, help="source tree to mount at /work/source")
+    c.add_argument("--cache", type=Path, help="cache folder to mount at /cache (default: .cache/toolkit)")
+    c.add_argument("--out", type=Path, help="output folder to mount at /work/out (default: dist)")
+    c.add_argument("--network", help="container network (e.g. host, to reach a compile cache on localhost)")
+    c.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra environment variable for the session (repeatable)")
+    c.add_argument("session", help="the session to run inside")
+    c.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the session")
+    c.set_defaults(func=cmd_container)
+
+    i = sub.add_parser("container-image", help="build the release build image from its Containerfile")
+    _container_options(i)
+    i.add_argument("--file", type=Path, help="Containerfile (default: [release.container] containerfile)")
+    i.add_argument("--context", type=Path, help="build context folder (default: the Containerfile's)")
+    i.add_argument("--build-arg", action="append", default=[], metavar="KEY=VALUE")
+    i.set_defaults(func=cmd_container_image)
+
+
+def _container_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--recipe", type=Path, help="recipe TOML whose [release.container] gives the defaults")
+    p.add_argument("--engine", help="podman or docker (default: env TOOLKIT_CONTAINER_ENGINE, podman, docker)")
+    p.add_argument("--image", help="image to use (default: [release.container] image)")
+    p.add_argument("--dry-run", action="store_true", help="print the engine command instead of running it")
+
+
+def load_settings(recipe: Path | None) -> ReleaseSettings:
+    if recipe is None:
+        return ReleaseSettings()
+    root = load_toml(recipe)
+    table = root.table("release", None)
+    return from_table(table, Path(recipe).resolve().parent) if table else ReleaseSettings()
+
+
+def _pairs(items: list[str], option: str) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ToolkitError(f"{option} {item!r}: expected KEY=VALUE")
+        out[key] = value
+    return out
+
+
+def cmd_release(args) -> int:
+    settings = load_settings(args.recipe)
+    entries = matrix.select(matrix.plan_matrix(settings), args.only)
+    if args.print_matrix:
+        sys.stdout.write(matrix.matrix_json(entries))
+        return 0
+    from toolkit.release import compile_cache  # needs ccache only when a cache is configured
+
+    out_dir = args.out or Path("build") / Path(args.recipe).stem / "release"
+    url, origin = compile_cache.resolve_url(settings.compile_cache)
+    if args.dry_run:
+        print(f"recipe: {args.recipe}")
+        print(f"output: {out_dir} (SHA256SUMS, provenance.json, <wheel>.cdx.json per wheel)")
+        print(f"compile cache: {compile_cache.redact(url) or 'off'} (from {origin})")
+        for entry in entries:
+            print(f"entry {entry.id}: python {entry.python}, targets {';'.join(entry.gpu_targets)}, "
+                  f"features {','.join(entry.features) or 'none'}")
+        return 0
+    cache = compile_cache.compile_cache_config(url, basedir=Path.cwd(), origin=origin)
+    log.info(f"compile cache: {cache.describe()}")
+    build_fn = _pipeline_build_fn(Path(args.recipe))
+    from toolkit.release.orchestrator import run_release
+
+    saved = dict(os.environ)
+    os.environ.update(cache.build_env())
+    try:
+        run_release(entries, build_fn, out_dir, recipe=str(args.recipe))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return 0
+
+
+def _pipeline_build_fn(recipe: Path):
+    """The lead's pipeline builds and repairs one entry's wheel: build_release_entry(recipe, entry, dir)."""
+    try:
+        from toolkit.pipeline import build_release_entry
+    except ImportError as exc:
+        raise ToolkitError(f"release builds need toolkit.pipeline.build_release_entry: {exc}",
+                           hint="use --print-matrix or --dry-run until the pipeline provides it") from None
+    return functools.partial(build_release_entry, recipe)
+
+
+def cmd_container(args) -> int:
+    settings = load_settings(args.recipe).container
+    image = args.image or settings.image
+    if not image:
+        raise ToolkitError("no image to run in: give --image, or [release.container] image in the recipe")
+    engine = container.detect_engine(args.engine or settings.engine)
+    session_args = args.args[1:] if args.args[:1] == ["--"] else args.args
+    mounts = container.Mounts(
+        project=Path.cwd(), source=args.source,
+        cache=args.cache or Path(".cache/toolkit"), out=args.out or Path("dist"))
+    rc = container.run_session(engine, image, args.session, session_args, mounts, _pairs(args.env, "--env"),
+                               runner=args.runner or settings.runner, network=args.network,
+                               dry_run=args.dry_run)
+    if rc != 0:
+        log.warn(f"session {args.session} {shlex.join(session_args)} failed in {image} (exit {rc})")
+    return rc
+
+
+def cmd_container_image(args) -> int:
+    settings = load_settings(args.recipe).container
+    containerfile = args.file or settings.containerfile
+    image = args.image or settings.image
+    if containerfile is None or not image:
+        raise ToolkitError("container-image needs a Containerfile and an image tag",
+                           hint="give --file and --image, or [release.container] containerfile and image")
+    engine = container.detect_engine(args.engine or settings.engine)
+    context = args.context or Path(containerfile).parent
+    container.build_image(engine, containerfile, context, image, _pairs(args.build_arg, "--build-arg"),
+                          dry_run=args.dry_run)
+    return 0

@@ -1,0 +1,192 @@
+"""Run a session inside a build image with podman or docker, behind one small interface.
+
+The project, the source tree, the shared cache and the output folder are mounted at fixed paths, so a
+session inside sees the same layout on every machine:
+
+    project -> /work/project   (the toolkit, recipes, noxfile; the working directory)
+    source  -> /work/source    (an external source tree, when given)
+    cache   -> /cache          (downloads, hipify cache, local ccache: TOOLKIT_CACHE_DIR, CCACHE_DIR)
+    out     -> /work/out       (where the session writes its results: TOOLKIT_OUT_DIR)
+
+Both engines take the same `run` and `build` arguments for everything used here; the differences (who
+owns files written to the mounts) are handled in `_user_args`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolkit import log
+from toolkit.errors import ToolkitError
+
+ENV_ENGINE = "TOOLKIT_CONTAINER_ENGINE"
+ENGINES = ("podman", "docker")
+ENV_FILE = Path(__file__).resolve().parent / "container_env.json"
+
+PROJECT, SOURCE, CACHE, OUT = "/work/project", "/work/source", "/cache", "/work/out"
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str   # "podman" or "docker"
+    path: str
+
+
+@dataclass(frozen=True)
+class Mounts:
+    project: Path
+    source: Path | None = None
+    cache: Path | None = None
+    out: Path | None = None
+
+    def pairs(self) -> list[tuple[Path, str]]:
+        pairs = [(self.project, PROJECT), (self.source, SOURCE), (self.cache, CACHE), (self.out, OUT)]
+        return [(Path(host).resolve(), inside) for host, inside in pairs if host is not None]
+
+
+def detect_engine(preferred: str | None = None) -> Engine:
+    """`preferred`, else env TOOLKIT_CONTAINER_ENGINE, else podman, else docker."""
+    wanted = preferred or os.environ.get(ENV_ENGINE) or None
+    origin = "--engine" if preferred else f"env {ENV_ENGINE}"
+    if wanted:
+        # A path to an engine binary is accepted; its name says which CLI dialect it speaks.
+        name = Path(wanted).name
+        if name not in ENGINES:
+            raise ToolkitError(f"{origin}: unknown container engine {wanted!r}",
+                               hint=f"use one of: {', '.join(ENGINES)}")
+        path = shutil.which(wanted)
+        if path is None:
+            raise ToolkitError(f"{origin}: container engine {wanted!r} is not installed or not on PATH",
+                               hint="apt-get install podman (or docker), or pick the other engine")
+        return Engine(name, path)
+    for name in ENGINES:
+        path = shutil.which(name)
+        if path:
+            return Engine(name, path)
+    raise ToolkitError("no container engine found: neither podman nor docker is on PATH",
+                       hint="apt-get install podman runc (or install docker), or set TOOLKIT_CONTAINER_ENGINE")
+
+
+def session_command(runner: str, session: str, args: list[str]) -> list[str]:
+    """The command that starts `session` inside the image."""
+    if runner == "nox":
+        return ["nox", "--noxfile", f"{PROJECT}/noxfile.py", "-s", session, "--", *args]
+    if runner == "toolkit":
+        return ["python3", "-m", "toolkit", session, *args]
+    raise ToolkitError(f"unknown session runner {runner!r}", hint="use 'nox' or 'toolkit'")
+
+
+def container_env(mounts: Mounts, environ: dict[str, str] | None = None,
+                  extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a session needs inside: fixed paths plus what passes through from the host."""
+    environ = os.environ if environ is None else environ
+    spec = json.loads(ENV_FILE.read_text(encoding="utf-8"))
+    env = {}
+    for key, value in sorted(environ.items()):
+        if key in spec["never"]:
+            continue
+        if key in spec["names"] or any(key.startswith(p) for p in spec["prefixes"]):
+            env[key] = value
+    env["TOOLKIT_IN_CONTAINER"] = "1"
+    env["PYTHONPATH"] = PROJECT
+    if mounts.source is not None:
+        env["TOOLKIT_SOURCE_DIR"] = SOURCE
+    if mounts.cache is not None:
+        env["TOOLKIT_CACHE_DIR"] = CACHE
+        env["CCACHE_DIR"] = f"{CACHE}/ccache"
+    if mounts.out is not None:
+        env["TOOLKIT_OUT_DIR"] = OUT
+    env.update(extra or {})
+    return env
+
+
+def _user_args(engine: Engine) -> list[str]:
+    # Files the session writes into the mounts must belong to the caller, not to root.
+    if os.getuid() == 0:
+        return []
+    if engine.name == "docker":
+        return ["--user", f"{os.getuid()}:{os.getgid()}"]
+    return ["--userns=keep-id"]
+
+
+def run_argv(engine: Engine, image: str, command: list[str], mounts: Mounts, env: dict[str, str],
+             network: str | None = None) -> list[str]:
+    argv = [engine.path, "run", "--rm", *_user_args(engine)]
+    if network:
+        argv += ["--network", network]
+    for host, inside in mounts.pairs():
+        argv += ["--volume", f"{host}:{inside}"]
+    for key, value in env.items():
+        argv += ["--env", f"{key}={value}"]
+    argv += ["--workdir", PROJECT, image, *command]
+    return argv
+
+
+def run_session(engine: Engine, image: str, session: str, args: list[str], mounts: Mounts,
+                env: dict[str, str] | None = None, *, runner: str = "nox", network: str | None = None,
+                dry_run: bool = False) -> int:
+    """Run `session` with `args` inside `image`; returns the session's exit code."""
+    for what, path in (("project", mounts.project), ("source", mounts.source)):
+        if path is not None and not Path(path).is_dir():
+            raise ToolkitError(f"{path}: {what} folder to mount into the container does not exist")
+    for path in (mounts.cache, mounts.out):
+        if path is not None:
+            Path(path).mkdir(parents=True, exist_ok=True)
+    argv = run_argv(engine, image, session_command(runner, session, args), mounts,
+                    container_env(mounts, extra=env), network)
+    if dry_run:
+        print(shlex.join(argv))
+        return 0
+    log.stage("container", f"{engine.name}: {session} {shlex.join(args)} in {image}")
+    try:
+        return subprocess.run(argv).returncode
+    except OSError as exc:
+        raise ToolkitError(f"{engine.path}: cannot start: {exc}") from None
+
+
+def build_argv(engine: Engine, containerfile: Path, context: Path, tag: str,
+               build_args: dict[str, str] | None = None) -> list[str]:
+    argv = [engine.path, "build", "--file", str(containerfile), "--tag", tag]
+    for key, value in (build_args or {}).items():
+        argv += ["--build-arg", f"{key}={value}"]
+    return argv + [str(context)]
+
+
+def build_image(engine: Engine, containerfile: Path, context: Path, tag: str,
+                build_args: dict[str, str] | None = None, dry_run: bool = False) -> None:
+    containerfile = Path(containerfile)
+    if not containerfile.is_file():
+        raise ToolkitError(f"{containerfile}: Containerfile not found")
+    argv = build_argv(engine, containerfile, context, tag, build_args)
+    if dry_run:
+        print(shlex.join(argv))
+        return
+    log.stage("container", f"building {tag} from {containerfile}")
+    proc = subprocess.run(argv)
+    if proc.returncode != 0:
+        raise ToolkitError(f"{engine.name} build of {containerfile} failed (exit {proc.returncode})",
+                           hint="the engine's output above names the failing step")
+
+
+def sandbox_config(root: Path) -> dict[str, str]:
+    """Env that points podman at its own config and storage under `root`.
+
+    For machines where podman runs as root inside another container (CI runners, this project's test
+    machine): the runc runtime, cgroupfs, a file event log, no default ulimits, and the vfs storage
+    driver, which needs no overlay or fuse support. Images built here stay under `root`.
+    """
+    root = Path(root).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    conf = root / "containers.conf"
+    conf.write_text('[containers]\ndefault_ulimits = []\n\n[engine]\nruntime = "runc"\n'
+                    'cgroup_manager = "cgroupfs"\nevents_logger = "file"\n', encoding="utf-8")
+    storage = root / "storage.conf"
+    storage.write_text(f'[storage]\ndriver = "vfs"\ngraphroot = "{root / "graph"}"\n'
+                       f'runroot = "{root / "run"}"\n', encoding="utf-8")
+    return {"CONTAINERS_CONF": str(conf), "CONTAINERS_STORAGE_CONF": str(storage)}

@@ -1,0 +1,111 @@
+"""Run release entries and publish their records: wheels, one SBOM per wheel, provenance, SHA256SUMS.
+
+The build itself is injected (`build_fn(entry, work_dir) -> (wheel_path, facts)`), so this module owns
+only what a release adds on top of a build. Everything is written into a staging folder beside the
+output folder and moved into place at the end: a failed entry, an invalid SBOM or an unverified source
+leaves the previous release folder as it was.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from toolkit import log
+from toolkit.errors import ToolkitError
+from toolkit.fsutil import atomic_write_text, replace_dir, sha256_file
+from toolkit.release import checksums, provenance, sbom
+from toolkit.release.matrix import Entry
+
+BuildFn = Callable[[Entry, Path], "tuple[Path, dict]"]
+PROVENANCE = "provenance.json"
+SBOM_SUFFIX = ".cdx.json"
+
+
+@dataclass(frozen=True)
+class ReleaseResult:
+    out_dir: Path
+    wheels: list[Path]
+    sboms: list[Path]
+    provenance: Path
+    checksums: Path
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _check_replaceable(out_dir: Path) -> None:
+    # The output folder is replaced as a whole; never do that to a folder a release did not write.
+    if out_dir.exists() and any(out_dir.iterdir()) and not (out_dir / checksums.FILENAME).is_file():
+        raise ToolkitError(f"{out_dir}: not empty and not a release folder (no {checksums.FILENAME})",
+                           hint="choose a new or empty output folder; a release replaces its folder whole")
+
+
+def run_release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, *,
+                excludes: list[str] | None = None, recipe: str | None = None,
+                toolchain: dict | None = None) -> ReleaseResult:
+    if not entries:
+        raise ToolkitError("nothing to release: the matrix selection is empty")
+    out_dir = Path(out_dir).resolve()
+    _check_replaceable(out_dir)
+    excludes = sbom.load_rocm_excludes() if excludes is None else excludes
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.staging-", dir=out_dir.parent))
+    try:
+        started = _now()
+        toolchain = provenance.collect_toolchain() if toolchain is None else toolchain
+        builds, wheels, sboms = [], [], []
+        producer: dict[str, str] = {}
+        for entry in entries:
+            log.stage("release", f"building {entry.id}")
+            work = staging / ".work" / entry.id
+            work.mkdir(parents=True)
+            wheel, facts = build_fn(entry, work)
+            wheel = Path(wheel)
+            if not wheel.is_file() or wheel.suffix != ".whl":
+                raise ToolkitError(f"release entry {entry.id}: the build returned {wheel}, not a wheel file")
+            if wheel.name in producer:
+                raise ToolkitError(f"release entries {producer[wheel.name]} and {entry.id} both produced "
+                                   f"{wheel.name}",
+                                   hint="give each matrix entry a distinct wheel name (a build tag or a "
+                                        "local version naming the GPU target set and features)")
+            producer[wheel.name] = entry.id
+            dest = staging / wheel.name
+            shutil.copy2(wheel, dest)
+            wheels.append(dest)
+
+            document = sbom.wheel_sbom(dest, excludes, properties={
+                "toolkit:matrix:entry": entry.id,
+                "toolkit:matrix:gpu-targets": ";".join(entry.gpu_targets),
+                "toolkit:matrix:features": ",".join(entry.features),
+            })
+            text = sbom.render(document)
+            sbom_path = staging / (wheel.name + SBOM_SUFFIX)
+            sbom.validate(text, str(sbom_path.name))
+            atomic_write_text(sbom_path, text)
+            sboms.append(sbom_path)
+            rocm = sbom.external_libraries(document, "rocm")
+            log.stage("release", f"{wheel.name}: SBOM lists {len(document['components'])} components, "
+                      f"external ROCm libraries: {', '.join(rocm) or 'none'}")
+            builds.append({"entry": entry.to_json(), "wheel": wheel.name, "sha256": sha256_file(dest),
+                           "facts": facts})
+
+        statement = provenance.build_statement(builds, toolchain, started, _now(), recipe)
+        prov_path = staging / PROVENANCE
+        atomic_write_text(prov_path, provenance.render(statement))
+        shutil.rmtree(staging / ".work")
+        names = [p.name for p in wheels + sboms] + [PROVENANCE]
+        checksums.write(staging, names)
+        replace_dir(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    log.stage("release", f"wrote {len(wheels)} wheel(s), SBOMs, {PROVENANCE} and {checksums.FILENAME} "
+              f"to {out_dir}")
+    return ReleaseResult(out_dir, [out_dir / p.name for p in wheels], [out_dir / p.name for p in sboms],
+                         out_dir / PROVENANCE, out_dir / checksums.FILENAME)

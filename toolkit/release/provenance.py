@@ -1,0 +1,121 @@
+"""A provenance record for a release: what went in (sources and patches with checksums), with which
+tools, by which commands, and what came out (the wheels' hashes).
+
+The record is an in-toto Statement (v1) carrying a SLSA Provenance v1 predicate, so existing verifiers
+can read it. A build function reports its facts as a plain dict:
+
+    {"sources":  [{"name": "umbrella-ep", "uri": "https://...tar.gz", "sha256": "<64 hex>"}],
+     "patches":  [{"name": "0001-rename.patch", "sha256": "<64 hex>"}],
+     "commands": [["cmake", "-S", "...", "-B", "..."], ...],
+     "toolchain": {"python": "Python 3.12.3"}}          # optional; overrides what is detected here
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from toolkit import __version__
+from toolkit.errors import ToolkitError
+
+TOOLS_FILE = Path(__file__).resolve().parent / "toolchain.json"
+BUILD_TYPE = "urn:ort-amdgpu-toolkit:release:v1"
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def collect_toolchain(tools_file: Path = TOOLS_FILE) -> dict[str, dict | None]:
+    """Each tool's resolved path and version line(s); None for a tool that is not installed."""
+    spec = json.loads(Path(tools_file).read_text(encoding="utf-8"))["tools"]
+    out: dict[str, dict | None] = {}
+    for tool in spec:
+        command = list(tool["command"])
+        if tool.get("env") and os.environ.get(tool["env"]):
+            # CC/CXX may carry flags ("ccache gcc"); the first word that is not a launcher is the compiler.
+            command[0] = shlex.split(os.environ[tool["env"]])[-1]
+        if tool["name"] == "python":
+            command[0] = sys.executable
+        path = shutil.which(command[0])
+        if path is None:
+            out[tool["name"]] = None
+            continue
+        env = dict(os.environ)
+        for key, value in tool.get("set_env", {}).items():
+            env.setdefault(key, value)
+        try:
+            proc = subprocess.run([path, *command[1:]], capture_output=True, text=True, timeout=60, env=env)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            out[tool["name"]] = {"path": path, "version": None, "error": str(exc)}
+            continue
+        lines = [line.strip() for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+        out[tool["name"]] = {"path": path, "version": "; ".join(lines[: tool.get("lines", 1)]) or None}
+    return out
+
+
+def _digest(item: dict, what: str, where: str) -> str:
+    digest = item.get("sha256")
+    if not isinstance(digest, str) or not _HEX64.match(digest):
+        raise ToolkitError(f"{where}: {what} {item.get('name')!r} has no valid sha256 ({digest!r})",
+                           hint="a release records only verified inputs: give every source and patch "
+                                "its sha256 (64 lower-case hex digits)")
+    return digest
+
+
+
+def build_statement(builds: list[dict], toolchain: dict, started: str, finished: str,
+                    recipe: str | None = None) -> dict:
+    """The provenance statement for a set of builds.
+
+    Each build is {"entry": {...matrix entry...}, "wheel": name, "sha256": hex, "facts": {...}}.
+    """
+    subjects = []
+    dependencies: dict[str, dict] = {}
+    per_build = []
+    for build in builds:
+        where = f"build facts of {build['entry']['id']}"
+        facts = build["facts"] or {}
+        subjects.append({"name": build["wheel"], "digest": {"sha256": build["sha256"]}})
+        for source in facts.get("sources", []):
+            digest = _digest(source, "source", where)
+            uri = source.get("uri") or source.get("url") or source.get("path") or ""
+            dependencies.setdefault(f"source:{source.get('name')}:{digest}", {
+                "name": str(source.get("name")), "uri": str(uri), "digest": {"sha256": digest},
+                "annotations": {"kind": "source"}})
+        for patch in facts.get("patches", []):
+            digest = _digest(patch, "patch", where)
+            dependencies.setdefault(f"patch:{patch.get('name')}:{digest}", {
+                "name": str(patch.get("name")), "digest": {"sha256": digest},
+                "annotations": {"kind": "patch"}})
+        commands = [c if isinstance(c, str) else shlex.join(map(str, c)) for c in facts.get("commands", [])]
+        per_build.append({
+            "entry": build["entry"]["id"],
+            "wheel": build["wheel"],
+            "commands": commands,
+            "toolchain": facts.get("toolchain", {}),
+        })
+    return {
+        "_type": "https://in-toto.io/Statement/v1",
+        "subject": subjects,
+        "predicateType": "https://slsa.dev/provenance/v1",
+        "predicate": {
+            "buildDefinition": {
+                "buildType": BUILD_TYPE,
+                "externalParameters": {"recipe": recipe, "entries": [b["entry"] for b in builds]},
+                "internalParameters": {"toolchain": toolchain, "builds": per_build},
+                "resolvedDependencies": [dependencies[k] for k in sorted(dependencies)],
+            },
+            "runDetails": {
+                "builder": {"id": f"ort-amdgpu-toolkit@{__version__}"},
+                "metadata": {"startedOn": started, "finishedOn": finished},
+            },
+        },
+    }
+
+
+def render(statement: dict) -> str:
+    return json.dumps(statement, indent=2) + "\n"

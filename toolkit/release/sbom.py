@@ -1,0 +1,239 @@
+"""A CycloneDX SBOM for one wheel, read from the wheel file itself.
+
+It lists every file the wheel holds (with its SHA-256) and, for each shared library, the libraries it
+needs (ELF DT_NEEDED). A needed library that the wheel does not bundle is recorded as an external
+component (CycloneDX 1.7 `isExternal`), tagged `toolkit:provided-by` = `rocm` when it matches the ROCm
+exclude list (the ROCm install must provide it) or `system` otherwise (the OS must provide it). That is
+what a user needs to know before installing the wheel: which ROCm libraries it expects to find.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import email.parser
+import fnmatch
+import io
+import json
+import os
+import uuid
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.dynamic import DynamicSection
+from elftools.elf.elffile import ELFFile
+
+from toolkit import __version__
+from toolkit.errors import ToolkitError
+from toolkit.fsutil import sha256_bytes, sha256_file
+
+SPEC_VERSION = "1.7"
+EXCLUDES_FILE = Path(__file__).resolve().parent.parent / "data" / "rocm_excludes.json"
+
+
+def load_rocm_excludes(path: Path = EXCLUDES_FILE) -> list[str]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        patterns = data["patterns"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ToolkitError(f"{path}: cannot read the ROCm exclude list: {exc}") from None
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        raise ToolkitError(f"{path}: key 'patterns' must be an array of strings")
+    return patterns
+
+
+@dataclass
+class ElfInfo:
+    soname: str | None = None
+    needed: list[str] = field(default_factory=list)
+    runpath: str | None = None
+
+
+@dataclass
+class WheelFile:
+    path: str
+    sha256: str
+    size: int
+    elf: ElfInfo | None = None
+
+
+@dataclass
+class WheelContents:
+    filename: str
+    sha256: str
+    name: str
+    version: str
+    tags: list[str]
+    files: list[WheelFile]
+
+
+def read_wheel(wheel: Path) -> WheelContents:
+    wheel = Path(wheel)
+    try:
+        archive = zipfile.ZipFile(wheel)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise ToolkitError(f"{wheel}: not a readable wheel (zip): {exc}") from None
+    with archive:
+        files = []
+        metadata = wheel_meta = None
+        for info in sorted(archive.infolist(), key=lambda i: i.filename):
+            if info.is_dir():
+                continue
+            data = archive.read(info)
+            parts = PurePosixPath(info.filename).parts
+            if len(parts) == 2 and parts[0].endswith(".dist-info"):
+                if parts[1] == "METADATA":
+                    metadata = data
+                elif parts[1] == "WHEEL":
+                    wheel_meta = data
+            files.append(WheelFile(info.filename, sha256_bytes(data), len(data), _elf_info(data, wheel,
+                                                                                         info.filename)))
+    if metadata is None or wheel_meta is None:
+        raise ToolkitError(f"{wheel}: no .dist-info/METADATA or WHEEL file: not a wheel")
+    meta = email.parser.BytesParser().parsebytes(metadata)
+    tags = email.parser.BytesParser().parsebytes(wheel_meta).get_all("Tag") or []
+    if not meta.get("Name") or not meta.get("Version"):
+        raise ToolkitError(f"{wheel}: METADATA lacks Name or Version")
+    return WheelContents(wheel.name, sha256_file(wheel), meta["Name"], meta["Version"], list(tags), files)
+
+
+def _elf_info(data: bytes, wheel: Path, member: str) -> ElfInfo | None:
+    if not data.startswith(b"\x7fELF"):
+        return None
+    try:
+        elf = ELFFile(io.BytesIO(data))
+        info = ElfInfo()
+        for section in elf.iter_sections():
+            if not isinstance(section, DynamicSection):
+                continue
+            for tag in section.iter_tags():
+                if tag.entry.d_tag == "DT_NEEDED":
+                    info.needed.append(tag.needed)
+                elif tag.entry.d_tag == "DT_SONAME":
+                    info.soname = tag.soname
+                elif tag.entry.d_tag in ("DT_RUNPATH", "DT_RPATH"):
+                    info.runpath = getattr(tag, "runpath", None) or getattr(tag, "rpath", None)
+        return info
+    except (ELFError, ValueError) as exc:
+        raise ToolkitError(f"{wheel}: member {member} looks like ELF but cannot be parsed: {exc}") from None
+
+
+def _purl(name: str, version: str, filename: str) -> str:
+    normalized = name.lower().replace("_", "-").replace(".", "-")
+    return f"pkg:pypi/{normalized}@{version}?file_name={filename}"
+
+
+def _timestamp() -> str:
+    # SOURCE_DATE_EPOCH makes the SBOM of a reproducible build byte-identical.
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    moment = (_dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc) if epoch
+              else _dt.datetime.now(_dt.timezone.utc))
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _prop(name: str, value: str) -> dict:
+    return {"name": name, "value": value}
+
+
+def wheel_sbom(wheel: Path, excludes: list[str] | None = None,
+               properties: dict[str, str] | None = None) -> dict:
+    """The SBOM of `wheel` as a CycloneDX 1.7 JSON document (a dict)."""
+    excludes = load_rocm_excludes() if excludes is None else excludes
+    contents = read_wheel(wheel)
+    root_ref = f"wheel:{contents.filename}"
+    bundled = {PurePosixPath(f.path).name: f"file:{f.path}" for f in contents.files}
+
+    components: list[dict] = []
+    dependencies: list[dict] = [{"ref": root_ref, "dependsOn": [f"file:{f.path}" for f in contents.files]}]
+    external: dict[str, dict] = {}
+    for f in contents.files:
+        component = {"type": "file", "bom-ref": f"file:{f.path}", "name": f.path,
+                     "hashes": [{"alg": "SHA-256", "content": f.sha256}]}
+        if f.elf is not None:
+            props = [_prop("toolkit:elf:needed", lib) for lib in f.elf.needed]
+            if f.elf.soname:
+                props.append(_prop("toolkit:elf:soname", f.elf.soname))
+            if f.elf.runpath:
+                props.append(_prop("toolkit:elf:runpath", f.elf.runpath))
+            if props:
+                component["properties"] = props
+            refs = []
+            for lib in f.elf.needed:
+                if lib in bundled:
+                    refs.append(bundled[lib])
+                    continue
+                ref = f"external:{lib}"
+                refs.append(ref)
+                if ref not in external:
+                    external[ref] = _external_component(lib, ref, excludes)
+            dependencies.append({"ref": f"file:{f.path}", "dependsOn": sorted(set(refs))})
+        components.append(component)
+    components.extend(external[ref] for ref in sorted(external))
+    dependencies.extend({"ref": ref} for ref in sorted(external))
+
+    root_props = [_prop("toolkit:wheel:tag", tag) for tag in contents.tags]
+    root_props += [_prop(k, v) for k, v in sorted((properties or {}).items())]
+    return {
+        "$schema": "http://cyclonedx.org/schema/bom-1.7.schema.json",
+        "bomFormat": "CycloneDX",
+        "specVersion": SPEC_VERSION,
+        # Derived from the wheel's hash: the same wheel always gets the same serial number.
+        "serialNumber": "urn:uuid:" + str(uuid.uuid5(uuid.NAMESPACE_URL, "sha256:" + contents.sha256)),
+        "version": 1,
+        "metadata": {
+            "timestamp": _timestamp(),
+            "tools": {"components": [{"type": "application", "name": "ort-amdgpu-toolkit",
+                                      "version": __version__}]},
+            "component": {
+                "type": "library", "bom-ref": root_ref, "name": contents.name,
+                "version": contents.version,
+                "purl": _purl(contents.name, contents.version, contents.filename),
+                "hashes": [{"alg": "SHA-256", "content": contents.sha256}],
+                "properties": [_prop("toolkit:wheel:filename", contents.filename)] + root_props,
+            },
+        },
+        "components": components,
+        "dependencies": dependencies,
+    }
+
+
+def _external_component(lib: str, ref: str, excludes: list[str]) -> dict:
+    pattern = next((p for p in excludes if fnmatch.fnmatchcase(lib, p)), None)
+    if pattern is not None:
+        description = "ROCm library the wheel needs but does not bundle: the ROCm install provides it"
+        props = [_prop("toolkit:provided-by", "rocm"), _prop("toolkit:exclude-pattern", pattern)]
+    else:
+        description = "System library the wheel needs but does not bundle: the OS provides it"
+        props = [_prop("toolkit:provided-by", "system")]
+    return {"type": "library", "bom-ref": ref, "name": lib, "scope": "required", "isExternal": True,
+            "description": description, "properties": props}
+
+
+def external_libraries(sbom: dict, provided_by: str | None = None) -> list[str]:
+    """Names of the external components, optionally only those of one provider ("rocm", "system")."""
+    out = []
+    for c in sbom.get("components", []):
+        if not c.get("isExternal"):
+            continue
+        props = {p["name"]: p["value"] for p in c.get("properties", [])}
+        if provided_by is None or props.get("toolkit:provided-by") == provided_by:
+            out.append(c["name"])
+    return out
+
+
+def validate(sbom_text: str, where: str) -> None:
+    """Check the document against the CycloneDX JSON schema; raise naming the first error."""
+    try:
+        from cyclonedx.schema import SchemaVersion
+        from cyclonedx.validation.json import JsonStrictValidator
+    except ImportError:
+        raise ToolkitError(f"{where}: cannot validate the SBOM: cyclonedx-python-lib is not installed",
+                           hint="pip install 'cyclonedx-python-lib[json-validation]'") from None
+    error = JsonStrictValidator(SchemaVersion.V1_7).validate_str(sbom_text)
+    if error is not None:
+        raise ToolkitError(f"{where}: SBOM does not validate against CycloneDX {SPEC_VERSION}: {error}")
+
+
+def render(sbom: dict) -> str:
+    return json.dumps(sbom, indent=2, sort_keys=False) + "\n"

@@ -1,0 +1,130 @@
+"""The recipe's `[release]` section: the build matrix, the shared compile cache and the build image.
+
+    [release]
+    python = ["3.11", "3.12"]
+    features = [[], ["hipdnn"]]            # each inner list is one feature set of the matrix
+    compile_cache = "redis://cache.example:6379"   # optional; env TOOLKIT_COMPILE_CACHE overrides
+
+    [[release.target_set]]
+    name = "cdna"                          # optional; defaults to the targets joined by "_"
+    targets = ["gfx90a", "gfx942"]
+
+    [release.container]
+    image = "localhost/ort-amdgpu-manylinux_2_28-rocm:7.1.1"
+    containerfile = "../containers/manylinux_2_28-rocm.Containerfile"   # relative to the recipe
+    engine = "podman"                      # optional; env TOOLKIT_CONTAINER_ENGINE overrides
+    runner = "nox"                         # how a session is started inside: "nox" or "toolkit"
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from toolkit.tomlread import Table
+
+_PYTHON = re.compile(r"^3\.(\d{1,2})$")
+_TARGET = re.compile(r"^gfx[0-9a-f]{3,4}(:[a-z+-]+)*$")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.]*$")
+
+RUNNERS = ("nox", "toolkit")
+ENGINES = ("podman", "docker")
+
+
+@dataclass(frozen=True)
+class TargetSet:
+    name: str
+    targets: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ContainerSettings:
+    image: str | None = None
+    containerfile: Path | None = None
+    engine: str | None = None
+    runner: str = "nox"
+
+
+@dataclass(frozen=True)
+class ReleaseSettings:
+    python: tuple[str, ...] = ("3.11", "3.12")
+    target_sets: tuple[TargetSet, ...] = (TargetSet("gfx90a_gfx942", ("gfx90a", "gfx942")),)
+    features: tuple[tuple[str, ...], ...] = ((),)
+    compile_cache: str | None = None
+    container: ContainerSettings = field(default_factory=ContainerSettings)
+
+
+def from_table(t: Table, recipe_dir: Path) -> ReleaseSettings:
+    default = ReleaseSettings()
+    python = tuple(t.str_list("python", list(default.python)))
+    if not python:
+        raise t.error("python", "must list at least one Python version, e.g. [\"3.12\"]")
+    for i, version in enumerate(python):
+        if not _PYTHON.match(version):
+            raise t.error(f"python[{i}]", f"expected a CPython version like \"3.12\", got {version!r}")
+    _no_duplicates(t, "python", python)
+
+    target_sets = tuple(_target_set(s) for s in t.tables("target_set", []))
+    if not target_sets:
+        target_sets = default.target_sets
+    _no_duplicates(t, "target_set", [s.name for s in target_sets], what="target set name")
+
+    features = _feature_sets(t)
+    compile_cache = t.str("compile_cache", None) or None
+
+    container_table = t.table("container", None)
+    container = _container(container_table, recipe_dir) if container_table else ContainerSettings()
+    t.done()
+    return ReleaseSettings(python, target_sets, features, compile_cache, container)
+
+
+def _target_set(t: Table) -> TargetSet:
+    targets = tuple(t.str_list("targets"))
+    if not targets:
+        raise t.error("targets", "must list at least one GPU target, e.g. [\"gfx90a\"]")
+    for i, target in enumerate(targets):
+        if not _TARGET.match(target):
+            raise t.error(f"targets[{i}]", f"expected a GPU target like \"gfx90a\", got {target!r}")
+    name = t.str("name", "_".join(targets))
+    if not _NAME.match(name):
+        raise t.error("name", f"expected lower-case letters, digits, '_' or '.', got {name!r} "
+                      "(it becomes part of the matrix entry id)")
+    t.done()
+    return TargetSet(name, targets)
+
+
+def _feature_sets(t: Table) -> tuple[tuple[str, ...], ...]:
+    # An array of arrays has no typed reader in Table; read the outer array, check each inner one here.
+    raw = t._get("features", [[]], (list,), "an array of feature lists, e.g. [[], [\"hipdnn\"]]")
+    out = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, list) or not all(isinstance(f, str) for f in item):
+            raise t.error(f"features[{i}]", "expected an array of feature names, e.g. [\"hipdnn\"]")
+        for name in item:
+            if not _NAME.match(name):
+                raise t.error(f"features[{i}]", f"feature name {name!r} must be lower-case letters, "
+                              "digits, '_' or '.'")
+        out.append(tuple(sorted(set(item))))
+    if not out:
+        raise t.error("features", "must list at least one feature set; use [[]] for none")
+    _no_duplicates(t, "features", ["+".join(f) for f in out], what="feature set")
+    return tuple(out)
+
+
+def _container(t: Table, recipe_dir: Path) -> ContainerSettings:
+    image = t.str("image", None)
+    containerfile = t.str("containerfile", None)
+    engine = t.str("engine", None, choices=ENGINES)
+    runner = t.str("runner", "nox", choices=RUNNERS)
+    t.done()
+    path = (recipe_dir / containerfile).resolve() if containerfile else None
+    return ContainerSettings(image, path, engine, runner)
+
+
+def _no_duplicates(t: Table, key: str, values, what: str = "value") -> None:
+    seen = set()
+    for value in values:
+        if value in seen:
+            raise t.error(key, f"duplicate {what} {value!r}")
+        seen.add(value)
