@@ -43,6 +43,24 @@ def build(session: nox.Session) -> None:
 
 
 @nox.session
+def patch(session: nox.Session) -> None:
+    """Apply the recipe's patch series to its work tree; `-- --check` only checks, `-- --refresh` rewrites it."""
+    _toolkit(session, "patches")
+
+
+@nox.session
+def release(session: nox.Session) -> None:
+    """The release matrix: `-- --print-matrix` for CI fan-out, `-- --only ID` to build one entry."""
+    _toolkit(session, "release")
+
+
+@nox.session
+def container(session: nox.Session) -> None:
+    """Run another session inside the release image: `nox -s container -- release -- --only ID`."""
+    _toolkit(session, "container")
+
+
+@nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite."""
     _install(session, "test")

@@ -45,11 +45,33 @@ def options_from_args(args: argparse.Namespace) -> BuildOptions:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("build", help="patch, configure and build a recipe's libraries")
     add_build_arguments(p)
+    p.add_argument("--until", metavar="STAGE", help="stop after this stage (patch, configure, build, check)")
     p.set_defaults(func=_run)
+
+    p = sub.add_parser("patches", help="apply, check or refresh a recipe's patch series")
+    add_build_arguments(p)
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true",
+                      help="only check that every patch applies to the pristine source (nonzero if not)")
+    mode.add_argument("--refresh", action="store_true",
+                      help="rewrite the series from edits made in build/<recipe>/<variant>/source")
+    p.set_defaults(func=_patches)
 
 
 def _run(args: argparse.Namespace) -> int:
     from toolkit.pipeline import run_build
 
-    run_build(options_from_args(args))
+    run_build(options_from_args(args), until=args.until)
+    return 0
+
+
+def _patches(args: argparse.Namespace) -> int:
+    from toolkit import pipeline
+
+    options = options_from_args(args)
+    if args.check:
+        return pipeline.check_patches(options)
+    if args.refresh:
+        return pipeline.refresh_patches(options)
+    pipeline.run_build(options, until="patch")
     return 0

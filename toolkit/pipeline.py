@@ -225,17 +225,25 @@ def stages_for(b: Build) -> list[Stage]:
     return [patch_stage(b), configure_stage(b, cmake, ninja), build_stage(b, cmake), check_stage(b)]
 
 
-def run_build(options: BuildOptions) -> tuple[Build, list[StageResult]]:
+def run_build(options: BuildOptions, until: str | None = None) -> tuple[Build, list[StageResult]]:
+    """Run the stages in order; `until` stops after the named stage."""
     b = prepare(options)
     on = ", ".join(f"{n}={'on' if v else 'off'}" for n, v in b.chosen.items())
     log.info(f"recipe {b.recipe.name} ({b.recipe.file}), variant {options.variant}, features: {on}")
     log.info(f"work tree {b.workspace.root}" + (" (dry run: nothing is created)" if options.dry_run else ""))
+    stages = stages_for(b)
+    if until is not None:
+        names = [s.name for s in stages]
+        if until not in names:
+            raise ToolkitError(f"no stage named '{until}'", hint=f"stages: {', '.join(names)}")
+        stages = stages[: names.index(until) + 1]
     runner = StageRunner(b.workspace.state, dry_run=options.dry_run, force=options.force)
-    results = runner.run(stages_for(b))
+    results = runner.run(stages)
     if not options.dry_run:
         ran = [r.name for r in results if r.ran]
-        log.info(f"libraries in {b.workspace.lib}: "
-                 + ", ".join(sorted(p.name for p in b.workspace.lib.glob('*.so'))))
+        if b.workspace.lib.is_dir():
+            log.info(f"libraries in {b.workspace.lib}: "
+                     + ", ".join(sorted(p.name for p in b.workspace.lib.glob('*.so'))))
         log.info(f"stages run: {', '.join(ran) if ran else 'none (everything up to date)'}")
     return b, results
 
@@ -265,3 +273,39 @@ def _run(cmd: list[str], what: str) -> None:
     if proc.returncode != 0:
         raise ToolkitError(f"{what} failed (exit {proc.returncode}): {' '.join(cmd)}",
                            hint="the tool's own output above says why")
+
+
+# -- the patch series outside a build: check and refresh ---------------------------------------
+
+def check_patches(options: BuildOptions) -> int:
+    """Analyse the series against the pristine source; nonzero when any patch would not apply."""
+    from toolkit import patching
+
+    b = prepare(options)
+    if b.recipe.series is None:
+        log.info(f"recipe {b.recipe.name} has no patch series")
+        return 0
+    series = patching.load_series(b.recipe.series)
+    analyses = patching.analyze(series, b.source_dir, "base", sorted(b.enabled()))
+    print(patching.format_report(analyses))
+    failed = [a for a in analyses if not a.ok]
+    log.info(f"{len(analyses) - len(failed)} of {len(analyses)} patch(es) of phase base apply to {b.source_dir}")
+    return 1 if failed else 0
+
+
+def refresh_patches(options: BuildOptions) -> int:
+    """Rewrite the series from edits made in the work tree's patched copy (build/<recipe>/<variant>/source)."""
+    from toolkit import patching
+
+    b = prepare(options)
+    if b.recipe.series is None:
+        raise ToolkitError(f"recipe {b.recipe.name} has no patch series to refresh ({b.recipe.file})")
+    if not b.workspace.source.is_dir():
+        raise ToolkitError(f"no patched copy at {b.workspace.source} to refresh from",
+                           hint="run `nox -s patch` first, then edit the files there")
+    series = patching.load_series(b.recipe.series)
+    result = patching.refresh_series(series, b.source_dir, b.workspace.source, "base", sorted(b.enabled()))
+    print(result.report())
+    log.info(f"{len(result.written)} file(s) rewritten in {series.directory}" if result.changed
+             else "series unchanged")
+    return 0

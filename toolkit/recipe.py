@@ -6,6 +6,7 @@ value fails with the file and the dotted key. Relative paths are relative to the
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,9 +130,20 @@ def load_recipe(path: Path) -> Recipe:
     return Recipe(name, summary, path, source, build, features, outputs, series, extra)
 
 
+# Sections owned by other areas of the toolkit, each read by its own settings module's from_table.
+_SECTIONS = {
+    "release": "toolkit.release.settings",
+}
+
+
 def _section_parsers() -> dict:
-    """Sections owned by other areas of the toolkit, read by their own settings modules."""
-    return {}
+    def reader(module_name: str):
+        def parse(root: Table, section: str, recipe_dir: Path):
+            module = importlib.import_module(module_name)
+            return module.from_table(root.table(section), recipe_dir)
+        return parse
+
+    return {section: reader(module) for section, module in _SECTIONS.items()}
 
 
 def _read_source(t: Table, recipe_dir: Path) -> SourceSettings:
