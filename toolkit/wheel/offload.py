@@ -13,6 +13,7 @@ until then, and reads from a file with mmap because real sections run to hundred
 from __future__ import annotations
 
 import mmap
+import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ _MAX_ENTRIES = 4096
 
 @dataclass(frozen=True)
 class OffloadReport:
-    targets: tuple[str, ...]  # sorted unique target ids, e.g. ("gfx1030", "gfx90a:xnack-")
+    targets: tuple[str, ...]  # unique target ids, naturally sorted, e.g. ("gfx1030", "gfx90a:xnack-")
     bundles: int
     compressed_bundles: int
 
@@ -60,6 +61,11 @@ def target_of(entry_id: str) -> str | None:
     return parts[5] or None
 
 
+def natural_key(target: str) -> tuple:
+    # gfx908 before gfx1030: compare the digits as numbers.
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", target))
+
+
 def _scan(data, begin: int, end: int) -> OffloadReport:
     targets: set[str] = set()
     bundles = 0
@@ -80,7 +86,7 @@ def _scan(data, begin: int, end: int) -> OffloadReport:
             if 1 <= version <= 3 and method in (0, 1):
                 compressed += 1
         pos = data.find(COMPRESSED_MAGIC, pos + len(COMPRESSED_MAGIC), end)
-    return OffloadReport(tuple(sorted(targets)), bundles, compressed)
+    return OffloadReport(tuple(sorted(targets, key=natural_key)), bundles, compressed)
 
 
 def offload_report(path: Path) -> OffloadReport:
