@@ -18,6 +18,7 @@ COMMAND_MODULES: list[str] = [
     "toolkit.build_cli",
     "toolkit.patching.cli",
     "toolkit.release.cli",
+    "toolkit.wheel.cli",
 ]
 
 

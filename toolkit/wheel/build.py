@@ -1,0 +1,105 @@
+"""Build the EP wheel from the build stage's libraries with scikit-build-core.
+
+The wheel is built without build isolation (`python -m build --no-isolation`): the toolkit's own
+environment carries scikit-build-core, and an isolated build would need the network for every wheel.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+from toolkit import log
+from toolkit.errors import ToolkitError
+from toolkit.wheel.buildinfo import BuildInfo
+from toolkit.wheel.data import ep_entry_points
+from toolkit.wheel.elf import is_elf, read_elf
+from toolkit.wheel.project import generate_project
+from toolkit.wheel.settings import Component, WheelSettings
+
+
+def select_components(settings: WheelSettings, lib_dir: Path, info: BuildInfo) -> tuple[Component, ...]:
+    """The components this build packages, each checked to be a plugin EP library on disk."""
+    features = frozenset(info.features)
+    chosen = settings.components_for(features)
+    required = ep_entry_points()
+    for c in settings.components:
+        if c not in chosen and (lib_dir / c.filename).exists():
+            log.stage("wheel", f"leaving out {c.filename}: feature '{c.feature}' is off")
+    for c in chosen:
+        path = lib_dir / c.filename
+        why = f" (feature '{c.feature}' is on)" if c.feature else ""
+        if not path.is_file():
+            raise ToolkitError(
+                f"{path}: library of component '{c.library}'{why} not found",
+                "run the build stage first, or remove the component from the recipe's [wheel]",
+            )
+        if not is_elf(path):
+            raise ToolkitError(f"{path}: not an ELF shared library")
+        missing = [name for name in required if name not in read_elf(path).exports]
+        if missing:
+            raise ToolkitError(
+                f"{path}: does not export {', '.join(missing)}; ORT cannot load it as a plugin EP library",
+                "export CreateEpFactories and ReleaseEpFactory (see the sample's cmake/exports.map)",
+            )
+    return chosen
+
+
+def build_wheel(
+    settings: WheelSettings,
+    lib_dir: Path,
+    build_info: BuildInfo | Mapping[str, Any],
+    out_dir: Path,
+) -> Path:
+    """Package `lib_dir`'s libraries as the recipe's wheel in `out_dir`; returns the wheel's path.
+
+    The wheel is tagged py3-none-linux_<arch>: `repair_wheel` gives it the manylinux tag auditwheel
+    computes. SOURCE_DATE_EPOCH, when set, dates every entry; otherwise scikit-build-core's fixed epoch
+    does, so two builds of the same inputs are byte-identical either way.
+    """
+    lib_dir, out_dir = Path(lib_dir), Path(out_dir)
+    info = build_info if isinstance(build_info, BuildInfo) else BuildInfo.from_mapping(build_info)
+    ensure_tools()
+    components = select_components(settings, lib_dir, info)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".wheel-build-", dir=out_dir) as tmp:
+        project = generate_project(settings, components, lib_dir, info, Path(tmp) / "project")
+        dist = Path(tmp) / "dist"
+        cmd = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(project)]
+        log.stage("wheel", f"building {settings.distribution} {settings.version} from {len(components)} libraries")
+        result = subprocess.run(cmd, capture_output=True, text=True, env=_build_env())
+        if result.returncode != 0:
+            tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-25:])
+            raise ToolkitError(
+                f"wheel build failed (exit {result.returncode}): {' '.join(cmd)}\n{tail}",
+                "pip install scikit-build-core build, and check the generated project above",
+            )
+        wheels = sorted(dist.glob("*.whl"))
+        if len(wheels) != 1:
+            raise ToolkitError(f"wheel build produced {len(wheels)} wheels in {dist}, expected one")
+        final = out_dir / wheels[0].name
+        os.replace(wheels[0], final)
+    log.stage("wheel", f"wrote {final}")
+    return final
+
+
+def _build_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # A user's pip or scikit-build-core configuration must not change what the recipe asked for.
+    for key in list(env):
+        if key.startswith("SKBUILD_") or key.startswith("PIP_CONFIG"):
+            del env[key]
+    return env
+
+
+def ensure_tools() -> None:
+    """Fail early, naming the package, when a tool the wheel stage runs is missing."""
+    for module, package in (("scikit_build_core", "scikit-build-core"), ("build", "build")):
+        try:
+            __import__(module)
+        except ImportError:
+            raise ToolkitError(f"python module '{module}' not found", f"pip install {package}") from None

@@ -1,0 +1,51 @@
+"""What a build was made from, recorded in the wheel so an installed EP says where it came from."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Mapping
+
+from toolkit.errors import ToolkitError
+
+
+@dataclass(frozen=True)
+class BuildInfo:
+    source_revision: str
+    patches: tuple[str, ...] = ()
+    features: tuple[str, ...] = ()  # the features that were on
+    rocm_version: str | None = None
+    gpu_targets: tuple[str, ...] = ()
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], where: str = "build info") -> "BuildInfo":
+        """Accept the pipeline's dict; `features` may be a list of names or a {name: bool} table."""
+        known = {"source_revision", "patches", "features", "rocm_version", "gpu_targets"}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ToolkitError(f"{where}: unknown key {unknown[0]!r}", f"known keys: {', '.join(sorted(known))}")
+        revision = data.get("source_revision")
+        if not isinstance(revision, str) or not revision:
+            raise ToolkitError(f"{where}: 'source_revision' must be a non-empty string, got {revision!r}")
+        features = data.get("features", ())
+        if isinstance(features, Mapping):
+            features = [name for name, on in features.items() if on]
+        rocm = data.get("rocm_version")
+        if rocm is not None and not isinstance(rocm, str):
+            raise ToolkitError(f"{where}: 'rocm_version' must be a string or null, got {rocm!r}")
+        return cls(
+            source_revision=revision,
+            patches=_strings(data.get("patches", ()), where, "patches"),
+            features=tuple(sorted(_strings(features, where, "features"))),
+            rocm_version=rocm,
+            gpu_targets=_strings(data.get("gpu_targets", ()), where, "gpu_targets"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
+
+
+def _strings(value: Any, where: str, key: str) -> tuple[str, ...]:
+    if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+        raise ToolkitError(f"{where}: {key!r} must be a list of strings, got {value!r}")
+    return tuple(value)

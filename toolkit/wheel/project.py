@@ -1,0 +1,123 @@
+"""Generate the scikit-build-core project that packages prebuilt EP libraries into a wheel.
+
+The project is a folder of plain files (pyproject.toml, CMakeLists.txt, README.md, the import package
+and a copy of each library), so a failed wheel build can be rerun by hand with `python -m build`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from toolkit.fsutil import atomic_write_text
+from toolkit.wheel.buildinfo import BuildInfo
+from toolkit.wheel.data import read_text
+from toolkit.wheel.settings import Component, WheelSettings
+
+# The generated package's Python works on every interpreter ORT supports; the libraries do not use
+# the Python ABI, hence one py3-none wheel per platform.
+REQUIRES_PYTHON = ">=3.10"
+SCIKIT_BUILD_CORE = "scikit-build-core>=1.0"
+INFO_FILE = "_wheel_info.json"
+
+
+def _template(name: str) -> str:
+    return read_text("templates", name)
+
+
+def _toml_str(value: str) -> str:
+    # JSON string escapes are a subset of TOML basic-string escapes.
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _toml_list(values: list[str]) -> str:
+    return "[" + ", ".join(_toml_str(v) for v in values) + "]"
+
+
+def pyproject_text(settings: WheelSettings) -> str:
+    lines = [
+        "[build-system]",
+        f"requires = {_toml_list([SCIKIT_BUILD_CORE])}",
+        'build-backend = "scikit_build_core.build"',
+        "",
+        "[project]",
+        f"name = {_toml_str(settings.distribution)}",
+        f"version = {_toml_str(settings.version)}",
+        f"description = {_toml_str(settings.summary)}",
+        'readme = { file = "README.md", content-type = "text/markdown" }',
+        f"requires-python = {_toml_str(REQUIRES_PYTHON)}",
+        f"dependencies = {_toml_list([settings.onnxruntime_requirement])}",
+        "",
+        "[tool.scikit-build]",
+        'minimum-version = "1.0"',
+        "wheel.reproducible = true",
+        'wheel.py-api = "py3"',
+        f"wheel.packages = {_toml_list(['src/' + settings.import_package])}",
+        "wheel.license-files = []",
+        'build-dir = "build"',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def readme_text(settings: WheelSettings, components: tuple[Component, ...], info: BuildInfo) -> str:
+    """The long description: the build facts in words, for anyone reading the index page or METADATA."""
+    def listing(values: tuple[str, ...]) -> str:
+        return ", ".join(values) if values else "none"
+
+    rows = [
+        f"# {settings.distribution}",
+        "",
+        settings.summary + ".",
+        "",
+        "## Build",
+        "",
+        f"- Source revision: {info.source_revision}",
+        f"- Patches applied: {listing(info.patches)}",
+        f"- Features: {listing(info.features)}",
+        f"- ROCm version: {info.rocm_version or 'none (built without ROCm)'}",
+        f"- GPU targets: {listing(info.gpu_targets)}",
+        "",
+        "## Libraries",
+        "",
+    ]
+    for c in components:
+        rows.append(f"- `{c.filename}`" + (f": EP `{c.ep_name}`" if c.ep_name else ": backend"))
+    rows += ["", f"Requires `{settings.onnxruntime_requirement}`.", ""]
+    return "\n".join(rows)
+
+
+def wheel_info(components: tuple[Component, ...], info: BuildInfo) -> dict:
+    return {
+        "components": [{"file": c.filename, "ep_name": c.ep_name, "feature": c.feature} for c in components],
+        "build": info.to_dict(),
+    }
+
+
+def generate_project(
+    settings: WheelSettings,
+    components: tuple[Component, ...],
+    lib_dir: Path,
+    info: BuildInfo,
+    dest: Path,
+) -> Path:
+    """Write the project into `dest` (which must not exist yet) and return it."""
+    dest = Path(dest)
+    dest.mkdir(parents=True)
+    package = dest / "src" / settings.import_package
+    libs = dest / "libs"
+    libs.mkdir()
+    for c in components:
+        shutil.copyfile(Path(lib_dir) / c.filename, libs / c.filename)
+    library_files = "\n".join(f'    "libs/{c.filename}"' for c in components)
+    cmake = _template("CMakeLists.txt.in")
+    cmake = cmake.replace("@LIBRARY_FILES@", library_files).replace("@IMPORT_PACKAGE@", settings.import_package)
+    atomic_write_text(dest / "CMakeLists.txt", cmake)
+    atomic_write_text(dest / "pyproject.toml", pyproject_text(settings))
+    atomic_write_text(dest / "README.md", readme_text(settings, components, info))
+    init = _template("package_init.py").replace("@IMPORT_PACKAGE@", settings.import_package)
+    atomic_write_text(package / "__init__.py", init, mode=0o644)
+    info_json = json.dumps(wheel_info(components, info), indent=2, sort_keys=True) + "\n"
+    atomic_write_text(package / INFO_FILE, info_json, mode=0o644)
+    return dest

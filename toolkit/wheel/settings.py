@@ -1,0 +1,171 @@
+"""The recipe's `[wheel]` and `[smoke]` sections, read strictly into frozen dataclasses.
+
+    [wheel]
+    distribution = "onnxruntime-ep-amdgpu"      # default
+    import_package = "onnxruntime_ep_amdgpu"    # default
+    version = "0.1.0"
+    summary = "..."
+    onnxruntime = ">=1.24"                      # Requires-Dist: onnxruntime<this>
+    excludes = ["libhsakmt.so.*"]               # repair excludes beyond the ROCm list
+    [[wheel.components]]
+    library = "amdgpu-ep"                       # the file lib<library>.so in the build's lib/
+    ep_name = "AMDGPUExecutionProvider"         # optional: only registrable EP libraries have one
+    feature = "hipdnn"                          # optional: packaged only when that feature is on
+
+    [smoke]
+    packages = ["onnxruntime-ep-webgpu"]        # installed into the smoke venv beside the wheel
+    env = { AMDGPU_MIGRAPHX_EP_LIBRARY = "{library:onnxruntime_ep_webgpu}", AMDGPU_EP_VERBOSE = "1" }
+    expect_log = ['^\\[amdgpu-ep\\] forwarded [1-9]']   # regexes stderr must match after registering
+    atol = 1e-4
+    rtol = 1e-4
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+from toolkit.tomlread import Table
+
+DEFAULT_DISTRIBUTION = "onnxruntime-ep-amdgpu"
+DEFAULT_IMPORT_PACKAGE = "onnxruntime_ep_amdgpu"
+
+_DIST_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_LIBRARY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# `{library:MODULE}` in a smoke env value: MODULE.get_library_path() inside the smoke venv.
+ENV_PLACEHOLDER = re.compile(r"\{library:([A-Za-z_][A-Za-z0-9_.]*)\}")
+
+
+@dataclass(frozen=True)
+class Component:
+    library: str
+    ep_name: str | None = None
+    feature: str | None = None
+
+    @property
+    def filename(self) -> str:
+        return f"lib{self.library}.so"
+
+    def wanted(self, features: frozenset[str]) -> bool:
+        return self.feature is None or self.feature in features
+
+
+@dataclass(frozen=True)
+class WheelSettings:
+    version: str
+    components: tuple[Component, ...]
+    onnxruntime: str = ">=1.24"
+    distribution: str = DEFAULT_DISTRIBUTION
+    import_package: str = DEFAULT_IMPORT_PACKAGE
+    summary: str = "AMD GPU plugin execution provider for ONNX Runtime"
+    excludes: tuple[str, ...] = ()
+
+    @property
+    def onnxruntime_requirement(self) -> str:
+        return f"onnxruntime{self.onnxruntime}"
+
+    def components_for(self, features: frozenset[str]) -> tuple[Component, ...]:
+        return tuple(c for c in self.components if c.wanted(features))
+
+
+@dataclass(frozen=True)
+class SmokeSettings:
+    packages: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    expect_log: tuple[str, ...] = ()
+    atol: float = 1e-4
+    rtol: float = 1e-4
+
+
+def _number(t: Table, key: str, default: float) -> float:
+    # tomlread has no float reader yet; TOML writes 1e-4 as a float and 0 as an integer, take both.
+    value = t._get(key, default, (float, int), "a number")
+    if value < 0:
+        raise t.error(key, f"expected a number >= 0, got {value!r}")
+    return float(value)
+
+
+def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
+    """Read `[wheel]`."""
+    distribution = t.str("distribution", DEFAULT_DISTRIBUTION)
+    if not _DIST_NAME.match(distribution):
+        raise t.error("distribution", f"{distribution!r} is not a valid distribution name")
+    import_package = t.str("import_package", DEFAULT_IMPORT_PACKAGE)
+    if not _IDENTIFIER.match(import_package):
+        raise t.error("import_package", f"{import_package!r} is not a Python identifier")
+    version = t.str("version")
+    try:
+        Version(version)
+    except InvalidVersion:
+        raise t.error("version", f"{version!r} is not a PEP 440 version") from None
+    onnxruntime = t.str("onnxruntime", ">=1.24")
+    try:
+        SpecifierSet(onnxruntime)
+        Requirement(f"onnxruntime{onnxruntime}")
+    except (InvalidSpecifier, InvalidRequirement):
+        raise t.error("onnxruntime", f"{onnxruntime!r} is not a version range such as '>=1.24' or '~=1.24.0'") from None
+    summary = t.str("summary", WheelSettings.summary)
+    excludes = tuple(t.str_list("excludes", []))
+    components = []
+    seen_libraries: set[str] = set()
+    seen_eps: set[str] = set()
+    for ct in t.tables("components"):
+        library = ct.str("library")
+        if not _LIBRARY_NAME.match(library) or library.startswith("lib") and library.endswith(".so"):
+            raise ct.error("library", f"expected a library name such as 'amdgpu-ep' (file libamdgpu-ep.so), got {library!r}")
+        if library in seen_libraries:
+            raise ct.error("library", f"library {library!r} is listed twice")
+        seen_libraries.add(library)
+        ep_name = ct.str("ep_name", None)
+        if ep_name is not None:
+            if ep_name in seen_eps:
+                raise ct.error("ep_name", f"EP name {ep_name!r} is listed twice")
+            seen_eps.add(ep_name)
+        feature = ct.str("feature", None)
+        ct.done()
+        components.append(Component(library, ep_name, feature))
+    if not components:
+        raise t.error("components", "at least one component is required")
+    if not seen_eps:
+        raise t.error("components", "no component has an ep_name: the wheel would hold no registrable EP library")
+    t.done()
+    return WheelSettings(
+        version=version,
+        components=tuple(components),
+        onnxruntime=onnxruntime,
+        distribution=distribution,
+        import_package=import_package,
+        summary=summary,
+        excludes=excludes,
+    )
+
+
+def smoke_from_table(t: Table, recipe_dir: Path) -> SmokeSettings:
+    """Read `[smoke]`."""
+    packages = t.str_list("packages", [])
+    for i, spec in enumerate(packages):
+        try:
+            Requirement(spec)
+        except InvalidRequirement:
+            raise t.error(f"packages[{i}]", f"{spec!r} is not a pip requirement") from None
+    env = t.str_map("env", {})
+    for name in env:
+        if not _ENV_NAME.match(name):
+            raise t.error(f"env.{name}", "not a valid environment variable name")
+    expect_log = t.str_list("expect_log", [])
+    for i, pattern in enumerate(expect_log):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise t.error(f"expect_log[{i}]", f"not a valid regular expression: {exc}") from None
+    atol = _number(t, "atol", SmokeSettings.atol)
+    rtol = _number(t, "rtol", SmokeSettings.rtol)
+    t.done()
+    return SmokeSettings(tuple(packages), env, tuple(expect_log), atol, rtol)

@@ -1,0 +1,146 @@
+"""Smoke-test EP wheels as a user gets them: a fresh venv, pip install, then smoke_check.py inside it.
+
+The checker runs with the venv's python from a copy beside the venv, so nothing of the toolkit (or
+this source tree) is importable there: a passing smoke means the installed wheel works on its own.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import site
+import subprocess
+import sys
+import tempfile
+import venv
+import zipfile
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from toolkit import log
+from toolkit.errors import ToolkitError
+from toolkit.wheel.settings import SmokeSettings
+
+CHECKER = Path(__file__).with_name("smoke_check.py")
+# What the checker itself imports, besides the wheels under test and their own requirements.
+CHECKER_REQUIREMENTS = ("onnxruntime", "onnx", "numpy")
+
+
+def import_packages(wheel: Path) -> list[str]:
+    """Top-level import packages of a wheel that look like EP packages (they carry get_library_path)."""
+    found = []
+    with zipfile.ZipFile(wheel) as archive:
+        for name in sorted(archive.namelist()):
+            parts = name.split("/")
+            if len(parts) == 2 and parts[1] == "__init__.py" and not parts[0].endswith((".dist-info", ".data")):
+                if b"def get_library_path" in archive.read(name):
+                    found.append(parts[0])
+    if not found:
+        raise ToolkitError(f"{wheel}: no top-level package defines get_library_path(); not an EP wheel")
+    return found
+
+
+def create_venv(where: Path, inherit_site_packages: bool) -> Path:
+    """A fresh venv at `where` (replacing what was there); returns its python.
+
+    Without pip of its own: the toolkit's pip installs into it (`pip --python`), which saves the
+    ensurepip step and works where a system python lacks ensurepip. With `inherit_site_packages`, a
+    .pth file appends this interpreter's site-packages after the venv's own, so onnxruntime and onnx
+    come from here on machines with no package index, while the wheels under test still install fresh
+    into the venv (and shadow any copy here). venv's own system_site_packages would not do: it sees the
+    base interpreter, not the venv this toolkit may be running in.
+    """
+    if where.exists():
+        shutil.rmtree(where)
+    venv.EnvBuilder(with_pip=False, clear=True).create(where)
+    python = where / "bin" / "python"
+    if inherit_site_packages:
+        purelib = subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+        inherited = [p for p in dict.fromkeys(site.getsitepackages()) if os.path.isdir(p)]
+        Path(purelib, "_toolkit_inherited_site.pth").write_text("\n".join(inherited) + "\n")
+    return python
+
+
+def pip_install(python: Path, requirements: list[str], find_links: Iterable[Path], no_index: bool) -> None:
+    cmd = [sys.executable, "-m", "pip", "--python", str(python), "install", "--disable-pip-version-check",
+           "--no-input", "--quiet"]
+    if no_index:
+        cmd.append("--no-index")
+    for folder in find_links:
+        cmd += ["--find-links", str(folder)]
+    cmd += requirements
+    log.stage("smoke", "pip install " + " ".join(requirements))
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-20:])
+        raise ToolkitError(
+            f"pip could not install into the smoke venv (exit {result.returncode}):\n{tail}",
+            "offline? pass --find-links DIR (with --no-index) holding onnxruntime, onnx and numpy wheels",
+        )
+
+
+def checker_command(
+    python: Path, checker: Path, packages: list[str], settings: SmokeSettings, env: Mapping[str, str], require_gpu: bool
+) -> list[str]:
+    cmd = [str(python), "-I", str(checker)]
+    for package in packages:
+        cmd += ["--package", package]
+    for name, value in env.items():
+        cmd += ["--env", f"{name}={value}"]
+    for pattern in settings.expect_log:
+        cmd += ["--expect-log", pattern]
+    cmd += ["--atol", repr(settings.atol), "--rtol", repr(settings.rtol)]
+    if require_gpu:
+        cmd.append("--require-gpu")
+    return cmd
+
+
+def run_smoke(
+    wheel_paths: Iterable[Path],
+    settings: SmokeSettings,
+    *,
+    require_gpu: bool = False,
+    env: Mapping[str, str] | None = None,
+    find_links: Iterable[Path] = (),
+    no_index: bool = False,
+    inherit_site_packages: bool = False,
+    work_dir: Path | None = None,
+) -> int:
+    """Install the wheels in a fresh venv and run the checker there; returns its exit status.
+
+    `env` adds to (and overrides) the recipe's [smoke] env. `inherit_site_packages` lets the venv see
+    this interpreter's onnxruntime and onnx, for machines without a package index (see create_venv);
+    the wheels under test are still installed into the fresh venv. `work_dir` keeps the venv.
+    """
+    wheels = [Path(w).resolve() for w in wheel_paths]
+    if not wheels:
+        raise ToolkitError("smoke: no wheel given")
+    for wheel in wheels:
+        if not wheel.is_file():
+            raise ToolkitError(f"{wheel}: wheel not found", "run the wheel and repair stages first")
+    packages = [p for wheel in wheels for p in import_packages(wheel)]
+    merged_env = {**settings.env, **(env or {})}
+    with tempfile.TemporaryDirectory(prefix="smoke-") as tmp:
+        base = Path(work_dir) if work_dir else Path(tmp)
+        base.mkdir(parents=True, exist_ok=True)
+        log.stage("smoke", f"fresh venv in {base / 'venv'}")
+        python = create_venv(base / "venv", inherit_site_packages)
+        pip_install(python, [*map(str, wheels), *CHECKER_REQUIREMENTS, *settings.packages], find_links, no_index)
+        checker = base / "smoke_check.py"
+        shutil.copyfile(CHECKER, checker)
+        cmd = checker_command(python, checker, packages, settings, merged_env, require_gpu)
+        log.stage("smoke", f"checking {', '.join(packages)}" + (" (GPU required)" if require_gpu else ""))
+        # The checker's own stdout and stderr go straight to ours: the PASS/FAIL lines are the report.
+        result = subprocess.run(cmd, cwd=base, env=_clean_env())
+        sys.stdout.flush()
+    if result.returncode != 0:
+        log.stage("smoke", f"FAILED (exit {result.returncode})")
+    return result.returncode
+
+
+def _clean_env() -> dict[str, str]:
+    # The toolkit's own PYTHONPATH (pytest sets one) must not leak the source tree into the venv.
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}

@@ -1,0 +1,275 @@
+"""Smoke check of installed plugin EP packages, run by the python of a fresh venv.
+
+Standalone on purpose: it uses only the standard library, onnxruntime, onnx and numpy, so it tests
+the wheel as a user gets it and not the toolkit around it. Steps, each printed as PASS/FAIL/SKIP:
+import the package; read its library paths and EP names; register each EP library with ORT; list
+the EP devices the registration added; confirm our entry points ran (our libraries are mapped, and
+the expected log lines appeared on stderr); when one of those devices is a GPU, run a MatMul+Relu
+model on it with CPU fallback disabled and compare with the CPU EP. Exit status 1 on any failure.
+
+    python smoke_check.py --package onnxruntime_ep_amdgpu \
+        --env 'AMDGPU_MIGRAPHX_EP_LIBRARY={library:onnxruntime_ep_webgpu}' --env AMDGPU_EP_VERBOSE=1 \
+        --expect-log '^\\[amdgpu-ep\\] forwarded [1-9]' [--require-gpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import os
+import re
+import sys
+import tempfile
+import traceback
+
+PLACEHOLDER = re.compile(r"\{library:([A-Za-z_][A-Za-z0-9_.]*)\}")
+
+
+class Checker:
+    def __init__(self) -> None:
+        self.failures = 0
+
+    def ok(self, message: str) -> None:
+        print(f"PASS {message}", flush=True)
+
+    def fail(self, message: str) -> None:
+        self.failures += 1
+        print(f"FAIL {message}", flush=True)
+
+    def skip(self, message: str) -> None:
+        print(f"SKIP {message}", flush=True)
+
+
+class StderrCapture:
+    """Send fd 2 to a file while ORT and the EP libraries run: their C-level log lines are evidence."""
+
+    def __init__(self) -> None:
+        self.file = tempfile.TemporaryFile(mode="w+b")
+        self.saved = None
+
+    def __enter__(self) -> "StderrCapture":
+        sys.stderr.flush()
+        self.saved = os.dup(2)
+        os.dup2(self.file.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        sys.stderr.flush()
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+
+    def text(self) -> str:
+        self.file.seek(0)
+        return self.file.read().decode("utf-8", "replace")
+
+
+def resolve_env(assignments: list[str], check: Checker) -> None:
+    for item in assignments:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            check.fail(f"env: expected NAME=VALUE, got {item!r}")
+            continue
+
+        def library_of(match: re.Match) -> str:
+            module = importlib.import_module(match.group(1))
+            return str(module.get_library_path())
+
+        try:
+            resolved = PLACEHOLDER.sub(library_of, value)
+        except Exception as exc:  # the named package is missing or broken: say which
+            check.fail(f"env {name}: cannot resolve {value!r}: {type(exc).__name__}: {exc}")
+            continue
+        os.environ[name] = resolved
+        check.ok(f"env {name}={resolved}")
+
+
+def package_components(name: str, check: Checker) -> list[tuple[str, str]]:
+    """(library path, EP name) of each registrable library of an installed EP package."""
+    try:
+        package = importlib.import_module(name)
+    except Exception as exc:
+        check.fail(f"import {name}: {type(exc).__name__}: {exc}")
+        return []
+    check.ok(f"import {name} from {os.path.dirname(package.__file__)}")
+    try:
+        paths = list(package.get_library_paths())
+        names = list(package.get_ep_names())
+        main_path, main_name = package.get_library_path(), package.get_ep_name()
+    except Exception as exc:
+        check.fail(f"{name}: get_library_path(s)/get_ep_name(s): {type(exc).__name__}: {exc}")
+        return []
+    missing = [p for p in paths if not os.path.isfile(p)]
+    if missing:
+        check.fail(f"{name}.get_library_paths(): missing files {missing}")
+    elif main_path not in paths or main_name not in names:
+        check.fail(f"{name}: get_library_path()/get_ep_name() ({main_path}, {main_name}) not among the lists")
+    else:
+        check.ok(f"{name}: libraries {[os.path.basename(p) for p in paths]}, EP names {names}")
+    if hasattr(package, "get_components"):
+        return [(path, ep) for path, ep in package.get_components() if ep is not None]
+    return [(main_path, main_name)]
+
+
+def device_key(device) -> tuple:
+    hw = device.device
+    return (device.ep_name, device.ep_vendor, str(hw.type), hw.vendor_id, hw.device_id)
+
+
+def describe(device) -> str:
+    hw = device.device
+    return f"{device.ep_name} {hw.type.name} vendor={hw.vendor!r} vendor_id={hw.vendor_id:#06x} device_id={hw.device_id:#06x}"
+
+
+def mapped_files() -> set[str]:
+    paths = set()
+    with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+        for line in maps:
+            fields = line.split(None, 5)
+            if len(fields) == 6 and fields[5].startswith("/"):
+                paths.add(os.path.realpath(fields[5].strip()))
+    return paths
+
+
+def matmul_relu_model(onnx):
+    import numpy as np
+
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(7)
+    weight = rng.standard_normal((8, 16)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["mm"]), helper.make_node("Relu", ["mm"], ["y"])],
+        "smoke_matmul_relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 16])],
+        [numpy_helper.from_array(weight, "w")],
+    )
+    # An old opset and IR version so any ORT a user may have (1.22 and later) loads it.
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    onnx.checker.check_model(model)
+    return model.SerializeToString(), rng.standard_normal((4, 8)).astype(np.float32)
+
+
+def run_on_device(ort, onnx, device, atol: float, rtol: float, check: Checker) -> None:
+    import numpy as np
+
+    model, x = matmul_relu_model(onnx)
+    expected = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    options = ort.SessionOptions()
+    # Without this ORT quietly runs what the device EP refuses on the CPU, and the check proves nothing.
+    options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+    options.add_provider_for_devices([device], {})
+    session = ort.InferenceSession(model, sess_options=options)
+    providers = session.get_providers()
+    if device.ep_name not in providers:
+        check.fail(f"model session uses {providers}, not {device.ep_name}")
+    got = session.run(None, {"x": x})[0]
+    del session
+    if got.shape != expected.shape:
+        check.fail(f"MatMul+Relu on {describe(device)}: shape {got.shape}, CPU gives {expected.shape}")
+    elif not np.allclose(got, expected, atol=atol, rtol=rtol):
+        worst = float(np.max(np.abs(got - expected)))
+        check.fail(f"MatMul+Relu on {describe(device)}: max |diff| {worst:.3g} vs CPU exceeds atol={atol} rtol={rtol}")
+    else:
+        worst = float(np.max(np.abs(got - expected)))
+        check.ok(f"MatMul+Relu on {describe(device)} matches the CPU EP (max |diff| {worst:.3g})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--package", action="append", required=True, help="import package of an EP wheel")
+    parser.add_argument("--env", action="append", default=[], help="NAME=VALUE, {library:MODULE} resolved")
+    parser.add_argument("--expect-log", action="append", default=[], help="regex stderr must match (multiline)")
+    parser.add_argument("--require-gpu", action="store_true", help="fail when no GPU device is offered")
+    parser.add_argument("--atol", type=float, default=1e-4)
+    parser.add_argument("--rtol", type=float, default=1e-4)
+    args = parser.parse_args(argv)
+    check = Checker()
+
+    resolve_env(args.env, check)
+    try:
+        import numpy  # noqa: F401  (the model check needs it; fail here, not halfway)
+        import onnx
+        import onnxruntime as ort
+    except Exception as exc:
+        check.fail(f"import onnxruntime/onnx/numpy: {type(exc).__name__}: {exc}")
+        return 1
+    check.ok(f"onnxruntime {ort.__version__} from {os.path.dirname(ort.__file__)}")
+
+    libraries = [c for name in args.package for c in package_components(name, check)]
+    before = {device_key(d) for d in ort.get_ep_devices()}
+    registered: list[tuple[str, str]] = []
+    capture = StderrCapture()
+    new_devices = []
+    with capture:
+        for path, ep_name in libraries:
+            try:
+                ort.register_execution_provider_library(ep_name, path)
+                registered.append((path, ep_name))
+            except Exception as exc:
+                check.fail(f"register {ep_name} from {path}: {type(exc).__name__}: {exc}")
+        new_devices = [d for d in ort.get_ep_devices() if device_key(d) not in before]
+    for path, ep_name in registered:
+        check.ok(f"registered {ep_name} from {path}")
+    mapped = mapped_files()
+    for path, ep_name in registered:
+        if os.path.realpath(path) in mapped:
+            check.ok(f"{os.path.basename(path)} is loaded in this process (CreateEpFactories reached it)")
+        else:
+            check.fail(f"{os.path.basename(path)} is not loaded after registering {ep_name}")
+    if new_devices:
+        for device in new_devices:
+            check.ok(f"EP device offered: {describe(device)}")
+    else:
+        print("INFO the registered libraries offered no EP device", flush=True)
+
+    gpus = [d for d in new_devices if d.device.type.name == "GPU"]
+    with capture:
+        if gpus:
+            for device in gpus:
+                try:
+                    run_on_device(ort, onnx, device, args.atol, args.rtol, check)
+                except Exception as exc:
+                    check.fail(f"MatMul+Relu on {describe(device)}: {type(exc).__name__}: {exc}")
+        gc.collect()
+        for path, ep_name in registered:
+            try:
+                ort.unregister_execution_provider_library(ep_name)
+            except Exception as exc:
+                check.fail(f"unregister {ep_name}: {type(exc).__name__}: {exc}")
+    if not gpus:
+        offered = ", ".join(describe(d) for d in new_devices) or "none"
+        why = f"no EP device of type GPU came from {[ep for _, ep in registered]} (devices offered: {offered})"
+        if args.require_gpu:
+            check.fail(f"device checks required (--require-gpu) but {why}")
+        else:
+            check.skip(f"device checks skipped: {why}")
+
+    log = capture.text()
+    if log.strip():
+        print("---- stderr of ORT and the EP libraries ----", flush=True)
+        print(log.rstrip("\n"), flush=True)
+        print("----", flush=True)
+    for pattern in args.expect_log:
+        if re.search(pattern, log, re.MULTILINE):
+            check.ok(f"log matches {pattern!r}")
+        else:
+            check.fail(f"log has no line matching {pattern!r} (are the entry points called, AMDGPU_EP_VERBOSE=1 set?)")
+
+    if check.failures:
+        print(f"SMOKE FAIL: {check.failures} check(s) failed", flush=True)
+        return 1
+    print("SMOKE PASS", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except SystemExit:
+        raise
+    except BaseException:
+        traceback.print_exc()
+        print("SMOKE FAIL: the checker crashed", flush=True)
+        sys.exit(1)
