@@ -1,30 +1,125 @@
-"""Reading what a shared library exports, with pyelftools (no binutils needed)."""
+"""What the toolkit needs to know about one ELF shared library, read with pyelftools.
+
+One reader for every stage: the build's export check, wheel repair (checks on extracted files),
+inspect (reports on any wheel) and the SBOM (libraries read from inside a wheel, as bytes).
+"""
 
 from __future__ import annotations
 
+import io
+from dataclasses import dataclass
 from pathlib import Path
 
 from elftools.common.exceptions import ELFError
+from elftools.elf.constants import P_FLAGS
+from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
 
 from toolkit.errors import ToolkitError
 
+ELF_MAGIC = b"\x7fELF"
 
-def defined_dynamic_symbols(path: Path) -> list[str]:
-    """Names in .dynsym that the library defines (what `nm -D --defined-only` lists, minus versions)."""
+
+@dataclass(frozen=True)
+class ElfFacts:
+    soname: str | None
+    needed: tuple[str, ...]
+    runpath: tuple[str, ...]
+    rpath: tuple[str, ...]
+    # None when the file has no PT_GNU_STACK header: the loader then maps the stack executable.
+    stack_flags: str | None
+    exports: tuple[str, ...]  # defined global/weak dynamic function symbols, sorted
+    machine: str
+    # Every defined dynamic symbol of any type (what `nm -D --defined-only` lists, minus version nodes).
+    defined: tuple[str, ...] = ()
+
+    @property
+    def executable_stack(self) -> bool:
+        return self.stack_flags is None or "X" in self.stack_flags
+
+
+def is_elf(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(4) == ELF_MAGIC
+
+
+def _split_path_list(value: str) -> tuple[str, ...]:
+    # An empty element is meaningful to the loader (the current directory), so it is kept.
+    return tuple(value.split(":"))
+
+
+def read_elf(path: Path | bytes, label: str | None = None) -> ElfFacts:
+    """Facts of a library on disk, or of its bytes (then `label` names it in errors)."""
+    if isinstance(path, (bytes, bytearray)):
+        opener, name = (lambda: io.BytesIO(path)), label or "<bytes>"
+    else:
+        path = Path(path)
+        opener, name = (lambda: open(path, "rb")), str(path)
     try:
-        with open(path, "rb") as handle:
+        with opener() as handle:
             elf = ELFFile(handle)
-            dynsym = elf.get_section_by_name(".dynsym")
-            if dynsym is None:
-                return []
-            names = []
-            for sym in dynsym.iter_symbols():
-                if not sym.name or sym["st_shndx"] == "SHN_UNDEF":
-                    continue
-                if sym["st_info"]["type"] == "STT_SECTION":
-                    continue
-                names.append(sym.name)
-            return sorted(set(names))
-    except (OSError, ELFError) as exc:
-        raise ToolkitError(f"{path}: cannot read as an ELF shared library: {exc}") from None
+            soname = None
+            needed: list[str] = []
+            runpath: tuple[str, ...] = ()
+            rpath: tuple[str, ...] = ()
+            exports: set[str] = set()
+            defined: set[str] = set()
+            for section in elf.iter_sections():
+                if isinstance(section, DynamicSection):
+                    for tag in section.iter_tags():
+                        if tag.entry.d_tag == "DT_NEEDED":
+                            needed.append(tag.needed)
+                        elif tag.entry.d_tag == "DT_SONAME":
+                            soname = tag.soname
+                        elif tag.entry.d_tag == "DT_RUNPATH":
+                            runpath = _split_path_list(tag.runpath)
+                        elif tag.entry.d_tag == "DT_RPATH":
+                            rpath = _split_path_list(tag.rpath)
+                elif isinstance(section, SymbolTableSection) and section.name == ".dynsym":
+                    for symbol in section.iter_symbols():
+                        if (symbol.name and symbol["st_shndx"] not in ("SHN_UNDEF", "SHN_ABS")
+                                and symbol["st_info"]["type"] != "STT_SECTION"):
+                            defined.add(symbol.name)
+                        if (
+                            symbol.name
+                            and symbol["st_shndx"] != "SHN_UNDEF"
+                            and symbol["st_info"]["type"] == "STT_FUNC"
+                            and symbol["st_info"]["bind"] in ("STB_GLOBAL", "STB_WEAK")
+                        ):
+                            exports.add(symbol.name)
+            stack_flags = None
+            for segment in elf.iter_segments():
+                if segment["p_type"] == "PT_GNU_STACK":
+                    flags = segment["p_flags"]
+                    stack_flags = "".join(
+                        letter
+                        for letter, bit in (("R", P_FLAGS.PF_R), ("W", P_FLAGS.PF_W), ("X", P_FLAGS.PF_X))
+                        if flags & bit
+                    )
+            machine = elf["e_machine"]
+    except (ELFError, OSError, ValueError) as exc:
+        raise ToolkitError(f"{name}: cannot read as an ELF shared library: {exc}") from None
+    return ElfFacts(
+        soname=soname,
+        needed=tuple(needed),
+        runpath=runpath,
+        rpath=rpath,
+        stack_flags=stack_flags,
+        exports=tuple(sorted(exports)),
+        machine=machine,
+        defined=tuple(sorted(defined)),
+    )
+
+
+def section_extent(path: Path, name: str) -> tuple[int, int] | None:
+    """(file offset, size) of a section, or None when the file has no such section."""
+    with open(path, "rb") as handle:
+        try:
+            elf = ELFFile(handle)
+        except ELFError:
+            return None
+        section = elf.get_section_by_name(name)
+        if section is None or section["sh_type"] == "SHT_NOBITS":
+            return None
+        return section["sh_offset"], section["sh_size"]

@@ -16,7 +16,7 @@ from toolkit import features as feat
 from toolkit import log
 from toolkit.cmake import (build_command, check_cmake_version, compiler_launcher, configure_command,
                            find_cmake, find_ninja, read_cache)
-from toolkit.elf import defined_dynamic_symbols
+from toolkit.elf import read_elf
 from toolkit.errors import ToolkitError
 from toolkit.fsutil import atomic_write_text, sha256_file, sync_tree, tree_digest
 from toolkit.options import BuildOptions
@@ -202,8 +202,7 @@ def check_stage(b: Build) -> Stage:
     def run() -> None:
         for name, exports in b.expected():
             path = ws.lib / library_file(name)
-            found = defined_dynamic_symbols(path)
-            found = [s for s in found if not s.startswith("VERS_")]
+            found = list(read_elf(path).defined)
             if exports and sorted(found) != sorted(exports):
                 extra = sorted(set(found) - set(exports))
                 missing = sorted(set(exports) - set(found))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as _dt
 import email.parser
 import fnmatch
-import io
 import json
 import os
 import uuid
@@ -20,27 +19,17 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.dynamic import DynamicSection
-from elftools.elf.elffile import ELFFile
 
 from toolkit import __version__
+from toolkit.elf import ELF_MAGIC, read_elf
 from toolkit.errors import ToolkitError
+from toolkit.wheel.data import rocm_excludes
 from toolkit.fsutil import sha256_bytes, sha256_file
 
 SPEC_VERSION = "1.7"
-EXCLUDES_FILE = Path(__file__).resolve().parent.parent / "data" / "rocm_excludes.json"
-
-
-def load_rocm_excludes(path: Path = EXCLUDES_FILE) -> list[str]:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        patterns = data["patterns"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ToolkitError(f"{path}: cannot read the ROCm exclude list: {exc}") from None
-    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
-        raise ToolkitError(f"{path}: key 'patterns' must be an array of strings")
-    return patterns
+def load_rocm_excludes() -> list[str]:
+    """The one ROCm exclude list, shared with wheel repair (toolkit/wheel/data/libraries.json)."""
+    return list(rocm_excludes())
 
 
 @dataclass
@@ -99,24 +88,15 @@ def read_wheel(wheel: Path) -> WheelContents:
 
 
 def _elf_info(data: bytes, wheel: Path, member: str) -> ElfInfo | None:
-    if not data.startswith(b"\x7fELF"):
+    if not data.startswith(ELF_MAGIC):
         return None
-    try:
-        elf = ELFFile(io.BytesIO(data))
-        info = ElfInfo()
-        for section in elf.iter_sections():
-            if not isinstance(section, DynamicSection):
-                continue
-            for tag in section.iter_tags():
-                if tag.entry.d_tag == "DT_NEEDED":
-                    info.needed.append(tag.needed)
-                elif tag.entry.d_tag == "DT_SONAME":
-                    info.soname = tag.soname
-                elif tag.entry.d_tag in ("DT_RUNPATH", "DT_RPATH"):
-                    info.runpath = getattr(tag, "runpath", None) or getattr(tag, "rpath", None)
-        return info
-    except (ELFError, ValueError) as exc:
-        raise ToolkitError(f"{wheel}: member {member} looks like ELF but cannot be parsed: {exc}") from None
+    facts = read_elf(data, label=f"{wheel}: member {member}")
+    info = ElfInfo()
+    info.needed.extend(facts.needed)
+    info.soname = facts.soname
+    paths = facts.runpath or facts.rpath
+    info.runpath = ":".join(paths) if paths else None
+    return info
 
 
 def _purl(name: str, version: str, filename: str) -> str:

@@ -17,7 +17,7 @@ from toolkit import log
 from toolkit.errors import ToolkitError
 from toolkit.wheel.buildinfo import BuildInfo
 from toolkit.wheel.data import ep_entry_points
-from toolkit.wheel.elf import is_elf, read_elf
+from toolkit.elf import is_elf, read_elf
 from toolkit.wheel.project import generate_project
 from toolkit.wheel.settings import Component, WheelSettings
 

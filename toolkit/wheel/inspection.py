@@ -22,7 +22,7 @@ from pathlib import Path
 
 from toolkit.errors import ToolkitError
 from toolkit.wheel.data import ep_entry_points, rocm_excludes, system_libraries
-from toolkit.wheel.elf import ELF_MAGIC, read_elf
+from toolkit.elf import ELF_MAGIC, read_elf
 from toolkit.wheel.offload import natural_key, offload_report
 from toolkit.wheel.repair import matches_any
 from toolkit.wheel.wheelfile import parse_wheel_filename, read_entry_points, read_headers

@@ -26,7 +26,7 @@ from typing import Iterable
 from toolkit import log
 from toolkit.errors import ToolkitError
 from toolkit.wheel.data import rocm_excludes, rocm_runpath_prefixes
-from toolkit.wheel.elf import ELF_MAGIC, read_elf
+from toolkit.elf import ELF_MAGIC, read_elf
 from toolkit.wheel.wheelfile import parse_wheel_filename
 
 
