@@ -43,6 +43,18 @@ def build(session: nox.Session) -> None:
 
 
 @nox.session
+def wheel(session: nox.Session) -> None:
+    """Build, then package and repair the wheel into build/<recipe>/<variant>/wheelhouse."""
+    _toolkit(session, "build", "--wheel")
+
+
+@nox.session
+def smoke(session: nox.Session) -> None:
+    """Build the wheel (if needed), install it in a fresh venv and smoke-test it with onnxruntime."""
+    _toolkit(session, "build", "--smoke")
+
+
+@nox.session
 def patch(session: nox.Session) -> None:
     """Apply the recipe's patch series to its work tree; `-- --check` only checks, `-- --refresh` rewrites it."""
     _toolkit(session, "patches")

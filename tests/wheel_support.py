@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.sample_tree import series_patches
 from toolkit.wheel.settings import Component, SmokeSettings, WheelSettings
 
 ROOT = Path(__file__).resolve().parent.parent
-# Where samples/umbrella-ep and patches/amdgpu-ep live: this checkout, or (before the sample is merged
-# into it) the checkout named by TOOLKIT_SAMPLE_ROOT.
-SAMPLE_ROOT = Path(os.environ.get("TOOLKIT_SAMPLE_ROOT", ROOT))
 
 EP_SOURCE = r"""
 #include <stddef.h>
@@ -81,45 +79,16 @@ def stand_in_lib_dir(folder: Path, hipdnn: bool = False, umbrella_flags: list[st
     return folder
 
 
-def series_patches(series: Path) -> list[Path]:
-    names = [line.split()[0] for line in series.read_text().splitlines() if line.strip() and not line.startswith("#")]
-    return [series.parent / name for name in names]
-
-
 def build_sample(work: Path, hipdnn: bool) -> Path:
-    """Build the bundled sample, patched, with cmake directly; returns its lib folder.
+    """Build the bundled sample through the toolkit's pipeline (patched, USE_AMDGPU=ON); returns lib/."""
+    from toolkit.options import BuildOptions
+    from toolkit.pipeline import run_build
 
-    Kept small and alone so the lead can swap its body for the toolkit's pipeline call.
-    """
-    sample = SAMPLE_ROOT / "samples" / "umbrella-ep"
-    require_tool(sample.is_dir(), f"sample tree not found at {sample} (set TOOLKIT_SAMPLE_ROOT before the merge)")
-    try:
-        import cmake
-        import ninja
-    except ImportError as exc:
-        require_tool(False, f"PyPI cmake and ninja are needed to build the sample: {exc}")
-    source = work / "source"
-    shutil.copytree(sample, source)
-    series = SAMPLE_ROOT / "patches" / "amdgpu-ep" / "series"
-    if series.is_file():
-        for patch in series_patches(series):
-            done = subprocess.run(["patch", "-p1", "-s", "-i", str(patch)], cwd=source, capture_output=True, text=True)
-            assert done.returncode == 0, f"{patch.name} does not apply:\n{done.stdout}{done.stderr}"
-    lib = work / "lib"
-    cmake_exe = os.path.join(cmake.CMAKE_BIN_DIR, "cmake")
-    for cmd in (
-        [cmake_exe, "-S", str(source), "-B", str(work / "cmake"), "-G", "Ninja",
-         f"-DCMAKE_MAKE_PROGRAM={os.path.join(ninja.BIN_DIR, 'ninja')}", f"-DAMDGPU_EP_OUTPUT_DIR={lib}",
-         "-DUSE_AMDGPU=ON", f"-DUSE_HIPDNN={'ON' if hipdnn else 'OFF'}"],
-        [cmake_exe, "--build", str(work / "cmake")],
-    ):
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        assert done.returncode == 0, f"{' '.join(cmd)} failed:\n{done.stdout}\n{done.stderr}"
-    return lib
+    build, _ = run_build(BuildOptions(build_root=work, with_features=("hipdnn",) if hipdnn else ()))
+    return build.workspace.lib
 
 
 def sample_build_info(hipdnn: bool) -> dict:
-    series = SAMPLE_ROOT / "patches" / "amdgpu-ep" / "series"
-    patches = [p.name for p in series_patches(series)] if series.is_file() else []
+    patches = [p.name for p in series_patches()]
     return {"source_revision": "sample", "patches": patches, "features": {"hipdnn": hipdnn},
             "rocm_version": None, "gpu_targets": []}

@@ -46,6 +46,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("build", help="patch, configure and build a recipe's libraries")
     add_build_arguments(p)
     p.add_argument("--until", metavar="STAGE", help="stop after this stage (patch, configure, build, check)")
+    p.add_argument("--wheel", action="store_true",
+                   help="also package the libraries as a wheel and repair it (build/<recipe>/<variant>/wheelhouse)")
+    p.add_argument("--smoke", action="store_true",
+                   help="then install the wheel in a fresh venv and smoke-test it with onnxruntime (implies --wheel)")
+    p.add_argument("--require-gpu", action="store_true", help="with --smoke: no GPU device is a failure")
     p.set_defaults(func=_run)
 
     p = sub.add_parser("patches", help="apply, check or refresh a recipe's patch series")
@@ -59,9 +64,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from toolkit.pipeline import run_build
+    from toolkit import pipeline
 
-    run_build(options_from_args(args), until=args.until)
+    options = options_from_args(args)
+    package = args.wheel or args.smoke
+    b, _ = pipeline.run_build(options, until=args.until, package=package)
+    if args.smoke and not options.dry_run:
+        from toolkit.wheel.smoke import run_smoke
+
+        return run_smoke(pipeline.built_wheels(b), b.recipe.extra["smoke"], require_gpu=args.require_gpu)
     return 0
 
 

@@ -18,7 +18,7 @@ from toolkit.cmake import (build_command, check_cmake_version, compiler_launcher
                            find_cmake, find_ninja, read_cache)
 from toolkit.elf import read_elf
 from toolkit.errors import ToolkitError
-from toolkit.fsutil import atomic_write_text, sha256_file, sync_tree, tree_digest
+from toolkit.fsutil import atomic_write_text, replace_dir, sha256_file, sync_tree, tree_digest
 from toolkit.options import BuildOptions
 from toolkit.recipe import Recipe, find_recipe, load_recipe
 from toolkit.stages import Stage, StageResult, StageRunner
@@ -219,18 +219,77 @@ def check_stage(b: Build) -> Stage:
     return Stage("check", lambda: {"expected": b.expected()}, [], run, plan)
 
 
-def stages_for(b: Build) -> list[Stage]:
+def build_facts(b: Build) -> dict:
+    """What the wheel records about its build: source revision, patches, features, ROCm, GPU targets."""
+    patches: list[str] = []
+    if b.recipe.series is not None:
+        from toolkit import patching
+
+        active, _ = patching.load_series(b.recipe.series).select("base", b.enabled())
+        patches = [f"{e.name} sha256={sha256_file(e.path)}" for e in active]
+    return {
+        "source_revision": f"{b.source_dir.name}@sha256:{tree_digest(b.source_dir)}",
+        "patches": patches,
+        "features": sorted(b.enabled()),
+        "rocm_version": None,
+        "gpu_targets": list(b.options.gpu_targets),
+    }
+
+
+def wheel_stages(b: Build) -> list[Stage]:
+    """wheel (scikit-build-core, from lib/) -> repair (auditwheel, ROCm left out) into wheelhouse/."""
+    settings = b.recipe.extra.get("wheel")
+    if settings is None:
+        raise ToolkitError(f"recipe {b.recipe.name} has no [wheel] section ({b.recipe.file})")
+    ws = b.workspace
+    raw = ws.root / "wheel-raw"
+
+    def build_wheel_run() -> None:
+        from toolkit.wheel.build import build_wheel
+
+        shutil.rmtree(raw, ignore_errors=True)
+        build_wheel(settings, ws.lib, build_facts(b), raw)
+
+    def repair_run() -> None:
+        from toolkit.wheel.repair import repair_wheel
+
+        wheels = sorted(raw.glob("*.whl"))
+        tmp = ws.root / "wheelhouse.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        repair_wheel(wheels[0], tmp, settings.excludes)
+        replace_dir(tmp, ws.wheelhouse)
+
+    return [
+        Stage("wheel", lambda: {"facts": build_facts(b), "settings": repr(settings)}, [raw], build_wheel_run,
+              lambda: [f"scikit-build-core wheel {settings.distribution} {settings.version} from {ws.lib} -> {raw}"]),
+        Stage("repair", lambda: {}, [ws.wheelhouse], repair_run,
+              lambda: [f"auditwheel repair (ROCm libraries excluded) -> {ws.wheelhouse}"]),
+    ]
+
+
+def stages_for(b: Build, package: bool = False) -> list[Stage]:
     cmake, ninja = find_cmake(), find_ninja()
-    return [patch_stage(b), configure_stage(b, cmake, ninja), build_stage(b, cmake), check_stage(b)]
+    stages = [patch_stage(b), configure_stage(b, cmake, ninja), build_stage(b, cmake), check_stage(b)]
+    if package:
+        stages += wheel_stages(b)
+    return stages
 
 
-def run_build(options: BuildOptions, until: str | None = None) -> tuple[Build, list[StageResult]]:
-    """Run the stages in order; `until` stops after the named stage."""
+def built_wheels(b: Build) -> list[Path]:
+    wheels = sorted(b.workspace.wheelhouse.glob("*.whl"))
+    if not wheels:
+        raise ToolkitError(f"no wheel in {b.workspace.wheelhouse}", hint="run `nox -s wheel` first")
+    return wheels
+
+
+def run_build(options: BuildOptions, until: str | None = None,
+              package: bool = False) -> tuple[Build, list[StageResult]]:
+    """Run the stages in order (with `package`, also wheel and repair); `until` stops after a stage."""
     b = prepare(options)
     on = ", ".join(f"{n}={'on' if v else 'off'}" for n, v in b.chosen.items())
     log.info(f"recipe {b.recipe.name} ({b.recipe.file}), variant {options.variant}, features: {on}")
     log.info(f"work tree {b.workspace.root}" + (" (dry run: nothing is created)" if options.dry_run else ""))
-    stages = stages_for(b)
+    stages = stages_for(b, package)
     if until is not None:
         names = [s.name for s in stages]
         if until not in names:
@@ -240,7 +299,10 @@ def run_build(options: BuildOptions, until: str | None = None) -> tuple[Build, l
     results = runner.run(stages)
     if not options.dry_run:
         ran = [r.name for r in results if r.ran]
-        if b.workspace.lib.is_dir():
+        if package and b.workspace.wheelhouse.is_dir():
+            log.info("wheels in " + str(b.workspace.wheelhouse) + ": "
+                     + ", ".join(p.name for p in sorted(b.workspace.wheelhouse.glob("*.whl"))))
+        elif b.workspace.lib.is_dir():
             log.info(f"libraries in {b.workspace.lib}: "
                      + ", ".join(sorted(p.name for p in b.workspace.lib.glob('*.so'))))
         log.info(f"stages run: {', '.join(ran) if ran else 'none (everything up to date)'}")

@@ -126,24 +126,27 @@ def load_recipe(path: Path) -> Recipe:
         if root.has(section):
             extra[section] = parser(root, section, path.parent)
 
+    _check_feature_references(root, extra, features)
     root.done()
     return Recipe(name, summary, path, source, build, features, outputs, series, extra)
 
 
 # Sections owned by other areas of the toolkit, each read by its own settings module's from_table.
 _SECTIONS = {
-    "release": "toolkit.release.settings",
+    "release": ("toolkit.release.settings", "from_table"),
+    "wheel": ("toolkit.wheel.settings", "from_table"),
+    "smoke": ("toolkit.wheel.settings", "smoke_from_table"),
 }
 
 
 def _section_parsers() -> dict:
-    def reader(module_name: str):
+    def reader(module_name: str, function: str):
         def parse(root: Table, section: str, recipe_dir: Path):
             module = importlib.import_module(module_name)
-            return module.from_table(root.table(section), recipe_dir)
+            return getattr(module, function)(root.table(section), recipe_dir)
         return parse
 
-    return {section: reader(module) for section, module in _SECTIONS.items()}
+    return {section: reader(*where) for section, where in _SECTIONS.items()}
 
 
 def _read_source(t: Table, recipe_dir: Path) -> SourceSettings:
@@ -224,3 +227,12 @@ def _read_outputs(root: Table, features: dict[str, Feature]) -> tuple[Output, ..
         ot.done()
         outputs.append(Output(library, feature, exports))
     return tuple(outputs)
+
+
+def _check_feature_references(root: Table, extra: dict, features: dict[str, Feature]) -> None:
+    """Other sections name features (a wheel component only for hipdnn, say): they must exist."""
+    wheel = extra.get("wheel")
+    for i, component in enumerate(getattr(wheel, "components", ())):
+        if component.feature is not None and component.feature not in features:
+            raise RecipeError(f"{root.file}: key 'wheel.components[{i}].feature': no feature named "
+                              f"{component.feature!r} (features: {', '.join(features)})")
