@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 
 from toolkit import __version__, log
 from toolkit.errors import ToolkitError
@@ -231,24 +232,42 @@ def _attempt(session: requests.Session, url: str, part: Path, options: DownloadO
         ok = False
         try:
             with open(part, mode) as handle:
-                for chunk in response.iter_content(_CHUNK):
+                for chunk in _body(response):
                     handle.write(chunk)
                     progress.update(len(chunk))
                 handle.flush()
                 os.fsync(handle.fileno())
             ok = True
-        except requests.ConnectionError as exc:
-            if "timed out" in str(exc).lower():
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+            if _is_timeout(exc):
                 raise _Transient(f"body stalled longer than the read timeout of {options.read_timeout:g} s "
                                  f"(got {_got(part, total)})") from None
-            raise _Transient(f"connection dropped during the body (got {_got(part, total)})") from None
-        except requests.RequestException:
-            raise _Transient(f"connection dropped during the body (got {_got(part, total)})") from None
+            raise _Transient(f"truncated body: connection closed after {_got(part, total)}") from None
         finally:
             progress.finish(ok)
         size = part.stat().st_size
         if total is not None and size != total:
             raise _Transient(f"truncated body: got {size} of {total} bytes")
+
+
+def _body(response: requests.Response):
+    """The raw body in pieces as they arrive, so bytes received before a drop are kept for the resume."""
+    raw = response.raw
+    if not hasattr(raw, "read1"):  # urllib3 < 2.2
+        yield from response.iter_content(_CHUNK)
+        return
+    while chunk := raw.read1(_CHUNK, decode_content=False):
+        yield chunk
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    while exc is not None:
+        if isinstance(exc, (urllib3.exceptions.TimeoutError, TimeoutError, requests.Timeout)):
+            return True
+        if "timed out" in str(exc).lower():
+            return True
+        exc = exc.__context__ or (exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else None)
+    return False
 
 
 def _range_start(response: requests.Response) -> int | None:
