@@ -21,7 +21,7 @@ from toolkit.sources.git import fetch_git
 from toolkit.sources.lock import LockFile, lock_path_for, lock_recipe, recipe_urls, require_pinned
 from toolkit.sources.plan import plan_lines
 from toolkit.sources.preflight import PreflightOptions, ResolvedPaths, check, preflight
-from toolkit.sources.settings import (SECTION_READERS, FetchContentDep, OrtPackage, OrtSettings, Requirements,
+from toolkit.sources.settings import (SECTION_READERS, FetchContentDep, active_deps, OrtPackage, OrtSettings, Requirements,
                                       SourceSettings, fetchcontent_from_tables, source_from_argument)
 from toolkit.sources.source import resolve_source
 
@@ -30,6 +30,6 @@ __all__ = [
     "fetch_unpinned", "extract_archive", "check_covered", "declared_names", "fetchcontent_defines",
     "plan_fetchcontent", "fetch_git", "LockFile", "lock_path_for", "lock_recipe", "recipe_urls",
     "require_pinned", "plan_lines", "PreflightOptions", "ResolvedPaths", "check", "preflight",
-    "SECTION_READERS", "FetchContentDep", "OrtPackage", "OrtSettings", "Requirements", "SourceSettings",
+    "SECTION_READERS", "FetchContentDep", "active_deps", "OrtPackage", "OrtSettings", "Requirements", "SourceSettings",
     "fetchcontent_from_tables", "source_from_argument", "resolve_source",
 ]

@@ -135,6 +135,7 @@ class FetchContentDep:
     sha256: str | None = None
     subdir: str | None = None
     strip_components: int | None = None
+    when: str | None = None  # a feature name: mirrored only when that feature is on (e.g. DML-only deps)
 
     @property
     def define(self) -> str:
@@ -146,9 +147,15 @@ class FetchContentDep:
         name = t.str("name")
         if not _CONTENT_NAME.match(name):
             raise t.error("name", f"expected a FetchContent name (letters, digits, _ . + -), got {name!r}")
-        value = cls(name=name, url=_url(t), sha256=_sha256(t), subdir=_subdir(t), strip_components=_strip(t))
+        value = cls(name=name, url=_url(t), sha256=_sha256(t), subdir=_subdir(t), strip_components=_strip(t),
+                    when=t.str("when", None))
         t.done()
         return value
+
+
+def active_deps(deps, enabled_features) -> tuple[FetchContentDep, ...]:
+    """The dependencies a build with these features needs."""
+    return tuple(d for d in deps if d.when is None or d.when in enabled_features)
 
 
 def fetchcontent_from_tables(tables: list[Table], recipe_dir: Path) -> tuple[FetchContentDep, ...]:
