@@ -159,16 +159,19 @@ def _write_all(entries: list[_Entry], dest: Path, open_member) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".extract", dir=dest.parent))
     try:
         root = os.path.realpath(tmp)
+        checked: set[Path] = set()  # parent folders already resolved inside the tree
         dir_mtimes = []
         for e in entries:
             path = tmp / e.name
-            _check_inside(root, path.parent, e.name)
             if e.kind == "dir":
+                _check_inside(root, path.parent, e.name)
                 path.mkdir(parents=True, exist_ok=True)
                 dir_mtimes.append((path, e.mtime))
                 continue
-            path.parent.mkdir(parents=True, exist_ok=True)
-            _check_inside(root, path.parent, e.name)
+            if path.parent not in checked:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                _check_inside(root, path.parent, e.name)
+                checked.add(path.parent)
             if path.is_symlink() or path.is_file():
                 path.unlink()
             if e.kind == "symlink":
