@@ -19,6 +19,7 @@ COMMAND_MODULES: list[str] = [
     "toolkit.patching.cli",
     "toolkit.release.cli",
     "toolkit.wheel.cli",
+    "toolkit.sources.cli",
 ]
 
 

@@ -1,0 +1,213 @@
+"""FetchContent mirror with real CMake (network cut), the dry-run plan, and preflight of ORT/ROCm/MIGraphX."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import shutil
+import socket
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from tests.sources_http import FaultServer
+from toolkit.errors import ToolkitError
+from toolkit.sources.cache import Cache
+from toolkit.sources.context import FetchContext
+from toolkit.sources.download import DownloadOptions
+from toolkit.sources.fetchcontent import check_covered, declared_names, fetchcontent_defines
+from toolkit.sources.lock import LockFile
+from toolkit.sources.plan import plan_lines
+from toolkit.sources.preflight import PreflightOptions, check, preflight
+from toolkit.sources.settings import (FetchContentDep, active_deps, OrtPackage, OrtSettings, Requirements, SourceSettings,
+                                      fetchcontent_from_tables)
+from toolkit.tomlread import load_toml
+
+FAST = DownloadOptions(connect_timeout=2, read_timeout=2, retries=1, backoff=0.01, progress=False)
+
+
+def _cmake() -> Path:
+    try:
+        import cmake
+    except ImportError:
+        if os.environ.get("CI") == "true":
+            pytest.fail("PyPI cmake is required in CI (pip install cmake)")
+        pytest.skip("PyPI cmake is not installed (pip install cmake)")
+    return Path(cmake.CMAKE_BIN_DIR) / "cmake"
+
+
+def _tarball(files: dict[str, str]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+DEP = {
+    "greet-1.0/CMakeLists.txt": "cmake_minimum_required(VERSION 3.20)\nproject(greet C)\n"
+                                "add_library(greet STATIC greet.c)\n"
+                                "target_include_directories(greet PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)\n",
+    "greet-1.0/greet.c": "#include \"greet.h\"\nint greet_answer(void) { return 42; }\n",
+    "greet-1.0/include/greet.h": "int greet_answer(void);\n",
+}
+
+
+def _project(root: Path, url: str) -> Path:
+    root.mkdir(parents=True)
+    (root / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.24)\nproject(app C)\ninclude(FetchContent)\n"
+        f"FetchContent_Declare(greet URL {url})\nFetchContent_MakeAvailable(greet)\n"
+        "add_executable(app main.c)\ntarget_link_libraries(app PRIVATE greet)\n"
+    )
+    (root / "main.c").write_text("#include \"greet.h\"\nint main(void) { return greet_answer() == 42 ? 0 : 1; }\n")
+    return root
+
+
+def _configure(cmake: Path, src: Path, build: Path, defines: dict[str, str]):
+    args = [str(cmake), "-S", str(src), "-B", str(build), "-G", "Ninja"]
+    args += [f"-D{k}={v}" for k, v in defines.items()]
+    return subprocess.run(args, capture_output=True, text=True, timeout=120)
+
+
+def test_fetchcontent_project_builds_from_mirror_with_network_cut(tmp_path):
+    cmake = _cmake()
+    if shutil.which("ninja") is None and not os.environ.get("CI") == "true":
+        pytest.skip("ninja is not installed (pip install ninja)")
+    server = FaultServer()
+    archive = _tarball(DEP)
+    url = server.add("/greet-1.0.tar.gz", archive)
+    project = _project(tmp_path / "app", url)
+    dep = FetchContentDep(name="greet", url=url, sha256=hashlib.sha256(archive).hexdigest())
+    cache = Cache(tmp_path / "cache")
+    fetchcontent_defines([dep], FetchContext(cache, options=FAST), tmp_path / "warm")  # fills the cache
+    server.stop()  # from here on the URL is unreachable: connection refused
+
+    # Proof the URL really is unreachable now. (A configure without the mirror fails too, but CMake's
+    # download retries make it take about 90 s, too slow for a test.)
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", server.port), timeout=2)
+
+    defines = fetchcontent_defines([dep], FetchContext(cache, offline=True), tmp_path / "deps")
+    assert defines == {"FETCHCONTENT_SOURCE_DIR_GREET": (tmp_path / "deps" / "greet").as_posix(),
+                       "FETCHCONTENT_FULLY_DISCONNECTED": "ON"}
+    configured = _configure(cmake, project, tmp_path / "build", defines)
+    assert configured.returncode == 0, configured.stdout + configured.stderr
+    built = subprocess.run([str(cmake), "--build", str(tmp_path / "build")], capture_output=True, text=True,
+                           timeout=120)
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert subprocess.run([str(tmp_path / "build" / "app")]).returncode == 0
+
+
+def test_fetchcontent_offline_names_missing_dependency(tmp_path):
+    dep = FetchContentDep(name="zlib", url="https://github.com/madler/zlib/archive/refs/tags/v1.3.1.tar.gz",
+                          sha256="a" * 64)
+    with pytest.raises(ToolkitError) as err:
+        fetchcontent_defines([dep], FetchContext(Cache(tmp_path / "c"), offline=True), tmp_path / "deps")
+    assert "offline" in str(err.value) and dep.url in str(err.value)
+    assert not (tmp_path / "deps").exists()
+
+
+# The real umbrella EP's FetchContent set (DESIGN.md), as a tree shaped like it declares them.
+UMBRELLA_NAMES = ["fmt", "GSL", "nlohmann_json", "zlib", "protobuf", "onnx", "flatbuffers", "range-v3"]
+
+
+def _umbrella_tree(root: Path) -> Path:
+    (root / "cmake").mkdir(parents=True)
+    (root / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 4.2)\nproject(amdgpu_ep CXX)\n"
+        "option(USE_AMDGPU \"\" ON)\noption(USE_MIGRAPHX \"\" ON)\ninclude(cmake/deps.cmake)\n"
+    )
+    decls = "".join(f"FetchContent_Declare(\n  {n}\n  URL https://example.invalid/{n}.tar.gz\n)\n"
+                    for n in UMBRELLA_NAMES)
+    (root / "cmake" / "deps.cmake").write_text("include(FetchContent)\n" + decls)
+    return root
+
+
+def test_dry_run_plan_for_umbrella_shaped_tree(tmp_path):
+    recipe = Path(__file__).resolve().parents[1] / "recipes-drafts" / "umbrella-ep-real.toml"
+    all_deps = fetchcontent_from_tables(load_toml(recipe).tables("fetchcontent"), recipe.parent)
+    deps = active_deps(all_deps, ["amdgpu", "migraphx"])  # a Linux build: the DML-only deps drop out
+    assert [d.name for d in deps] == UMBRELLA_NAMES and len(all_deps) == 11
+    tree = _umbrella_tree(tmp_path / "amdgpu-ep")
+    assert sorted(declared_names(tree)) == sorted(UMBRELLA_NAMES)
+    check_covered(deps, tree, recipe.name)  # every declared name is mirrored by the draft recipe
+
+    rocm = tmp_path / "rocm"
+    for rel in ["include/hip/hip_runtime.h", "lib/cmake/hip/hip-config.cmake", "include/migraphx/migraphx.h",
+                "lib/cmake/migraphx/migraphx-config.cmake"]:
+        (rocm / rel).parent.mkdir(parents=True, exist_ok=True)
+        (rocm / rel).write_text("")
+    ort = tmp_path / "ort"
+    for rel in ["include/onnxruntime_c_api.h", "lib/cmake/onnxruntime/onnxruntimeConfig.cmake"]:
+        (ort / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ort / rel).write_text("")
+    cache = Cache(tmp_path / "cache")
+    pinned = {deps[0].url: "b" * 64}
+    ctx = FetchContext(cache, lock=LockFile(tmp_path / "x.lock.toml", pinned))
+    reqs = Requirements.from_table(load_toml(recipe).table("requires"), recipe.parent)
+    resolved = check(reqs, ["migraphx"], PreflightOptions(ort_home=ort, rocm_path=rocm, env={}))
+    before = sorted(p.as_posix() for p in tmp_path.rglob("*"))
+
+    lines = plan_lines(SourceSettings(path=tree), deps, ctx, tmp_path / "b/source", tmp_path / "b/deps",
+                       resolved, tree)
+    text = "\n".join(lines)
+    for dep in deps:
+        assert f"-DFETCHCONTENT_SOURCE_DIR_{dep.name.upper()}={(tmp_path / 'b/deps' / dep.name.lower()).as_posix()}" \
+               f"  <- {dep.url}" in text
+    assert "-DFETCHCONTENT_FULLY_DISCONNECTED=ON" in text
+    assert f"sha256 bbbbbbbbbbbb... (lock), to download" in text and "UNPINNED" in text
+    assert f"dependency ort: {ort.resolve()} (from --ort-home)" in text
+    assert f"dependency rocm: {rocm.resolve()} (from --rocm-path)" in text
+    assert f"dependency migraphx: {rocm.resolve()} (from next to rocm)" in text
+    assert f"-DCMAKE_PREFIX_PATH={ort.resolve().as_posix()};{rocm.resolve().as_posix()}" in text
+    assert sorted(p.as_posix() for p in tmp_path.rglob("*")) == before  # the plan wrote nothing
+
+    # A name the tree declares but the recipe does not mirror shows up in the plan and fails the check.
+    (tree / "cmake" / "extra.cmake").write_text("FetchContent_Declare(eigen URL https://x/e.tar.gz)\n")
+    assert "NOT MIRRORED: eigen (declared at cmake/extra.cmake:1)" in "\n".join(
+        plan_lines(None, deps, ctx, tmp_path / "s", tmp_path / "d", None, tree))
+    with pytest.raises(ToolkitError, match="eigen"):
+        check_covered(deps, tree, recipe.name)
+
+
+def test_preflight_lists_everything_missing_at_once(tmp_path):
+    reqs = Requirements(always=("ort",), features=(("migraphx", ("rocm", "migraphx")),))
+    options = PreflightOptions(rocm_path=tmp_path / "nope", env={"MIGRAPHX_HOME": str(tmp_path)})
+    with pytest.raises(ToolkitError) as err:
+        preflight(reqs, ["migraphx"], options)
+    text = str(err.value)
+    assert "ONNX Runtime" in text and "--ort-home" in text
+    assert f"--rocm-path={tmp_path / 'nope'}: no such folder" in text
+    assert f"MIGRAPHX_HOME={tmp_path} lacks: header migraphx/migraphx.h" in text
+    # The bundled sample requires nothing; a feature that is off adds nothing.
+    assert preflight(Requirements(), ["migraphx"], options).needed == ()
+    assert preflight(Requirements(features=(("migraphx", ("rocm",)),)), [], options).needed == ()
+
+
+def test_preflight_ort_from_recipe_package(tmp_path):
+    ort = OrtSettings(version="1.24.1", packages=(OrtPackage("linux-x64", "https://e/ort.tgz"),))
+    reqs = Requirements(always=("ort",))
+    ok = preflight(reqs, [], PreflightOptions(platform="linux-x64", env={}), ort)
+    assert ok.ort_package is not None and "release package https://e/ort.tgz" in ok.lines()[0]
+    release = FetchContext(Cache(tmp_path / "c"), release=True)
+    with pytest.raises(ToolkitError, match="https://e/ort.tgz has no sha256"):
+        preflight(reqs, [], PreflightOptions(platform="linux-x64", env={}), ort, release)
+    with pytest.raises(ToolkitError, match="no package for win-x64"):
+        preflight(reqs, [], PreflightOptions(platform="win-x64", env={}), ort)
+
+
+def test_preflight_finds_debian_hip_under_usr():
+    if not Path("/usr/include/hip/hip_runtime.h").is_file():
+        if os.environ.get("CI") == "true":
+            pytest.fail("HIP headers are required in CI (apt-get install -y libamdhip64-dev)")
+        pytest.skip("Debian HIP is not installed (apt-get install -y libamdhip64-dev)")
+    resolved = preflight(Requirements(always=("rocm",)), [], PreflightOptions(env={"ROCM_PATH": "/usr"}))
+    assert resolved.path("rocm") == Path("/usr")
+    assert resolved.cmake_defines() == {"CMAKE_PREFIX_PATH": "/usr", "ROCM_PATH": "/usr"}

@@ -1,0 +1,74 @@
+"""The shared download cache: one folder per machine, safe for builds running side by side.
+
+Layout (under platformdirs' user cache dir, or $TOOLKIT_CACHE_DIR):
+    downloads/<sha256>/<file name>   verified files only, renamed into place after the check
+    partial/<key>.part               bytes of an interrupted download, kept so the next try resumes
+    git/<url hash>/<commit>/         checked-out git trees (with submodules), complete ones only
+    locks/<key>.lock                 file locks: one process downloads, the others wait and reuse
+Files are content-addressed by sha256, so two recipes naming the same archive share one copy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import filelock
+import platformdirs
+
+ENV_CACHE_DIR = "TOOLKIT_CACHE_DIR"
+APP_NAME = "ort-amdgpu-toolkit"
+
+
+def default_cache_dir() -> Path:
+    override = os.environ.get(ENV_CACHE_DIR)
+    if override:
+        return Path(override).expanduser().resolve()
+    return Path(platformdirs.user_cache_dir(APP_NAME))
+
+
+def url_key(url: str) -> str:
+    return hashlib.sha256(url.encode("utf-8")).hexdigest()[:24]
+
+
+def file_name_for(url: str) -> str:
+    """A safe file name for what a URL serves: its last path segment, else 'download'."""
+    path = url.split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    name = path.rsplit("/", 1)[-1] if "/" in path else ""
+    name = re.sub(r"[^A-Za-z0-9._+-]", "_", name)
+    return name if name and name not in (".", "..") else "download"
+
+
+@dataclass(frozen=True)
+class Cache:
+    root: Path
+
+    @classmethod
+    def default(cls) -> "Cache":
+        return cls(default_cache_dir())
+
+    def download_path(self, sha256: str, url: str) -> Path:
+        return self.root / "downloads" / sha256 / file_name_for(url)
+
+    def find_download(self, sha256: str) -> Path | None:
+        """The verified file for a checksum, whatever URL it came from."""
+        folder = self.root / "downloads" / sha256
+        if not folder.is_dir():
+            return None
+        files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+        return files[0] if files else None
+
+    def partial_path(self, key: str) -> Path:
+        return self.root / "partial" / f"{key}.part"
+
+    def git_path(self, url: str, commit: str) -> Path:
+        return self.root / "git" / url_key(url) / commit
+
+    def lock(self, key: str, timeout: float = -1) -> filelock.FileLock:
+        """A lock shared by every process using this cache folder; hold it while touching `key`."""
+        folder = self.root / "locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        return filelock.FileLock(str(folder / f"{key}.lock"), timeout=timeout)

@@ -1,0 +1,101 @@
+"""Finding installed dependencies (ORT, ROCm, MIGraphX) and fetching ORT's release package.
+
+What marks a usable install (headers, CMake config), which option and environment variables name it,
+and where to look by default are data in components.json. An explicit location that lacks a marker is
+an error, not a reason to look elsewhere: the user asked for that one.
+"""
+
+from __future__ import annotations
+
+import json
+import platform as _platform
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Mapping
+
+from toolkit.errors import ToolkitError
+from toolkit.sources.context import FetchContext
+from toolkit.sources.settings import OrtPackage, OrtSettings
+from toolkit.sources.source import unpack_once
+
+_OS = {"Linux": "linux", "Windows": "win", "Darwin": "osx"}
+_ARCH = {"x86_64": "x64", "AMD64": "x64", "aarch64": "aarch64", "arm64": "arm64", "ARM64": "arm64"}
+
+
+def platform_tag() -> str:
+    """This machine as ORT's release packages name platforms: linux-x64, linux-aarch64, win-x64, osx-arm64."""
+    system, machine = _platform.system(), _platform.machine()
+    return f"{_OS.get(system, system.lower())}-{_ARCH.get(machine, machine.lower())}"
+
+
+@lru_cache(maxsize=1)
+def components() -> dict:
+    return json.loads(resources.files("toolkit.sources").joinpath("components.json").read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class Located:
+    component: str
+    path: Path | None
+    origin: str  # "--rocm-path", "ROCM_PATH", "default", "recipe package ..."
+    problem: str | None = None
+
+
+def missing_markers(component: str, path: Path) -> list[str]:
+    """The marker files (per components.json) that path lacks, described for the user."""
+    missing = []
+    for marker in components()[component]["markers"]:
+        if not any(next(iter(path.glob(pattern)), None) is not None for pattern in marker["any"]):
+            missing.append(f"{marker['what']} (looked for {', '.join(marker['any'])})")
+    return missing
+
+
+def locate(component: str, explicit: Path | None, env: Mapping[str, str],
+           found: Mapping[str, Located] | None = None) -> Located:
+    """Find one component: the option, then environment variables, then related installs, then defaults."""
+    spec = components()[component]
+    named: list[tuple[str, Path]] = []
+    if explicit is not None:
+        named.append((spec["option"], Path(explicit)))
+    named += [(var, Path(env[var])) for var in spec["env"] if env.get(var)]
+    if named:
+        origin, path = named[0]
+        if not path.is_dir():
+            return Located(component, None, origin, f"{origin}={path}: no such folder")
+        missing = missing_markers(component, path)
+        if missing:
+            return Located(component, None, origin, f"{origin}={path} lacks: " + "; ".join(missing))
+        return Located(component, path.resolve(), origin)
+    candidates = [(f"next to {other}", found[other].path) for other in spec["after"]
+                  if found and other in found and found[other].path is not None]
+    candidates += [("default", Path(d)) for d in spec["defaults"]]
+    for origin, path in candidates:
+        if path.is_dir() and not missing_markers(component, path):
+            return Located(component, path.resolve(), origin)
+    tried = ", ".join(str(p) for _, p in candidates) or "nowhere by default"
+    names = " or ".join([spec["option"], *spec["env"]])
+    return Located(component, None, "not found", f"not found (tried {tried}); give {names}")
+
+
+def ort_package_dir(dest: Path, settings: OrtSettings, platform: str) -> Path:
+    return Path(dest) / f"onnxruntime-{settings.version}-{platform}"
+
+
+def fetch_ort(settings: OrtSettings, ctx: FetchContext, dest: Path, platform: str | None = None) -> Path:
+    """Fetch and unpack ORT's release package for this platform; returns the install prefix."""
+    platform = platform or platform_tag()
+    package: OrtPackage | None = settings.package_for(platform)
+    if package is None:
+        known = ", ".join(p.platform for p in settings.packages) or "none"
+        raise ToolkitError(f"[ort] {settings.version}: no package for platform {platform} (recipe has: {known})",
+                           hint="add an [[ort.package]] for it, or pass --ort-home DIR")
+    folder = unpack_once(ctx.fetch_url(package.url, package.sha256, f"ort package {platform}"),
+                         ort_package_dir(dest, settings, platform), package.strip_components, "ort")
+    missing = missing_markers("ort", folder)
+    if missing:
+        raise ToolkitError(f"ORT package {package.url} unpacked into {folder} lacks: " + "; ".join(missing),
+                           hint="check the package URL (a release package with headers and CMake config), "
+                           "or pass --ort-home DIR")
+    return folder

@@ -1,0 +1,292 @@
+"""Verified downloads into the shared cache: resume, retries with backoff, mirrors, offline mode.
+
+A file enters the cache only after its sha256 matched, by a rename from partial/ to downloads/, so a
+reader never sees half a file or a wrong one. While a download runs it holds the cache lock for that
+checksum: a second process fetching the same file waits and then reuses it instead of downloading again.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import requests
+import urllib3
+
+from toolkit import __version__, log
+from toolkit.errors import ToolkitError
+from toolkit.fsutil import sha256_file
+from toolkit.sources.cache import Cache, url_key
+from toolkit.sources.progress import Progress
+
+ENV_MIRRORS = "TOOLKIT_MIRRORS"
+_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class DownloadOptions:
+    connect_timeout: float = 15.0
+    read_timeout: float = 60.0  # longest silence between two reads of the body
+    retries: int = 4  # further attempts per URL after the first, for 5xx and dropped connections
+    backoff: float = 1.0  # seconds before the first retry, doubled for each next one
+    progress: bool = True
+
+
+class _Transient(Exception):
+    """Worth another try at the same URL: 5xx, a dropped or stalled connection, a short body."""
+
+
+class _Permanent(Exception):
+    """Not worth retrying at this URL: 4xx, a redirect loop, a checksum mismatch."""
+
+
+def mirrors_from_env() -> list[str]:
+    """Mirror base URLs from $TOOLKIT_MIRRORS (separated by spaces or commas)."""
+    raw = os.environ.get(ENV_MIRRORS, "")
+    return [m for m in raw.replace(",", " ").split() if m]
+
+
+def mirror_url(base: str, url: str) -> str:
+    """Where a mirror keeps an upstream file: <base>/<host>/<path>, the layout of a plain copy of upstream."""
+    parts = urlsplit(url)
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    return f"{base.rstrip('/')}/{parts.hostname or 'localhost'}{path}"
+
+
+def candidate_urls(url: str, mirrors: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """Mirrors first, in the order given (an internal artifact server is closer and trusted), then upstream."""
+    out = [mirror_url(m, url) for m in mirrors]
+    return out + [url] if url not in out else out
+
+
+def _offline_error(url: str, sha256: str | None, cache: Cache) -> ToolkitError:
+    what = f"{url} (sha256 {sha256})" if sha256 else url
+    return ToolkitError(
+        f"offline: {what} is not in the download cache {cache.root / 'downloads'}",
+        hint="run the same command once with network access (or fill the cache from a machine that has it, "
+        "or point TOOLKIT_CACHE_DIR at a cache that holds it), then retry with --offline",
+    )
+
+
+def fetch(url: str, sha256: str, cache: Cache, mirrors: list[str] | tuple[str, ...] = (),
+          offline: bool = False, options: DownloadOptions = DownloadOptions()) -> Path:
+    """The cached, verified file for (url, sha256), downloading it once if the cache lacks it."""
+    sha256 = sha256.lower()
+    hit = cache.find_download(sha256)
+    if hit is not None:
+        return hit
+    if offline:
+        raise _offline_error(url, sha256, cache)
+    with _locked(cache, sha256, url):
+        hit = cache.find_download(sha256)
+        if hit is not None:
+            return hit  # another process finished it while this one waited
+        part = cache.partial_path(sha256)
+        failures = []
+        for candidate in candidate_urls(url, mirrors):
+            try:
+                _download_verified(candidate, part, sha256, options)
+            except _Permanent as exc:
+                failures.append(f"{candidate}: {exc}")
+                continue
+            return _publish(part, cache.download_path(sha256, url))
+        raise _failed(url, failures)
+
+
+def fetch_unpinned(url: str, cache: Cache, mirrors: list[str] | tuple[str, ...] = (),
+                   options: DownloadOptions = DownloadOptions()) -> tuple[Path, str]:
+    """Download a URL that has no checksum yet (for `lock`); returns the cached file and its sha256."""
+    key = "url-" + url_key(url)
+    with _locked(cache, key, url):
+        part = cache.partial_path(key)
+        failures = []
+        for candidate in candidate_urls(url, mirrors):
+            try:
+                _download_verified(candidate, part, None, options)
+            except _Permanent as exc:
+                failures.append(f"{candidate}: {exc}")
+                continue
+            digest = sha256_file(part)
+            with cache.lock(digest):
+                existing = cache.find_download(digest)
+                if existing is not None:
+                    part.unlink()
+                    return existing, digest
+                return _publish(part, cache.download_path(digest, url)), digest
+        raise _failed(url, failures)
+
+
+class _locked:
+    """Hold the cache lock for a key, saying so when another process has it."""
+
+    def __init__(self, cache: Cache, key: str, url: str):
+        self.lock = cache.lock(key)
+        self.url = url
+
+    def __enter__(self):
+        import filelock
+
+        try:
+            self.lock.acquire(timeout=0)
+        except filelock.Timeout:
+            log.info(f"waiting for another process downloading {self.url}")
+            self.lock.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self.lock.release()
+
+
+def _failed(url: str, failures: list[str]) -> ToolkitError:
+    lines = "\n".join(f"  {f}" for f in failures)
+    return ToolkitError(
+        f"download failed: {url}\n{lines}",
+        hint="check the URL and your network; a checksum mismatch means the file changed upstream or the "
+        "recipe/lock holds a wrong sha256 (nothing was kept)",
+    )
+
+
+def _publish(part: Path, dest: Path) -> Path:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(part, dest)
+    return dest
+
+
+def _download_verified(url: str, part: Path, sha256: str | None, options: DownloadOptions) -> None:
+    """Download url into part (resuming what is there) and check its sha256; raises _Permanent on failure."""
+    for fresh_retry in (False, True):
+        resumed = part.exists() and part.stat().st_size > 0
+        _download_with_retries(url, part, options)
+        if sha256 is None:
+            return
+        got = sha256_file(part)
+        if got == sha256:
+            return
+        part.unlink()
+        # Bytes kept from an earlier attempt may be what is wrong: try once more from zero before blaming the URL.
+        if not resumed or fresh_retry:
+            raise _Permanent(f"sha256 mismatch: expected {sha256}, got {got} (file discarded)")
+
+
+def _download_with_retries(url: str, part: Path, options: DownloadOptions) -> None:
+    attempt = 0
+    with requests.Session() as session:
+        session.headers["User-Agent"] = f"ort-amdgpu-toolkit/{__version__}"
+        # Raw bytes only: a transparent gzip decode would change the checksum and break Range offsets.
+        session.headers["Accept-Encoding"] = "identity"
+        while True:
+            try:
+                _attempt(session, url, part, options)
+                return
+            except _Transient as exc:
+                attempt += 1
+                if attempt > options.retries:
+                    raise _Permanent(f"{exc} (gave up after {attempt} attempts)") from None
+                delay = options.backoff * (2 ** (attempt - 1))
+                log.info(f"{url}: {exc}; retry {attempt}/{options.retries} in {delay:g} s")
+                time.sleep(delay)
+
+
+def _attempt(session: requests.Session, url: str, part: Path, options: DownloadOptions) -> None:
+    part.parent.mkdir(parents=True, exist_ok=True)
+    offset = part.stat().st_size if part.exists() else 0
+    headers = {"Range": f"bytes={offset}-"} if offset else {}
+    timeout = (options.connect_timeout, options.read_timeout)
+    try:
+        response = session.get(url, headers=headers, stream=True, timeout=timeout, allow_redirects=True)
+    except requests.TooManyRedirects:
+        raise _Permanent("too many redirects") from None
+    except requests.ConnectTimeout:
+        raise _Transient(f"connect timed out after {options.connect_timeout:g} s") from None
+    except requests.ReadTimeout:
+        raise _Transient(f"no response within the read timeout of {options.read_timeout:g} s") from None
+    except requests.ConnectionError as exc:
+        raise _Transient(f"connection failed: {_reason(exc)}") from None
+    except requests.RequestException as exc:
+        raise _Permanent(f"request failed: {_reason(exc)}") from None
+
+    with response:
+        code = response.status_code
+        if code == 416 and offset:
+            part.unlink()
+            raise _Transient("server refused to resume (HTTP 416); starting over")
+        if code >= 500 or code in (408, 429):
+            raise _Transient(f"HTTP {code} {response.reason}")
+        if code >= 400:
+            raise _Permanent(f"HTTP {code} {response.reason}")
+        if code == 206 and offset:
+            if _range_start(response) != offset:
+                part.unlink()
+                raise _Transient(f"server answered a different range than bytes={offset}-; starting over")
+            mode = "ab"
+        elif code == 200:
+            offset, mode = 0, "wb"  # the server ignored Range: start over
+        else:
+            raise _Permanent(f"unexpected HTTP {code} {response.reason}")
+        length = response.headers.get("Content-Length")
+        total = offset + int(length) if length and length.isdigit() else None
+        progress = Progress(url, total, start=offset, enabled=options.progress)
+        ok = False
+        try:
+            with open(part, mode) as handle:
+                for chunk in _body(response):
+                    handle.write(chunk)
+                    progress.update(len(chunk))
+                handle.flush()
+                os.fsync(handle.fileno())
+            ok = True
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+            if _is_timeout(exc):
+                raise _Transient(f"body stalled longer than the read timeout of {options.read_timeout:g} s "
+                                 f"(got {_got(part, total)})") from None
+            raise _Transient(f"truncated body: connection closed after {_got(part, total)}") from None
+        finally:
+            progress.finish(ok)
+        size = part.stat().st_size
+        if total is not None and size != total:
+            raise _Transient(f"truncated body: got {size} of {total} bytes")
+
+
+def _body(response: requests.Response):
+    """The raw body in pieces as they arrive, so bytes received before a drop are kept for the resume."""
+    raw = response.raw
+    if not hasattr(raw, "read1"):  # urllib3 < 2.2
+        yield from response.iter_content(_CHUNK)
+        return
+    while chunk := raw.read1(_CHUNK, decode_content=False):
+        yield chunk
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    while exc is not None:
+        if isinstance(exc, (urllib3.exceptions.TimeoutError, TimeoutError, requests.Timeout)):
+            return True
+        if "timed out" in str(exc).lower():
+            return True
+        exc = exc.__context__ or (exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else None)
+    return False
+
+
+def _range_start(response: requests.Response) -> int | None:
+    value = response.headers.get("Content-Range", "")
+    if not value.startswith("bytes "):
+        return None
+    start = value[6:].split("-", 1)[0]
+    return int(start) if start.isdigit() else None
+
+
+def _got(part: Path, total: int | None) -> str:
+    size = part.stat().st_size if part.exists() else 0
+    return f"{size} of {total} bytes" if total is not None else f"{size} bytes"
+
+
+def _reason(exc: Exception) -> str:
+    # requests nests urllib3 errors several levels deep; the innermost message is the useful one.
+    inner = exc
+    while inner.args and isinstance(inner.args[0], Exception):
+        inner = inner.args[0]
+    reason = getattr(inner, "reason", None)
+    return str(reason or inner)

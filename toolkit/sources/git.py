@@ -1,0 +1,105 @@
+"""Git sources pinned by commit: a shallow fetch of exactly that commit (and its submodules), cached.
+
+Fetching one commit by id needs the server to allow it (uploadpack.allowReachableSHA1InWant; GitHub and
+GitLab do). The checkout is built in a temporary folder and renamed into the cache only when complete,
+so the cache never holds a half-cloned tree.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from toolkit import log
+from toolkit.errors import ToolkitError
+from toolkit.fsutil import replace_dir
+from toolkit.sources.cache import Cache, url_key
+
+
+def _is_local(url: str) -> bool:
+    return url.startswith("file://") or "://" not in url and ":" not in url.split("/", 1)[0]
+
+
+def _git(args: list[str], cwd: Path, url: str, local: bool) -> subprocess.CompletedProcess:
+    # The file protocol is off by default for submodules (CVE-2022-39253); allow it only when the
+    # superproject itself is local, as a test or an internal mirror on disk would be.
+    config = ["-c", "protocol.file.allow=always"] if local else []
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true")
+    return subprocess.run(["git", *config, *args], cwd=cwd, env=env, capture_output=True, text=True)
+
+
+def _tail(text: str, lines: int = 6) -> str:
+    kept = [line for line in text.strip().splitlines() if line.strip()][-lines:]
+    return "\n".join(f"    {line}" for line in kept)
+
+
+def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, offline: bool = False) -> Path:
+    """The cached checkout of url at commit (with submodules when asked), fetching it once."""
+    if shutil.which("git") is None:
+        raise ToolkitError(f"git source {url}: the git command is not installed", hint="apt-get install -y git")
+    final = cache.git_path(url, commit)
+    if final.is_dir():
+        return final
+    if offline:
+        raise ToolkitError(
+            f"offline: git source {url} at commit {commit} is not in the cache {final.parent}",
+            hint="run once with network access, then retry with --offline",
+        )
+    with cache.lock(f"git-{url_key(url)}-{commit}"):
+        if final.is_dir():
+            return final
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{commit[:12]}.", dir=final.parent))
+        try:
+            _checkout(url, commit, tmp, submodules)
+            os.replace(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return final
+
+
+def _checkout(url: str, commit: str, work: Path, submodules: bool) -> None:
+    local = _is_local(url)
+    log.info(f"git: fetching {url} at {commit}")
+    for args in (["init", "-q"], ["remote", "add", "origin", url]):
+        result = _git(args, work, url, local)
+        if result.returncode != 0:
+            raise ToolkitError(f"git {' '.join(args)} failed in {work}:\n{_tail(result.stderr)}")
+    result = _git(["fetch", "-q", "--depth", "1", "--no-tags", "origin", commit], work, url, local)
+    if result.returncode != 0:
+        raise ToolkitError(
+            f"git source {url}: cannot fetch commit {commit}:\n{_tail(result.stderr)}",
+            hint="check that the commit exists in that repository (a full 40-hex id) and that the server allows "
+            "fetching a commit by id (uploadpack.allowReachableSHA1InWant)",
+        )
+    result = _git(["checkout", "-q", "--detach", "FETCH_HEAD"], work, url, local)
+    head = _git(["rev-parse", "HEAD"], work, url, local).stdout.strip()
+    if result.returncode != 0 or head != commit:
+        raise ToolkitError(f"git source {url}: checked out {head or 'nothing'} instead of commit {commit}:\n"
+                           f"{_tail(result.stderr)}")
+    if not submodules:
+        return
+    result = _git(["submodule", "update", "--init", "--recursive", "--depth", "1"], work, url, local)
+    if result.returncode != 0:
+        # Some servers refuse shallow fetches by commit id; a full submodule fetch still pins the same commits.
+        log.info(f"git: shallow submodule fetch failed for {url}; fetching submodules in full")
+        result = _git(["submodule", "update", "--init", "--recursive"], work, url, local)
+    if result.returncode != 0:
+        raise ToolkitError(f"git source {url} at {commit}: submodule update failed:\n{_tail(result.stderr)}",
+                           hint="check .gitmodules URLs are reachable and their commits exist")
+
+
+def copy_checkout(src: Path, dest: Path) -> Path:
+    """Copy a cached checkout to dest (replacing it) through a temporary folder."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        shutil.copytree(src, tmp / "tree", symlinks=True)
+        replace_dir(tmp / "tree", dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest

@@ -1,0 +1,148 @@
+"""Lock files: the sha256 of every URL a recipe leaves unpinned, written by `nox -s lock`.
+
+recipes/<name>.lock.toml sits next to recipes/<name>.toml. A checksum written in the recipe itself wins
+over the lock; the lock only fills the gaps, so upstream URLs can be listed by hand and pinned by a
+machine that can reach them. Release builds refuse any URL that neither pins.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from toolkit import log
+from toolkit.errors import RecipeError, ToolkitError
+from toolkit.fsutil import atomic_write_text
+from toolkit.sources.cache import Cache
+from toolkit.sources.download import DownloadOptions, fetch_unpinned
+from toolkit.sources.settings import FetchContentDep, OrtSettings, SourceSettings, fetchcontent_from_tables
+from toolkit.tomlread import load_toml
+
+LOCK_VERSION = 1
+
+
+def lock_path_for(recipe: Path) -> Path:
+    recipe = Path(recipe)
+    return recipe.with_name(f"{recipe.stem}.lock.toml")
+
+
+@dataclass(frozen=True)
+class LockFile:
+    path: Path
+    pins: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: Path) -> "LockFile":
+        path = Path(path)
+        if not path.is_file():
+            return cls(path, {})
+        root = load_toml(path)
+        version = root.int("version")
+        if version != LOCK_VERSION:
+            raise root.error("version", f"this toolkit reads lock version {LOCK_VERSION}, got {version}")
+        pins = root.str_map("sha256", {})
+        for url, sha in pins.items():
+            if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+                raise RecipeError(f"{path}: key 'sha256.\"{url}\"': expected 64 lowercase hex digits, got {sha!r}")
+        root.done()
+        return cls(path, pins)
+
+    @classmethod
+    def for_recipe(cls, recipe: Path) -> "LockFile":
+        return cls.load(lock_path_for(recipe))
+
+    def get(self, url: str) -> str | None:
+        return self.pins.get(url)
+
+
+def write_lock(path: Path, recipe_name: str, pins: dict[str, str]) -> None:
+    lines = [
+        f"# Written by `nox -s lock` for {recipe_name}: the sha256 of each URL that recipe leaves unpinned.",
+        "# Review changes like code: a new checksum means different bytes from that URL.",
+        f"version = {LOCK_VERSION}",
+        "",
+        "[sha256]",
+    ]
+    # JSON string escapes are valid TOML basic-string escapes.
+    lines += [f"{json.dumps(url)} = {json.dumps(sha)}" for url, sha in sorted(pins.items())]
+    atomic_write_text(path, "\n".join(lines) + "\n")
+
+
+@dataclass(frozen=True)
+class Pinnable:
+    """A URL a recipe names, where (dotted key) and the checksum the recipe itself gives, if any."""
+
+    where: str
+    url: str
+    sha256: str | None
+
+
+def recipe_urls(recipe: Path) -> list[Pinnable]:
+    """Every URL download in a recipe's [source], [[fetchcontent]] and [[ort.package]] sections."""
+    root = load_toml(recipe)
+    out: list[Pinnable] = []
+    if root.has("source"):
+        src = SourceSettings.from_table(root.table("source"), recipe.parent)
+        if src.url is not None:
+            out.append(Pinnable("source", src.url, src.sha256))
+    if root.has("fetchcontent"):
+        deps: tuple[FetchContentDep, ...] = fetchcontent_from_tables(root.tables("fetchcontent"), recipe.parent)
+        out += [Pinnable(f"fetchcontent {d.name}", d.url, d.sha256) for d in deps]
+    if root.has("ort"):
+        ort = OrtSettings.from_table(root.table("ort"), recipe.parent)
+        out += [Pinnable(f"ort.package {p.platform}", p.url, p.sha256) for p in ort.packages]
+    return out
+
+
+def unpinned(items: list[Pinnable], lock: LockFile) -> list[Pinnable]:
+    return [i for i in items if i.sha256 is None and lock.get(i.url) is None]
+
+
+def require_pinned(items: list[Pinnable], lock: LockFile, recipe: Path) -> None:
+    """Release builds: every URL must have a checksum, from the recipe or the lock file."""
+    missing = unpinned(items, lock)
+    if missing:
+        listed = "\n".join(f"  {m.where}: {m.url}" for m in missing)
+        raise ToolkitError(
+            f"{recipe}: release builds need a sha256 for every URL; these have none in the recipe or in "
+            f"{lock.path.name}:\n{listed}",
+            hint=f"run `nox -s lock -- {recipe}` on a machine with network access and commit {lock.path.name}",
+        )
+
+
+@dataclass(frozen=True)
+class LockResult:
+    path: Path
+    added: dict[str, str]
+    kept: dict[str, str]
+    removed: list[str]
+
+
+def lock_recipe(recipe: Path, cache: Cache, mirrors: tuple[str, ...] = (), refresh: bool = False,
+                options: DownloadOptions = DownloadOptions()) -> LockResult:
+    """Download each URL with no checksum yet (once, through the cache) and write its sha256 to the lock.
+
+    refresh=True downloads and re-pins every unpinned URL, even those already in the lock. Entries for URLs
+    the recipe no longer names, or now pins itself, are dropped.
+    """
+    recipe = Path(recipe).resolve()
+    path = lock_path_for(recipe)
+    old = LockFile.load(path)
+    pins: dict[str, str] = {}
+    added: dict[str, str] = {}
+    kept: dict[str, str] = {}
+    for item in recipe_urls(recipe):
+        if item.sha256 is not None or item.url in pins:
+            continue
+        known = old.get(item.url)
+        if known is not None and not refresh:
+            pins[item.url] = kept[item.url] = known
+            continue
+        log.info(f"lock: {item.where}: downloading {item.url}")
+        _, digest = fetch_unpinned(item.url, cache, mirrors, options)
+        pins[item.url] = added[item.url] = digest
+    removed = sorted(set(old.pins) - set(pins))
+    if pins != old.pins or not path.exists():
+        write_lock(path, recipe.name, pins)
+    return LockResult(path, added, kept, removed)

@@ -1,0 +1,49 @@
+"""--dry-run for the sources layer: what would be fetched, where, and every define CMake would get.
+
+Nothing here touches the network or writes to disk; it only reads the recipe, the lock file and which
+checksums the cache already holds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from toolkit.sources.context import FetchContext
+from toolkit.sources.fetchcontent import DISCONNECTED, plan_fetchcontent, undeclared_in_recipe
+from toolkit.sources.preflight import ResolvedPaths
+from toolkit.sources.settings import SourceSettings
+
+
+def plan_source(settings: SourceSettings, ctx: FetchContext, dest_dir: Path) -> str:
+    if settings.path is not None:
+        return f"source: local tree {settings.path}" + (f" (subdir {settings.subdir})" if settings.subdir else "")
+    if settings.url is not None:
+        sha = ctx.sha256_for(settings.url, settings.sha256)
+        pin = f"sha256 {sha[:12]}..." if sha else "UNPINNED"
+        cached = "cached" if sha and ctx.cache.find_download(sha) else "to download"
+        return f"source: {settings.url} [{pin}, {cached}] -> unpack into {dest_dir}"
+    cached = "cached" if ctx.cache.git_path(settings.git, settings.commit).is_dir() else "to fetch"
+    subs = " with submodules" if settings.submodules else ""
+    return f"source: git {settings.git} at {settings.commit}{subs} [{cached}] -> {dest_dir}"
+
+
+def plan_lines(settings: SourceSettings | None, deps, ctx: FetchContext, source_dest: Path, deps_dest: Path,
+               resolved: ResolvedPaths | None = None, source_tree: Path | None = None) -> list[str]:
+    """The sources part of a build plan, one line per fact, in the order the build would act."""
+    lines = []
+    if settings is not None:
+        lines.append(plan_source(settings, ctx, source_dest))
+    if deps:
+        lines.append(f"fetchcontent: {len(deps)} dependencies mirrored under {deps_dest}, CMake downloads nothing")
+        lines += [f"  {p.line()}" for p in plan_fetchcontent(deps, ctx, deps_dest)]
+        lines.append(f"  -D{DISCONNECTED}=ON")
+    if source_tree is not None and Path(source_tree).is_dir():
+        for name, where in sorted(undeclared_in_recipe(deps or (), source_tree).items()):
+            lines.append(f"  NOT MIRRORED: {name} (declared at {', '.join(where)}); add it to [[fetchcontent]]")
+    if resolved is not None:
+        lines += [f"dependency {line}" for line in resolved.lines()]
+        for key, value in resolved.cmake_defines().items():
+            lines.append(f"  -D{key}={value}")
+        if resolved.ort_package is not None:
+            lines.append("  (CMAKE_PREFIX_PATH gets the unpacked ORT package first once it is fetched)")
+    return lines

@@ -1,0 +1,112 @@
+"""Preflight: before anything is built, find every install the recipe requires, and report all gaps at once.
+
+The recipe's [requires] says which components (ort, rocm, migraphx) a build needs, always and per enabled
+feature; the bundled sample needs none, a real umbrella EP tree with migraphx on needs all three. One
+error lists everything missing, each with the option or variable that would fix it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from toolkit.errors import ToolkitError
+from toolkit.sources.context import FetchContext
+from toolkit.sources.deps import Located, components, locate, platform_tag
+from toolkit.sources.settings import OrtPackage, OrtSettings, Requirements
+
+
+@dataclass(frozen=True)
+class PreflightOptions:
+    ort_home: Path | None = None
+    rocm_path: Path | None = None
+    migraphx_home: Path | None = None
+    platform: str | None = None
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    def explicit(self, component: str) -> Path | None:
+        return {"ort": self.ort_home, "rocm": self.rocm_path, "migraphx": self.migraphx_home}[component]
+
+
+@dataclass(frozen=True)
+class ResolvedPaths:
+    needed: tuple[str, ...]
+    found: dict[str, Located]
+    ort_package: OrtPackage | None = None  # ORT comes from the recipe's release package (fetched later)
+    problems: tuple[str, ...] = ()
+
+    def path(self, component: str) -> Path | None:
+        located = self.found.get(component)
+        return located.path if located else None
+
+    def cmake_defines(self, ort_home: Path | None = None) -> dict[str, str]:
+        """CMAKE_PREFIX_PATH (ORT first, then MIGraphX, then ROCm) and ROCM_PATH when ROCm is used."""
+        prefixes = [ort_home or self.path("ort"), self.path("migraphx"), self.path("rocm")]
+        unique = list(dict.fromkeys(p.as_posix() for p in prefixes if p is not None))
+        defines = {"CMAKE_PREFIX_PATH": ";".join(unique)} if unique else {}
+        if self.path("rocm") is not None:
+            defines["ROCM_PATH"] = self.path("rocm").as_posix()
+        return defines
+
+    def lines(self) -> list[str]:
+        out = []
+        for name in components():
+            located = self.found.get(name)
+            if name not in self.needed:
+                out.append(f"{name}: not required by this recipe and feature set")
+            elif located is None or located.problem:
+                out.append(f"{name}: MISSING: {located.problem if located else 'not checked'}")
+            elif located.path is None:
+                out.append(f"{name}: {located.origin}")
+            else:
+                out.append(f"{name}: {located.path} (from {located.origin})")
+        return out
+
+
+def check(requirements: Requirements, features, options: PreflightOptions, ort: OrtSettings | None = None,
+          ctx: FetchContext | None = None) -> ResolvedPaths:
+    """Locate every needed component; problems are collected, not raised (for --dry-run)."""
+    needed = tuple(requirements.needed(features))
+    found: dict[str, Located] = {}
+    ort_package = None
+    for name in needed:
+        explicit = options.explicit(name)
+        if name == "ort" and explicit is None and not any(options.env.get(v) for v in components()["ort"]["env"]):
+            found[name], ort_package = _ort_from_recipe(ort, options.platform or platform_tag(), ctx)
+            continue
+        found[name] = locate(name, explicit, options.env, found)
+    problems = tuple(f"{components()[n]['title']}: {found[n].problem}\n      hint: {components()[n]['hint']}"
+                     for n in needed if found[n].problem)
+    return ResolvedPaths(needed, found, ort_package, problems)
+
+
+def _ort_from_recipe(ort: OrtSettings | None, platform: str,
+                     ctx: FetchContext | None) -> tuple[Located, OrtPackage | None]:
+    if ort is None:
+        return Located("ort", None, "not found", "no --ort-home given and the recipe has no [ort] section"), None
+    package = ort.package_for(platform)
+    if package is None:
+        known = ", ".join(p.platform for p in ort.packages) or "none"
+        return Located("ort", None, "not found",
+                       f"no --ort-home given and [ort] {ort.version} has no package for {platform} "
+                       f"(recipe has: {known})"), None
+    origin = f"ORT {ort.version} release package {package.url} (fetched at build time)"
+    if ctx is not None:
+        sha = ctx.sha256_for(package.url, package.sha256)
+        if sha is None and ctx.release:
+            return Located("ort", None, origin, f"{package.url} has no sha256 (run `nox -s lock`)"), package
+        if ctx.offline and (sha is None or ctx.cache.find_download(sha) is None):
+            return Located("ort", None, origin, f"offline and {package.url} is not in the download cache"), package
+    return Located("ort", None, origin), package
+
+
+def preflight(requirements: Requirements, features, options: PreflightOptions, ort: OrtSettings | None = None,
+              ctx: FetchContext | None = None) -> ResolvedPaths:
+    """Locate every needed component or raise one ToolkitError listing everything missing."""
+    resolved = check(requirements, features, options, ort, ctx)
+    if resolved.problems:
+        listed = "\n".join(f"  - {p}" for p in resolved.problems)
+        raise ToolkitError(f"preflight: missing before anything is built:\n{listed}")
+    return resolved

@@ -1,0 +1,257 @@
+"""Recipe sections owned by the sources layer: [source], [[fetchcontent]], [ort], [requires].
+
+Each section is a frozen dataclass read strictly through tomlread.Table. A URL may be written without
+sha256 in a recipe: its checksum then comes from the lock file beside the recipe (`nox -s lock`), and
+release builds refuse it while neither holds one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolkit.errors import RecipeError
+from toolkit.tomlread import Table
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+# FetchContent names become part of a CMake variable name (FETCHCONTENT_SOURCE_DIR_<NAME>).
+_CONTENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+_PLATFORM = re.compile(r"^[a-z0-9]+-[a-z0-9_]+$")
+COMPONENTS = ("ort", "rocm", "migraphx")
+
+
+def _sha256(t: Table, key: str = "sha256") -> str | None:
+    value = t.str(key, None)
+    if value is not None and not _SHA256.match(value):
+        raise t.error(key, f"expected 64 lowercase hex digits, got {value!r}")
+    return value
+
+
+def _url(t: Table, key: str = "url") -> str:
+    value = t.str(key)
+    if not re.match(r"^(https?|file)://", value):
+        raise t.error(key, f"expected an http(s):// or file:// URL, got {value!r}")
+    return value
+
+
+def _strip(t: Table) -> int | None:
+    value = t.int("strip_components", None)
+    if value is not None and value < 0:
+        raise t.error("strip_components", f"expected 0 or more, got {value}")
+    return value
+
+
+def _subdir(t: Table) -> str | None:
+    value = t.str("subdir", None)
+    if value is not None and (value.startswith("/") or ".." in Path(value).parts):
+        raise t.error("subdir", f"expected a relative path inside the tree, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class SourceSettings:
+    """Where the tree to build comes from: exactly one of a local path, a URL archive, a git commit.
+
+    strip_components None means: strip the archive's single top-level folder when it has exactly one.
+    """
+
+    path: Path | None = None
+    url: str | None = None
+    sha256: str | None = None
+    git: str | None = None
+    commit: str | None = None
+    submodules: bool = False
+    strip_components: int | None = None
+    subdir: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return "path" if self.path is not None else "url" if self.url is not None else "git"
+
+    def describe(self) -> str:
+        if self.path is not None:
+            return f"local path {self.path}"
+        if self.url is not None:
+            return f"archive {self.url}"
+        return f"git {self.git} at {self.commit}"
+
+    @classmethod
+    def from_table(cls, t: Table, recipe_dir: Path) -> "SourceSettings":
+        given = [k for k in ("path", "url", "git") if t.has(k)]
+        if len(given) != 1:
+            raise RecipeError(
+                f"{t.file}: table '{t.prefix or 'source'}': expected exactly one of 'path', 'url', 'git', "
+                f"got {', '.join(repr(g) for g in given) or 'none'}"
+            )
+        kind = given[0]
+        if kind == "path":
+            path = (recipe_dir / t.str("path")).resolve()
+            subdir = _subdir(t)
+            t.done()
+            return cls(path=path, subdir=subdir)
+        if kind == "url":
+            url = _url(t)
+            value = cls(url=url, sha256=_sha256(t), strip_components=_strip(t), subdir=_subdir(t))
+            t.done()
+            return value
+        git = t.str("git")
+        commit = t.str("commit")
+        if not _COMMIT.match(commit):
+            raise t.error("commit", f"expected a full 40-hex commit id (a branch or tag can move), got {commit!r}")
+        value = cls(git=git, commit=commit, submodules=t.bool("submodules", False), subdir=_subdir(t))
+        t.done()
+        return value
+
+
+def source_from_argument(value: str) -> SourceSettings:
+    """--source PATH | URL[#sha256=HEX] | git+URL@COMMIT: another tree built with the same recipe."""
+    if value.startswith("git+"):
+        url, sep, commit = value[4:].rpartition("@")
+        if not sep or not _COMMIT.match(commit):
+            raise RecipeError(f"--source {value}: a git source is written git+URL@COMMIT with a full 40-hex commit")
+        return SourceSettings(git=url, commit=commit, submodules=True)
+    if re.match(r"^(https?|file)://", value):
+        url, _, fragment = value.partition("#")
+        sha = None
+        if fragment:
+            key, _, sha = fragment.partition("=")
+            if key != "sha256" or not _SHA256.match(sha):
+                raise RecipeError(f"--source {value}: expected URL#sha256=<64 hex>, got fragment {fragment!r}")
+        return SourceSettings(url=url, sha256=sha)
+    path = Path(value).expanduser().resolve()
+    if not path.is_dir():
+        raise RecipeError(f"--source {value}: no such folder", hint="give a source tree folder, an archive URL or git+URL@COMMIT")
+    return SourceSettings(path=path)
+
+
+@dataclass(frozen=True)
+class FetchContentDep:
+    """A third-party CMake dependency the source tree declares with FetchContent_Declare(name ...)."""
+
+    name: str
+    url: str
+    sha256: str | None = None
+    subdir: str | None = None
+    strip_components: int | None = None
+    when: str | None = None  # a feature name: mirrored only when that feature is on (e.g. DML-only deps)
+
+    @property
+    def define(self) -> str:
+        # CMake upper-cases the content name for this variable (FetchContent_Populate docs).
+        return f"FETCHCONTENT_SOURCE_DIR_{self.name.upper()}"
+
+    @classmethod
+    def from_table(cls, t: Table, recipe_dir: Path) -> "FetchContentDep":
+        name = t.str("name")
+        if not _CONTENT_NAME.match(name):
+            raise t.error("name", f"expected a FetchContent name (letters, digits, _ . + -), got {name!r}")
+        value = cls(name=name, url=_url(t), sha256=_sha256(t), subdir=_subdir(t), strip_components=_strip(t),
+                    when=t.str("when", None))
+        t.done()
+        return value
+
+
+def active_deps(deps, enabled_features) -> tuple[FetchContentDep, ...]:
+    """The dependencies a build with these features needs."""
+    return tuple(d for d in deps if d.when is None or d.when in enabled_features)
+
+
+def fetchcontent_from_tables(tables: list[Table], recipe_dir: Path) -> tuple[FetchContentDep, ...]:
+    deps: list[FetchContentDep] = []
+    seen: dict[str, int] = {}
+    for i, t in enumerate(tables):
+        dep = FetchContentDep.from_table(t, recipe_dir)
+        key = dep.name.upper()
+        if key in seen:
+            raise t.error("name", f"{dep.name!r} is listed twice (also fetchcontent[{seen[key]}]); CMake names ignore case")
+        seen[key] = i
+        deps.append(dep)
+    return tuple(deps)
+
+
+@dataclass(frozen=True)
+class OrtPackage:
+    platform: str
+    url: str
+    sha256: str | None = None
+    strip_components: int | None = None
+
+    @classmethod
+    def from_table(cls, t: Table, recipe_dir: Path) -> "OrtPackage":
+        platform = t.str("platform")
+        if not _PLATFORM.match(platform):
+            raise t.error("platform", f"expected OS-ARCH such as 'linux-x64', got {platform!r}")
+        value = cls(platform=platform, url=_url(t), sha256=_sha256(t), strip_components=_strip(t))
+        t.done()
+        return value
+
+
+@dataclass(frozen=True)
+class OrtSettings:
+    """ORT's release packages (headers, libraries, CMake config), one per platform."""
+
+    version: str
+    packages: tuple[OrtPackage, ...]
+
+    def package_for(self, platform: str) -> OrtPackage | None:
+        return next((p for p in self.packages if p.platform == platform), None)
+
+    @classmethod
+    def from_table(cls, t: Table, recipe_dir: Path) -> "OrtSettings":
+        version = t.str("version")
+        packages = tuple(OrtPackage.from_table(p, recipe_dir) for p in t.tables("package", []))
+        platforms = [p.platform for p in packages]
+        for i, name in enumerate(platforms):
+            if name in platforms[:i]:
+                raise t.error(f"package[{i}].platform", f"platform {name!r} is listed twice")
+        t.done()
+        return cls(version=version, packages=packages)
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """Which installed components a build needs, as data: always, and per enabled feature.
+
+    [requires]
+    always = ["ort"]
+    features = { migraphx = ["rocm", "migraphx"], hipdnn = ["rocm"] }
+    """
+
+    always: tuple[str, ...] = ()
+    features: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def needed(self, enabled_features: list[str] | tuple[str, ...] | set[str]) -> list[str]:
+        wanted = set(self.always)
+        for feature, components in self.features:
+            if feature in enabled_features:
+                wanted.update(components)
+        return [c for c in COMPONENTS if c in wanted]
+
+    @classmethod
+    def from_table(cls, t: Table, recipe_dir: Path) -> "Requirements":
+        always = t.str_list("always", [])
+        for i, name in enumerate(always):
+            if name not in COMPONENTS:
+                raise t.error(f"always[{i}]", f"expected one of {', '.join(COMPONENTS)}, got {name!r}")
+        per_feature = []
+        ft = t.table("features", None)
+        if ft is not None:
+            for feature in ft.keys():
+                components = ft.str_list(feature)
+                for i, name in enumerate(components):
+                    if name not in COMPONENTS:
+                        raise ft.error(f"{feature}[{i}]", f"expected one of {', '.join(COMPONENTS)}, got {name!r}")
+                per_feature.append((feature, tuple(components)))
+            ft.done()
+        t.done()
+        return cls(always=tuple(always), features=tuple(per_feature))
+
+
+# For the lead's recipe.py: section name -> reader(root_table, section, recipe_dir).
+SECTION_READERS = {
+    "fetchcontent": lambda root, section, d: fetchcontent_from_tables(root.tables(section), d),
+    "ort": lambda root, section, d: OrtSettings.from_table(root.table(section), d),
+    "requires": lambda root, section, d: Requirements.from_table(root.table(section), d),
+}
