@@ -61,6 +61,12 @@ def patch(session: nox.Session) -> None:
 
 
 @nox.session
+def lock(session: nox.Session) -> None:
+    """Download unpinned sources once and write their sha256 into recipes/<name>.lock.toml."""
+    _toolkit(session, "lock")
+
+
+@nox.session
 def release(session: nox.Session) -> None:
     """The release matrix: `-- --print-matrix` for CI fan-out, `-- --only ID` to build one entry."""
     _toolkit(session, "release")

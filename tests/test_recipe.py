@@ -43,7 +43,8 @@ def test_sample_recipe_loads():
     (MINIMAL.replace('default = true', 'default = "yes"'), "features.a.default",
      "expected a boolean, got string 'yes'"),
     (MINIMAL.replace('name = "demo"', 'name = 3'), "recipe.name", "expected a string, got integer 3"),
-    (MINIMAL.replace('[source]\npath = "src"', '[source]\npth = "src"'), "source.path", "required"),
+    (MINIMAL.replace('[source]\npath = "src"', '[source]\npath = 3'), "source.path",
+     "expected a string, got integer 3"),
     (MINIMAL + 'typo = 1\n', "features.a.typo", "unknown key"),
     (MINIMAL.replace('define = "USE_A"', 'define = "USE A"'), "features.a.define",
      "expected a CMake option name"),
@@ -61,6 +62,12 @@ def test_bad_recipe_names_file_and_key(tmp_path, text, key, expected):
     assert str(path) in message
     assert f"key '{key}'" in message
     assert expected in message
+
+
+def test_source_needs_exactly_one_kind(tmp_path):
+    path = write(tmp_path, MINIMAL.replace('[source]\npath = "src"', '[source]\npth = "src"'))
+    with pytest.raises(RecipeError, match=r"r\.toml: table 'source': expected exactly one of 'path', 'url', 'git'"):
+        load_recipe(path)
 
 
 def test_invalid_toml_names_file(tmp_path):

@@ -131,7 +131,7 @@ def _umbrella_tree(root: Path) -> Path:
 
 
 def test_dry_run_plan_for_umbrella_shaped_tree(tmp_path):
-    recipe = Path(__file__).resolve().parents[1] / "recipes-drafts" / "umbrella-ep-real.toml"
+    recipe = Path(__file__).resolve().parents[1] / "recipes" / "umbrella-ep-real.toml"
     all_deps = fetchcontent_from_tables(load_toml(recipe).tables("fetchcontent"), recipe.parent)
     deps = active_deps(all_deps, ["amdgpu", "migraphx"])  # a Linux build: the DML-only deps drop out
     assert [d.name for d in deps] == UMBRELLA_NAMES and len(all_deps) == 11
@@ -211,3 +211,58 @@ def test_preflight_finds_debian_hip_under_usr():
     resolved = preflight(Requirements(always=("rocm",)), [], PreflightOptions(env={"ROCM_PATH": "/usr"}))
     assert resolved.path("rocm") == Path("/usr")
     assert resolved.cmake_defines() == {"CMAKE_PREFIX_PATH": "/usr", "ROCM_PATH": "/usr"}
+
+
+def test_build_dry_run_on_umbrella_shaped_tree_shows_redirects_and_paths(tmp_path):
+    """`nox -s build -- --recipe umbrella-ep-real --source DIR --dry-run`, through the real CLI."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    tree = _umbrella_tree(tmp_path / "amdgpu-ep")
+    rocm, ort = tmp_path / "rocm", tmp_path / "ort"
+    for base, rels in ((rocm, ["include/hip/hip_runtime.h", "lib/cmake/hip/hip-config.cmake",
+                               "include/migraphx/migraphx.h", "lib/cmake/migraphx/migraphx-config.cmake"]),
+                       (ort, ["include/onnxruntime_c_api.h", "lib/cmake/onnxruntime/onnxruntimeConfig.cmake"])):
+        for rel in rels:
+            (base / rel).parent.mkdir(parents=True, exist_ok=True)
+            (base / rel).write_text("")
+    build = tmp_path / "build"
+    before = sorted(p.as_posix() for p in tmp_path.rglob("*"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolkit", "build", "--recipe", "umbrella-ep-real", "--source", str(tree),
+         "--ort-home", str(ort), "--rocm-path", str(rocm), "--build-dir", str(build), "--dry-run"],
+        cwd=root, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root),
+                                                       "TOOLKIT_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr
+    plan = proc.stdout
+    deps_dir = build / "umbrella-ep-real" / "release" / "deps"
+    for name in UMBRELLA_NAMES:
+        assert f"-DFETCHCONTENT_SOURCE_DIR_{name.upper()}={(deps_dir / name.lower()).as_posix()}" in plan
+    assert "-DFETCHCONTENT_FULLY_DISCONNECTED=ON" in plan
+    assert f"dependency ort: {ort.resolve()} (from --ort-home)" in plan
+    assert f"dependency rocm: {rocm.resolve()} (from --rocm-path)" in plan
+    assert f"dependency migraphx: {rocm.resolve()}" in plan
+    assert f"define CMAKE_PREFIX_PATH={ort.resolve().as_posix()};{rocm.resolve().as_posix()}" in plan
+    assert "define USE_AMDGPU=ON" in plan and "define USE_MIGRAPHX=ON" in plan
+    assert sorted(p.as_posix() for p in tmp_path.rglob("*")) == before  # created nothing
+
+
+def test_build_preflight_lists_everything_missing(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    tree = _umbrella_tree(tmp_path / "amdgpu-ep")
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolkit", "build", "--recipe", "umbrella-ep-real", "--source", str(tree),
+         "--rocm-path", str(tmp_path / "no-rocm"), "--build-dir", str(tmp_path / "b"), "--offline"],
+        cwd=root, capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(root), "TOOLKIT_CACHE_DIR": str(tmp_path / "cache"),
+             "ROCM_PATH": "", "ORT_HOME": ""})
+    assert proc.returncode == 2
+    assert "preflight: missing before anything is built" in proc.stderr
+    assert "rocm" in proc.stderr.lower() and "migraphx" in proc.stderr.lower()
+    assert not (tmp_path / "b").exists()

@@ -19,10 +19,16 @@ def add_build_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-j", "--jobs", type=int, default=None, help="parallel build jobs (default: all cores)")
     p.add_argument("--dry-run", action="store_true", help="print the plan; create nothing")
     p.add_argument("--force", action="store_true", help="run every stage even if its inputs are unchanged")
-    p.add_argument("--source", metavar="PATH", help="build this source tree instead of the recipe's")
+    p.add_argument("--source", metavar="PATH", help="build this tree instead of the recipe's: PATH, URL#sha256=HEX or git+URL@COMMIT")
     p.add_argument("--build-dir", type=Path, default=None,
                    help="build root (default: $TOOLKIT_BUILD_DIR or ./build)")
     p.add_argument("--gpu-targets", default="", help="comma-separated AMD GPU targets, e.g. gfx90a,gfx1030")
+    p.add_argument("--offline", action="store_true", help="use the download cache only; never the network")
+    p.add_argument("--mirror", action="append", default=[], metavar="BASE",
+                   help="artifact server tried before upstream (BASE/<host>/<path>); also $TOOLKIT_MIRRORS")
+    p.add_argument("--ort-home", type=Path, help="an existing ONNX Runtime install (headers, lib, CMake config)")
+    p.add_argument("--rocm-path", type=Path, help="ROCm install (default: $ROCM_PATH, /opt/rocm)")
+    p.add_argument("--migraphx-home", type=Path, help="MIGraphX install (default: inside ROCm)")
 
 
 def options_from_args(args: argparse.Namespace) -> BuildOptions:
@@ -36,6 +42,11 @@ def options_from_args(args: argparse.Namespace) -> BuildOptions:
         source=args.source,
         build_root=args.build_dir,
         gpu_targets=tuple(t for t in args.gpu_targets.split(",") if t),
+        offline=args.offline,
+        mirrors=tuple(args.mirror),
+        ort_home=args.ort_home,
+        rocm_path=args.rocm_path,
+        migraphx_home=args.migraphx_home,
     )
     if args.jobs:
         kwargs["jobs"] = args.jobs

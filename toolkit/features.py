@@ -92,12 +92,15 @@ class ResolvedFeature:
     spelling: Spelling
 
 
-def resolve_spellings(recipe: Recipe, chosen: dict[str, bool], options: set[str],
+def resolve_spellings(recipe: Recipe, chosen: dict[str, bool], options: set[str] | None,
                       tree_label: str) -> dict[str, ResolvedFeature]:
-    """Map each feature to the first spelling the tree declares; a feature that is off may be absent."""
+    """Map each feature to the first spelling the tree declares; a feature that is off may be absent.
+
+    options=None means the tree is not there yet (a dry run before fetching): take the preferred spelling.
+    """
     resolved = {}
     for name, feature in recipe.features.items():
-        spelling = _pick(feature, options)
+        spelling = feature.spellings[0] if options is None else _pick(feature, options)
         if spelling is None:
             if chosen[name]:
                 wanted = ", ".join(s.define for s in feature.spellings)

@@ -19,3 +19,8 @@ class BuildOptions:
     source: str | None = None
     build_root: Path | None = None
     gpu_targets: tuple[str, ...] = ()
+    offline: bool = False
+    mirrors: tuple[str, ...] = ()
+    ort_home: Path | None = None
+    rocm_path: Path | None = None
+    migraphx_home: Path | None = None

@@ -20,7 +20,9 @@ from toolkit.elf import read_elf
 from toolkit.errors import ToolkitError
 from toolkit.fsutil import atomic_write_text, replace_dir, sha256_file, sync_tree, tree_digest
 from toolkit.options import BuildOptions
+from toolkit import sources
 from toolkit.recipe import Recipe, find_recipe, load_recipe
+from toolkit.sources import FetchContext, ResolvedPaths, SourceSettings
 from toolkit.stages import Stage, StageResult, StageRunner
 from toolkit.workspace import Workspace, default_build_root
 
@@ -40,10 +42,19 @@ class Build:
     workspace: Workspace
     source_dir: Path
     chosen: dict[str, bool]
+    source: SourceSettings
+    fetch: FetchContext
+    # ORT, ROCm and MIGraphX as the preflight found them (in a dry run: what it would use).
+    deps: ResolvedPaths
+    ort_home: Path | None = None
+    _fetchcontent: dict[str, str] | None = None
 
     # -- what the patched tree declares ------------------------------------------------------
     def resolved_features(self) -> dict[str, feat.ResolvedFeature]:
         tree = self.workspace.source if self.workspace.source.is_dir() else self.source_dir
+        if not tree.is_dir():
+            # Dry run of a source not fetched yet: its options are unknown, assume the preferred spellings.
+            return feat.resolve_spellings(self.recipe, self.chosen, None, str(tree))
         files = list(feat.cmake_option_files(tree, self.recipe.build.option_files))
         if tree == self.workspace.source or self.recipe.series is None:
             options = feat.declared_options(files)
@@ -68,9 +79,24 @@ class Build:
     def enabled(self) -> set[str]:
         return {name for name, on in self.chosen.items() if on}
 
+    def fetchcontent_deps(self) -> tuple:
+        return sources.active_deps(self.recipe.extra.get("fetchcontent", ()), self.enabled())
+
+    def fetchcontent_defines(self) -> dict[str, str]:
+        """FETCHCONTENT_SOURCE_DIR_<NAME> for every mirrored dependency (fetched, verified, unpacked once)."""
+        if self.options.dry_run:
+            return {}
+        if self._fetchcontent is None:
+            deps = self.fetchcontent_deps()
+            self._fetchcontent = (sources.fetchcontent_defines(deps, self.fetch, self.workspace.root / "deps")
+                                  if deps else {})
+        return self._fetchcontent
+
     def defines(self) -> dict[str, str]:
         defines = dict(self.recipe.build.defines)
         defines["CMAKE_BUILD_TYPE"] = self.recipe.build.build_type
+        defines.update(self.deps.cmake_defines(self.ort_home))
+        defines.update(self.fetchcontent_defines())
         defines.update(feat.cmake_defines(self.resolved_features()))
         launcher = compiler_launcher()
         if launcher:
@@ -83,14 +109,37 @@ class Build:
 
 
 def prepare(options: BuildOptions) -> Build:
+    """Settle the recipe, features, source and dependencies; fetch nothing in a dry run."""
     recipe = load_recipe(find_recipe(options.recipe, PROJECT_ROOT))
     chosen = feat.select_features(recipe, options.with_features, options.without_features)
-    source_dir = Path(options.source).resolve() if options.source else recipe.source.path
-    if not source_dir.is_dir():
-        origin = "--source" if options.source else f"{recipe.file} key 'source.path'"
-        raise ToolkitError(f"source tree {source_dir} does not exist (from {origin})")
+    enabled = [name for name, on in chosen.items() if on]
     root = options.build_root or default_build_root()
-    return Build(recipe, options, Workspace.for_recipe(root, recipe.name, options.variant), source_dir, chosen)
+    ws = Workspace.for_recipe(root, recipe.name, options.variant)
+    source = sources.source_from_argument(options.source) if options.source else recipe.source
+    if source is None:
+        raise ToolkitError(f"recipe {recipe.name} has no [source] ({recipe.file})",
+                           hint="pass --source PATH, URL#sha256=HEX or git+URL@COMMIT")
+    ctx = sources.FetchContext.create(recipe.file, offline=options.offline, mirrors=list(options.mirrors))
+    requires = recipe.extra.get("requires") or sources.Requirements()
+    preflight_options = sources.PreflightOptions(ort_home=options.ort_home, rocm_path=options.rocm_path,
+                                                 migraphx_home=options.migraphx_home)
+    upstream = ws.root / "upstream"
+    if options.dry_run:
+        deps = sources.check(requires, enabled, preflight_options, recipe.extra.get("ort"), ctx)
+        source_dir = sources.resolve_source(source, ctx, upstream) if source.kind == "path" else upstream
+        return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps)
+    # Everything missing is reported at once, before anything is fetched or built.
+    deps = sources.preflight(requires, enabled, preflight_options, recipe.extra.get("ort"), ctx)
+    source_dir = sources.resolve_source(source, ctx, upstream)
+    ort_home = None
+    if deps.ort_package is not None:
+        ort_home = sources.fetch_ort(recipe.extra["ort"], ctx, ws.root / "ort")
+    return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps, ort_home)
+
+
+def sources_plan(b: Build) -> list[str]:
+    return sources.plan_lines(b.source, b.fetchcontent_deps(), b.fetch, b.workspace.root / "upstream",
+                              b.workspace.root / "deps", b.deps, b.source_dir)
 
 
 # -- stages ------------------------------------------------------------------------------------
@@ -156,6 +205,8 @@ def configure_stage(b: Build, cmake: Path, ninja: Path) -> Stage:
         return {"command": command(), "cmake": check_cmake_version(cmake)}
 
     def run() -> None:
+        # A FetchContent dependency the recipe does not mirror would be downloaded unverified: refuse.
+        sources.check_covered(b.fetchcontent_deps(), ws.source, b.recipe.name)
         _run(command(), "configure")
 
     def plan() -> list[str]:
@@ -295,6 +346,9 @@ def run_build(options: BuildOptions, until: str | None = None,
         if until not in names:
             raise ToolkitError(f"no stage named '{until}'", hint=f"stages: {', '.join(names)}")
         stages = stages[: names.index(until) + 1]
+    if options.dry_run:
+        for line in sources_plan(b):
+            print(f"  sources: {line}")
     runner = StageRunner(b.workspace.state, dry_run=options.dry_run, force=options.force)
     results = runner.run(stages)
     if not options.dry_run:

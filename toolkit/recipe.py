@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.errors import RecipeError
+from toolkit.sources.settings import SECTION_READERS as SOURCE_SECTION_READERS
+from toolkit.sources.settings import SourceSettings
 from toolkit.tomlread import Table, load_toml
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -48,11 +50,6 @@ class Output:
 
 
 @dataclass(frozen=True)
-class SourceSettings:
-    path: Path
-
-
-@dataclass(frozen=True)
 class BuildSettings:
     build_type: str
     generator: str
@@ -66,7 +63,7 @@ class Recipe:
     name: str
     summary: str
     file: Path
-    source: SourceSettings
+    source: "SourceSettings | None"
     build: BuildSettings
     features: dict[str, Feature]
     outputs: tuple[Output, ...]
@@ -110,7 +107,7 @@ def load_recipe(path: Path) -> Recipe:
     summary = meta.str("summary", "")
     meta.done()
 
-    source = _read_source(root.table("source"), path.parent)
+    source = SourceSettings.from_table(root.table("source"), path.parent) if root.has("source") else None
     build = _read_build(root.table("build", None))
     features = _read_features(root.table("features", None))
     outputs = _read_outputs(root, features)
@@ -146,13 +143,9 @@ def _section_parsers() -> dict:
             return getattr(module, function)(root.table(section), recipe_dir)
         return parse
 
-    return {section: reader(*where) for section, where in _SECTIONS.items()}
-
-
-def _read_source(t: Table, recipe_dir: Path) -> SourceSettings:
-    src = SourceSettings(path=(recipe_dir / t.str("path")).resolve())
-    t.done()
-    return src
+    parsers = {section: reader(*where) for section, where in _SECTIONS.items()}
+    parsers.update(SOURCE_SECTION_READERS)
+    return parsers
 
 
 def _read_build(t: Table | None) -> BuildSettings:
