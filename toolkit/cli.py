@@ -14,7 +14,9 @@ from toolkit import __version__, log
 from toolkit.errors import ToolkitError
 
 # Modules that expose `register(subparsers)`. Order is the order of `--help`.
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = [
+    "toolkit.hipify.cli",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
