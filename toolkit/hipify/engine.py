@@ -223,8 +223,11 @@ def convert_text(text: str, rel: str, settings: HipifySettings, tables: Tables,
                     lines.at(start), "cuda-arch",
                     f"'__CUDA_ARCH__ {cmp.group(1)} {cmp.group(2)}' compares a CUDA compute capability; "
                     "it has no meaning on AMD"))
-        if not detect_only and new != name:
-            emit(start, pos, new)
+        if new != name:
+            if detect_only:
+                unmapped(start, name, f"left as is (HIP name: {new})")
+            else:
+                emit(start, pos, new)
 
     out.append(text[copied:])
     converted = "".join(out)
@@ -274,14 +277,16 @@ def _include(text, pos, rel, settings, tables, emit, unmapped, detect_only) -> i
     if new is not None:
         if not detect_only:
             emit(start, m.end(), token[0] + new + token[-1])
+        else:
+            unmapped(start, header, f"left as is (HIP header: {new})")
     elif header in tables.unsupported_headers:
         unmapped(start, header, tables.unsupported_headers[header])
+    elif token[0] == '"' and settings.rename_path(header) != header:
+        # A project header that the recipe's path renames move (e.g. "cuda/x.cuh" -> "rocm/x.cuh").
+        if not detect_only:
+            emit(start, m.end(), f'"{settings.rename_path(header)}"')
     elif tables.is_cuda_header(header):
         unmapped(start, header, "no HIP header known")
-    elif token[0] == '"' and not detect_only:
-        renamed = settings.rename_path(header)
-        if renamed != header:
-            emit(start, m.end(), f'"{renamed}"')
     return m.end()
 
 
@@ -313,6 +318,7 @@ def _call(text, m, rule, lines, result, emit, detect_only) -> int:
                 line, "lane-mask",
                 f"{name}: lane mask '{mask.strip()}' dropped; on AMD every lane of the wavefront takes part"))
     if detect_only:
+        result.unmapped.append(Finding(line, name, f"left as is (HIP: {rule.to})"))
         return pos
     if rule.args is not None:
         emit(start, close + 1, f"{rule.to}({rule.args})")
