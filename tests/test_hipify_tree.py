@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import os
 import shutil
 from pathlib import Path
 
