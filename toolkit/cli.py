@@ -20,6 +20,7 @@ COMMAND_MODULES: list[str] = [
     "toolkit.release.cli",
     "toolkit.wheel.cli",
     "toolkit.sources.cli",
+    "toolkit.hipify.cli",
 ]
 
 

@@ -1,0 +1,15 @@
+// NCCL: one communicator per rank, a grouped all-reduce on a stream.
+#include <nccl.h>
+#include <cuda_runtime.h>
+
+ncclResult_t AllReduceSum(float* buffer, size_t count, int rank, int world, ncclUniqueId id, cudaStream_t stream) {
+  ncclComm_t comm;
+  ncclResult_t r = ncclCommInitRank(&comm, world, id, rank);
+  if (r != ncclSuccess) return r;
+  ncclGroupStart();
+  r = ncclAllReduce(buffer, buffer, count, ncclFloat32, ncclSum, comm, stream);
+  ncclGroupEnd();
+  cudaStreamSynchronize(stream);
+  ncclCommDestroy(comm);
+  return r;
+}

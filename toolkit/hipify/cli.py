@@ -1,0 +1,42 @@
+"""`python -m toolkit hipify SRC OUT`: convert any CUDA tree with the built-in engine (or hipify-perl)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+from toolkit.hipify.settings import DNN_TARGETS, ENGINES, LAUNCH_SYNTAXES, HipifySettings
+from toolkit.hipify.tree import hipify_tree
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "hipify", help="convert a CUDA source tree to HIP, out of tree",
+        description="Convert every C/C++/CUDA file under SRC into OUT (one output per input, same names). "
+                    "Reruns convert only changed files. Unmapped CUDA names are listed with file:line.")
+    p.add_argument("src", type=Path, help="source tree")
+    p.add_argument("out", type=Path, help="output folder (outside SRC)")
+    p.add_argument("--strict", action="store_true", help="exit 1 when any CUDA name is left unmapped")
+    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--engine", choices=ENGINES, default="builtin")
+    p.add_argument("--launch-syntax", choices=LAUNCH_SYNTAXES, default="chevron",
+                   help="keep <<<>>> launches (chevron) or write hipLaunchKernelGGL")
+    p.add_argument("--dnn", choices=DNN_TARGETS, default="miopen", help="map cuDNN to MIOpen or hipDNN")
+    p.add_argument("--hipify-perl", default="hipify-perl", help="hipify-perl executable (engine hipify-perl)")
+    p.add_argument("--no-warnings", action="store_true", help="do not list warp-size warnings")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = HipifySettings(engine=args.engine, launch_syntax=args.launch_syntax, dnn=args.dnn,
+                              hipify_perl=args.hipify_perl)
+    report = hipify_tree(dataclasses.replace(settings, strict=False), args.src, args.out,
+                         jobs=args.jobs, progress=not args.no_progress)
+    for line in report.lines(warnings=not args.no_warnings):
+        print(line)
+    if args.strict and report.unmapped:
+        print(f"error: {len(report.unmapped)} CUDA identifier(s) left unmapped (--strict)")
+        return 1
+    return 0

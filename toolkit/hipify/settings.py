@@ -1,0 +1,189 @@
+"""The recipe's [hipify] section: which files to convert, how, and where the outputs go.
+
+    [hipify]
+    engine = "builtin"                 # or "hipify-perl" (ROCm's, where installed)
+    launch_syntax = "chevron"          # or "hipLaunchKernelGGL"
+    dnn = "miopen"                     # or "hipdnn"
+    strict = true                      # unmapped CUDA identifiers fail the stage
+    include = ["**/*.cu", "**/*.cuh", "**/*.h"]
+    suffixes = { ".cu" = ".hip" }
+    [[hipify.rename]]                  # substring rename of every path component
+    from = "cuda"
+    to = "rocm"
+    [[hipify.exclude]]
+    glob = "**/cudnn_*.cc"
+    reason = "cuDNN frontend graphs have no MIOpen equivalent; the ROCm EP has its own"
+    [[hipify.substitute]]              # applied to the whole output after conversion
+    from = "kCudaExecutionProvider"
+    to = "kRocmExecutionProvider"
+    regex = false
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from toolkit.tomlread import Table
+
+ENGINES = ("builtin", "hipify-perl")
+LAUNCH_SYNTAXES = ("chevron", "hipLaunchKernelGGL")
+DNN_TARGETS = ("miopen", "hipdnn")
+DEFAULT_INCLUDE = (
+    "**/*.cu", "**/*.cuh", "**/*.h", "**/*.hpp", "**/*.hh", "**/*.inl",
+    "**/*.cc", "**/*.cpp", "**/*.cxx", "**/*.c",
+)
+
+
+@dataclass(frozen=True)
+class Exclude:
+    glob: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Rename:
+    """Replace `from_` by `to` inside every path component (directories and file names)."""
+    from_: str
+    to: str
+
+
+@dataclass(frozen=True)
+class Substitution:
+    from_: str
+    to: str
+    regex: bool = False
+    glob: str = "**"
+
+
+@dataclass(frozen=True)
+class HipifySettings:
+    engine: str = "builtin"
+    launch_syntax: str = "chevron"
+    dnn: str = "miopen"
+    strict: bool = False
+    include: tuple[str, ...] = DEFAULT_INCLUDE
+    exclude: tuple[Exclude, ...] = ()
+    renames: tuple[Rename, ...] = ()
+    suffixes: tuple[tuple[str, str], ...] = ()
+    substitutions: tuple[Substitution, ...] = ()
+    hipify_perl: str = "hipify-perl"
+
+    # -- file selection and layout ---------------------------------------------------------------
+    def excluded(self, rel: str) -> Exclude | None:
+        for rule in self.exclude:
+            if glob_match(rule.glob, rel):
+                return rule
+        return None
+
+    def included(self, rel: str) -> bool:
+        return any(glob_match(g, rel) for g in self.include)
+
+    def rename_path(self, rel: str) -> str:
+        """The output path for an input path (posix, relative): component renames, then the suffix."""
+        parts = rel.split("/")
+        for rule in self.renames:
+            parts = [p.replace(rule.from_, rule.to) for p in parts]
+        name = parts[-1]
+        for old, new in self.suffixes:
+            if name.endswith(old):
+                parts[-1] = name[: -len(old)] + new
+                break
+        return "/".join(parts)
+
+    def options(self) -> dict[str, str]:
+        """The settings that choose mapping-table families (their `when`)."""
+        return {"dnn": self.dnn}
+
+    def digest(self) -> str:
+        """Everything that changes an output's bytes; part of every cached file's key."""
+        data = asdict(self)
+        data.pop("strict")
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def from_table(t: Table, recipe_dir: Path) -> HipifySettings:
+    """Read the recipe's [hipify] table strictly (unknown keys are errors)."""
+    engine = t.str("engine", "builtin", choices=ENGINES)
+    launch = t.str("launch_syntax", "chevron", choices=LAUNCH_SYNTAXES)
+    dnn = t.str("dnn", "miopen", choices=DNN_TARGETS)
+    strict = t.bool("strict", False)
+    include = tuple(t.str_list("include", list(DEFAULT_INCLUDE)))
+    perl = t.str("hipify_perl", "hipify-perl")
+    if "/" in perl and not Path(perl).is_absolute():
+        perl = str((recipe_dir / perl).resolve())
+
+    excludes = []
+    for sub in t.tables("exclude", []):
+        glob = sub.str("glob")
+        reason = sub.str("reason")
+        if not reason.strip():
+            raise sub.error("reason", "must say why the files are excluded")
+        sub.done()
+        excludes.append(Exclude(glob, reason))
+
+    renames = []
+    for sub in t.tables("rename", []):
+        old = sub.str("from")
+        if not old:
+            raise sub.error("from", "must not be empty")
+        renames.append(Rename(old, sub.str("to")))
+        sub.done()
+
+    suffixes = t.str_map("suffixes", {})
+    for old in suffixes:
+        if not old.startswith("."):
+            raise t.error(f"suffixes.{old}", "a suffix starts with '.', e.g. \".cu\" = \".hip\"")
+
+    subs = []
+    for sub in t.tables("substitute", []):
+        old, new = sub.str("from"), sub.str("to")
+        regex = sub.bool("regex", False)
+        glob = sub.str("glob", "**")
+        if regex:
+            try:
+                re.compile(old)
+            except re.error as exc:
+                raise sub.error("from", f"not a valid regular expression: {exc}") from None
+        if not old:
+            raise sub.error("from", "must not be empty")
+        sub.done()
+        subs.append(Substitution(old, new, regex, glob))
+    t.done()
+    return HipifySettings(
+        engine=engine, launch_syntax=launch, dnn=dnn, strict=strict, include=include,
+        exclude=tuple(excludes), renames=tuple(renames), suffixes=tuple(suffixes.items()),
+        substitutions=tuple(subs), hipify_perl=perl,
+    )
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern:
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def glob_match(pattern: str, rel: str) -> bool:
+    """Match a posix relative path: `*` stays within a component, `**/` spans any number of them."""
+    return bool(_glob_regex(pattern).match(rel))
