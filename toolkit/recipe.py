@@ -56,6 +56,8 @@ class BuildSettings:
     defines: dict[str, str]
     # Folders (relative to the source tree) searched for `option(...)` declarations.
     option_files: tuple[str, ...]
+    # Remove build-machine RUNPATHs from the shipped copies (not $ORIGIN-relative ones).
+    strip_runpath: bool = False
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,7 @@ def load_recipe(path: Path) -> Recipe:
 
 # Sections owned by other areas of the toolkit, each read by its own settings module's from_table.
 _SECTIONS = {
+    "hipify": ("toolkit.hipify.settings", "from_table"),
     "release": ("toolkit.release.settings", "from_table"),
     "wheel": ("toolkit.wheel.settings", "from_table"),
     "smoke": ("toolkit.wheel.settings", "smoke_from_table"),
@@ -150,7 +153,7 @@ def _section_parsers() -> dict:
 
 def _read_build(t: Table | None) -> BuildSettings:
     if t is None:
-        return BuildSettings("Release", "Ninja", {}, ("CMakeLists.txt", "cmake"))
+        return BuildSettings("Release", "Ninja", {}, ("CMakeLists.txt", "cmake"), False)
     build_type = t.str("build_type", "Release", choices=["Release", "RelWithDebInfo", "Debug", "MinSizeRel"])
     generator = t.str("generator", "Ninja", choices=["Ninja"])
     defines = t.str_map("defines", {})
@@ -158,8 +161,9 @@ def _read_build(t: Table | None) -> BuildSettings:
         if not _DEFINE.match(key):
             raise t.error(f"defines.{key}", "expected a CMake variable name")
     option_files = tuple(t.str_list("option_files", ["CMakeLists.txt", "cmake"]))
+    strip_runpath = t.bool("strip_runpath", False)
     t.done()
-    return BuildSettings(build_type, generator, defines, option_files)
+    return BuildSettings(build_type, generator, defines, option_files, strip_runpath)
 
 
 def _read_features(t: Table | None) -> dict[str, Feature]:
