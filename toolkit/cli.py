@@ -52,9 +52,9 @@ def expand_feature_flags(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser().parse_args(expand_feature_flags(argv))
-    log.set_quiet(args.quiet)
     try:
+        args = build_parser().parse_args(expand_feature_flags(argv))
+        log.set_quiet(args.quiet)
         return int(args.func(args) or 0)
     except ToolkitError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -24,3 +24,5 @@ class BuildOptions:
     ort_home: Path | None = None
     rocm_path: Path | None = None
     migraphx_home: Path | None = None
+    # A local version label for the wheel (release matrix entries must not share a wheel name).
+    local_version: str | None = None

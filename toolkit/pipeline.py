@@ -6,6 +6,7 @@ patch (phase base) -> configure -> build -> check. Each stage is skipped when it
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -263,17 +264,22 @@ def ws_kernels_dir(b: Build) -> Path:
     return b.workspace.root / "hipified-patched" if has_hipified_patches(b) else b.workspace.hipified
 
 
+def configure_defines(b: Build) -> dict[str, str]:
+    """Every -D the configure stage passes: recipe, dependencies, features, output folder, GPU kernels."""
+    defines = b.defines()
+    # Libraries land in a staging folder; the build stage copies exactly the expected ones to lib/.
+    defines["AMDGPU_EP_OUTPUT_DIR"] = str(b.workspace.cmake / "out")
+    defines.update(hip_kernels(b)[0])
+    return defines
+
+
 def configure_stage(b: Build, cmake: Path, ninja: Path) -> Stage:
     ws = b.workspace
 
-    kernel_defines, kernel_env, kernel_note = hip_kernels(b)
+    _, kernel_env, kernel_note = hip_kernels(b)
 
     def defines() -> dict[str, str]:
-        d = b.defines()
-        # Libraries land in a staging folder; the build stage copies exactly the expected ones to lib/.
-        d["AMDGPU_EP_OUTPUT_DIR"] = str(ws.cmake / "out")
-        d.update(kernel_defines)
-        return d
+        return configure_defines(b)
 
     def command() -> list[str]:
         return configure_command(cmake, ws.source, ws.cmake, b.recipe.build.generator, ninja, defines())
@@ -379,6 +385,8 @@ def wheel_stages(b: Build) -> list[Stage]:
     settings = b.recipe.extra.get("wheel")
     if settings is None:
         raise ToolkitError(f"recipe {b.recipe.name} has no [wheel] section ({b.recipe.file})")
+    if b.options.local_version:
+        settings = dataclasses.replace(settings, version=f"{settings.version}+{b.options.local_version}")
     ws = b.workspace
     raw = ws.root / "wheel-raw"
 
@@ -552,3 +560,36 @@ def refresh_patches(options: BuildOptions) -> int:
     log.info(f"{len(result.written)} file(s) rewritten in {series.directory}" if result.changed
              else "series unchanged")
     return 0
+
+
+# -- release matrix entries ---------------------------------------------------------------------
+
+def build_release_entry(recipe_path: Path, entry, work_dir: Path) -> tuple[Path, dict]:
+    """Build, package and repair one release matrix entry; returns its wheel and the facts for provenance."""
+    label = ".".join([entry.target_set, *entry.features]).lower().replace("+", ".").replace("-", ".")
+    options = BuildOptions(recipe=str(recipe_path), variant=f"release-{entry.id}",
+                           with_features=tuple(entry.features), gpu_targets=tuple(entry.gpu_targets),
+                           local_version=label)
+    b, _ = run_build(options, package=True)
+    wheels = built_wheels(b)
+    if b.source.kind == "path":
+        source = {"name": b.source_dir.name, "uri": b.source_dir.as_uri(), "sha256": tree_digest(b.source_dir)}
+    else:
+        source = {"name": b.source_dir.name, "uri": b.source.url or f"git+{b.source.git}@{b.source.commit}",
+                  "sha256": b.fetch.sha256_for(b.source.url, b.source.sha256) if b.source.url else
+                  tree_digest(b.source_dir)}
+    patches = []
+    if b.recipe.series is not None:
+        from toolkit import patching
+
+        active, _ = patching.load_series(b.recipe.series).select("base", b.enabled())
+        patches = [{"name": e.name, "sha256": sha256_file(e.path)} for e in active]
+    cmake = find_cmake()
+    commands = [
+        ["python", "-m", "toolkit", "build", "--recipe", str(recipe_path), "--variant", options.variant,
+         *[f"--with-{f}" for f in entry.features], "--gpu-targets", ",".join(entry.gpu_targets), "--wheel"],
+        configure_command(cmake, b.workspace.source, b.workspace.cmake, b.recipe.build.generator, find_ninja(),
+                          configure_defines(b)),
+        build_command(cmake, b.workspace.cmake, options.jobs),
+    ]
+    return wheels[0], {"sources": [source], "patches": patches, "commands": commands}

@@ -22,11 +22,12 @@ from toolkit.tomlread import load_toml
 
 def register(sub) -> None:
     p = sub.add_parser("release", help="build the release matrix: wheels, SBOMs, provenance, SHA256SUMS")
-    p.add_argument("--recipe", type=Path, required=True, help="recipe TOML with a [release] section")
+    p.add_argument("--recipe", type=_recipe_path, default="amdgpu-ep",
+                   help="recipe name or TOML path with a [release] section (default: amdgpu-ep)")
     p.add_argument("--print-matrix", action="store_true",
                    help='print the matrix as JSON ({"include": [...]}) for a CI system to fan out')
     p.add_argument("--only", action="append", metavar="ID", help="build only this entry (repeatable)")
-    p.add_argument("--out", type=Path, help="output folder (default: build/<recipe>/release)")
+    p.add_argument("--out", type=Path, help="output folder (default: build/<recipe>/dist)")
     p.add_argument("--dry-run", action="store_true", help="print the plan without building")
     p.set_defaults(func=cmd_release)
 
@@ -50,6 +51,13 @@ def register(sub) -> None:
     i.add_argument("--context", type=Path, help="build context folder (default: the Containerfile's)")
     i.add_argument("--build-arg", action="append", default=[], metavar="KEY=VALUE")
     i.set_defaults(func=cmd_container_image)
+
+
+def _recipe_path(value: str) -> Path:
+    from toolkit.pipeline import PROJECT_ROOT
+    from toolkit.recipe import find_recipe
+
+    return find_recipe(value, PROJECT_ROOT)
 
 
 def _container_options(p: argparse.ArgumentParser) -> None:
@@ -85,7 +93,7 @@ def cmd_release(args) -> int:
         return 0
     from toolkit.release import compile_cache  # needs ccache only when a cache is configured
 
-    out_dir = args.out or Path("build") / Path(args.recipe).stem / "release"
+    out_dir = args.out or Path("build") / Path(args.recipe).stem / "dist"
     url, origin = compile_cache.resolve_url(settings.compile_cache)
     if args.dry_run:
         print(f"recipe: {args.recipe}")
