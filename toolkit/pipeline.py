@@ -24,13 +24,10 @@ from toolkit.errors import ToolkitError
 from toolkit.fsutil import atomic_write_text, replace_dir, sha256_file, sync_tree, tree_digest
 from toolkit.options import BuildOptions
 from toolkit import sources
-from toolkit.recipe import Recipe, find_recipe, load_recipe
+from toolkit.recipe import PROJECT_ROOT, Recipe, find_recipe, load_recipe
 from toolkit.sources import FetchContext, ResolvedPaths, SourceSettings
 from toolkit.stages import Stage, StageResult, StageRunner
 from toolkit.workspace import Workspace, default_build_root
-
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-
 
 def library_file(name: str) -> str:
     return f"lib{name}.so"

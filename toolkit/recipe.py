@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.errors import RecipeError
-from toolkit.sources.settings import SECTION_READERS as SOURCE_SECTION_READERS
-from toolkit.sources.settings import SourceSettings
 from toolkit.tomlread import Table, load_toml
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -65,7 +63,7 @@ class Recipe:
     name: str
     summary: str
     file: Path
-    source: "SourceSettings | None"
+    source: object  # toolkit.sources.settings.SourceSettings, or None: the tree comes from --source
     build: BuildSettings
     features: dict[str, Feature]
     outputs: tuple[Output, ...]
@@ -75,6 +73,15 @@ class Recipe:
     @property
     def dir(self) -> Path:
         return self.file.parent
+
+
+# The checkout the toolkit runs from: recipes/, patches/ and samples/ live beside the package.
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def recipe_argument(value: str) -> Path:
+    """argparse type for --recipe: a recipe name (recipes/NAME.toml) or a path."""
+    return find_recipe(value, PROJECT_ROOT)
 
 
 def recipes_dir(project_root: Path) -> Path:
@@ -108,6 +115,9 @@ def load_recipe(path: Path) -> Recipe:
         raise meta.error("name", f"expected lowercase letters, digits, '-' or '_', got {name!r}")
     summary = meta.str("summary", "")
     meta.done()
+
+    # Imported here: the release CLI resolves recipe names inside bare containers with only the stdlib.
+    from toolkit.sources.settings import SourceSettings
 
     source = SourceSettings.from_table(root.table("source"), path.parent) if root.has("source") else None
     build = _read_build(root.table("build", None))
@@ -145,6 +155,8 @@ def _section_parsers() -> dict:
             module = importlib.import_module(module_name)
             return getattr(module, function)(root.table(section), recipe_dir)
         return parse
+
+    from toolkit.sources.settings import SECTION_READERS as SOURCE_SECTION_READERS
 
     parsers = {section: reader(*where) for section, where in _SECTIONS.items()}
     parsers.update(SOURCE_SECTION_READERS)

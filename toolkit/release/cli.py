@@ -17,12 +17,13 @@ from toolkit import log
 from toolkit.errors import ToolkitError
 from toolkit.release import container, matrix
 from toolkit.release.settings import ReleaseSettings, from_table
+from toolkit.recipe import recipe_argument
 from toolkit.tomlread import load_toml
 
 
 def register(sub) -> None:
     p = sub.add_parser("release", help="build the release matrix: wheels, SBOMs, provenance, SHA256SUMS")
-    p.add_argument("--recipe", type=_recipe_path, default="amdgpu-ep",
+    p.add_argument("--recipe", type=recipe_argument, default="amdgpu-ep",
                    help="recipe name or TOML path with a [release] section (default: amdgpu-ep)")
     p.add_argument("--print-matrix", action="store_true",
                    help='print the matrix as JSON ({"include": [...]}) for a CI system to fan out')
@@ -51,13 +52,6 @@ def register(sub) -> None:
     i.add_argument("--context", type=Path, help="build context folder (default: the Containerfile's)")
     i.add_argument("--build-arg", action="append", default=[], metavar="KEY=VALUE")
     i.set_defaults(func=cmd_container_image)
-
-
-def _recipe_path(value: str) -> Path:
-    from toolkit.pipeline import PROJECT_ROOT
-    from toolkit.recipe import find_recipe
-
-    return find_recipe(value, PROJECT_ROOT)
 
 
 def _container_options(p: argparse.ArgumentParser) -> None:

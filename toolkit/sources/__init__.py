@@ -11,19 +11,60 @@ The pipeline calls these:
     plan_lines(...) -> list[str]           (--dry-run: no network, no writes)
 """
 
-from toolkit.sources.cache import Cache, default_cache_dir
-from toolkit.sources.context import FetchContext
-from toolkit.sources.deps import fetch_ort, platform_tag
-from toolkit.sources.download import DownloadOptions, fetch, fetch_unpinned
-from toolkit.sources.extract import extract_archive
-from toolkit.sources.fetchcontent import check_covered, declared_names, fetchcontent_defines, plan_fetchcontent
-from toolkit.sources.git import fetch_git
-from toolkit.sources.lock import LockFile, lock_path_for, lock_recipe, recipe_urls, require_pinned
-from toolkit.sources.plan import plan_lines
-from toolkit.sources.preflight import PreflightOptions, ResolvedPaths, check, preflight
-from toolkit.sources.settings import (SECTION_READERS, FetchContentDep, active_deps, OrtPackage, OrtSettings, Requirements,
-                                      SourceSettings, fetchcontent_from_tables, source_from_argument)
-from toolkit.sources.source import resolve_source
+import importlib
+
+# Names resolve on first use (PEP 562): `python -m toolkit` imports every command module at start-up,
+# and some of it runs inside bare containers that have the standard library only, not requests/filelock.
+_WHERE = {
+    "Cache": "cache",
+    "default_cache_dir": "cache",
+    "FetchContext": "context",
+    "fetch_ort": "deps",
+    "platform_tag": "deps",
+    "DownloadOptions": "download",
+    "fetch": "download",
+    "fetch_unpinned": "download",
+    "extract_archive": "extract",
+    "check_covered": "fetchcontent",
+    "declared_names": "fetchcontent",
+    "fetchcontent_defines": "fetchcontent",
+    "plan_fetchcontent": "fetchcontent",
+    "fetch_git": "git",
+    "LockFile": "lock",
+    "lock_path_for": "lock",
+    "lock_recipe": "lock",
+    "recipe_urls": "lock",
+    "require_pinned": "lock",
+    "plan_lines": "plan",
+    "PreflightOptions": "preflight",
+    "ResolvedPaths": "preflight",
+    "check": "preflight",
+    "preflight": "preflight",
+    "SECTION_READERS": "settings",
+    "FetchContentDep": "settings",
+    "active_deps": "settings",
+    "OrtPackage": "settings",
+    "OrtSettings": "settings",
+    "Requirements": "settings",
+    "SourceSettings": "settings",
+    "fetchcontent_from_tables": "settings",
+    "source_from_argument": "settings",
+    "resolve_source": "source",
+}
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module_name = _WHERE[name]
+    module = importlib.import_module(f"toolkit.sources.{module_name}")
+    # Bind every name of that module now: importing submodule `preflight` sets this package's attribute
+    # `preflight` to the module, which must give way to the function of that name.
+    for exported, where in _WHERE.items():
+        if where == module_name:
+            globals()[exported] = getattr(module, exported)
+    return globals()[name]
+
 
 __all__ = [
     "Cache", "default_cache_dir", "FetchContext", "fetch_ort", "platform_tag", "DownloadOptions", "fetch",

@@ -10,10 +10,6 @@ from pathlib import Path
 from toolkit import log
 from toolkit.errors import ToolkitError
 from toolkit.fsutil import atomic_write_bytes
-from toolkit.sources.cache import Cache, file_name_for
-from toolkit.sources.download import fetch, mirrors_from_env
-from toolkit.sources.extract import extract_archive, is_archive
-from toolkit.sources.lock import lock_recipe
 
 
 def register(subparsers) -> None:
@@ -46,14 +42,22 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _mirrors(args) -> tuple[str, ...]:
+    from toolkit.sources.download import mirrors_from_env
+
     return tuple(args.mirror) + tuple(m for m in mirrors_from_env() if m not in args.mirror)
 
 
-def _cache(args) -> Cache:
+def _cache(args):
+    from toolkit.sources.cache import Cache
+
     return Cache(args.cache_dir.resolve()) if args.cache_dir else Cache.default()
 
 
 def _fetch(args) -> int:
+    from toolkit.sources.cache import file_name_for
+    from toolkit.sources.download import fetch
+    from toolkit.sources.extract import extract_archive, is_archive
+
     sha = args.sha256.lower()
     if not re.fullmatch(r"[0-9a-f]{64}", sha):
         raise ToolkitError(f"--sha256 {args.sha256}: expected 64 hex digits")
@@ -74,6 +78,8 @@ def _fetch(args) -> int:
 
 
 def _lock(args) -> int:
+    from toolkit.sources.lock import lock_recipe
+
     if args.offline:
         raise ToolkitError("lock needs network access to download unpinned URLs; drop --offline")
     result = lock_recipe(args.recipe, _cache(args), _mirrors(args), refresh=args.refresh)

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from toolkit.errors import ToolkitError
+from toolkit.recipe import recipe_argument
 from toolkit.tomlread import load_toml
 
 
@@ -112,7 +113,7 @@ def cmd_smoke(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("wheel", help="package built EP libraries as a wheel (scikit-build-core)")
-    p.add_argument("--recipe", type=Path, required=True, help="recipe TOML with a [wheel] section")
+    p.add_argument("--recipe", type=recipe_argument, required=True, help="recipe TOML with a [wheel] section")
     p.add_argument("--lib-dir", type=Path, required=True, help="folder of the built libraries")
     p.add_argument("--out", type=Path, required=True, help="folder to write the wheel to")
     p.add_argument("--build-info", type=Path, help="JSON: source_revision, patches, features, rocm_version, gpu_targets")
@@ -124,7 +125,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("wheel", type=Path)
     p.add_argument("--out", type=Path, help="folder for the repaired wheel (default: WHEEL's folder/repaired)")
     p.add_argument("--exclude", action="append", default=[], help="another soname pattern not to bundle")
-    p.add_argument("--recipe", type=Path, help="recipe whose [wheel] excludes to add")
+    p.add_argument("--recipe", type=recipe_argument, help="recipe whose [wheel] excludes to add")
     p.set_defaults(func=cmd_repair)
 
     p = sub.add_parser("inspect", help="tags, libraries, unmet needs, EP entry points, GPU targets of a wheel")
@@ -134,7 +135,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("smoke", help="install wheels in a fresh venv and check they register with ORT")
     p.add_argument("wheels", type=Path, nargs="+")
-    p.add_argument("--recipe", type=Path, help="recipe with a [smoke] section")
+    p.add_argument("--recipe", type=recipe_argument, help="recipe with a [smoke] section")
     p.add_argument("--require-gpu", action="store_true", help="no GPU device from our EP is a failure")
     p.add_argument("--env", action="append", default=[], help="NAME=VALUE for the check; {library:MODULE} allowed")
     p.add_argument("--package", action="append", default=[], help="another requirement to install in the venv")
