@@ -3,7 +3,6 @@ matches the reviewed expected output where Debian lacks the library's headers.""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -93,11 +92,6 @@ def test_warp_size_warnings_point_at_the_lines(hipified):
 
 
 def test_sample_tree_kernel_converts_and_compiles(tmp_path):
-    if not SAMPLE_KERNEL.is_file():
-        message = f"{SAMPLE_KERNEL} not in this checkout (the sample tree is merged separately)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
     src = tmp_path / "src"
     (src / "cuda").mkdir(parents=True)
     (src / "cuda" / "batch_pad.cu").write_bytes(SAMPLE_KERNEL.read_bytes())

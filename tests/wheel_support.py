@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 
-from tests.sample_tree import series_patches
+from tests.sample_tree import require_tool, series_patches
 from toolkit.wheel.settings import Component, SmokeSettings, WheelSettings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,14 +44,6 @@ SMOKE = SmokeSettings(
     ),
 )
 
-
-def require_tool(available: bool, reason: str) -> None:
-    """Skip with a printed reason, except under CI=true, where a missing tool is a failure."""
-    if available:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: tests must not skip)")
-    pytest.skip(reason)
 
 
 def build_c_library(out: Path, extra_flags: list[str] = (), libs: list[str] = ()) -> Path:
