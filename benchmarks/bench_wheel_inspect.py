@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from toolkit.wheel.inspection import inspect_wheel  # noqa: E402
-from toolkit.wheel.offload import offload_report  # noqa: E402
+from toolkit.offload_bundle import offload_report  # noqa: E402
 
 DEFAULT = Path.home() / ".cache" / "ort-amdgpu-toolkit" / "test-wheels" / "onnxruntime-rocm"
 
@@ -27,7 +27,7 @@ DEFAULT = Path.home() / ".cache" / "ort-amdgpu-toolkit" / "test-wheels" / "onnxr
 def main() -> None:
     wheel = Path(sys.argv[1]) if len(sys.argv) > 1 else next(iter(sorted(DEFAULT.glob("*.whl"))), None)
     if wheel is None:
-        sys.exit(f"no wheel: run tests/test_wheel_rocm.py once, or pass a wheel path")
+        sys.exit("no wheel: run tests/test_wheel_rocm.py once, or pass a wheel path")
     print(f"machine: {platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs")
     start = time.perf_counter()
     report = inspect_wheel(wheel)

@@ -17,7 +17,7 @@ from toolkit.errors import ToolkitError
 from toolkit.fsutil import sha256_file
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.inspection import inspect_wheel
-from toolkit.wheel.offload import gpu_targets
+from toolkit.offload_bundle import offload_report
 from toolkit.wheel.repair import repair_wheel
 
 INFO = {"source_revision": "0123abc", "patches": ["0001-rename-hipep-to-hipdnn.patch"], "features": [],
@@ -174,8 +174,8 @@ def test_gpu_targets_come_from_the_hip_fatbin_section(tmp_path):
     source.write_text(f'__attribute__((section(".hip_fatbin"), used)) static const unsigned char fatbin[] = {{{array}}};\n')
     libs = stand_in_lib_dir(tmp_path / "lib")
     build_c_library(libs / "libmigraphx-backend.so", [str(source)])
-    assert gpu_targets(libs / "libmigraphx-backend.so") == ["gfx90a:xnack-", "gfx1030"]
-    assert gpu_targets(libs / "libamdgpu-ep.so") == []
+    assert offload_report(libs / "libmigraphx-backend.so").targets == ("gfx90a:xnack-", "gfx1030")
+    assert offload_report(libs / "libamdgpu-ep.so").targets == ()
     report = inspect_wheel(build_wheel(SETTINGS, libs, INFO, tmp_path / "out"))
     backend = next(l for l in report.libraries if l.path.endswith("libmigraphx-backend.so"))
     assert backend.offload_bundles == 2 and report.gpu_targets == ("gfx90a:xnack-", "gfx1030")

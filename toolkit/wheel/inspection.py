@@ -23,7 +23,7 @@ from pathlib import Path
 from toolkit.errors import ToolkitError
 from toolkit.wheel.data import ep_entry_points, rocm_excludes, system_libraries
 from toolkit.elf import ELF_MAGIC, read_elf
-from toolkit.wheel.offload import natural_key, offload_report
+from toolkit.offload_bundle import natural_key, offload_report
 from toolkit.wheel.repair import matches_any
 from toolkit.wheel.wheelfile import parse_wheel_filename, read_entry_points, read_headers
 
@@ -106,10 +106,7 @@ def _library_report(archive: zipfile.ZipFile, info: zipfile.ZipInfo, scratch: Pa
         shutil.copyfileobj(src, dst, 1 << 20)
     try:
         facts = read_elf(target)
-        try:
-            offload = offload_report(target)
-        except ValueError as exc:
-            raise ToolkitError(f"{archive.filename}: {info.filename}: {exc}") from None
+        offload = offload_report(target, label=f"{archive.filename}: {info.filename}")
     finally:
         target.unlink()
     return LibraryReport(
