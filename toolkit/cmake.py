@@ -12,35 +12,27 @@ from toolkit.errors import ToolkitError
 MIN_CMAKE = (4, 2)
 
 
-def find_cmake() -> Path:
-    """PyPI's cmake (a dependency, >= 4.2) first: distributions often ship an older one on PATH."""
+def _find_tool(module_name: str, dir_attr: str, exe: str, hint: str) -> Path:
+    """The PyPI package's binary first: distributions often ship an older one on PATH (Debian: CMake 3.25)."""
     try:
-        import cmake  # type: ignore[import-untyped]
-
-        candidate = Path(cmake.CMAKE_BIN_DIR) / "cmake"
+        module = __import__(module_name)
+        candidate = Path(getattr(module, dir_attr)) / exe
         if candidate.is_file():
             return candidate
     except ImportError:
         pass
-    found = shutil.which("cmake")
+    found = shutil.which(exe)
     if not found:
-        raise ToolkitError("cmake not found", hint="pip install 'cmake>=4.2' (the toolkit's dependency)")
+        raise ToolkitError(f"{exe} not found", hint=hint)
     return Path(found)
+
+
+def find_cmake() -> Path:
+    return _find_tool("cmake", "CMAKE_BIN_DIR", "cmake", "pip install 'cmake>=4.2' (the toolkit's dependency)")
 
 
 def find_ninja() -> Path:
-    try:
-        import ninja  # type: ignore[import-untyped]
-
-        candidate = Path(ninja.BIN_DIR) / "ninja"
-        if candidate.is_file():
-            return candidate
-    except ImportError:
-        pass
-    found = shutil.which("ninja")
-    if not found:
-        raise ToolkitError("ninja not found", hint="pip install ninja (the toolkit's dependency)")
-    return Path(found)
+    return _find_tool("ninja", "BIN_DIR", "ninja", "pip install ninja (the toolkit's dependency)")
 
 
 def tool_version(tool: Path) -> str:
