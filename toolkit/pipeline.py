@@ -1,7 +1,9 @@
-"""The build pipeline: recipe + options -> the ordered stages that take a source tree to libraries.
+"""The build pipeline: recipe + options -> the ordered stages that take a source tree to wheels.
 
-patch (phase base) -> configure -> build -> check. Each stage is skipped when its inputs are unchanged
-(see stages.py); `--dry-run` prints every stage's plan and creates nothing.
+(fetch, preflight) -> patch (phase base) -> hipify -> patch-hipified -> configure -> build -> check
+[-> wheel -> repair]. Each stage is skipped when its inputs are unchanged (see stages.py); `--dry-run`
+prints every stage's plan and creates nothing. The stages' own logic lives in their packages
+(sources/, patching/, hipify/, wheel/); this module settles the options and wires them together.
 """
 
 from __future__ import annotations
@@ -15,19 +17,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit import features as feat
-from toolkit import log
+from toolkit import log, sources
 from toolkit.cmake import (build_command, check_cmake_version, compiler_launcher, configure_command,
                            find_cmake, find_ninja, read_cache)
 from toolkit.elf import read_elf
-from toolkit.hip import NoHip, find_hip
 from toolkit.errors import ToolkitError
 from toolkit.fsutil import atomic_write_text, replace_dir, sha256_file, sync_tree, tree_digest
+from toolkit.hip import NoHip, find_hip
 from toolkit.options import BuildOptions
-from toolkit import sources
 from toolkit.recipe import PROJECT_ROOT, Recipe, find_recipe, load_recipe
 from toolkit.sources import FetchContext, ResolvedPaths, SourceSettings
 from toolkit.stages import Stage, StageResult, StageRunner
 from toolkit.workspace import Workspace, default_build_root
+
 
 def library_file(name: str) -> str:
     return f"lib{name}.so"
