@@ -13,135 +13,18 @@ import json
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit import features as feat
 from toolkit import log, sources
-from toolkit.cmake import (build_command, check_cmake_version, compiler_launcher, configure_command,
-                           find_cmake, find_ninja, read_cache)
+from toolkit.build_context import Build, library_file, prepare, sources_plan
+from toolkit.cmake import (build_command, check_cmake_version, configure_command, find_cmake, find_ninja,
+                           read_cache)
 from toolkit.elf import read_elf
 from toolkit.errors import ToolkitError
 from toolkit.fsutil import atomic_write_text, replace_dir, sha256_file, sync_tree, tree_digest
 from toolkit.hip import NoHip, find_hip
 from toolkit.options import BuildOptions
-from toolkit.recipe import PROJECT_ROOT, Recipe, find_recipe, load_recipe
-from toolkit.sources import FetchContext, ResolvedPaths, SourceSettings
 from toolkit.stages import Stage, StageResult, StageRunner
-from toolkit.workspace import Workspace, default_build_root
-
-
-def library_file(name: str) -> str:
-    return f"lib{name}.so"
-
-
-@dataclass
-class Build:
-    """Everything one build needs, settled before any stage runs."""
-
-    recipe: Recipe
-    options: BuildOptions
-    workspace: Workspace
-    source_dir: Path
-    chosen: dict[str, bool]
-    source: SourceSettings
-    fetch: FetchContext
-    # ORT, ROCm and MIGraphX as the preflight found them (in a dry run: what it would use).
-    deps: ResolvedPaths
-    ort_home: Path | None = None
-    _fetchcontent: dict[str, str] | None = None
-
-    # -- what the patched tree declares ------------------------------------------------------
-    def resolved_features(self) -> dict[str, feat.ResolvedFeature]:
-        tree = self.workspace.source if self.workspace.source.is_dir() else self.source_dir
-        if not tree.is_dir():
-            # Dry run of a source not fetched yet: its options are unknown, assume the preferred spellings.
-            return feat.resolve_spellings(self.recipe, self.chosen, None, str(tree))
-        files = list(feat.cmake_option_files(tree, self.recipe.build.option_files))
-        if tree == self.workspace.source or self.recipe.series is None:
-            options = feat.declared_options(files)
-        else:
-            # Not patched yet (first run or dry run): read the options as the patches will leave them.
-            options = feat.declared_options(self._patched_view(files))
-        return feat.resolve_spellings(self.recipe, self.chosen, options, str(tree))
-
-    def _patched_view(self, files: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        from toolkit import patching
-
-        series = patching.load_series(self.recipe.series)
-        changed = patching.patched_contents(series, self.source_dir, "base", self.enabled())
-        view = dict(files)
-        for rel, data in changed.items():
-            if data is None:
-                view.pop(rel, None)
-            elif rel.endswith(("CMakeLists.txt", ".cmake")):
-                view[rel] = data.decode("utf-8", errors="replace")
-        return list(view.items())
-
-    def enabled(self) -> set[str]:
-        return {name for name, on in self.chosen.items() if on}
-
-    def fetchcontent_deps(self) -> tuple:
-        return sources.active_deps(self.recipe.extra.get("fetchcontent", ()), self.enabled())
-
-    def fetchcontent_defines(self) -> dict[str, str]:
-        """FETCHCONTENT_SOURCE_DIR_<NAME> for every mirrored dependency (fetched, verified, unpacked once)."""
-        if self.options.dry_run:
-            return {}
-        if self._fetchcontent is None:
-            deps = self.fetchcontent_deps()
-            self._fetchcontent = (sources.fetchcontent_defines(deps, self.fetch, self.workspace.root / "deps")
-                                  if deps else {})
-        return self._fetchcontent
-
-    def defines(self) -> dict[str, str]:
-        defines = dict(self.recipe.build.defines)
-        defines["CMAKE_BUILD_TYPE"] = self.recipe.build.build_type
-        defines.update(self.deps.cmake_defines(self.ort_home))
-        defines.update(self.fetchcontent_defines())
-        defines.update(feat.cmake_defines(self.resolved_features()))
-        launcher = compiler_launcher()
-        if launcher:
-            defines["CMAKE_C_COMPILER_LAUNCHER"] = launcher
-            defines["CMAKE_CXX_COMPILER_LAUNCHER"] = launcher
-        return defines
-
-    def expected(self) -> list[tuple[str, tuple[str, ...]]]:
-        return feat.expected_libraries(self.recipe, self.resolved_features())
-
-
-def prepare(options: BuildOptions) -> Build:
-    """Settle the recipe, features, source and dependencies; fetch nothing in a dry run."""
-    recipe = load_recipe(find_recipe(options.recipe, PROJECT_ROOT))
-    chosen = feat.select_features(recipe, options.with_features, options.without_features)
-    enabled = [name for name, on in chosen.items() if on]
-    root = options.build_root or default_build_root()
-    ws = Workspace.for_recipe(root, recipe.name, options.variant)
-    source = sources.source_from_argument(options.source) if options.source else recipe.source
-    if source is None:
-        raise ToolkitError(f"recipe {recipe.name} has no [source] ({recipe.file})",
-                           hint="pass --source PATH, URL#sha256=HEX or git+URL@COMMIT")
-    ctx = sources.FetchContext.create(recipe.file, offline=options.offline, mirrors=list(options.mirrors))
-    requires = recipe.extra.get("requires") or sources.Requirements()
-    preflight_options = sources.PreflightOptions(ort_home=options.ort_home, rocm_path=options.rocm_path,
-                                                 migraphx_home=options.migraphx_home)
-    upstream = ws.root / "upstream"
-    if options.dry_run:
-        deps = sources.check(requires, enabled, preflight_options, recipe.extra.get("ort"), ctx)
-        source_dir = sources.resolve_source(source, ctx, upstream) if source.kind == "path" else upstream
-        return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps)
-    # Everything missing is reported at once, before anything is fetched or built.
-    deps = sources.preflight(requires, enabled, preflight_options, recipe.extra.get("ort"), ctx)
-    source_dir = sources.resolve_source(source, ctx, upstream)
-    ort_home = None
-    if deps.ort_package is not None:
-        ort_home = sources.fetch_ort(recipe.extra["ort"], ctx, ws.root / "ort")
-    return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps, ort_home)
-
-
-def sources_plan(b: Build) -> list[str]:
-    return sources.plan_lines(b.source, b.fetchcontent_deps(), b.fetch, b.workspace.root / "upstream",
-                              b.workspace.root / "deps", b.deps, b.source_dir)
 
 
 # -- stages ------------------------------------------------------------------------------------
