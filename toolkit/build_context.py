@@ -13,6 +13,7 @@ from toolkit import features as feat
 from toolkit import sources
 from toolkit.cmake import compiler_launcher
 from toolkit.errors import ToolkitError
+from toolkit.fsutil import tree_digest
 from toolkit.options import BuildOptions
 from toolkit.recipe import PROJECT_ROOT, Recipe, find_recipe, load_recipe
 from toolkit.sources import FetchContext, ResolvedPaths, SourceSettings
@@ -38,10 +39,27 @@ class Build:
     deps: ResolvedPaths
     ort_home: Path | None = None
     _fetchcontent: dict[str, str] | None = None
+    # Computed once per run: hashing a real tree, or patching it in memory, is not free.
+    _source_digest: str | None = None
+    _features: tuple[Path, dict[str, feat.ResolvedFeature]] | None = None
+
+    def source_digest(self) -> str:
+        if self._source_digest is None:
+            self._source_digest = tree_digest(self.source_dir)
+        return self._source_digest
 
     # -- what the patched tree declares ------------------------------------------------------
     def resolved_features(self) -> dict[str, feat.ResolvedFeature]:
         tree = self.workspace.source if self.workspace.source.is_dir() else self.source_dir
+        if self._features is None or self._features[0] != tree:
+            self._features = (tree, self._resolve_features(tree))
+        return self._features[1]
+
+    def tree_changed(self) -> None:
+        """The patch stage rewrote the patched copy: what it declares must be read again."""
+        self._features = None
+
+    def _resolve_features(self, tree: Path) -> dict[str, feat.ResolvedFeature]:
         if not tree.is_dir():
             # Dry run of a source not fetched yet: its options are unknown, assume the preferred spellings.
             return feat.resolve_spellings(self.recipe, self.chosen, None, str(tree))

@@ -22,7 +22,7 @@ from toolkit.cmake import (build_command, check_cmake_version, configure_command
 from toolkit.elf import read_elf
 from toolkit.errors import ToolkitError
 from toolkit.fsutil import atomic_write_text, replace_dir, sha256_file, sync_tree, tree_digest
-from toolkit.hip import NoHip, find_hip
+from toolkit.hip import HipToolchain, NoHip, find_hip
 from toolkit.options import BuildOptions
 from toolkit.stages import Stage, StageResult, StageRunner
 
@@ -45,7 +45,7 @@ def patch_stage(b: Build) -> Stage:
                 "active": [(e.name, sha256_file(e.path)) for e in active]}
 
     def inputs() -> dict:
-        return {"source": str(b.source_dir), "digest": tree_digest(b.source_dir), **series_inputs()}
+        return {"source": str(b.source_dir), "digest": b.source_digest(), **series_inputs()}
 
     def run() -> None:
         tmp = ws.root / "source.tmp"
@@ -61,6 +61,7 @@ def patch_stage(b: Build) -> Stage:
                     log.stage("patch", str(line))
             # Sync rather than replace: unchanged files keep their mtimes, so ninja rebuilds nothing.
             written = sync_tree(tmp, ws.source)
+            b.tree_changed()
             log.stage("patch", f"{len(written)} file(s) changed in {ws.source}")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -124,15 +125,23 @@ def has_hipified_patches(b: Build) -> bool:
     return bool(patching.load_series(b.recipe.series).select("hipified", b.enabled())[0])
 
 
-def hip_kernels(b: Build) -> tuple[dict[str, str], dict[str, str], str]:
-    """(CMake defines, environment, what happens) for compiling the hipified kernels."""
+def kernel_toolchain(b: Build) -> tuple[HipToolchain | None, str]:
+    """The HIP toolchain that compiles the hipified kernels, or None and why they are skipped."""
     if "hipify" not in b.recipe.extra:
-        return {}, {}, "no [hipify] in the recipe"
+        return None, "no [hipify] in the recipe"
     if not b.options.gpu_targets:
-        return {}, {}, "GPU kernels skipped: no --gpu-targets given (e.g. --gpu-targets gfx90a,gfx1030)"
+        return None, "GPU kernels skipped: no --gpu-targets given (e.g. --gpu-targets gfx90a,gfx1030)"
     toolchain = find_hip(str(b.options.rocm_path) if b.options.rocm_path else None)
     if isinstance(toolchain, NoHip):
-        return {}, {}, f"GPU kernels skipped: {toolchain.reason}"
+        return None, f"GPU kernels skipped: {toolchain.reason}"
+    return toolchain, ""
+
+
+def hip_kernels(b: Build) -> tuple[dict[str, str], dict[str, str], str]:
+    """(CMake defines, environment, what happens) for compiling the hipified kernels."""
+    toolchain, why_not = kernel_toolchain(b)
+    if toolchain is None:
+        return {}, {}, why_not
     kernels = ws_kernels_dir(b)
     defines = dict(toolchain.defines)
     defines["AMDGPU_EP_HIP_SOURCES_DIR"] = str(kernels)
@@ -251,14 +260,13 @@ def build_facts(b: Build) -> dict:
 
         active, _ = patching.load_series(b.recipe.series).select("base", b.enabled())
         patches = [f"{e.name} sha256={sha256_file(e.path)}" for e in active]
-    toolchain = find_hip(str(b.options.rocm_path) if b.options.rocm_path else None)
-    kernels = b.options.gpu_targets and "hipify" in b.recipe.extra and not isinstance(toolchain, NoHip)
+    toolchain, _ = kernel_toolchain(b)
     return {
-        "source_revision": f"{b.source_dir.name}@sha256:{tree_digest(b.source_dir)}",
+        "source_revision": f"{b.source_dir.name}@sha256:{b.source_digest()}",
         "patches": patches,
         "features": sorted(b.enabled()),
-        "rocm_version": f"HIP {toolchain.version} ({toolchain.kind})" if kernels else None,
-        "gpu_targets": list(b.options.gpu_targets) if kernels else [],
+        "rocm_version": f"HIP {toolchain.version} ({toolchain.kind})" if toolchain else None,
+        "gpu_targets": list(b.options.gpu_targets) if toolchain else [],
     }
 
 
@@ -366,13 +374,12 @@ def run_build(options: BuildOptions, until: str | None = None,
 
 
 def write_build_info(b: Build) -> None:
-    resolved = b.resolved_features()
+    """build-info.json: what the wheel records (build_facts), plus the CMake defines and libraries."""
     info = {
         "recipe": b.recipe.name,
         "variant": b.options.variant,
         "source": str(b.source_dir),
-        "source_digest": tree_digest(b.source_dir),
-        "features": {n: f.on for n, f in resolved.items()},
+        **build_facts(b),
         "defines": read_defines(b),
         "libraries": [library_file(n) for n, _ in b.expected()],
     }
@@ -381,7 +388,7 @@ def write_build_info(b: Build) -> None:
 
 def read_defines(b: Build) -> dict[str, str]:
     cache = read_cache(b.workspace.cmake)
-    return {k: cache[k] for k in sorted(b.defines()) if k in cache}
+    return {k: cache[k] for k in sorted(configure_defines(b)) if k in cache}
 
 
 def _strip_build_runpath(lib: Path) -> None:
@@ -455,11 +462,11 @@ def build_release_entry(recipe_path: Path, entry, work_dir: Path) -> tuple[Path,
     b, _ = run_build(options, package=True)
     wheels = built_wheels(b)
     if b.source.kind == "path":
-        source = {"name": b.source_dir.name, "uri": b.source_dir.as_uri(), "sha256": tree_digest(b.source_dir)}
+        source = {"name": b.source_dir.name, "uri": b.source_dir.as_uri(), "sha256": b.source_digest()}
     else:
         source = {"name": b.source_dir.name, "uri": b.source.url or f"git+{b.source.git}@{b.source.commit}",
                   "sha256": b.fetch.sha256_for(b.source.url, b.source.sha256) if b.source.url else
-                  tree_digest(b.source_dir)}
+                  b.source_digest()}
     patches = []
     if b.recipe.series is not None:
         from toolkit import patching
