@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 import os
-import shutil
 
-import pytest
 
 HIP_TARGETS = ("gfx908", "gfx90a", "gfx940", "gfx1030")
+from tests.tools import need
 
 
 def require_hipcc() -> str:
-    hipcc = shutil.which("hipcc")
-    if hipcc is None:
-        message = "hipcc not found: apt-get install -y hipcc libamdhip64-dev rocm-device-libs"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return hipcc
+    return need("hipcc", "hipcc libamdhip64-dev rocm-device-libs")
 
 
 def hip_env() -> dict[str, str]:

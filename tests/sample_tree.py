@@ -6,20 +6,12 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
+from tests.tools import require_tool
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "samples" / "umbrella-ep"
 SAMPLE_SERIES = ROOT / "patches" / "amdgpu-ep" / "series"
 
-
-def require_tool(available: bool, reason: str) -> None:
-    """Skip with a printed reason, except under CI=true, where a missing tool is a failure."""
-    if available:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (CI=true: tests must not skip)")
-    pytest.skip(reason)
 
 
 def cmake_and_ninja() -> tuple[str, str]:

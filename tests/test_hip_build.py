@@ -1,13 +1,13 @@
 """The hipify stage in the build: the sample's CUDA kernels become HIP and compile for the requested targets."""
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.tools import need, require_tool
 from toolkit.elf import read_elf
 from toolkit.offload_bundle import gpu_targets
 
@@ -23,10 +23,8 @@ def toolkit(*args):
 
 @pytest.fixture(scope="module")
 def hip_available():
-    if not (shutil.which("hipcc") and Path("/usr/bin/clang++-15").is_file()):
-        if os.environ.get("CI") == "true":
-            pytest.fail("Debian's HIP (hipcc libamdhip64-dev rocm-device-libs) is required in CI")
-        pytest.skip("no HIP compiler: apt-get install hipcc libamdhip64-dev rocm-device-libs")
+    need("hipcc", "hipcc libamdhip64-dev rocm-device-libs")
+    require_tool(Path("/usr/bin/clang++-15").is_file(), "clang++-15 is not installed (apt-get install -y hipcc)")
 
 
 def test_kernels_compile_for_each_requested_target(hip_available, tmp_path):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.tools import need
 from toolkit.patching import PatchError, analyze, apply_series, load_series, patched_contents
 from toolkit.patching import apply as apply_mod
 from toolkit.patching.analysis import JOURNAL
@@ -24,10 +25,7 @@ BASE = "".join(f"int line{i} = {i};\n" for i in range(1, 41))
 
 
 def _need(tool: str) -> None:
-    if shutil.which(tool) is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{tool} is required in CI (apt-get install -y {tool})")
-        pytest.skip(f"{tool} not installed (apt-get install -y {tool})")
+    need(tool)
 
 
 def write_tree(root: Path, files: dict[str, bytes | str]) -> Path:

@@ -13,19 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.tools import need
 from toolkit.errors import ToolkitError
 from toolkit.release import compile_cache
 from toolkit.release.compile_cache import compile_cache_config, resolve_url
 
 
 def _need(tool: str) -> str:
-    path = shutil.which(tool)
-    if path is None:
-        message = f"{tool} is not installed (apt-get install {'redis-server' if 'redis' in tool else tool})"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
+    return need(tool)
 
 
 def _cmake() -> Path:

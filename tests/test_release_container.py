@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.tools import need
 from toolkit.errors import ToolkitError
 from toolkit.release import container, rootfs
 
@@ -32,13 +32,7 @@ targets = ["gfx90a", "gfx942"]
 
 
 def _need(tool: str) -> str:
-    path = shutil.which(tool)
-    if path is None:
-        message = f"{tool} is not installed (apt-get install podman buildah runc)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
+    return need(tool, 'podman buildah runc')
 
 
 def _fake_engines(tmp_path: Path, names: list[str]) -> str:

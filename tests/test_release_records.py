@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.tools import need
 from toolkit.errors import ToolkitError
 from toolkit.fsutil import sha256_file
 from toolkit.release import sbom
@@ -27,13 +28,7 @@ from toolkit.release.settings import ReleaseSettings, TargetSet
 
 
 def _need(tool: str) -> str:
-    path = shutil.which(tool)
-    if path is None:
-        message = f"{tool} is not installed (apt-get install {tool})"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
+    return need(tool)
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,13 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
 import pytest
 
+from tests.tools import require_tool
 from tests.sources_http import FaultServer
 from toolkit.errors import ToolkitError
 from toolkit.sources.cache import Cache
@@ -33,9 +35,7 @@ def _cmake() -> Path:
     try:
         import cmake
     except ImportError:
-        if os.environ.get("CI") == "true":
-            pytest.fail("PyPI cmake is required in CI (pip install cmake)")
-        pytest.skip("PyPI cmake is not installed (pip install cmake)")
+        require_tool(False, "PyPI cmake is not installed (pip install cmake)")
     return Path(cmake.CMAKE_BIN_DIR) / "cmake"
 
 
@@ -78,8 +78,7 @@ def _configure(cmake: Path, src: Path, build: Path, defines: dict[str, str]):
 
 def test_fetchcontent_project_builds_from_mirror_with_network_cut(tmp_path):
     cmake = _cmake()
-    if shutil.which("ninja") is None and not os.environ.get("CI") == "true":
-        pytest.skip("ninja is not installed (pip install ninja)")
+    require_tool(shutil.which("ninja") is not None, "ninja is not installed (pip install ninja)")
     server = FaultServer()
     archive = _tarball(DEP)
     url = server.add("/greet-1.0.tar.gz", archive)
@@ -204,10 +203,8 @@ def test_preflight_ort_from_recipe_package(tmp_path):
 
 
 def test_preflight_finds_debian_hip_under_usr():
-    if not Path("/usr/include/hip/hip_runtime.h").is_file():
-        if os.environ.get("CI") == "true":
-            pytest.fail("HIP headers are required in CI (apt-get install -y libamdhip64-dev)")
-        pytest.skip("Debian HIP is not installed (apt-get install -y libamdhip64-dev)")
+    require_tool(Path("/usr/include/hip/hip_runtime.h").is_file(),
+                 "Debian HIP is not installed (apt-get install -y libamdhip64-dev)")
     resolved = preflight(Requirements(always=("rocm",)), [], PreflightOptions(env={"ROCM_PATH": "/usr"}))
     assert resolved.path("rocm") == Path("/usr")
     assert resolved.cmake_defines() == {"CMAKE_PREFIX_PATH": "/usr", "ROCM_PATH": "/usr"}
@@ -215,10 +212,6 @@ def test_preflight_finds_debian_hip_under_usr():
 
 def test_build_dry_run_on_umbrella_shaped_tree_shows_redirects_and_paths(tmp_path):
     """`nox -s build -- --recipe umbrella-ep-real --source DIR --dry-run`, through the real CLI."""
-    import os
-    import subprocess
-    import sys
-
     root = Path(__file__).resolve().parents[1]
     tree = _umbrella_tree(tmp_path / "amdgpu-ep")
     rocm, ort = tmp_path / "rocm", tmp_path / "ort"
@@ -250,10 +243,6 @@ def test_build_dry_run_on_umbrella_shaped_tree_shows_redirects_and_paths(tmp_pat
 
 
 def test_build_preflight_lists_everything_missing(tmp_path):
-    import os
-    import subprocess
-    import sys
-
     root = Path(__file__).resolve().parents[1]
     tree = _umbrella_tree(tmp_path / "amdgpu-ep")
     proc = subprocess.run(

@@ -5,13 +5,13 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import shutil
 import subprocess
 import tarfile
 from pathlib import Path
 
 import pytest
 
+from tests.tools import need
 from tests.sources_http import FaultServer
 from toolkit.errors import RecipeError, ToolkitError
 from toolkit.sources.cache import Cache
@@ -26,10 +26,7 @@ FAST = DownloadOptions(connect_timeout=2, read_timeout=2, retries=1, backoff=0.0
 
 
 def _need_git():
-    if shutil.which("git") is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("git is required in CI (apt-get install -y git)")
-        pytest.skip("git is not installed (apt-get install -y git)")
+    need("git")
 
 
 def git(*args, cwd=None) -> str:

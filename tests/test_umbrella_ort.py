@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.sample_tree import (SAMPLE_DIR, SAMPLE_SERIES, cmake_and_ninja, configure_and_build, require_tool,
+from tests.tools import require_tool
+from tests.sample_tree import (SAMPLE_DIR, SAMPLE_SERIES, cmake_and_ninja, configure_and_build,
                             series_patches)
 
 LIBS = {"amdgpu-ep", "migraphx-backend", "hipdnn-backend"}

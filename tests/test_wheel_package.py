@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.wheel_support import SETTINGS, build_c_library, require_tool, stand_in_lib_dir
+from tests.tools import require_tool
+from tests.wheel_support import SETTINGS, build_c_library, stand_in_lib_dir
 from toolkit.errors import ToolkitError
 from toolkit.fsutil import sha256_file
 from toolkit.wheel.build import build_wheel

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.wheel_support import require_tool
+from tests.tools import require_tool
 from toolkit.wheel.inspection import inspect_wheel
 
 ROCM_WHEEL = "onnxruntime-rocm==1.22.2.post3"

@@ -7,7 +7,8 @@ import subprocess
 from pathlib import Path
 
 
-from tests.sample_tree import require_tool, series_patches
+from tests.sample_tree import series_patches
+from tests.tools import require_tool
 from toolkit.wheel.settings import Component, SmokeSettings, WheelSettings
 
 ROOT = Path(__file__).resolve().parent.parent

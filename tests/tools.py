@@ -1,0 +1,24 @@
+"""Tools a test needs: skip with a printed reason where one is missing, except in CI (CI=true), where a
+missing tool is a failure, since .ci/run installs everything the tests use."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+
+def require_tool(available: bool, reason: str) -> None:
+    if available:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason} (CI=true: tests must not skip)")
+    pytest.skip(reason)
+
+
+def need(tool: str, package: str | None = None) -> str:
+    """The path of `tool` on PATH; `package` is what to apt-get install when it is missing."""
+    path = shutil.which(tool)
+    require_tool(path is not None, f"{tool} is not installed (apt-get install -y {package or tool})")
+    return path
