@@ -12,6 +12,10 @@ def set_quiet(quiet: bool) -> None:
     _quiet = quiet
 
 
+def is_quiet() -> bool:
+    return _quiet
+
+
 def info(message: str) -> None:
     if not _quiet:
         print(f"[toolkit] {message}", file=sys.stderr, flush=True)

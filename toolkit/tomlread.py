@@ -86,6 +86,11 @@ class Table:
     def int(self, key: str, default: Any = _MISSING) -> Any:
         return self._get(key, default, (int,), "an integer")
 
+    def number(self, key: str, default: Any = _MISSING) -> Any:
+        """A float or an integer (TOML writes 1e-4 as a float and 0 as an integer), as a float."""
+        value = self._get(key, default, (float, int), "a number")
+        return value if value is default else float(value)
+
     def str_list(self, key: str, default: Any = _MISSING) -> Any:
         value = self._get(key, default, (list,), "an array of strings")
         if value is default:
@@ -94,6 +99,19 @@ class Table:
             if not isinstance(item, str):
                 raise self.error(f"{key}[{i}]", f"expected a string, got {_describe(item)}")
         return list(value)
+
+    def str_list_list(self, key: str, default: Any = _MISSING, item: str = "an array of strings") -> Any:
+        """An array of arrays of strings (e.g. feature sets [[], ["hipdnn"]]), as a list of lists.
+
+        `item` says what each inner array is, for the error message.
+        """
+        value = self._get(key, default, (list,), "an array of arrays of strings")
+        if value is default:
+            return value
+        for i, inner in enumerate(value):
+            if not isinstance(inner, list) or not all(isinstance(s, str) for s in inner):
+                raise self.error(f"{key}[{i}]", f"expected {item}, got {_describe(inner)}")
+        return [list(item) for item in value]
 
     def str_or_list(self, key: str, default: Any = _MISSING) -> Any:
         """A string or an array of strings, always returned as a list."""

@@ -95,12 +95,8 @@ def _target_set(t: Table) -> TargetSet:
 
 
 def _feature_sets(t: Table) -> tuple[tuple[str, ...], ...]:
-    # An array of arrays has no typed reader in Table; read the outer array, check each inner one here.
-    raw = t._get("features", [[]], (list,), "an array of feature lists, e.g. [[], [\"hipdnn\"]]")
     out = []
-    for i, item in enumerate(raw):
-        if not isinstance(item, list) or not all(isinstance(f, str) for f in item):
-            raise t.error(f"features[{i}]", "expected an array of feature names, e.g. [\"hipdnn\"]")
+    for i, item in enumerate(t.str_list_list("features", [[]], item='an array of feature names, e.g. ["hipdnn"]')):
         for name in item:
             if not _NAME.match(name):
                 raise t.error(f"features[{i}]", f"feature name {name!r} must be lower-case letters, "

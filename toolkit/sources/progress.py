@@ -29,7 +29,7 @@ class Progress:
         self.done = start
         self.stream = stream or sys.stderr
         # -q silences progress like every other message (log keeps the flag).
-        self.enabled = enabled and not getattr(log, "_quiet", False)
+        self.enabled = enabled and not log.is_quiet()
         self.tty = self.enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
         self._last_draw = 0.0
         self._last_tenth = start * 10 // total if total else 0

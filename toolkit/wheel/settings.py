@@ -85,11 +85,10 @@ class SmokeSettings:
 
 
 def _number(t: Table, key: str, default: float) -> float:
-    # tomlread has no float reader yet; TOML writes 1e-4 as a float and 0 as an integer, take both.
-    value = t._get(key, default, (float, int), "a number")
+    value = t.number(key, default)
     if value < 0:
         raise t.error(key, f"expected a number >= 0, got {value!r}")
-    return float(value)
+    return value
 
 
 def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
