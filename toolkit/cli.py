@@ -37,6 +37,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def name_value_pairs(items: list[str], option: str) -> dict[str, str]:
+    """Repeated `--env NAME=VALUE`-style options as a dict; a malformed one names the option."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ToolkitError(f"{option} {item!r}: expected NAME=VALUE")
+        out[name] = value
+    return out
+
+
 def expand_feature_flags(argv: list[str]) -> list[str]:
     """`--with-hipdnn` reads better on a command line; argparse wants `--with hipdnn`."""
     out = []

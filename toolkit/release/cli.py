@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from toolkit import log
+from toolkit.cli import name_value_pairs
 from toolkit.errors import ToolkitError
 from toolkit.release import container, matrix
 from toolkit.release.settings import ReleaseSettings, from_table
@@ -69,16 +70,6 @@ def load_settings(recipe: Path | None) -> ReleaseSettings:
     return from_table(table, Path(recipe).resolve().parent) if table else ReleaseSettings()
 
 
-def _pairs(items: list[str], option: str) -> dict[str, str]:
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ToolkitError(f"{option} {item!r}: expected KEY=VALUE")
-        out[key] = value
-    return out
-
-
 def cmd_release(args) -> int:
     settings = load_settings(args.recipe)
     entries = matrix.select(matrix.plan_matrix(settings), args.only)
@@ -132,7 +123,7 @@ def cmd_container(args) -> int:
     mounts = container.Mounts(
         project=Path.cwd(), source=args.source,
         cache=args.cache or Path(".cache/toolkit"), out=args.out or Path("dist"))
-    rc = container.run_session(engine, image, args.session, session_args, mounts, _pairs(args.env, "--env"),
+    rc = container.run_session(engine, image, args.session, session_args, mounts, name_value_pairs(args.env, "--env"),
                                runner=args.runner or settings.runner, network=args.network,
                                dry_run=args.dry_run)
     if rc != 0:
@@ -149,6 +140,6 @@ def cmd_container_image(args) -> int:
                            hint="give --file and --image, or [release.container] containerfile and image")
     engine = container.detect_engine(args.engine or settings.engine)
     context = args.context or Path(containerfile).parent
-    container.build_image(engine, containerfile, context, image, _pairs(args.build_arg, "--build-arg"),
+    container.build_image(engine, containerfile, context, image, name_value_pairs(args.build_arg, "--build-arg"),
                           dry_run=args.dry_run)
     return 0

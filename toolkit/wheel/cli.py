@@ -11,6 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
+from toolkit.cli import name_value_pairs
 from toolkit.errors import ToolkitError
 from toolkit.recipe import recipe_argument
 from toolkit.tomlread import load_toml
@@ -39,16 +40,6 @@ def _smoke_settings(recipe: Path | None):
     if not table.has("smoke"):
         return SmokeSettings()
     return smoke_from_table(table.table("smoke"), recipe.resolve().parent)
-
-
-def _env_pairs(items: list[str]) -> dict[str, str]:
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise ToolkitError(f"--env {item!r}: expected NAME=VALUE")
-        out[name] = value
-    return out
 
 
 def cmd_wheel(args: argparse.Namespace) -> int:
@@ -103,7 +94,7 @@ def cmd_smoke(args: argparse.Namespace) -> int:
         args.wheels,
         settings,
         require_gpu=args.require_gpu,
-        env=_env_pairs(args.env),
+        env=name_value_pairs(args.env, "--env"),
         find_links=args.find_links,
         no_index=args.no_index,
         inherit_site_packages=args.inherit_site_packages,
