@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from toolkit.errors import ToolkitError
 from toolkit.options import BuildOptions
 
 
@@ -83,6 +84,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.smoke and not options.dry_run:
         from toolkit.wheel.smoke import run_smoke
 
+        if "smoke" not in b.recipe.extra:
+            raise ToolkitError(f"recipe {b.recipe.name} has no [smoke] section ({b.recipe.file})",
+                               hint="add [smoke] (what to install beside the wheel, env, expected log lines)")
         return run_smoke(pipeline.built_wheels(b), b.recipe.extra["smoke"], require_gpu=args.require_gpu)
     return 0
 
