@@ -171,11 +171,12 @@ def _write_all(entries: list[_Entry], dest: Path, open_member) -> None:
     try:
         root = os.path.realpath(tmp)
         dir_mtimes = []
+        known: set[str] = set()  # folders proven real
         # No operation below follows a link: parents are walked with lstat, files are created O_EXCL|O_NOFOLLOW,
         # metadata is set through the open descriptor or with follow_symlinks=False. So even an archive that is
         # refused at the end cannot have changed anything outside tmp.
         for e in entries:
-            path = _make_parents(tmp, e.name)
+            path = _make_parents(tmp, e.name, known)
             existing = _lstat(path)
             if e.kind == "dir":
                 if existing is None:
@@ -193,7 +194,7 @@ def _write_all(entries: list[_Entry], dest: Path, open_member) -> None:
                 continue
             mode = 0o755 if e.mode & 0o111 else 0o644
             # A hard link becomes a copy, not os.link: the tree must not share inodes with anything the archive names.
-            source = _open_copy_source(tmp, e) if e.kind == "hardlink" else open_member(e)
+            source = _open_copy_source(tmp, e, known) if e.kind == "hardlink" else open_member(e)
             with source as src:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
                 with os.fdopen(fd, "wb") as out:
@@ -223,24 +224,31 @@ def _kind(st: os.stat_result) -> str:
     return "symlink" if stat.S_ISLNK(st.st_mode) else "folder" if stat.S_ISDIR(st.st_mode) else "file"
 
 
-def _make_parents(tmp: Path, name: str, create: bool = True) -> Path:
-    """tmp/name, its parent folders made (or found) as real folders: never through a link or over a file."""
+def _make_parents(tmp: Path, name: str, known: set[str], create: bool = True) -> Path:
+    """tmp/name, its parent folders made (or found) as real folders: never through a link or over a file.
+
+    `known` holds folders already proven real; none can turn into a link later, as replacing a folder is refused.
+    """
     parts = name.split("/")
     current = tmp
     for i, part in enumerate(parts[:-1]):
         current = current / part
+        rel = "/".join(parts[:i + 1])
+        if rel in known:
+            continue
         st = _lstat(current)
         if st is None and create:
             os.mkdir(current, 0o755)
         elif st is None or not stat.S_ISDIR(st.st_mode):
             what = "a missing folder" if st is None else f"the {_kind(st)}"
             raise _Refused(f"member {name!r} would be written through {what} {'/'.join(parts[:i + 1])!r}")
+        known.add(rel)
     return current / parts[-1]
 
 
-def _open_copy_source(tmp: Path, e: _Entry):
+def _open_copy_source(tmp: Path, e: _Entry, known: set[str]):
     """The file a hard link names, opened without following a link; refused if it is no regular file now."""
-    path = _make_parents(tmp, e.link, create=False)
+    path = _make_parents(tmp, e.link, known, create=False)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
