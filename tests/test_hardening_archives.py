@@ -127,6 +127,27 @@ def test_pax_name_with_nul_is_a_clear_refusal(tmp_path):
     assert _state(outside) == before and not dest.exists()
 
 
+def test_cli_fetch_of_a_nul_name_archive_is_an_error_line_not_a_traceback(tmp_path):
+    import hashlib
+
+    from tests.sources_http import FaultServer
+
+    archive = _tar(tmp_path / "nul.tar", [("x", "file", b"evil", {"path": "ev\x00il.txt"})], tarfile.PAX_FORMAT)
+    server = FaultServer()
+    try:
+        url = server.add("/nul.tar", archive.read_bytes())
+        env = dict(os.environ, TOOLKIT_CACHE_DIR=str(tmp_path / "cache"))
+        proc = subprocess.run([sys.executable, "-m", "toolkit", "fetch", url, "--dest", str(tmp_path / "dest"),
+                               "--sha256", hashlib.sha256(archive.read_bytes()).hexdigest()],
+                              env=env, capture_output=True, text=True)
+    finally:
+        server.stop()
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "\nerror: " in proc.stderr and "nul.tar: refused to extract" in proc.stderr
+    assert "'ev\\x00il.txt' has a NUL byte" in proc.stderr
+    assert not (tmp_path / "dest").exists()
+
+
 def test_pax_linkname_with_nul_is_a_clear_refusal(tmp_path):
     _, dest = _sandbox(tmp_path)
     archive = _tar(tmp_path / "nul-link.tar", [("ok.txt", "file", b"ok"),

@@ -108,7 +108,12 @@ def _verified_hit(cache: Cache, sha256: str, url: str, offline: bool) -> Path | 
         got = sha256_file(hit)
         if got == sha256:
             return hit
-        hit.unlink()
+        try:
+            hit.unlink()
+        except OSError as exc:
+            raise ToolkitError(f"the cache entry {hit} for {url} is corrupt (sha256 {got}, expected {sha256}) "
+                               f"and cannot be removed: {exc.strerror}",
+                               hint=f"delete {hit.parent} by hand, then run the command again") from None
         if offline:
             raise ToolkitError(
                 f"offline: the cache entry {hit} for {url} was corrupt (sha256 {got}, expected {sha256}); "

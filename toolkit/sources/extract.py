@@ -180,7 +180,7 @@ def _write_all(entries: list[_Entry], dest: Path, open_member) -> None:
             existing = _lstat(path)
             if e.kind == "dir":
                 if existing is None:
-                    os.mkdir(path, 0o755)
+                    os.mkdir(path)
                 elif not stat.S_ISDIR(existing.st_mode):
                     raise _Refused(f"directory member {e.name!r} would replace the {_kind(existing)} of that name")
                 dir_mtimes.append((path, e.mtime))
@@ -238,7 +238,7 @@ def _make_parents(tmp: Path, name: str, known: set[str], create: bool = True) ->
             continue
         st = _lstat(current)
         if st is None and create:
-            os.mkdir(current, 0o755)
+            os.mkdir(current)
         elif st is None or not stat.S_ISDIR(st.st_mode):
             what = "a missing folder" if st is None else f"the {_kind(st)}"
             raise _Refused(f"member {name!r} would be written through {what} {'/'.join(parts[:i + 1])!r}")
