@@ -14,9 +14,9 @@ from tests.tools import need
 from tests.wheel_support import SETTINGS, build_c_library, stand_in_lib_dir
 from toolkit.elf import read_elf
 from toolkit.errors import ToolkitError
+from toolkit.release import sbom
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.repair import repair_wheel
-from toolkit.wheel.rocm import Resolver
 
 INFO = {"source_revision": "0123abc", "patches": [], "features": [], "rocm_version": None, "gpu_targets": []}
 
@@ -103,6 +103,10 @@ def test_a_library_inside_a_rocm_install_stays_external_whatever_its_name(tmp_pa
     assert result.excluded == ("libvendorblob.so.4",)
     reason = next(n.reason for n in result.needs if n.soname == "libvendorblob.so.4")
     assert reason.startswith("resolves inside a ROCm install") and str(install) in reason
+    # The SBOM, made on the same machine, names it as a ROCm component and says by which rule.
+    external = {c["name"]: c for c in sbom.wheel_sbom(result.wheel)["components"] if c.get("isExternal")}
+    props = {p["name"]: p["value"] for p in external["libvendorblob.so.4"]["properties"]}
+    assert props["toolkit:provided-by"] == "rocm" and props["toolkit:rocm-rule"] == reason
 
     # The same library outside any ROCm install is bundled, with what it needs: the place decided.
     monkeypatch.delenv("ROCM_PATH")
@@ -113,6 +117,8 @@ def test_a_library_inside_a_rocm_install_stays_external_whatever_its_name(tmp_pa
     assert [n for n in names_in(control.wheel) if n.startswith(("libvendorblob-", "libdeepdep-"))] != []
     assert control.excluded == ()
     # /opt/rocm and its versioned spellings are ROCm installs without being named anywhere.
+    from toolkit.wheel.rocm import Resolver
+
     resolver = Resolver()
     assert resolver.rocm_directory("/opt/rocm-7.2.0/lib") and resolver.rocm_directory("/opt/rocm/lib/llvm/lib")
     assert resolver.rocm_directory("/opt/rocmish/lib") is None
