@@ -162,6 +162,8 @@ class Resolver:
 
     def rocm_directory(self, directory: str) -> str | None:
         """Why a RUNPATH directory outside the wheel is a ROCm install, or None."""
+        if not directory.startswith("/"):
+            return None  # relative to the working directory: nothing to do with an install
         directory = posixpath.normpath(directory)
         glob = matching(directory, self.path_globs) or matching(os.path.realpath(directory), self.path_globs)
         if glob:
@@ -177,7 +179,7 @@ class Resolver:
         for cached in (lddtree.load_ld_paths, lddtree.parse_ld_paths):
             getattr(cached, "cache_clear", lambda: None)()
         trees = {m: lddtree.ldd(tree_root / m) for m in members}
-        inside = str(tree_root.resolve())
+        inside = tuple(dict.fromkeys((str(tree_root.absolute()), str(tree_root.resolve()))))
         rocm_by_owner: dict[str, str] = {}
         asked: set[str] = set()
         while True:
@@ -195,7 +197,7 @@ class Resolver:
             for index, owner in owners.items():
                 rocm_by_owner[pending[index].soname] = f"owned by ROCm package {owner}"
 
-    def _walk(self, trees: dict, inside: str, rocm_by_owner: dict[str, str]) -> list[Need]:
+    def _walk(self, trees: dict, inside: tuple[str, ...], rocm_by_owner: dict[str, str]) -> list[Need]:
         found: dict[str, Need] = {}
         for member, tree in trees.items():
             queue = [(soname, member) for soname in tree.needed]
@@ -209,7 +211,7 @@ class Resolver:
                     continue
                 lib = tree.libraries.get(soname)
                 real = str(lib.realpath) if lib is not None and lib.realpath is not None else None
-                if real is not None and (real == inside or real.startswith(inside + "/")):
+                if real is not None and any(real == i or real.startswith(i + "/") for i in inside):
                     continue  # a file of the wheel itself, checked as a member of its own
                 kind, reason = self._kind(soname, lib.path if lib else None, real, rocm_by_owner)
                 found[soname] = Need(soname, kind, reason, real, (user,))
