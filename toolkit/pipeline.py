@@ -292,7 +292,8 @@ def wheel_stages(b: Build) -> list[Stage]:
         wheels = sorted(raw.glob("*.whl"))
         tmp = ws.root / "wheelhouse.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
-        repair_wheel(wheels[0], tmp, settings.excludes)
+        repair_wheel(wheels[0], tmp, settings.excludes, settings.components,
+                     [b.options.rocm_path] if b.options.rocm_path else [])
         replace_dir(tmp, ws.wheelhouse)
 
     return [
