@@ -201,8 +201,16 @@ OrtStatus* UmbrellaFactory::SupportedDevices(const OrtHardwareDevice* const* dev
       OrtStatus* status = nullptr;
       if ((taken == device_owner_.end() || taken->second->factory == b) && *num_ep_devices < max_ep_devices) {
         OrtEpDevice* ours = nullptr;
-        status = ep_api_.CreateEpDevice(this, hw, api_.EpDevice_EpMetadata(theirs), api_.EpDevice_EpOptions(theirs),
-                                        &ours);
+        status = ep_api_.CreateEpDevice(this, hw, api_.EpDevice_EpMetadata(theirs), nullptr, &ours);
+        std::vector<std::pair<std::string, std::string>> defaults;
+        if (const OrtKeyValuePairs* options = api_.EpDevice_EpOptions(theirs)) {
+          const char* const* keys = nullptr;
+          const char* const* values = nullptr;
+          size_t n = 0;
+          api_.GetKeyValuePairs(options, &keys, &values, &n);
+          for (size_t k = 0; k < n; ++k) defaults.emplace_back(keys[k], values[k]);
+        }
+        device_options_[hw] = std::move(defaults);
         // The memory infos belong to the backend's factory and outlive its OrtEpDevice: the same allocators
         // and data transfer then serve ours.
         for (OrtDeviceMemoryType type : {OrtDeviceMemoryType_DEFAULT, OrtDeviceMemoryType_HOST_ACCESSIBLE}) {
@@ -318,8 +326,33 @@ OrtStatus* UmbrellaFactory::Create(const OrtHardwareDevice* const* devices, cons
   }
   OrtEpFactory* b = chosen->factory;
   // The backend gets the session options as they are: its own ep.<backend>.* keys (ep.migraphx.* for the
-  // MIGraphX backend) are read by the backend EP itself.
-  OrtStatus* status = b->CreateEp(b, devices, metadata, num_devices, session_options, logger, ep);
+  // MIGraphX backend) are read by the backend EP itself. Only the defaults its devices carried are added,
+  // under its own prefix, where the user did not set them.
+  std::vector<std::pair<std::string, std::string>> defaults;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::string prefix = "ep." + Lower(b->GetName(b)) + ".";
+    for (size_t i = 0; i < num_devices; ++i) {
+      for (const auto& option : device_options_[devices[i]]) defaults.emplace_back(prefix + option.first, option.second);
+    }
+  }
+  OrtSessionOptions* with_defaults = nullptr;
+  if (!defaults.empty()) {
+    if (OrtStatus* status = api_.CloneSessionOptions(session_options, &with_defaults)) return status;
+    for (const auto& option : defaults) {
+      int has = 0;
+      OrtStatus* status = api_.HasSessionConfigEntry(with_defaults, option.first.c_str(), &has);
+      if (status == nullptr && !has)
+        status = api_.AddSessionConfigEntry(with_defaults, option.first.c_str(), option.second.c_str());
+      if (status != nullptr) {
+        api_.ReleaseSessionOptions(with_defaults);
+        return status;
+      }
+    }
+  }
+  OrtStatus* status = b->CreateEp(b, devices, metadata, num_devices, with_defaults ? with_defaults : session_options,
+                                  logger, ep);
+  if (with_defaults != nullptr) api_.ReleaseSessionOptions(with_defaults);  // CreateEp must not keep it
   std::lock_guard<std::mutex> lock(mutex_);
   if (status == nullptr && *ep != nullptr) ep_owner_[*ep] = b;
   return status;

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "onnxruntime_c_api.h"
@@ -68,6 +69,9 @@ class UmbrellaFactory : public OrtEpFactory {
   // ORT may create sessions, allocators and devices from several threads; the maps below are shared.
   mutable std::mutex mutex_;
   std::map<const OrtHardwareDevice*, const BackendFactory*> device_owner_;
+  // The backend's default options for each device it offered, keyed as it named them; ORT would put them
+  // under the umbrella's prefix, so CreateEp hands them to the backend under its own ("ep.<backend>.").
+  std::map<const OrtHardwareDevice*, std::vector<std::pair<std::string, std::string>>> device_options_;
   std::map<const OrtMemoryInfo*, OrtEpFactory*> memory_owner_;
   std::map<const OrtAllocator*, OrtEpFactory*> allocator_owner_;
   std::map<const OrtEp*, OrtEpFactory*> ep_owner_;
