@@ -31,10 +31,20 @@ def series_patches(series: Path = SAMPLE_SERIES) -> list[Path]:
     return [series.parent / name for name in names]
 
 
+def ort_prefix() -> Path:
+    """ORT's C API headers as the sample recipe pins them (Debian's libonnxruntime-dev), via the shared cache."""
+    from toolkit.recipe import PROJECT_ROOT, find_recipe, load_recipe
+    from toolkit.sources import FetchContext, fetch_ort
+
+    recipe = load_recipe(find_recipe("amdgpu-ep", PROJECT_ROOT))
+    return fetch_ort(recipe.extra["ort"], FetchContext.create(recipe.file))
+
+
 def configure_and_build(source: Path, build: Path, lib: Path, defines: list[str]) -> None:
     cmake, ninja = cmake_and_ninja()
     configure = [cmake, "-S", str(source), "-B", str(build), "-G", "Ninja",
-                 f"-DCMAKE_MAKE_PROGRAM={ninja}", f"-DAMDGPU_EP_OUTPUT_DIR={lib}", *defines]
+                 f"-DCMAKE_MAKE_PROGRAM={ninja}", f"-DAMDGPU_EP_OUTPUT_DIR={lib}",
+                 f"-DCMAKE_PREFIX_PATH={ort_prefix()}", *defines]
     for command in (configure, [cmake, "--build", str(build)]):
         done = subprocess.run(command, capture_output=True, text=True)
         assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}"

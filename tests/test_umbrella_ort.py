@@ -39,12 +39,20 @@ for step in json.loads(sys.argv[1]):
     kind = step[0]
     if kind == "register":
         ort.register_execution_provider_library(step[1], step[2])
+    elif kind == "register_error":  # registration must fail; its message is what the user reads
+        try:
+            ort.register_execution_provider_library(step[1], step[2])
+            seen.append(None)
+        except Exception as exc:
+            seen.append(str(exc))
     elif kind == "unregister":
         ort.unregister_execution_provider_library(step[1])
     elif kind == "setenv":
         os.environ[step[1]] = step[2]
     elif kind == "devices":
         seen.append(sorted({d.ep_name for d in ort.get_ep_devices()}))
+    elif kind == "ep_names":  # what ORT shows of each EP factory (name and vendor) through its devices
+        seen.append(sorted({(d.ep_name, d.ep_vendor) for d in ort.get_ep_devices()}))
     elif kind == "maps":
         seen.append(loaded(step[1]))
 print(json.dumps(seen))
@@ -196,7 +204,8 @@ def forwarded_by(run: Run, webgpu_ep: str) -> list[str]:
 def test_profile_from_env_and_conf_file(hipdnn_libs, webgpu_ep):
     both = {"AMDGPU_MIGRAPHX_EP_LIBRARY": webgpu_ep, "AMDGPU_HIPDNN_EP_LIBRARY": webgpu_ep, "AMDGPU_EP_VERBOSE": "1"}
     steps = [["register", "amdgpu", umbrella(hipdnn_libs)]]
-    assert forwarded_by(run_ort(steps, **both), webgpu_ep) == ["migraphx-backend"]  # auto: first in order
+    # auto loads every backend (in order); each session then picks one by its profile option.
+    assert forwarded_by(run_ort(steps, **both), webgpu_ep) == ["migraphx-backend", "hipdnn-backend"]
     assert forwarded_by(run_ort(steps, **both, AMDGPU_EP_PROFILE="llm"), webgpu_ep) == ["hipdnn-backend"]
     # auto moves on to the next backend when one has no EP.
     no_migraphx = {**both, "AMDGPU_MIGRAPHX_EP_LIBRARY": "/nonexistent/libep.so"}
@@ -212,22 +221,24 @@ def test_profile_from_env_and_conf_file(hipdnn_libs, webgpu_ep):
 
 
 def test_unknown_profile_is_named_with_its_source(hipdnn_libs, webgpu_ep):
-    steps = [["register", "amdgpu", umbrella(hipdnn_libs)], ["maps", [SHIM, "libhipdnn-backend.so", WEBGPU]]]
-    accepted = r"accepted: auto, migraphx, hipdnn, directml, llm"
+    # A wrong default profile makes registration itself fail, with an ORT error the user sees.
+    steps = [["register_error", "AMDGPUExecutionProvider", umbrella(hipdnn_libs)],
+             ["maps", [SHIM, "libhipdnn-backend.so", WEBGPU]]]
+    accepted = "accepted: auto, migraphx, hipdnn, directml, llm"
     run = run_ort(steps, AMDGPU_EP_PROFILE="cuda", AMDGPU_MIGRAPHX_EP_LIBRARY=webgpu_ep)
-    assert run.lines(rf"\[amdgpu-ep\] unknown profile 'cuda' \(from \$AMDGPU_EP_PROFILE\); {accepted}")
-    assert run.seen == [{SHIM: False, "libhipdnn-backend.so": False, WEBGPU: False}]
+    assert run.seen[0].endswith(f"AMDGPUExecutionProvider: unknown profile 'cuda' (from $AMDGPU_EP_PROFILE); {accepted}")
+    assert run.seen[1] == {SHIM: False, "libhipdnn-backend.so": False, WEBGPU: False}
 
     conf = hipdnn_libs / "amdgpu-ep.conf"
     conf.write_text("\nprofile = hipep\n")
     run = run_ort(steps, AMDGPU_MIGRAPHX_EP_LIBRARY=webgpu_ep)
-    assert run.lines(rf"\[amdgpu-ep\] unknown profile 'hipep' \(from {re.escape(str(conf))}:2\); {accepted}")
+    assert run.seen[0].endswith(f"unknown profile 'hipep' (from {conf}:2); {accepted}")
 
     conf.write_text("profile hipdnn\n")
     run = run_ort(steps, AMDGPU_MIGRAPHX_EP_LIBRARY=webgpu_ep)
-    assert run.lines(rf"\[amdgpu-ep\] {re.escape(str(conf))}:1: expected 'profile = <name>', "
-                     r"found 'profile hipdnn'; fix or remove the line")
-    assert run.seen == [{SHIM: False, "libhipdnn-backend.so": False, WEBGPU: False}]
+    assert run.seen[0].endswith(f"AMDGPUExecutionProvider: {conf}:1: expected 'profile = <name>', "
+                                "found 'profile hipdnn'; fix or remove the line")
+    assert run.seen[1] == {SHIM: False, "libhipdnn-backend.so": False, WEBGPU: False}
 
 
 def test_directml_profile_names_the_missing_windows_backend(sample_libs):
@@ -324,3 +335,93 @@ def test_hipified_kernels_compile_for_the_gpu_targets(tmp_path, monkeypatch):
     assert sorted(line.split()[-1] for line in nm.stdout.splitlines()) == ["CreateEpFactories", "ReleaseEpFactory"]
     readelf = subprocess.run(["readelf", "-d", str(lib / "libmigraphx-backend.so")], capture_output=True, text=True)
     assert "libamdhip64.so" in readelf.stdout
+
+
+# The umbrella as an OrtEpFactory, driven with ORT's real objects. Without a GPU no backend offers a device,
+# so ORT never calls CreateEp: tests/data/umbrella_route_driver.cc calls it with the CPU's real hardware
+# device and real session options. What needs a device (the backend's OrtEp running a session) is the GPU
+# smoke run's job (README, "GPU smoke run").
+
+DRIVER_SOURCE = Path(__file__).parent / "data" / "umbrella_route_driver.cc"
+
+
+@pytest.fixture(scope="module")
+def route_driver(tmp_path_factory) -> tuple[Path, Path]:
+    require_tool(shutil.which("g++") is not None, "g++ is needed to build the routing driver (apt-get install g++)")
+    from tests.sample_tree import ort_prefix
+
+    include = ort_prefix() / "include" / "onnxruntime"
+    out = tmp_path_factory.mktemp("driver")
+    driver, probe = out / "route_driver", out / "libprobe.so"
+    for command in (["g++", "-std=c++17", "-O1", f"-I{include}", str(DRIVER_SOURCE), "-ldl", "-o", str(driver)],
+                    ["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-DPROBE", f"-I{include}", str(DRIVER_SOURCE),
+                     "-o", str(probe)]):
+        done = subprocess.run(command, capture_output=True, text=True)
+        assert done.returncode == 0, f"{' '.join(command)}:\n{done.stderr}"
+    return driver, probe
+
+
+def drive(route_driver, lib: Path, *entries: str, **env: str) -> subprocess.CompletedProcess:
+    import onnxruntime
+
+    runtime = next(Path(onnxruntime.__file__).parent.joinpath("capi").glob("libonnxruntime.so.*"))
+    driver, probe = route_driver
+    child_env = {k: v for k, v in os.environ.items() if not k.startswith("AMDGPU_")}
+    child_env.update(env)
+    done = subprocess.run([str(driver), str(runtime), umbrella(lib), str(probe), *entries], env=child_env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"driver failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def test_umbrella_is_one_amd_factory_routing_sessions_by_profile(sample_libs, webgpu_ep, route_driver):
+    lib = sample_libs()
+    env = {"AMDGPU_MIGRAPHX_EP_LIBRARY": webgpu_ep, "AMDGPU_EP_VERBOSE": "1"}
+    done = drive(route_driver, lib, "ep.amdgpuexecutionprovider.profile=migraphx",
+                 "ep.migraphx.max_dynamic_batch=4", **env)
+    out = done.stdout.splitlines()
+    assert out[0] == "registered"
+    # Built against ORT 1.27's header: the factory says so, and ORT calls only what that struct has.
+    assert "factory AMDGPUExecutionProvider vendor AMD vendor_id 0x1002 version_supported 27" in out
+    assert "offered for the CPU: 0" in out  # the WebGPU backend offers no CPU device, so neither does the umbrella
+    # Routed to the MIGraphX backend, whose EP gets the session options with ep.migraphx.* in them ...
+    assert ("[amdgpu-ep] session: profile migraphx (from session option ep.amdgpuexecutionprovider.profile) -> "
+            "backend migraphx (WebGpuExecutionProvider); options passed on: ep.migraphx.max_dynamic_batch=4"
+            ) in done.stderr.splitlines()
+    # ... and refused there, as an ORT status, because that backend never offered the CPU.
+    refused = [line for line in out if line.startswith("CreateEp: error")]
+    assert len(refused) == 1 and re.fullmatch(
+        r"CreateEp: error 2: AMDGPUExecutionProvider: profile 'migraphx' \(from session option "
+        r"ep\.amdgpuexecutionprovider\.profile\): backend migraphx does not offer the CPU vendor_id=0x\w+ "
+        r"device_id=0x\w+ \(devices come from get_ep_devices\(\)\)", refused[0]), refused
+    assert out[-1] == "done"
+    # Releasing the umbrella's factories released the backend's: the real EP is unloaded again.
+    assert done.stderr.splitlines()[-3:] == [
+        f"[migraphx-backend] unloaded {webgpu_ep}",
+        f"[amdgpu-ep] released a factory of {lib / SHIM} (0 left)",
+        f"[amdgpu-ep] unloaded {lib / SHIM}"]
+
+
+def test_session_profile_errors_are_ort_statuses(sample_libs, webgpu_ep, route_driver):
+    lib = sample_libs()
+    env = {"AMDGPU_MIGRAPHX_EP_LIBRARY": webgpu_ep}
+    out = drive(route_driver, lib, "ep.amdgpuexecutionprovider.profile=CUDA", **env).stdout.splitlines()
+    assert ("CreateEp: error 2: AMDGPUExecutionProvider: unknown profile 'CUDA' (from session option "
+            "ep.amdgpuexecutionprovider.profile); accepted: auto, migraphx, hipdnn, directml, llm") in out
+    out = drive(route_driver, lib, "ep.amdgpuexecutionprovider.profile=llm", **env).stdout.splitlines()
+    assert ("CreateEp: error 2: AMDGPUExecutionProvider: profile 'llm' (from session option "
+            "ep.amdgpuexecutionprovider.profile): the hipdnn backend is not loaded (loaded: migraphx; the "
+            "default profile auto from default decides which backends load)") in out
+    # No option: the default profile (auto) routes to whichever backend offered the device; none did.
+    out = drive(route_driver, lib, **env).stdout.splitlines()
+    assert any(re.fullmatch(r"CreateEp: error 2: AMDGPUExecutionProvider: profile 'auto' \(from default\): no "
+                            r"backend offered the CPU .*", line) for line in out), out
+
+
+def test_registered_umbrella_offers_no_device_of_another_name(sample_libs, webgpu_ep):
+    # Before: the backend's factory went to ORT unchanged, so its devices showed up as WebGpuExecutionProvider.
+    lib = sample_libs()
+    run = run_ort([["register", "AMDGPUExecutionProvider", umbrella(lib)], ["devices"]],
+                  AMDGPU_MIGRAPHX_EP_LIBRARY=webgpu_ep, AMDGPU_EP_VERBOSE="1")
+    assert run.seen == [["CPUExecutionProvider"]]  # no GPU here: no device at all, and none under WebGPU's name
+    assert run.lines(r"\[amdgpu-ep\] forwarded 1 factory from .*/libmigraphx-backend\.so")

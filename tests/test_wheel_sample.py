@@ -8,6 +8,7 @@ skipped, and the output says so; with --require-gpu that is a failure.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -65,7 +66,8 @@ def test_sample_wheel_repairs_clean_and_smokes_in_a_fresh_venv(sample, capfd, hi
     assert not [n for n in names if matches_any(n.split("/")[-1], rocm_excludes())]
     assert result.tag == auditwheel_sym_tag(built)
 
-    settings = SMOKE
+    # The default build also runs onnxruntime-genai's "amdgpu" provider, as the recipe's [smoke] does.
+    settings = replace(SMOKE, packages=(*SMOKE.packages, "onnxruntime-genai>=0.16"), genai=True)
     if hipdnn:
         # Route the umbrella to the hipDNN shim, itself pointed at the same real EP.
         settings = replace(
@@ -83,6 +85,20 @@ def test_sample_wheel_repairs_clean_and_smokes_in_a_fresh_venv(sample, capfd, hi
     assert output.count("PASS log matches") == len(settings.expect_log)
     assert_device_outcome(output)
     assert "SMOKE PASS" in output and "FAIL" not in output
+    if not hipdnn:
+        assert_genai_outcome(output)
+
+
+def assert_genai_outcome(output: str) -> None:
+    assert "PASS genai: onnxruntime-genai " in output and "tokenizer.json encodes the prompt as its bytes" in output
+    assert re.search(r"^PASS genai: CPU provider generated \[(\d+, ){15}\d+\]$", output, re.MULTILINE), output
+    # The wheel's own library, found by onnxruntime-genai through $AMDGPU_EP_PATH (set to the installed file).
+    assert re.search(r"^PASS genai: \$AMDGPU_EP_PATH=.*/venv/lib/python3[^/]*/site-packages/onnxruntime_ep_amdgpu/"
+                     r"[^ ]*libamdgpu-ep\.so was loaded by onnxruntime-genai's amdgpu provider$", output, re.MULTILINE)
+    # Here (no GPU) the reason is said plainly; on a GPU machine the tokens must match instead.
+    assert ("SKIP genai: generation on the amdgpu provider not run: no backend offers a device on this machine"
+            in output or "the same tokens as the CPU provider" in output), output
+    assert "GENAI PASS" in output
 
 
 def test_two_sample_builds_are_identical(sample, tmp_path):
@@ -135,3 +151,21 @@ def test_cli_smoke_require_gpu_fails_without_a_gpu_device(sample, tmp_path):
         assert "SMOKE FAIL" in done.stdout
     # The wheel under test was installed into the fresh venv, not found beside the toolkit.
     assert list((tmp_path / "smoke" / "venv").glob("lib/python3*/site-packages/onnxruntime_ep_amdgpu/libamdgpu-ep.so"))
+
+
+def test_recipe_smoke_routes_by_profile_and_runs_genai(tmp_path):
+    from toolkit.errors import RecipeError
+    from toolkit.recipe import PROJECT_ROOT, find_recipe, load_recipe
+    from toolkit.wheel.settings import smoke_from_table
+    from tests.test_wheel_settings import GOOD, read
+
+    smoke = load_recipe(find_recipe("amdgpu-ep", PROJECT_ROOT)).extra["smoke"]
+    assert smoke.provider_options == {"profile": "migraphx"}
+    assert smoke.session_config == {"ep.migraphx.max_dynamic_batch": "4"}
+    assert smoke.wrong_provider_options == {"profile": "no-such-backend"}
+    assert re.search(smoke.wrong_error, "AMDGPUExecutionProvider: unknown profile 'no-such-backend' (from session "
+                                        "option ep.amdgpuexecutionprovider.profile); accepted: auto, migraphx, hipdnn")
+    assert smoke.genai and "onnxruntime-genai>=0.16" in smoke.packages
+    table, path = read(tmp_path, GOOD.replace("atol = 1e-3", "atol = 1e-3\nwrong_error = 'x'"))
+    with pytest.raises(RecipeError, match="key 'smoke.wrong_error': wrong_provider_options and wrong_error go together"):
+        smoke_from_table(table.table("smoke"), tmp_path)

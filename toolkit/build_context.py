@@ -141,7 +141,7 @@ def prepare(options: BuildOptions) -> Build:
     source_dir = sources.resolve_source(source, ctx, upstream)
     ort_home = None
     if deps.ort_package is not None:
-        ort_home = sources.fetch_ort(recipe.extra["ort"], ctx, ws.root / "ort")
+        ort_home = sources.fetch_ort(recipe.extra["ort"], ctx)
     return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps, ort_home)
 
 

@@ -6,7 +6,7 @@ The pipeline calls these:
     fetch(url, sha256, cache, mirrors, offline) -> Path
     fetchcontent_defines(deps, ctx, dest) -> dict[str, str]
     preflight(requirements, features, options, ort, ctx) -> ResolvedPaths
-    fetch_ort(settings, ctx, dest) -> Path
+    fetch_ort(settings, ctx) -> Path
     lock_recipe(recipe_path, cache, mirrors) -> LockResult
     plan_lines(...) -> list[str]           (--dry-run: no network, no writes)
 """

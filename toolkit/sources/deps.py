@@ -79,20 +79,21 @@ def locate(component: str, explicit: Path | None, env: Mapping[str, str],
     return Located(component, None, "not found", f"not found (tried {tried}); give {names}")
 
 
-def ort_package_dir(dest: Path, settings: OrtSettings, platform: str) -> Path:
-    return Path(dest) / f"onnxruntime-{settings.version}-{platform}"
-
-
-def fetch_ort(settings: OrtSettings, ctx: FetchContext, dest: Path, platform: str | None = None) -> Path:
-    """Fetch and unpack ORT's release package for this platform; returns the install prefix."""
+def fetch_ort(settings: OrtSettings, ctx: FetchContext, platform: str | None = None) -> Path:
+    """Fetch and unpack ORT's package for this platform (a release archive or a .deb); returns the prefix."""
     platform = platform or platform_tag()
     package: OrtPackage | None = settings.package_for(platform)
     if package is None:
         known = ", ".join(p.platform for p in settings.packages) or "none"
         raise ToolkitError(f"[ort] {settings.version}: no package for platform {platform} (recipe has: {known})",
                            hint="add an [[ort.package]] for it, or pass --ort-home DIR")
-    folder = unpack_once(ctx.fetch_url(package.url, package.sha256, f"ort package {platform}"),
-                         ort_package_dir(dest, settings, platform), package.strip_components, "ort")
+    archive = ctx.fetch_url(package.url, package.sha256, f"ort package {platform}")
+    # Unpacked once per machine beside the download (the folder name is its verified sha256), so every
+    # build and work tree shares one copy; the cache lock keeps parallel builds from unpacking it twice.
+    unpacked = ctx.cache.root / "unpacked" / archive.parent.name
+    with ctx.cache.lock(f"unpack-{archive.parent.name}"):
+        unpack_once(archive, unpacked, package.strip_components, "ort")
+    folder = unpacked / package.subdir if package.subdir else unpacked
     missing = missing_markers("ort", folder)
     if missing:
         raise ToolkitError(f"ORT package {package.url} unpacked into {folder} lacks: " + "; ".join(missing),

@@ -26,7 +26,7 @@ from toolkit.errors import ToolkitError
 from toolkit.fsutil import replace_dir
 
 _TMP_SUFFIX = ".extract"
-ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tbz", ".tar", ".zip")
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tbz", ".tar", ".zip", ".deb")
 
 
 def is_archive(name: str) -> bool:
@@ -50,6 +50,10 @@ class _Refused(Exception):
 def extract_archive(archive: Path, dest: Path, strip_components: int | None = None) -> Path:
     """Unpack archive into dest (replacing it). strip_components None strips a single top-level folder."""
     archive, dest = Path(archive), Path(dest)
+    from toolkit.sources import debian
+
+    if debian.is_deb(archive):  # a Debian package: its data tree (see debian.py)
+        return debian.extract_deb(archive, dest)
     try:
         if _is_zip(archive):
             with zipfile.ZipFile(archive) as zf:

@@ -177,13 +177,15 @@ class OrtPackage:
     url: str
     sha256: str | None = None
     strip_components: int | None = None
+    subdir: str | None = None  # the install prefix inside the unpacked package ("usr" for a .deb)
 
     @classmethod
     def from_table(cls, t: Table, recipe_dir: Path) -> "OrtPackage":
         platform = t.str("platform")
         if not _PLATFORM.match(platform):
             raise t.error("platform", f"expected OS-ARCH such as 'linux-x64', got {platform!r}")
-        value = cls(platform=platform, url=_url(t), sha256=_sha256(t), strip_components=_strip(t))
+        value = cls(platform=platform, url=_url(t), sha256=_sha256(t), strip_components=_strip(t),
+                    subdir=_subdir(t))
         t.done()
         return value
 

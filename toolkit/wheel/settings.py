@@ -87,6 +87,13 @@ class SmokeSettings:
     expect_log: tuple[str, ...] = ()
     atol: float = 1e-4
     rtol: float = 1e-4
+    # The device session: provider options and session config entries; a second session with
+    # wrong_provider_options must fail with an error matching wrong_error (a regex).
+    provider_options: dict[str, str] = field(default_factory=dict)
+    session_config: dict[str, str] = field(default_factory=dict)
+    wrong_provider_options: dict[str, str] = field(default_factory=dict)
+    wrong_error: str | None = None
+    genai: bool = False  # also generate with onnxruntime-genai's "amdgpu" provider (smoke_genai.py)
 
 
 def _number(t: Table, key: str, default: float) -> float:
@@ -195,5 +202,18 @@ def smoke_from_table(t: Table, recipe_dir: Path) -> SmokeSettings:
             raise t.error(f"expect_log[{i}]", f"not a valid regular expression: {exc}") from None
     atol = _number(t, "atol", SmokeSettings.atol)
     rtol = _number(t, "rtol", SmokeSettings.rtol)
+    provider_options = t.str_map("provider_options", {})
+    session_config = t.str_map("session_config", {})
+    wrong_provider_options = t.str_map("wrong_provider_options", {})
+    wrong_error = t.str("wrong_error", None)
+    if wrong_error is not None:
+        try:
+            re.compile(wrong_error)
+        except re.error as exc:
+            raise t.error("wrong_error", f"not a valid regular expression: {exc}") from None
+    if bool(wrong_provider_options) != (wrong_error is not None):
+        raise t.error("wrong_error", "wrong_provider_options and wrong_error go together")
+    genai = t.bool("genai", False)
     t.done()
-    return SmokeSettings(tuple(packages), env, tuple(expect_log), atol, rtol)
+    return SmokeSettings(tuple(packages), env, tuple(expect_log), atol, rtol, provider_options, session_config,
+                         wrong_provider_options, wrong_error, genai)

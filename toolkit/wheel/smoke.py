@@ -22,6 +22,7 @@ from toolkit.errors import ToolkitError
 from toolkit.wheel.settings import SmokeSettings
 
 CHECKER = Path(__file__).with_name("smoke_check.py")
+GENAI_CHECKER = Path(__file__).with_name("smoke_genai.py")
 # What the checker itself imports, besides the wheels under test and their own requirements.
 CHECKER_REQUIREMENTS = ("onnxruntime", "onnx", "numpy")
 
@@ -93,6 +94,12 @@ def checker_command(
     for pattern in settings.expect_log:
         cmd += ["--expect-log", pattern]
     cmd += ["--atol", repr(settings.atol), "--rtol", repr(settings.rtol)]
+    for flag, mapping in (("--provider-option", settings.provider_options),
+                          ("--session-config", settings.session_config),
+                          ("--wrong-provider-option", settings.wrong_provider_options)):
+        cmd += [item for key, value in mapping.items() for item in (flag, f"{key}={value}")]
+    if settings.wrong_error is not None:
+        cmd += ["--wrong-error", settings.wrong_error]
     if require_gpu:
         cmd.append("--require-gpu")
     return cmd
@@ -136,9 +143,19 @@ def run_smoke(
         # The checker's own stdout and stderr go straight to ours: the PASS/FAIL lines are the report.
         result = subprocess.run(cmd, cwd=base, env=_clean_env())
         sys.stdout.flush()
-    if result.returncode != 0:
-        log.stage("smoke", f"FAILED (exit {result.returncode})")
-    return result.returncode
+        returncode = result.returncode
+        if settings.genai:
+            genai = base / GENAI_CHECKER.name
+            shutil.copyfile(GENAI_CHECKER, genai)
+            log.stage("smoke", "onnxruntime-genai's amdgpu provider against the CPU provider")
+            cmd = [str(python), "-I", str(genai), "--package", packages[0],
+                   *[item for name, value in merged_env.items() for item in ("--env", f"{name}={value}")]]
+            result = subprocess.run(cmd + (["--require-gpu"] if require_gpu else []), cwd=base, env=_clean_env())
+            sys.stdout.flush()
+            returncode = returncode or result.returncode
+    if returncode != 0:
+        log.stage("smoke", f"FAILED (exit {returncode})")
+    return returncode
 
 
 def _clean_env() -> dict[str, str]:

@@ -151,19 +151,31 @@ def matmul_relu_model(onnx):
     return model.SerializeToString(), rng.standard_normal((4, 8)).astype(np.float32)
 
 
-def run_on_device(ort, onnx, device, atol: float, rtol: float, check: Checker) -> None:
+def device_session(ort, model, device, provider_options: dict, session_config: dict):
+    options = ort.SessionOptions()
+    # Without this ORT quietly runs what the device EP refuses on the CPU, and the check proves nothing.
+    options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+    for key, value in session_config.items():
+        options.add_session_config_entry(key, value)
+    options.add_provider_for_devices([device], provider_options)
+    return ort.InferenceSession(model, sess_options=options)
+
+
+def run_on_device(ort, onnx, device, atol: float, rtol: float, check: Checker,
+                  provider_options: dict, session_config: dict) -> None:
     import numpy as np
 
     model, x = matmul_relu_model(onnx)
     expected = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    options = ort.SessionOptions()
-    # Without this ORT quietly runs what the device EP refuses on the CPU, and the check proves nothing.
-    options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
-    options.add_provider_for_devices([device], {})
-    session = ort.InferenceSession(model, sess_options=options)
+    session = device_session(ort, model, device, provider_options, session_config)
     providers = session.get_providers()
-    if device.ep_name not in providers:
-        check.fail(f"model session uses {providers}, not {device.ep_name}")
+    # An umbrella EP hands the session to a backend, whose OrtEp (and name) runs it; with CPU fallback off,
+    # any EP other than the CPU's ran every node on the device.
+    if providers[0] == "CPUExecutionProvider":
+        check.fail(f"model session on {describe(device)} uses {providers}")
+    else:
+        check.ok(f"session on {describe(device)} with provider options {provider_options} and "
+                 f"{session_config} runs on {providers[0]}")
     got = session.run(None, {"x": x})[0]
     del session
     if got.shape != expected.shape:
@@ -176,6 +188,19 @@ def run_on_device(ort, onnx, device, atol: float, rtol: float, check: Checker) -
         check.ok(f"MatMul+Relu on {describe(device)} matches the CPU EP (max |diff| {worst:.3g})")
 
 
+def wrong_session(ort, onnx, device, provider_options: dict, pattern: str, check: Checker) -> None:
+    model, _ = matmul_relu_model(onnx)
+    try:
+        device_session(ort, model, device, provider_options, {})
+    except Exception as exc:
+        if re.search(pattern, str(exc)):
+            check.ok(f"provider options {provider_options} fail as expected: {str(exc).strip()}")
+        else:
+            check.fail(f"provider options {provider_options} fail, but not with /{pattern}/: {exc}")
+        return
+    check.fail(f"provider options {provider_options} were accepted; expected an error matching /{pattern}/")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--package", action="append", required=True, help="import package of an EP wheel")
@@ -184,7 +209,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--require-gpu", action="store_true", help="fail when no GPU device is offered")
     parser.add_argument("--atol", type=float, default=1e-4)
     parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--provider-option", action="append", default=[], help="KEY=VALUE for the device session")
+    parser.add_argument("--session-config", action="append", default=[], help="KEY=VALUE session config entry")
+    parser.add_argument("--wrong-provider-option", action="append", default=[],
+                        help="KEY=VALUE that must make session creation fail")
+    parser.add_argument("--wrong-error", help="regex the failure of the wrong session must match")
     args = parser.parse_args(argv)
+    pairs = lambda items: dict(item.split("=", 1) for item in items)  # noqa: E731
     check = Checker()
 
     resolve_env(args.env, check)
@@ -219,8 +250,12 @@ def main(argv: list[str] | None = None) -> int:
         else:
             check.fail(f"{os.path.basename(path)} is not loaded after registering {ep_name}")
     if new_devices:
+        names = {ep for _, ep in registered}
         for device in new_devices:
-            check.ok(f"EP device offered: {describe(device)}")
+            if device.ep_name in names:
+                check.ok(f"EP device offered: {describe(device)}")
+            else:  # an umbrella must offer its backends' devices under its own name
+                check.fail(f"EP device offered under a name not registered here: {describe(device)}")
     else:
         print("INFO the registered libraries offered no EP device", flush=True)
 
@@ -229,9 +264,12 @@ def main(argv: list[str] | None = None) -> int:
         if gpus:
             for device in gpus:
                 try:
-                    run_on_device(ort, onnx, device, args.atol, args.rtol, check)
+                    run_on_device(ort, onnx, device, args.atol, args.rtol, check,
+                                  pairs(args.provider_option), pairs(args.session_config))
                 except Exception as exc:
                     check.fail(f"MatMul+Relu on {describe(device)}: {type(exc).__name__}: {exc}")
+                if args.wrong_error:
+                    wrong_session(ort, onnx, device, pairs(args.wrong_provider_option), args.wrong_error, check)
         gc.collect()
         for path, ep_name in registered:
             try:

@@ -9,8 +9,6 @@
 namespace amdgpu_ep {
 namespace {
 
-constexpr const char* kTag = "amdgpu-ep";
-
 std::string Trim(const std::string& text) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return {};
@@ -24,7 +22,7 @@ std::string Lower(std::string text) {
 
 }  // namespace
 
-bool ResolveProfile(Profile* profile) {
+bool ResolveProfile(Profile* profile, std::string* error) {
   const std::string from_env = Trim(Env("AMDGPU_EP_PROFILE"));
   if (!from_env.empty()) {
     *profile = {Lower(from_env), "$AMDGPU_EP_PROFILE"};
@@ -43,7 +41,7 @@ bool ResolveProfile(Profile* profile) {
     const std::string value = equals == std::string::npos ? std::string() : Trim(text.substr(equals + 1));
     const std::string where = conf + ":" + std::to_string(number);
     if (key != "profile" || value.empty()) {
-      LogLine(kTag, where + ": expected 'profile = <name>', found '" + text + "'; fix or remove the line");
+      *error = where + ": expected 'profile = <name>', found '" + text + "'; fix or remove the line";
       return false;
     }
     *profile = {Lower(value), where};

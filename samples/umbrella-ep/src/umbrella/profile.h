@@ -10,8 +10,9 @@ struct Profile {
   std::string source;  // "$AMDGPU_EP_PROFILE", "/path/amdgpu-ep.conf:3" or "default"
 };
 
-// $AMDGPU_EP_PROFILE, else `profile = ...` in amdgpu-ep.conf beside the umbrella library, else "auto".
-// Returns false, after a line on stderr naming the file and line, when the config file is malformed.
-bool ResolveProfile(Profile* profile);
+// The default profile of sessions that set none: $AMDGPU_EP_PROFILE, else `profile = ...` in amdgpu-ep.conf
+// beside the umbrella library, else "auto". Returns false, with *error naming the file and line, when the
+// config file is malformed.
+bool ResolveProfile(Profile* profile, std::string* error);
 
 }  // namespace amdgpu_ep

@@ -1,7 +1,10 @@
-// The AMD GPU umbrella EP: one plugin EP library that ORT registers, routing to a backend shim chosen by
-// the profile (see profile.h). Factories come back from the backend unchanged; the umbrella remembers which
-// backend made each one, so that ReleaseEpFactory reaches the same backend and the last release unloads it.
+// The AMD GPU umbrella EP: one plugin EP library that ORT registers. It loads the backend shims of the
+// default profile (see profile.h; "auto" loads every backend this build includes), takes their factories,
+// and gives ORT one factory of its own in front of them (factory.h), which routes each session to a
+// backend by the session's profile option. The umbrella remembers which shim made each backend factory,
+// so that releasing the umbrella's factory releases them there, and the last release unloads the shim.
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -9,32 +12,25 @@
 #include "amdgpu_ep/plugin_ep_abi.h"
 #include "backends.h"
 #include "ep_library.h"
+#include "factory.h"
 #include "profile.h"
 
 namespace {
 
 using amdgpu_ep::Backend;
+using amdgpu_ep::BackendFactory;
 using amdgpu_ep::EpLibrary;
 using amdgpu_ep::LogLine;
+using amdgpu_ep::UmbrellaFactory;
 
 constexpr const char* kTag = "amdgpu-ep";
 
 std::mutex g_mutex;
 std::map<std::string, EpLibrary> g_loaded;  // by profile; an entry lives as long as the process
+std::map<OrtEpFactory*, std::unique_ptr<UmbrellaFactory>> g_umbrellas;
 
-std::string AcceptedProfiles() {
-  std::string list = "auto";
-  for (const Backend& b : amdgpu_ep::kBackends) list += std::string(", ") + b.profile;
-  for (const auto& alias : amdgpu_ep::kAliases) list += std::string(", ") + alias.name;
-  return list;
-}
-
-// The backends a profile value stands for, in the order to try them; empty for an unknown value.
-std::vector<const Backend*> BackendsFor(const std::string& value) {
-  std::string name = value;
-  for (const auto& alias : amdgpu_ep::kAliases) {
-    if (name == alias.name) name = alias.profile;
-  }
+// The backends a (canonical) profile stands for, in the order to try them.
+std::vector<const Backend*> BackendsFor(const std::string& name) {
   std::vector<const Backend*> chosen;
   for (const Backend& b : amdgpu_ep::kBackends) {
     // "auto" only tries what this build includes: a shim left over from another build is not a choice
@@ -69,45 +65,70 @@ OrtStatus* CreateEpFactories(const char* registered_name, const OrtApiBase* ort_
                              size_t* num_factories) {
   std::lock_guard<std::mutex> lock(g_mutex);
   *num_factories = 0;
-  // Problems with the choice of backend are reported and give no factory rather than an error status:
-  // ORT then registers the library without devices, exactly like a machine without that backend.
-  amdgpu_ep::Profile profile;
-  if (!amdgpu_ep::ResolveProfile(&profile)) return nullptr;
-  const std::vector<const Backend*> candidates = BackendsFor(profile.value);
-  if (candidates.empty() && profile.value != "auto") {
-    LogLine(kTag, "unknown profile '" + profile.value + "' (from " + profile.source +
-                      "); accepted: " + AcceptedProfiles());
+  const OrtApi* api = ort_api_base->GetApi(amdgpu_ep::kOrtApiVersionUsed);
+  if (api == nullptr) {
+    // Without the API table there is no OrtStatus to return: say it here and offer nothing.
+    LogLine(kTag, std::string("ONNX Runtime ") + ort_api_base->GetVersionString() + " lacks ORT API version " +
+                      std::to_string(amdgpu_ep::kOrtApiVersionUsed) + "; install onnxruntime >= 1.24");
     return nullptr;
   }
+  const std::string name = registered_name;
+  amdgpu_ep::Profile profile;
+  std::string error;
+  if (!amdgpu_ep::ResolveProfile(&profile, &error)) return api->CreateStatus(ORT_INVALID_ARGUMENT, (name + ": " + error).c_str());
+  const std::string canonical = amdgpu_ep::CanonicalProfile(profile.value);
+  if (canonical.empty()) {
+    return api->CreateStatus(ORT_INVALID_ARGUMENT, (name + ": unknown profile '" + profile.value + "' (from " +
+                                                    profile.source + "); accepted: " + amdgpu_ep::AcceptedProfiles())
+                                                       .c_str());
+  }
   if (amdgpu_ep::Verbose()) LogLine(kTag, "profile " + profile.value + " (from " + profile.source + ")");
+  if (max_factories < 1) return nullptr;
 
+  std::vector<BackendFactory> backends;
   std::string tried;
-  for (const Backend* backend : candidates) {
+  for (const Backend* backend : BackendsFor(canonical)) {
     tried += (tried.empty() ? "" : ", ") + std::string(backend->profile);
     EpLibrary& library = g_loaded.try_emplace(backend->profile, kTag).first->second;
     const std::string path = library.loaded() ? library.path() : FindShim(*backend);
     if (path.empty()) continue;
+    OrtEpFactory* made[8] = {};
+    size_t count = 0;
     OrtStatus* status = nullptr;
-    library.Create(path, registered_name, ort_api_base, default_logger, factories, max_factories,
-                   num_factories, &status);
-    // An error from a backend is the backend's answer; hiding it behind the next backend would lose it.
-    if (status != nullptr || *num_factories > 0) return status;
+    library.Create(path, registered_name, ort_api_base, default_logger, made, 8, &count, &status);
+    if (status != nullptr) {
+      // An error from a backend is the backend's answer; hiding it behind the next backend would lose it.
+      for (const BackendFactory& b : backends) g_loaded.at(b.profile).Release(b.factory);
+      return status;
+    }
+    for (size_t i = 0; i < count; ++i) backends.push_back({backend->profile, made[i]});
   }
-  if (profile.value == "auto") {
-    LogLine(kTag, "profile auto: no backend gave a factory (tried " +
+  if (backends.empty()) {
+    LogLine(kTag, "profile " + profile.value + ": no backend gave a factory (tried " +
                       (tried.empty() ? std::string("none: no backend was built") : tried) + ")");
+    return nullptr;
   }
+  auto umbrella = std::make_unique<UmbrellaFactory>(*api, name, std::move(backends), profile.value, profile.source);
+  factories[0] = umbrella.get();
+  *num_factories = 1;
+  g_umbrellas.emplace(umbrella.get(), std::move(umbrella));
   return nullptr;
 }
 
 OrtStatus* ReleaseEpFactory(OrtEpFactory* factory) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  for (auto& entry : g_loaded) {
-    if (entry.second.Owns(factory)) return entry.second.Release(factory);
+  const auto it = g_umbrellas.find(factory);
+  if (it == g_umbrellas.end()) {
+    LogLine(kTag, "ReleaseEpFactory: unknown factory, ignored");
+    return nullptr;
   }
-  // Without ORT's API table there is no way to build an OrtStatus, so the mistake is reported here.
-  LogLine(kTag, "ReleaseEpFactory: unknown factory, ignored");
-  return nullptr;
+  OrtStatus* first_error = nullptr;
+  for (const BackendFactory& b : it->second->backends()) {
+    OrtStatus* status = g_loaded.at(b.profile).Release(b.factory);
+    if (first_error == nullptr) first_error = status;
+  }
+  g_umbrellas.erase(it);
+  return first_error;
 }
 
 }  // extern "C"
