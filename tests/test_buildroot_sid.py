@@ -30,3 +30,37 @@ def test_root_has_the_packages_the_set_asks_for(sid_root):
     missing = set(packageset.load("debian-sid-rocm").packages) - set(installed)
     assert not missing, f"{sid_root} lacks {sorted(missing)}"
     assert installed["libonnxruntime-dev"].startswith("1.27.")
+
+
+def test_toolkit_command_runs_inside_the_root(sid_root, tmp_path):
+    """`container --root` runs the project's toolkit with the root's python3, CMake and Ninja, a
+    named host folder (the way a file:// mirror is named) bound at its own path."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "seen.txt").write_text("mirror\n")
+    env = {**os.environ, "TOOLKIT_BUILD_DIR": str(tmp_path / "build")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolkit", "container", "--root", "debian-sid-rocm", "build", "--dry-run",
+         "--mirror", f"file://{mirror}"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "$ /usr/bin/cmake -S " in proc.stdout and "-DCMAKE_MAKE_PROGRAM=/usr/bin/ninja" in proc.stdout
+    assert f"{tmp_path}/build/amdgpu-ep/release" in proc.stdout
+    plan = subprocess.run(
+        [sys.executable, "-m", "toolkit", "container", "--root", "debian-sid-rocm", "--dry-run", "build",
+         "--mirror", f"file://{mirror}"], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+    binds = plan.stdout.splitlines()[0].split("binds: ")[1].split()
+    assert binds == [str(repo), str(mirror)], plan.stdout
+    inside = subprocess.run(
+        [sys.executable, "-m", "toolkit", "root", "run", "--bind", str(mirror), "--", "sh", "-c",
+         f"cmake --version; python3 --version; cat {mirror}/seen.txt"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    assert inside.returncode == 0, inside.stderr
+    assert re.match(r"cmake version 4\.\d+", inside.stdout) and "Python 3.1" in inside.stdout
+    assert inside.stdout.endswith("mirror\n")

@@ -15,10 +15,13 @@ def register(sub) -> None:
     p = sub.add_parser("root", help="Debian build roots: make, show, diff against the lock, lock, run in")
     verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
 
-    def verb(name: str, help: str, func) -> argparse.ArgumentParser:
+    def verb(name: str, help: str, func, positional: bool = True) -> argparse.ArgumentParser:
         v = verbs.add_parser(name, help=help)
-        v.add_argument("name", nargs="?", default=packageset.DEFAULT,
-                       help=f"package set: a name in containers/roots/ or a .toml path (default {packageset.DEFAULT})")
+        what = f"package set: a name in containers/roots/ or a .toml path (default {packageset.DEFAULT})"
+        if positional:
+            v.add_argument("name", nargs="?", default=packageset.DEFAULT, help=what)
+        else:   # a command follows: a positional name would swallow its first word
+            v.add_argument("--name", default=packageset.DEFAULT, help=what)
         v.set_defaults(func=func)
         return v
 
@@ -29,7 +32,8 @@ def register(sub) -> None:
     d = verb("diff", "list packages that differ between the root and the lock file (exit 1 if any)", cmd_diff)
     d.add_argument("--lock", type=Path, help="lock file to compare with (default: <name>.lock beside the set)")
     verb("lock", "write the lock file from the root's installed packages", cmd_lock)
-    r = verb("run", "run a command inside the root: root run [NAME] [--bind DIR]... -- CMD ARGS", cmd_run)
+    r = verb("run", "run a command inside the root: root run [--name NAME] [--bind DIR]... -- CMD ARGS", cmd_run,
+             positional=False)
     r.add_argument("--bind", action="append", type=Path, default=[], metavar="DIR",
                    help="host folder to mount at the same path inside (repeatable)")
     r.add_argument("command", nargs=argparse.REMAINDER, help="the command (after --)")
@@ -62,7 +66,7 @@ def cmd_show(args) -> int:
     if facts:
         seconds = facts["seconds"]
         print(f"made:        {facts['made']}: debootstrap {seconds['debootstrap']} s, apt {seconds['apt']} s, "
-              f"size {make._human(facts['bytes'])}")
+              f"size {make.human_size(facts['bytes'])}")
         print(f"installed:   {len(facts['packages'])} packages")
     else:
         print("made:        elsewhere (no toolkit record inside)")
@@ -94,6 +98,6 @@ def cmd_lock(args) -> int:
 def cmd_run(args) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
-        raise ToolkitError("root run: no command given", hint="root run [NAME] [--bind DIR] -- CMD ARGS")
+        raise ToolkitError("root run: no command given", hint="root run [--name NAME] [--bind DIR] -- CMD ARGS")
     root = make.ensure_root(args.name)
     return sandbox.run_in_root(root, command, binds=args.bind, check=False).returncode

@@ -81,7 +81,7 @@ def make_root(spec: PackageSet, cache: Path | None = None, *, locked: bool = Fal
             _remove_tree(work)
             raise
     log.stage("root", f"{spec.name}: ready at {final} ({facts['seconds']['debootstrap']} s debootstrap, "
-                      f"{facts['seconds']['apt']} s apt, {_human(facts['bytes'])})")
+                      f"{facts['seconds']['apt']} s apt, {human_size(facts['bytes'])})")
     return final
 
 
@@ -126,11 +126,11 @@ def _make(spec: PackageSet, work: Path, roots: Path) -> dict:
     log.stage("root", f"{spec.name}: apt-get install {len(spec.packages)} packages")
     start = time.monotonic()
     env = {"DEBIAN_FRONTEND": "noninteractive"}
-    binds = [archives]
-    # Downloads go to the cache, which is bound over the root's archive folder; the root holds none.
-    sandbox.run(work, ["apt-get", "update", "-q"], binds=binds, env=env, writable=True, capture=True)
-    sandbox.run(work, ["apt-get", "install", "-y", "-q", "--no-install-recommends", *spec.packages],
-                binds=binds, env=env, writable=True, capture=True)
+    # Downloads go to the cache (bound at its own path), so the root holds none and a rebuild reuses them.
+    apt_get = ["apt-get", "-q", "-o", f"Dir::Cache::Archives={archives}"]
+    sandbox.run(work, [*apt_get, "update"], binds=[archives], env=env, writable=True, capture=True)
+    sandbox.run(work, [*apt_get, "install", "-y", "--no-install-recommends", *spec.packages],
+                binds=[archives], env=env, writable=True, capture=True)
     seconds["apt"] = round(time.monotonic() - start, 1)
     unsafe_io.unlink()
 
@@ -201,7 +201,7 @@ def _size(root: Path) -> int:
     return int(proc.stdout.split()[0]) if proc.returncode == 0 else 0
 
 
-def _human(size: int) -> str:
+def human_size(size: int) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if size < 1024 or unit == "GiB":
             return f"{size:.1f} {unit}" if unit != "B" else f"{size} B"

@@ -41,7 +41,8 @@ def query(root: Path) -> Record:
 
     Keys are package names; a package of a foreign architecture gets dpkg's `:arch` suffix.
     """
-    script = "dpkg --print-architecture; dpkg-query -W -f '${db:Status-Abbrev}\\t${Package}\\t${Architecture}\\t${Version}\\n'"
+    script = ("dpkg --print-architecture; "
+              "dpkg-query -W -f '${db:Status-Abbrev}\\t${Package}\\t${Architecture}\\t${Version}\\n'")
     proc = sandbox.run(root, ["sh", "-c", script], capture=True)
     native, *lines = proc.stdout.splitlines()
     record: Record = {}

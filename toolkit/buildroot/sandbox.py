@@ -5,9 +5,9 @@ so nothing is ever mounted on the host and nothing can be left mounted, whatever
 command; `--die-with-parent` and a PID namespace end the whole process tree when the caller dies.
 
 Layout inside: the root's own top-level folders (read-only, unless the root is being made), fresh
-/proc, /dev, a private /tmp, /var/tmp and /run, the host's resolv.conf and CA bundle (network is kept), the toolkit cache
-(TOOLKIT_CACHE_DIR, with CCACHE_DIR under it) and each requested bind, all at the same path as on the
-host, so host paths stay valid inside.
+/proc, /dev, a private /tmp, /var/tmp and /run, the host's resolv.conf and CA bundle (network is
+kept), the toolkit cache (TOOLKIT_CACHE_DIR, with CCACHE_DIR under it) and each requested bind, all
+at the same path as on the host, so host paths stay valid inside.
 
 A bind whose path does not exist in a read-only root needs a folder made for it: the folders of its
 path that do exist in the root are rebuilt in bwrap's own tmpfs "/" from binds of their entries, so
