@@ -56,7 +56,7 @@ def test_toolkit_command_runs_inside_the_root(sid_root, tmp_path):
         [sys.executable, "-m", "toolkit", "container", "--root", "debian-sid-rocm", "--dry-run", "build",
          "--mirror", f"file://{mirror}"], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
     binds = plan.stdout.splitlines()[0].split("binds: ")[1].split()
-    assert binds == [str(repo), str(mirror)], plan.stdout
+    assert binds == [str(repo), str(mirror), str(tmp_path / "build")], plan.stdout
     inside = subprocess.run(
         [sys.executable, "-m", "toolkit", "root", "run", "--bind", str(mirror), "--", "sh", "-c",
          f"cmake --version; python3 --version; cat {mirror}/seen.txt"],
@@ -64,3 +64,23 @@ def test_toolkit_command_runs_inside_the_root(sid_root, tmp_path):
     assert inside.returncode == 0, inside.stderr
     assert re.match(r"cmake version 4\.\d+", inside.stdout) and "Python 3.1" in inside.stdout
     assert inside.stdout.endswith("mirror\n")
+
+
+def test_sample_builds_inside_the_root_with_its_compiler(sid_root, tmp_path):
+    """The whole pipeline (patch, hipify, configure, build, check) runs inside the root: the libraries
+    are compiled by sid's GCC, not the host's, and land in the host folder given as the build dir."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "TOOLKIT_BUILD_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-m", "toolkit", "container", "--root", "debian-sid-rocm", "build"],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lib = tmp_path / "amdgpu-ep/release/lib/libamdgpu-ep.so"
+    comment = run_in_root(sid_root, ["readelf", "-p", ".comment", str(lib)], binds=[tmp_path], capture=True).stdout
+    host_gcc = subprocess.run(["gcc", "-dumpversion"], capture_output=True, text=True).stdout.strip()
+    sid_gcc = run_in_root(sid_root, ["gcc", "-dumpversion"], capture=True).stdout.strip()
+    assert sid_gcc != host_gcc and f"GCC: (Debian {sid_gcc}" in comment, comment

@@ -56,20 +56,20 @@ def run_command(name: str, command: str, args: list[str], *, project: Path, bind
     project = Path(project).resolve()
     spec = packageset.load(name)
     named = _named_paths(args) + _named_paths(os.environ.get("TOOLKIT_MIRRORS", "").split())
-    all_binds = [project, *binds, *named]
+    # Builds made inside the root keep their own CMake trees: another compiler than the host's.
+    build_dir = Path(os.environ.get("TOOLKIT_BUILD_DIR") or project / "build" / "roots" / spec.name).resolve()
+    all_binds = [project, *binds, *named, build_dir]
     if dry_run:
         print(f"root: {spec.name} ({spec.file}); binds: {' '.join(str(b) for b in all_binds)}")
-        print(f"inside: python -m toolkit {shlex.join([command, *args])} (build dir "
-              f"{os.environ.get('TOOLKIT_BUILD_DIR') or project / 'build' / 'roots' / spec.name})")
+        print(f"inside: python -m toolkit {shlex.join([command, *args])} (build dir {build_dir})")
         return 0
     root = make.ensure_root(name)
     python = toolkit_python(root, project, spec.from_root)
     passed = {k: v for k, v in os.environ.items() if k.startswith("TOOLKIT_") and k not in
               ("TOOLKIT_CACHE_DIR", make.ENV_BUILDROOT)}
-    # Builds made inside the root keep their own CMake trees: another compiler than the host's.
-    build_dir = os.environ.get("TOOLKIT_BUILD_DIR") or str(project / "build" / "roots" / spec.name)
+    build_dir.mkdir(parents=True, exist_ok=True)
     inside_env = {**passed, "PYTHONPATH": str(project), "PYTHONDONTWRITEBYTECODE": "1", "TOOLKIT_IN_ROOT": spec.name,
-                  "TOOLKIT_BUILD_DIR": build_dir, **env}
+                  "TOOLKIT_BUILD_DIR": str(build_dir), **env}
     log.stage("root", f"{spec.name}: python -m toolkit {shlex.join([command, *args])}")
     return sandbox.run_in_root(root, [str(python), "-m", "toolkit", command, *args], binds=all_binds,
                                env=inside_env, cwd=project, check=False).returncode
