@@ -28,6 +28,7 @@ mirror = "http://deb.debian.org/debian"
 suite = "sid"
 apt_suites = ["sid"]
 apt_options = ['Acquire::Check-Valid-Until "false";']
+path_exclude = ["/usr/share/doc/*"]
 
 [packages]
 tiny = ["hello"]
@@ -104,6 +105,9 @@ def test_record_holds_every_installed_package(in_cache):
     assert not list((root / "var/cache/apt/archives").glob("*.deb"))
     assert list((cache / "roots/apt-archives").glob("hello_*.deb"))
     assert not (root / "etc/dpkg/dpkg.cfg.d/toolkit-unsafe-io").exists()
+    # path_exclude: dpkg left the docs out, the package still counts as installed
+    assert (root / "usr/bin/hello").is_file() and not (root / "usr/share/doc/hello").exists()
+    assert (root / "usr/share/info/hello.info.gz").is_file()
 
 
 def test_lock_then_diff_names_each_changed_package(in_cache, tmp_path):
@@ -264,6 +268,7 @@ def test_env_buildroot_is_taken_as_is(tmp_path, monkeypatch, tiny):
     (('apt_suites = ["sid"]', 'apt_suites = ["sid"]\n[[root.pin]]\npackages = ["x*"]\nrelease = "experimental"\n'
                               'priority = 990'), "key 'root.pin[0].release': expected apt's release selector"),
     (('mirror = "http://deb.debian.org/debian"', 'mirror = "deb.debian.org"'), "key 'root.mirror': expected"),
+    (('"/usr/share/doc/*"', '"usr/share/doc/*"'), "key 'root.path_exclude[0]': expected an absolute path glob"),
 ])
 def test_bad_package_set_names_file_and_key(tmp_path, edit, message):
     path = tmp_path / "bad.toml"

@@ -47,6 +47,7 @@ class PackageSet:
     components: tuple[str, ...]
     apt_options: tuple[str, ...]
     pins: tuple[Pin, ...]
+    path_exclude: tuple[str, ...]   # dpkg --path-exclude globs: files the root never unpacks
     packages: tuple[str, ...]   # sorted, unique
     # The toolkit's Python dependencies the root provides itself (as Debian packages): not in the digest,
     # they do not change the root, only what the toolkit's venv inside it leaves out.
@@ -61,6 +62,7 @@ class PackageSet:
             "format": FORMAT, "mirror": self.mirror, "suite": self.suite, "variant": self.variant,
             "apt_suites": self.apt_suites, "components": self.components, "apt_options": self.apt_options,
             "pins": [[list(p.packages), p.release, p.priority] for p in self.pins],
+            "path_exclude": self.path_exclude,
             "packages": self.packages,
         }
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
@@ -71,6 +73,9 @@ class PackageSet:
 
     def apt_conf(self) -> str:
         return "".join(f"{option}\n" for option in self.apt_options)
+
+    def dpkg_excludes(self) -> str:
+        return "".join(f"path-exclude={glob}\n" for glob in self.path_exclude)
 
     def preferences(self) -> str:
         return "\n".join(f"Package: {' '.join(p.packages)}\nPin: release {p.release}\nPin-Priority: {p.priority}\n"
@@ -111,6 +116,10 @@ def load(name_or_path: str | Path) -> PackageSet:
         if not option.rstrip().endswith(";"):
             raise root.error(f"apt_options[{i}]", f"an apt.conf line ends with ';', got {option!r}")
     pins = tuple(_pin(t) for t in root.tables("pin", []))
+    path_exclude = tuple(root.str_list("path_exclude", []))
+    for i, glob in enumerate(path_exclude):
+        if not glob.startswith("/") or "\n" in glob:
+            raise root.error(f"path_exclude[{i}]", f"expected an absolute path glob, got {glob!r}")
     root.done()
 
     groups = doc.table("packages")
@@ -132,7 +141,7 @@ def load(name_or_path: str | Path) -> PackageSet:
     if not _NAME.match(name):
         raise ToolkitError(f"{path}: a root's name (the file's stem) must be letters, digits, '.', '_' or '-'")
     return PackageSet(name, path, mirror.rstrip("/"), suite, variant, apt_suites, components, apt_options, pins,
-                      tuple(sorted(packages)), from_root)
+                      path_exclude, tuple(sorted(packages)), from_root)
 
 
 def _word(table, key: str) -> str:
