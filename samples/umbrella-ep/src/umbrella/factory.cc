@@ -183,6 +183,25 @@ OrtEpFactory* UmbrellaFactory::PrimaryLocked() const {
   return Primary();
 }
 
+// The backend's metadata, less the keys ORT fills in for the library that offers the device: ORT rejects
+// a device whose metadata names its own EP version (seen with ORT 1.30 on a GPU), and the library path
+// must be ours, not the backend's.
+OrtKeyValuePairs* UmbrellaFactory::CopyMetadata(const OrtKeyValuePairs* theirs) const {
+  OrtKeyValuePairs* copy = nullptr;
+  api_.CreateKeyValuePairs(&copy);
+  if (theirs == nullptr) return copy;
+  const char* const* keys = nullptr;
+  const char* const* values = nullptr;
+  size_t n = 0;
+  api_.GetKeyValuePairs(theirs, &keys, &values, &n);
+  for (size_t k = 0; k < n; ++k) {
+    const std::string key = keys[k];
+    if (key == "version" || key == "library_path") continue;
+    api_.AddKeyValuePair(copy, keys[k], values[k]);
+  }
+  return copy;
+}
+
 OrtStatus* UmbrellaFactory::SupportedDevices(const OrtHardwareDevice* const* devices, size_t num_devices,
                                              OrtEpDevice** ep_devices, size_t max_ep_devices,
                                              size_t* num_ep_devices) {
@@ -201,7 +220,9 @@ OrtStatus* UmbrellaFactory::SupportedDevices(const OrtHardwareDevice* const* dev
       OrtStatus* status = nullptr;
       if ((taken == device_owner_.end() || taken->second->factory == b) && *num_ep_devices < max_ep_devices) {
         OrtEpDevice* ours = nullptr;
-        status = ep_api_.CreateEpDevice(this, hw, api_.EpDevice_EpMetadata(theirs), nullptr, &ours);
+        OrtKeyValuePairs* metadata = CopyMetadata(api_.EpDevice_EpMetadata(theirs));
+        status = ep_api_.CreateEpDevice(this, hw, metadata, nullptr, &ours);
+        api_.ReleaseKeyValuePairs(metadata);
         std::vector<std::pair<std::string, std::string>> defaults;
         if (const OrtKeyValuePairs* options = api_.EpDevice_EpOptions(theirs)) {
           const char* const* keys = nullptr;

@@ -57,6 +57,7 @@ class UmbrellaFactory : public OrtEpFactory {
   // The backend whose devices, allocators, data transfer and streams ORT uses outside a session.
   OrtEpFactory* Primary() const;
   OrtEpFactory* PrimaryLocked() const;
+  OrtKeyValuePairs* CopyMetadata(const OrtKeyValuePairs* theirs) const;
   static bool Has(const OrtEpFactory* f, uint32_t since) { return f->ort_version_supported >= since; }
 
   const OrtApi& api_;
