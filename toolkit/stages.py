@@ -57,21 +57,23 @@ def _tree_stat_digest(root: Path) -> tuple[str, int]:
     """Digest of every entry under root (path, type, size, mtime, exec bit, link target) and the file count."""
     digest = hashlib.sha256()
     count = 0
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        base = Path(dirpath)
-        for name in sorted(dirnames + filenames):
-            full = base / name
-            st = os.lstat(full)
-            rel = full.relative_to(root).as_posix()
+    pending = [("", str(root))]
+    while pending:
+        rel_dir, full_dir = pending.pop()
+        with os.scandir(full_dir) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for entry in entries:
+            rel = f"{rel_dir}{entry.name}"
+            st = entry.stat(follow_symlinks=False)
             if stat.S_ISDIR(st.st_mode):
-                entry = f"d {rel}"
+                line = f"d {rel}"
+                pending.append((rel + "/", entry.path))
             elif stat.S_ISLNK(st.st_mode):
-                entry = f"l {rel} {os.readlink(full)}"
+                line = f"l {rel} {os.readlink(entry.path)}"
             else:
                 count += 1
-                entry = f"f {rel} {st.st_size} {st.st_mtime_ns} {st.st_mode & 0o111:o}"
-            digest.update(entry.encode("utf-8", "surrogateescape") + b"\0")
+                line = f"f {rel} {st.st_size} {st.st_mtime_ns} {st.st_mode & 0o111:o}"
+            digest.update(line.encode("utf-8", "surrogateescape") + b"\0")
     return digest.hexdigest(), count
 
 
