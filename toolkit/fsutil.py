@@ -141,6 +141,11 @@ def _prune_empty_dirs(root: Path) -> None:
             p.rmdir()
 
 
+def give_umask_mode(path: Path) -> None:
+    """Give a file made under another umask (a tool run with a fixed one) the mode open() would give it."""
+    os.chmod(path, 0o666 & ~current_umask())
+
+
 def make_temp_dir(parent: Path, name: str) -> Path:
     """A temporary folder of this process in `parent`, to be renamed or synced into `name` when complete.
 

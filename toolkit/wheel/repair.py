@@ -25,6 +25,7 @@ from typing import Iterable
 
 from toolkit import log
 from toolkit.errors import ToolkitError
+from toolkit.fsutil import give_umask_mode
 from toolkit.wheel.data import rocm_excludes, rocm_runpath_prefixes
 from toolkit.elf import ELF_MAGIC, read_elf
 from toolkit.wheel.wheelfile import parse_wheel_filename
@@ -184,6 +185,7 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = ()) -> Re
             {n for m in elf_members(unpacked) for n in read_elf(unpacked / m).needed if matches_any(n, patterns)}
         )
         final = out_dir / repaired.name
+        give_umask_mode(repaired)  # auditwheel ran under the fixed umask; the file is the user's
         os.replace(repaired, final)
     log.stage("repair", f"{final.name}: tag {platform_tags[0]} (computed by auditwheel), "
                         f"{len(grafted)} grafted, {len(excluded)} left to ROCm/system")
