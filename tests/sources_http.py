@@ -2,7 +2,7 @@
 
 Each route serves bytes with one behaviour: plain (with Range support), N failures with 500 first, a
 connection dropped mid-body, a Content-Length longer than the body, a body that stalls, a redirect, a
-delay before answering. The server counts requests per path and records the Range header of each.
+delay before answering, a 206 whose body restarts at byte 0. The server counts requests per path and records the Range header of each.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 @dataclass
 class Route:
     data: bytes = b""
-    fault: str = "none"  # none, status, fail500, drop, short, stall, redirect, delay
+    fault: str = "none"  # none, status, fail500, drop, short, stall, redirect, delay, restart206
     times: int = -1  # how many requests get the fault; -1 = all of them
     status: int = 200
     location: str = ""
@@ -92,6 +92,12 @@ class FaultServer:
             if fault == "drop":
                 # Never past the middle of the file, so resuming makes no progress beyond it.
                 return self._serve(h, route.data, cut=len(route.data) // 2)
+            if fault == "restart206":
+                # A broken cache or proxy: drops the first answer midway, then answers the Range request with
+                # 206 and the right Content-Range header, but a body that starts again at byte 0.
+                if h.headers.get("Range"):
+                    return self._serve(h, route.data, restart=True)
+                return self._serve(h, route.data, cut=len(route.data) // 2)
             if fault == "short":
                 return self._serve(h, route.data, extra=100)
             if fault == "stall":
@@ -108,14 +114,15 @@ class FaultServer:
         h.wfile.write(body)
 
     @staticmethod
-    def _serve(h, data: bytes, cut: int | None = None, extra: int = 0, stall: float = 0.0) -> None:
+    def _serve(h, data: bytes, cut: int | None = None, extra: int = 0, stall: float = 0.0,
+               restart: bool = False) -> None:
         start = 0
         header = h.headers.get("Range")
         if header and header.startswith("bytes=") and header.endswith("-"):
             start = int(header[6:-1])
             if start >= len(data):
                 return FaultServer._send(h, 416, b"")
-        body = data[start:]
+        body = data if restart else data[start:]
         h.send_response(206 if start else 200)
         if start:
             h.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")

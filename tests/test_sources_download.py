@@ -208,6 +208,69 @@ def _fetch_in_child(url: str, sha: str, cache_root: str, queue) -> None:
     queue.put(str(path))
 
 
+def test_206_whose_body_restarts_at_zero_starts_over_in_the_same_run(server, cache):
+    url = server.add("/restart.bin", DATA, fault="restart206", times=2)
+    assert fetch(url, SHA, cache, options=FAST).read_bytes() == DATA
+    # dropped at half, resumed with a Range the server answered wrongly, then one plain download from zero
+    assert server.ranges["/restart.bin"] == [None, f"bytes={len(DATA) // 2}-", None]
+    assert_cache_clean(cache)
+    assert list((cache.root / "partial").glob("*")) == []
+
+
+def test_206_that_is_always_wrong_fails_without_resuming_again(server, cache):
+    """From zero, a second drop does not resume through the broken ranges: it starts over each time."""
+    url = server.add("/restart-always.bin", DATA, fault="restart206")
+    with pytest.raises(ToolkitError) as err:
+        fetch(url, SHA, cache, options=FAST)
+    assert url in str(err.value)
+    assert server.ranges["/restart-always.bin"][:3] == [None, f"bytes={len(DATA) // 2}-", None]
+    assert all(r is None for r in server.ranges["/restart-always.bin"][2:])
+    assert downloads_of(cache) == []
+
+
+def _flip_one_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    mode = path.stat().st_mode
+    os.chmod(path, 0o644)
+    path.write_bytes(bytes(data))
+    os.chmod(path, mode)
+
+
+def test_corrupt_cache_entry_is_reported_dropped_and_fetched_again(server, cache, capfd):
+    url = server.add("/cached.bin", DATA)
+    path = fetch(url, SHA, cache, options=FAST)
+    _flip_one_byte(path)
+    again = fetch(url, SHA, cache, options=FAST)
+    assert again.read_bytes() == DATA
+    assert server.hits["/cached.bin"] == 2
+    err = capfd.readouterr().err
+    assert str(path) in err and "corrupt" in err and "downloading it again" in err
+    assert_cache_clean(cache)
+
+
+def test_corrupt_cache_entry_offline_is_an_error_naming_it(server, cache):
+    url = server.add("/cached-off.bin", DATA)
+    path = fetch(url, SHA, cache, options=FAST)
+    _flip_one_byte(path)
+    with pytest.raises(ToolkitError) as err:
+        fetch(url, SHA, cache, offline=True, options=FAST)
+    assert str(path) in str(err.value) and "corrupt" in str(err.value) and "offline" in str(err.value)
+    assert not path.exists() and server.hits["/cached-off.bin"] == 1
+
+
+def test_cli_fetch_never_copies_a_corrupt_cache_entry(server, tmp_path):
+    url = server.add("/tool.bin", DATA)
+    env = dict(os.environ, TOOLKIT_CACHE_DIR=str(tmp_path / "cache"))
+    cmd = [sys.executable, "-m", "toolkit", "fetch", url, "--sha256", SHA, "--dest"]
+    assert subprocess.run(cmd + [str(tmp_path / "d1")], env=env, capture_output=True).returncode == 0
+    _flip_one_byte(Cache(tmp_path / "cache").download_path(SHA, url))
+    proc = subprocess.run(cmd + [str(tmp_path / "d2")], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "corrupt" in proc.stderr
+    assert (tmp_path / "d2" / "tool.bin").read_bytes() == DATA
+
+
 def test_two_processes_download_once(server, cache):
     url = server.add("/shared.bin", DATA, fault="delay", delay=0.4)
     ctx = multiprocessing.get_context("spawn")

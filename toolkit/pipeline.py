@@ -324,7 +324,8 @@ def wheel_stages(b: Build) -> list[Stage]:
         wheels = sorted(raw.glob("*.whl"))
         tmp = make_temp_dir(ws.root, "wheelhouse")
         try:
-            repair_wheel(wheels[0], tmp, settings.excludes)
+            repair_wheel(wheels[0], tmp, settings.excludes, settings.components,
+                         [b.options.rocm_path] if b.options.rocm_path else [])
             replace_dir(tmp, ws.wheelhouse)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -22,8 +22,9 @@ from pathlib import Path, PurePosixPath
 
 from toolkit import log
 from toolkit.fsutil import atomic_write_text
-from toolkit.patching.analysis import (JOURNAL, OK_STATUSES, PatchAnalysis, TreeView, analyze_view,
-                                       format_report)
+from toolkit.patching.analysis import (JOURNAL, OK_STATUSES, PatchAnalysis, TreeView, analyze_view, detect_strip,
+                                       file_paths, format_report)
+from toolkit.patching.diff import DiffSyntaxError, parse_patch
 from toolkit.patching.errors import PatchError
 from toolkit.patching.hunks import MAX_FUZZ
 from toolkit.patching.series import PHASES, Series
@@ -53,8 +54,37 @@ def analyze(series: Series, tree: Path, phase: str | None = None, features: list
     if (tree / JOURNAL).exists():
         raise PatchError(f"{tree}: an earlier apply was interrupted ({tree / JOURNAL} exists)",
                          "run `python -m toolkit patch apply SERIES TREE` to finish or undo it first")
+    _refuse_paths_leaving(series, tree, _phases(phase), features)
     results, _ = analyze_view(series, TreeView(tree), _phases(phase), list(features), max_fuzz)
     return results
+
+
+def _refuse_paths_leaving(series: Series, tree: Path, phases: list[str | None], features) -> None:
+    """Every file an enabled patch touches must resolve inside the tree.
+
+    '..' and absolute paths are refused when the patch is parsed; this catches the tree's own symlinks
+    (lnk -> /elsewhere, a patch editing lnk/file), before anything is read for the analysis or written.
+    """
+    view = TreeView(tree)
+    for phase in phases:
+        for entry in series.select(phase, features)[0]:
+            try:
+                patch = parse_patch(entry.path.read_bytes())
+                paths = file_paths(patch, detect_strip(patch, view))
+            except (DiffSyntaxError, OSError):
+                continue  # the analysis reports a patch that cannot be read or parsed
+            for rel in paths:
+                _require_inside(tree, rel, str(entry.path))
+
+
+def _require_inside(tree: Path, rel: str, patch: str) -> None:
+    root = os.path.realpath(tree)
+    real = os.path.realpath(os.path.join(tree, rel))
+    if real != root and not real.startswith(root + os.sep):
+        raise PatchError(f"{patch}: path '{rel}' resolves to {real}, outside the tree {tree} (through a "
+                         f"symlink); refusing to patch it, the tree was not changed",
+                         "a patch may only change files inside the tree: fix the patch's path, or replace the "
+                         "symlink in the tree by the folder it stands for")
 
 
 def failure_message(series: Series, tree: Path, analyses: list[PatchAnalysis], phase: str | None) -> str:
@@ -75,6 +105,7 @@ def apply_series(series: Series, tree: Path, phase: str | None = None,
     """
     tree = _check_tree(tree)
     recover(tree)
+    _refuse_paths_leaving(series, tree, _phases(phase), features)
     view = TreeView(tree)
     analyses, after = analyze_view(series, view, _phases(phase), list(features), max_fuzz, partial)
     if any(a.status not in OK_STATUSES for a in analyses) and not partial:
@@ -92,6 +123,8 @@ def apply_series(series: Series, tree: Path, phase: str | None = None,
         if current == data and (mode is None or mode == view.mode(rel)):
             continue
         writes[rel] = (data, mode)
+    for rel in [*writes, *deletes]:  # checked again on what is about to be written, whatever strip was chosen
+        _require_inside(tree, rel, ", ".join(str(a.entry.path) for a in analyses if rel in a.changes) or "a patch")
     commit(tree, writes, deletes)
     return analyses
 
@@ -103,6 +136,7 @@ def patched_contents(series: Series, tree: Path, phase: str | None = None,
     For reading a tree "as the patches will leave it" without copying it; fails like apply_series.
     """
     tree = _check_tree(tree)
+    _refuse_paths_leaving(series, tree, _phases(phase), features)
     view = TreeView(tree)
     analyses, after = analyze_view(series, view, _phases(phase), list(features), max_fuzz)
     if any(a.status not in OK_STATUSES for a in analyses):

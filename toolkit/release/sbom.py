@@ -2,9 +2,10 @@
 
 It lists every file the wheel holds (with its SHA-256) and, for each shared library, the libraries it
 needs (ELF DT_NEEDED). A needed library that the wheel does not bundle is recorded as an external
-component (CycloneDX 1.7 `isExternal`), tagged `toolkit:provided-by` = `rocm` when it matches the ROCm
-exclude list (the ROCm install must provide it) or `system` otherwise (the OS must provide it). That is
-what a user needs to know before installing the wheel: which ROCm libraries it expects to find.
+component (CycloneDX 1.7 `isExternal`), tagged `toolkit:provided-by` = `rocm` when repair's rules say it is
+ROCm (toolkit/wheel/rocm.py: its name, or, on the build machine, where it resolves or which package owns
+it; `toolkit:rocm-rule` then says which) or `system` otherwise (the OS must provide it). That is what a
+user needs to know before installing the wheel: which ROCm libraries it expects to find.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import email.parser
 import fnmatch
 import json
 import os
+import tempfile
 import uuid
 import zipfile
 from dataclasses import dataclass, field
@@ -127,6 +129,7 @@ def wheel_sbom(wheel: Path, excludes: list[str] | None = None,
     components: list[dict] = []
     dependencies: list[dict] = [{"ref": root_ref, "dependsOn": [f"file:{f.path}" for f in contents.files]}]
     external: dict[str, dict] = {}
+    by_machine = _rocm_by_place(wheel)
     for f in contents.files:
         component = {"type": "file", "bom-ref": f"file:{f.path}", "name": f.path,
                      "hashes": [{"alg": "SHA-256", "content": f.sha256}]}
@@ -146,7 +149,7 @@ def wheel_sbom(wheel: Path, excludes: list[str] | None = None,
                 ref = f"external:{lib}"
                 refs.append(ref)
                 if ref not in external:
-                    external[ref] = _external_component(lib, ref, excludes)
+                    external[ref] = _external_component(lib, ref, excludes, by_machine.get(lib))
             dependencies.append({"ref": f"file:{f.path}", "dependsOn": sorted(set(refs))})
         components.append(component)
     components.extend(external[ref] for ref in sorted(external))
@@ -178,11 +181,29 @@ def wheel_sbom(wheel: Path, excludes: list[str] | None = None,
     }
 
 
-def _external_component(lib: str, ref: str, excludes: list[str]) -> dict:
+def _rocm_by_place(wheel: Path) -> dict[str, str]:
+    """Needs that are ROCm by where this machine resolves them or the package owning them, not by name."""
+    from toolkit.wheel.rocm import Resolver
+
+    with zipfile.ZipFile(wheel) as archive, tempfile.TemporaryDirectory(prefix="sbom-") as tmp:
+        members = []
+        for info in archive.infolist():
+            if not info.is_dir() and info.file_size >= 4:
+                with archive.open(info) as handle:
+                    if handle.read(4) == ELF_MAGIC:
+                        members.append(info.filename)
+        for member in members:
+            archive.extract(member, tmp)
+        needs = Resolver().classify(Path(tmp), members)
+    return {n.soname: n.reason for n in needs if n.kind == "rocm" and not n.reason.startswith("ROCm by name")}
+
+
+def _external_component(lib: str, ref: str, excludes: list[str], rocm_rule: str | None = None) -> dict:
     pattern = next((p for p in excludes if fnmatch.fnmatchcase(lib, p)), None)
-    if pattern is not None:
+    if pattern is not None or rocm_rule is not None:
         description = "ROCm library the wheel needs but does not bundle: the ROCm install provides it"
-        props = [_prop("toolkit:provided-by", "rocm"), _prop("toolkit:exclude-pattern", pattern)]
+        props = [_prop("toolkit:provided-by", "rocm")]
+        props.append(_prop("toolkit:exclude-pattern", pattern) if pattern else _prop("toolkit:rocm-rule", rocm_rule))
     else:
         description = "System library the wheel needs but does not bundle: the OS provides it"
         props = [_prop("toolkit:provided-by", "system")]

@@ -1,7 +1,9 @@
 """The shared download cache: one folder per machine, safe for builds running side by side.
 
 Layout (under platformdirs' user cache dir, or $TOOLKIT_CACHE_DIR):
-    downloads/<sha256>/<file name>   verified files only, renamed into place after the check
+    downloads/<sha256>/<file name>   verified files only, renamed into place after the check, and hashed
+                                     again on every use (download.fetch), so a file changed on disk is
+                                     dropped and fetched again instead of trusted
     partial/<key>.part               bytes of an interrupted download, kept so the next try resumes
     git/<url hash>/<commit>/         checked-out git trees (with submodules), complete ones only
     locks/<key>.lock                 file locks: one process downloads, the others wait and reuse

@@ -24,10 +24,15 @@ def register(subparsers) -> None:
     _common(p)
     p.set_defaults(func=_fetch)
 
-    p = subparsers.add_parser("lock", help="pin every unpinned URL of a recipe into <recipe>.lock.toml",
-                              description="Download each URL in RECIPE that has no sha256 yet (once, through the "
-                              "cache) and write its sha256 into the lock file next to the recipe.")
-    p.add_argument("recipe", type=Path)
+    p = subparsers.add_parser("lock", help="pin every unpinned URL of a recipe into recipes/<name>.lock.toml",
+                              description="Download each URL the recipe names without a sha256 (once, through the "
+                              "cache) and write its sha256 into the lock file next to the recipe "
+                              "(recipes/NAME.lock.toml). With --source URL: download that archive and print it "
+                              "pinned, as URL#sha256=HEX, to pass to --source.")
+    p.add_argument("--recipe", default="amdgpu-ep", metavar="NAME|PATH",
+                   help="recipe to lock (default amdgpu-ep, the bundled sample)")
+    p.add_argument("--source", metavar="URL", help="pin this archive URL (what `build --source URL` downloads) "
+                   "instead of a recipe: prints URL#sha256=HEX")
     p.add_argument("--refresh", action="store_true", help="download and re-pin URLs the lock already pins")
     _common(p)
     p.set_defaults(func=_lock)
@@ -78,14 +83,46 @@ def _fetch(args) -> int:
 
 
 def _lock(args) -> int:
-    from toolkit.sources.lock import lock_recipe
+    from toolkit.recipe import PROJECT_ROOT, find_recipe
+    from toolkit.sources.lock import lock_recipe, recipe_urls
 
     if args.offline:
         raise ToolkitError("lock needs network access to download unpinned URLs; drop --offline")
-    result = lock_recipe(args.recipe, _cache(args), _mirrors(args), refresh=args.refresh)
+    if args.source is not None:
+        return _lock_source(args)
+    recipe = find_recipe(args.recipe, PROJECT_ROOT)
+    result = lock_recipe(recipe, _cache(args), _mirrors(args), refresh=args.refresh)
     for url, sha in result.added.items():
         print(f"pinned {sha}  {url}")
     for url in result.removed:
         print(f"dropped {url} (no longer unpinned in the recipe)")
-    log.info(f"{result.path}: {len(result.added)} added, {len(result.kept)} kept, {len(result.removed)} dropped")
+    if result.added or result.removed:
+        log.info(f"{result.path}: {len(result.added)} added, {len(result.kept)} kept, {len(result.removed)} dropped")
+    elif result.kept:
+        print(f"nothing new to pin: the {len(result.kept)} URL(s) {recipe} leaves unpinned are in {result.path} "
+              "(--refresh downloads them again)")
+    elif urls := recipe_urls(recipe):
+        print(f"nothing to pin: all {len(urls)} URL(s) {recipe} names have a sha256 in the recipe itself")
+    else:
+        print(f"nothing to pin: {recipe} names no URL to download (its sources are local folders or git commits)")
+    return 0
+
+
+def _lock_source(args) -> int:
+    """`lock --source URL`: the one archive a `build --source URL` would download, pinned for the command line."""
+    from toolkit.sources.download import fetch_unpinned
+    from toolkit.sources.settings import source_from_argument
+
+    settings = source_from_argument(args.source)
+    if settings.url is None:
+        what = "a local folder" if settings.path is not None else "a git commit, pinned by the commit itself"
+        print(f"nothing to pin: --source {args.source} is {what}")
+        return 0
+    if settings.sha256 is not None:
+        print(f"nothing to pin: --source {args.source} already carries its sha256")
+        return 0
+    _, digest = fetch_unpinned(settings.url, _cache(args), _mirrors(args))
+    pinned = f"{settings.url}#sha256={digest}"
+    log.info(f"pinned: build with --source '{pinned}'")
+    print(pinned)
     return 0

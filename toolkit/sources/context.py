@@ -55,5 +55,8 @@ class FetchContext:
                 hint="run `nox -s lock` once with network access",
             )
         path, digest = fetch_unpinned(url, self.cache, self.mirrors, self.options)
-        log.warn(f"{what}: {url} is not pinned (got sha256 {digest}); run `nox -s lock` to pin it")
+        recipe = self.lock.path.name.removesuffix(".lock.toml") if self.lock is not None else "NAME"
+        how = f"pass --source '{url}#sha256={digest}', or for a recipe's own URL " if what == "source" else ""
+        log.warn(f"{what}: {url} is not pinned (got sha256 {digest}); to pin it, {how}run "
+                 f"`nox -s lock -- --recipe {recipe}` (or write sha256 = \"{digest}\" beside the url in the recipe)")
         return path

@@ -3,6 +3,9 @@
 A file enters the cache only after its sha256 matched, by a rename from partial/ to downloads/, so a
 reader never sees half a file or a wrong one. While a download runs it holds the cache lock for that
 checksum: a second process fetching the same file waits and then reuses it instead of downloading again.
+A cache hit is hashed again before it is used. A download joined from several answers (a resume) that fails
+its checksum is downloaded once more from byte 0 without resuming, so a server whose 206 answers do not start
+where they say costs a second download, not a failed run.
 """
 
 from __future__ import annotations
@@ -73,15 +76,18 @@ def _offline_error(url: str, sha256: str | None, cache: Cache) -> ToolkitError:
 
 def fetch(url: str, sha256: str, cache: Cache, mirrors: list[str] | tuple[str, ...] = (),
           offline: bool = False, options: DownloadOptions = DownloadOptions()) -> Path:
-    """The cached, verified file for (url, sha256), downloading it once if the cache lacks it."""
+    """The cached, verified file for (url, sha256), downloading it once if the cache lacks it.
+
+    A cache hit is hashed again before use: a file changed on disk is reported, dropped and fetched again.
+    """
     sha256 = sha256.lower()
     hit = cache.find_download(sha256)
-    if hit is not None:
+    if hit is not None and sha256_file(hit) == sha256:
         return hit
-    if offline:
+    if offline and hit is None:
         raise _offline_error(url, sha256, cache)
     with _locked(cache, sha256, url):
-        hit = cache.find_download(sha256)
+        hit = _verified_hit(cache, sha256, url, offline)
         if hit is not None:
             return hit  # another process finished it while this one waited
         part = cache.partial_path(sha256)
@@ -94,6 +100,29 @@ def fetch(url: str, sha256: str, cache: Cache, mirrors: list[str] | tuple[str, .
                 continue
             return _publish(part, cache.download_path(sha256, url))
         raise _failed(url, failures)
+
+
+def _verified_hit(cache: Cache, sha256: str, url: str, offline: bool) -> Path | None:
+    """The cached file for sha256 if its bytes still hash to it; corrupt ones are dropped. Hold the lock."""
+    while (hit := cache.find_download(sha256)) is not None:
+        got = sha256_file(hit)
+        if got == sha256:
+            return hit
+        try:
+            hit.unlink()
+        except OSError as exc:
+            raise ToolkitError(f"the cache entry {hit} for {url} is corrupt (sha256 {got}, expected {sha256}) "
+                               f"and cannot be removed: {exc.strerror}",
+                               hint=f"delete {hit.parent} by hand, then run the command again") from None
+        if offline:
+            raise ToolkitError(
+                f"offline: the cache entry {hit} for {url} was corrupt (sha256 {got}, expected {sha256}); "
+                "it was dropped",
+                hint="run the same command once with network access to download it again, then retry with "
+                "--offline")
+        log.warn(f"cache entry {hit} is corrupt (sha256 {got}, expected {sha256}): dropped it, "
+                 f"downloading it again from {url}")
+    return None
 
 
 def fetch_unpinned(url: str, cache: Cache, mirrors: list[str] | tuple[str, ...] = (),
@@ -111,7 +140,7 @@ def fetch_unpinned(url: str, cache: Cache, mirrors: list[str] | tuple[str, ...] 
                 continue
             digest = sha256_file(part)
             with cache.lock(digest):
-                existing = cache.find_download(digest)
+                existing = _verified_hit(cache, digest, url, offline=False)
                 if existing is not None:
                     part.unlink()
                     return existing, digest
@@ -158,29 +187,33 @@ def _publish(part: Path, dest: Path) -> Path:
 def _download_verified(url: str, part: Path, sha256: str | None, options: DownloadOptions) -> None:
     """Download url into part (resuming what is there) and check its sha256; raises _Permanent on failure."""
     for fresh_retry in (False, True):
-        resumed = part.exists() and part.stat().st_size > 0
-        _download_with_retries(url, part, options)
+        resumed = _download_with_retries(url, part, options, resume=not fresh_retry)
         if sha256 is None:
             return
         got = sha256_file(part)
         if got == sha256:
             return
         part.unlink()
-        # Bytes kept from an earlier attempt may be what is wrong: try once more from zero before blaming the URL.
+        # Bytes joined from more than one answer may be what is wrong (kept from an earlier run, or a server
+        # whose 206 body does not start where it says): once more from zero, never resuming, before blaming
+        # the URL.
         if not resumed or fresh_retry:
             raise _Permanent(f"sha256 mismatch: expected {sha256}, got {got} (file discarded)")
+        log.info(f"{url}: sha256 mismatch after resuming a partial download; downloading it again from byte 0")
 
 
-def _download_with_retries(url: str, part: Path, options: DownloadOptions) -> None:
+def _download_with_retries(url: str, part: Path, options: DownloadOptions, resume: bool = True) -> bool:
+    """Download url into part; True when the file was joined from more than one piece (a resume)."""
     attempt = 0
+    joined = part.exists() and part.stat().st_size > 0 and resume
     with requests.Session() as session:
         session.headers["User-Agent"] = f"ort-amdgpu-toolkit/{__version__}"
         # Raw bytes only: a transparent gzip decode would change the checksum and break Range offsets.
         session.headers["Accept-Encoding"] = "identity"
         while True:
             try:
-                _attempt(session, url, part, options)
-                return
+                joined = _attempt(session, url, part, options, resume) or joined
+                return joined
             except _Transient as exc:
                 attempt += 1
                 if attempt > options.retries:
@@ -190,9 +223,10 @@ def _download_with_retries(url: str, part: Path, options: DownloadOptions) -> No
                 time.sleep(delay)
 
 
-def _attempt(session: requests.Session, url: str, part: Path, options: DownloadOptions) -> None:
+def _attempt(session: requests.Session, url: str, part: Path, options: DownloadOptions, resume: bool = True) -> bool:
+    """One request; appends to part (a 206 answer to a Range request, then returns True) or rewrites it."""
     part.parent.mkdir(parents=True, exist_ok=True)
-    offset = part.stat().st_size if part.exists() else 0
+    offset = part.stat().st_size if part.exists() and resume else 0
     headers = {"Range": f"bytes={offset}-"} if offset else {}
     timeout = (options.connect_timeout, options.read_timeout)
     try:
@@ -248,6 +282,7 @@ def _attempt(session: requests.Session, url: str, part: Path, options: DownloadO
         size = part.stat().st_size
         if total is not None and size != total:
             raise _Transient(f"truncated body: got {size} of {total} bytes")
+        return mode == "ab"
 
 
 def _body(response: requests.Response):

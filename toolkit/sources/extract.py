@@ -1,15 +1,17 @@
 """Safe extraction of tar (plain, gz, xz, bz2) and zip archives: all or nothing, never outside the tree.
 
-Every member is checked before anything is written: absolute paths, '..', links whose target leaves the
-tree, members written through a link, and device files or FIFOs are refused with the member's name. The
-archive is unpacked into a fresh temporary folder beside the destination, and only a complete tree is
-renamed into place; a failure leaves the destination as it was.
+Every member is checked before anything is written: NUL bytes, absolute paths, '..', links whose target
+leaves the tree, members written through a link, and device files or FIFOs are refused with the member's
+name. The archive is unpacked into a fresh temporary folder beside the destination without ever following
+a link, and only a complete tree is renamed into place; a failure leaves the destination as it was. The
+temporary folders of killed extractions are removed by the next extraction into the same destination.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
+import re
 import shutil
 import stat
 import tarfile
@@ -19,9 +21,11 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit import log
 from toolkit.errors import ToolkitError
 from toolkit.fsutil import replace_dir
 
+_TMP_SUFFIX = ".extract"
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tbz", ".tar", ".zip")
 
 
@@ -75,7 +79,9 @@ def _is_zip(path: Path) -> bool:
 
 
 def _clean_name(raw: str) -> str:
-    """The member's relative path; refuses absolute paths and '..'."""
+    """The member's relative path; refuses NUL bytes, absolute paths and '..'."""
+    if "\x00" in raw:
+        raise _Refused(f"member {raw!r} has a NUL byte in its name")
     if raw.startswith(("/", "\\")) or (len(raw) > 1 and raw[1] == ":"):
         raise _Refused(f"member {raw!r} has an absolute path")
     parts = [p for p in raw.replace("\\", "/").split("/") if p not in ("", ".")]
@@ -91,10 +97,11 @@ def _tar_entries(tf: tarfile.TarFile):
             kind, link = "file", None
         elif m.isdir():
             kind, link = "dir", None
-        elif m.issym():
-            kind, link = "symlink", m.linkname
-        elif m.islnk():
-            kind, link = "hardlink", _clean_name(m.linkname)
+        elif m.issym() or m.islnk():
+            if "\x00" in m.linkname:
+                raise _Refused(f"link {m.name!r} has a NUL byte in its target {m.linkname!r}")
+            kind = "symlink" if m.issym() else "hardlink"
+            link = m.linkname if m.issym() else _clean_name(m.linkname)
         else:
             raise _Refused(f"member {m.name!r} is a device file, FIFO or other special file")
         yield _Entry(name, kind, m.mode, float(m.mtime), link, m)
@@ -110,6 +117,8 @@ def _zip_entries(zf: zipfile.ZipFile):
             yield _Entry(name, "dir", 0o755, mtime, None, info)
         elif ftype == stat.S_IFLNK:
             target = zf.read(info).decode("utf-8", "surrogateescape")
+            if "\x00" in target:
+                raise _Refused(f"link {info.filename!r} has a NUL byte in its target {target!r}")
             yield _Entry(name, "symlink", 0o777, mtime, target, info)
         elif ftype in (0, stat.S_IFREG):
             yield _Entry(name, "file", unix_mode & 0o777 or 0o644, mtime, None, info)
@@ -156,40 +165,45 @@ def _plan(raw_entries, strip_components: int | None) -> list[_Entry]:
 
 def _write_all(entries: list[_Entry], dest: Path, open_member) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".extract", dir=dest.parent))
+    _remove_leftovers(dest)
+    # The pid in the name tells a later run whether the process that made the folder is still alive.
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.{os.getpid()}.", suffix=_TMP_SUFFIX, dir=dest.parent))
     try:
         root = os.path.realpath(tmp)
-        checked: set[Path] = set()  # parent folders already resolved inside the tree
         dir_mtimes = []
+        known: set[str] = set()  # folders proven real
+        # No operation below follows a link: parents are walked with lstat, files are created O_EXCL|O_NOFOLLOW,
+        # metadata is set through the open descriptor or with follow_symlinks=False. So even an archive that is
+        # refused at the end cannot have changed anything outside tmp.
         for e in entries:
-            path = tmp / e.name
+            path = _make_parents(tmp, e.name, known)
+            existing = _lstat(path)
             if e.kind == "dir":
-                _check_inside(root, path.parent, e.name)
-                path.mkdir(parents=True, exist_ok=True)
+                if existing is None:
+                    os.mkdir(path)
+                elif not stat.S_ISDIR(existing.st_mode):
+                    raise _Refused(f"directory member {e.name!r} would replace the {_kind(existing)} of that name")
                 dir_mtimes.append((path, e.mtime))
                 continue
-            if path.parent not in checked:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                _check_inside(root, path.parent, e.name)
-                checked.add(path.parent)
-            if path.is_symlink() or path.is_file():
-                path.unlink()
+            if existing is not None:
+                if stat.S_ISDIR(existing.st_mode):
+                    raise _Refused(f"member {e.name!r} would replace the folder of that name")
+                os.unlink(path)
             if e.kind == "symlink":
                 os.symlink(e.link, path)
                 continue
             mode = 0o755 if e.mode & 0o111 else 0o644
-            if e.kind == "hardlink":
-                # A copy, not os.link: the tree must not share inodes with anything the archive names.
-                shutil.copyfile(tmp / e.link, path, follow_symlinks=False)
-                os.chmod(path, mode)
-            else:
+            # A hard link becomes a copy, not os.link: the tree must not share inodes with anything the archive names.
+            source = _open_copy_source(tmp, e, known) if e.kind == "hardlink" else open_member(e)
+            with source as src:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
-                with os.fdopen(fd, "wb") as out, open_member(e) as src:
+                with os.fdopen(fd, "wb") as out:
                     shutil.copyfileobj(src, out, 1 << 20)
-            os.utime(path, (e.mtime, e.mtime), follow_symlinks=False)
+                    out.flush()
+                    os.utime(out.fileno(), (e.mtime, e.mtime))
         for path, mtime in reversed(dir_mtimes):
-            os.utime(path, (mtime, mtime))
-        # Belt and braces: whatever chain of links the tree holds, every one must resolve inside it.
+            os.utime(path, (mtime, mtime), follow_symlinks=False)
+        # Whatever chain of links the tree holds, every one must resolve inside it (realpath only reads).
         for e in entries:
             if e.kind == "symlink":
                 _check_inside(root, tmp / e.name, e.name)
@@ -197,6 +211,81 @@ def _write_all(entries: list[_Entry], dest: Path, open_member) -> None:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _lstat(path: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+
+
+def _kind(st: os.stat_result) -> str:
+    return "symlink" if stat.S_ISLNK(st.st_mode) else "folder" if stat.S_ISDIR(st.st_mode) else "file"
+
+
+def _make_parents(tmp: Path, name: str, known: set[str], create: bool = True) -> Path:
+    """tmp/name, its parent folders made (or found) as real folders: never through a link or over a file.
+
+    `known` holds folders already proven real; none can turn into a link later, as replacing a folder is refused.
+    """
+    parts = name.split("/")
+    current = tmp
+    for i, part in enumerate(parts[:-1]):
+        current = current / part
+        rel = "/".join(parts[:i + 1])
+        if rel in known:
+            continue
+        st = _lstat(current)
+        if st is None and create:
+            os.mkdir(current)
+        elif st is None or not stat.S_ISDIR(st.st_mode):
+            what = "a missing folder" if st is None else f"the {_kind(st)}"
+            raise _Refused(f"member {name!r} would be written through {what} {'/'.join(parts[:i + 1])!r}")
+        known.add(rel)
+    return current / parts[-1]
+
+
+def _open_copy_source(tmp: Path, e: _Entry, known: set[str]):
+    """The file a hard link names, opened without following a link; refused if it is no regular file now."""
+    path = _make_parents(tmp, e.link, known, create=False)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        fd = -1
+    if fd < 0 or not stat.S_ISREG(os.fstat(fd).st_mode):
+        if fd >= 0:
+            os.close(fd)
+        raise _Refused(f"hard link {e.name!r} -> {e.link!r}: the target is no longer a regular file")
+    return os.fdopen(fd, "rb")
+
+
+_LEFTOVER = r"\.{name}\.(?:(\d+)\.)?[a-z0-9_]{{8}}" + re.escape(_TMP_SUFFIX)
+
+
+def _remove_leftovers(dest: Path) -> None:
+    """Remove the temporary folders of extractions into dest that were killed (their process is gone)."""
+    pattern = re.compile(_LEFTOVER.format(name=re.escape(dest.name)))
+    for path in dest.parent.iterdir():
+        match = pattern.fullmatch(path.name)
+        if not match or path.is_symlink() or not path.is_dir():
+            continue
+        if match.group(1) and _alive(int(match.group(1))):
+            continue  # another process is unpacking into dest right now
+        shutil.rmtree(path, ignore_errors=True)
+        log.info(f"removed {path}, left behind by an interrupted extraction")
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    return True
 
 
 def _check_inside(root: str, path: Path, name: str) -> None:

@@ -107,7 +107,8 @@ def require_pinned(items: list[Pinnable], lock: LockFile, recipe: Path) -> None:
         raise ToolkitError(
             f"{recipe}: release builds need a sha256 for every URL; these have none in the recipe or in "
             f"{lock.path.name}:\n{listed}",
-            hint=f"run `nox -s lock -- {recipe}` on a machine with network access and commit {lock.path.name}",
+            hint=f"run `nox -s lock -- --recipe {recipe}` on a machine with network access and commit "
+            f"{lock.path.name}",
         )
 
 
@@ -143,6 +144,6 @@ def lock_recipe(recipe: Path, cache: Cache, mirrors: tuple[str, ...] = (), refre
         _, digest = fetch_unpinned(item.url, cache, mirrors, options)
         pins[item.url] = added[item.url] = digest
     removed = sorted(set(old.pins) - set(pins))
-    if pins != old.pins or not path.exists():
+    if pins != old.pins or (pins and not path.exists()):
         write_lock(path, recipe.name, pins)
     return LockResult(path, added, kept, removed)

@@ -66,10 +66,12 @@ def cmd_wheel(args: argparse.Namespace) -> int:
 def cmd_repair(args: argparse.Namespace) -> int:
     from toolkit.wheel.repair import repair_wheel
 
-    extra = list(args.exclude)
+    extra, components = list(args.exclude), ()
     if args.recipe:
-        extra += list(_wheel_settings(args.recipe).excludes)
-    result = repair_wheel(args.wheel, args.out or args.wheel.parent / "repaired", extra)
+        settings = _wheel_settings(args.recipe)
+        extra += list(settings.excludes)
+        components = settings.components
+    result = repair_wheel(args.wheel, args.out or args.wheel.parent / "repaired", extra, components, args.rocm_path)
     print(result.wheel)
     return 0
 
@@ -116,7 +118,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("wheel", type=Path)
     p.add_argument("--out", type=Path, help="folder for the repaired wheel (default: WHEEL's folder/repaired)")
     p.add_argument("--exclude", action="append", default=[], help="another soname pattern not to bundle")
-    p.add_argument("--recipe", type=recipe_argument, help="recipe whose [wheel] excludes to add")
+    p.add_argument("--recipe", type=recipe_argument, help="recipe whose [wheel] excludes, runpaths and loads apply")
+    p.add_argument("--rocm-path", action="append", type=Path, default=[],
+                   help="a ROCm install besides /opt/rocm* and $ROCM_PATH (repeatable)")
     p.set_defaults(func=cmd_repair)
 
     p = sub.add_parser("inspect", help="tags, libraries, unmet needs, EP entry points, GPU targets of a wheel")

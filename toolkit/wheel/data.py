@@ -20,7 +20,8 @@ def libraries() -> dict:
 
 
 def rocm_excludes() -> tuple[str, ...]:
-    return tuple(libraries()["rocm"])
+    """fnmatch patterns (auditwheel --exclude) for every ROCm soname: lib<NAME>.so and lib<NAME>.so.*."""
+    return tuple(p for name in libraries()["rocm_names"] for p in (f"lib{name}.so", f"lib{name}.so.*"))
 
 
 def system_libraries() -> tuple[str, ...]:
@@ -29,7 +30,3 @@ def system_libraries() -> tuple[str, ...]:
 
 def ep_entry_points() -> tuple[str, ...]:
     return tuple(libraries()["ep_entry_points"])
-
-
-def rocm_runpath_prefixes() -> tuple[str, ...]:
-    return tuple(libraries()["rocm_runpath_prefixes"])

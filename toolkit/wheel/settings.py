@@ -11,6 +11,9 @@
     library = "amdgpu-ep"                       # the file lib<library>.so in the build's lib/
     ep_name = "AMDGPUExecutionProvider"         # optional: only registrable EP libraries have one
     feature = "hipdnn"                          # optional: packaged only when that feature is on
+    runpath = "$ORIGIN"                         # optional: RUNPATH repair gives it ($ORIGIN-relative entries)
+    loads = ["migraphx-backend"]                # optional: components it dlopens by bare name; repair
+                                                # checks its RUNPATH finds them inside the wheel
 
     [smoke]
     packages = ["onnxruntime-ep-webgpu"]        # installed into the smoke venv beside the wheel
@@ -48,6 +51,8 @@ class Component:
     library: str
     ep_name: str | None = None
     feature: str | None = None
+    runpath: tuple[str, ...] = ()  # entries, each "$ORIGIN" or "$ORIGIN/<folder inside the wheel>"
+    loads: tuple[str, ...] = ()  # libraries of other components it dlopens by bare name
 
     @property
     def filename(self) -> str:
@@ -91,6 +96,20 @@ def _number(t: Table, key: str, default: float) -> float:
     return value
 
 
+def _runpath(ct: Table) -> tuple[str, ...]:
+    # Only $ORIGIN-relative entries: an absolute folder of the build machine means nothing where the wheel
+    # is installed. Whether an entry stays inside the wheel is checked by repair, which sees the layout.
+    value = ct.str("runpath", None)
+    if value is None:
+        return ()
+    entries = tuple(value.split(":"))
+    for entry in entries:
+        if entry not in ("$ORIGIN", "${ORIGIN}") and not entry.startswith(("$ORIGIN/", "${ORIGIN}/")):
+            raise ct.error("runpath", f"entry {entry!r} is not $ORIGIN or $ORIGIN/<folder>: a wheel's libraries "
+                                      "may only search inside the wheel")
+    return entries
+
+
 def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
     """Read `[wheel]`."""
     distribution = t.str("distribution", DEFAULT_DISTRIBUTION)
@@ -128,10 +147,20 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
                 raise ct.error("ep_name", f"EP name {ep_name!r} is listed twice")
             seen_eps.add(ep_name)
         feature = ct.str("feature", None)
+        runpath = _runpath(ct)
+        loads = tuple(ct.str_list("loads", []))
+        for i, name in enumerate(loads):
+            if not _LIBRARY_NAME.match(name):
+                raise ct.error(f"loads[{i}]", f"expected a component's library name such as 'migraphx-backend', got {name!r}")
         ct.done()
-        components.append(Component(library, ep_name, feature))
+        components.append(Component(library, ep_name, feature, runpath, loads))
     if not components:
         raise t.error("components", "at least one component is required")
+    for i, c in enumerate(components):
+        unknown = [name for name in c.loads if name not in seen_libraries]
+        if unknown:
+            raise t.error(f"components[{i}].loads", f"{unknown[0]!r} is not the library of a component of this wheel "
+                          f"(components: {', '.join(sorted(seen_libraries))})")
     if not seen_eps:
         raise t.error("components", "no component has an ep_name: the wheel would hold no registrable EP library")
     t.done()
