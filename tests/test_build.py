@@ -155,3 +155,45 @@ def test_patches_check_on_the_recipe(tmp_path):
     bad = toolkit("patches", "--check", "--source", str(drifted), check=False)
     assert bad.returncode == 1
     assert "0002-make-hipdnn-opt-in.patch" in bad.stdout and "FAILS" in bad.stdout
+
+
+def test_emptied_library_is_rebuilt_not_called_up_to_date(default_build, build_root):
+    work, _ = default_build
+    lib = work / "lib" / "libamdgpu-ep.so"
+    lib.write_bytes(b"")
+    proc = toolkit("build", "--build-dir", str(build_root))
+    assert f"build: running (output changed: {lib})" in proc.stderr
+    assert "everything up to date" not in proc.stderr
+    assert lib.stat().st_size > 0
+    assert nm_defined(lib) == ENTRY_POINTS
+    # Same size, other bytes: the size does not tell, the content hash does.
+    data = bytearray(lib.read_bytes())
+    data[-1] ^= 0xFF
+    lib.write_bytes(bytes(data))
+    proc = toolkit("build", "--build-dir", str(build_root))
+    assert f"build: running (output changed: {lib})" in proc.stderr
+    assert lib.read_bytes()[-1] != data[-1]
+    # Only touched: the content is checked once, and nothing runs.
+    os.utime(lib)
+    proc = toolkit("build", "--build-dir", str(build_root))
+    assert "stages run: none (everything up to date)" in proc.stderr
+
+
+def test_removed_or_edited_patched_file_is_patched_again(default_build, build_root):
+    work, _ = default_build
+    source = work / "source"
+    cmakelists = source / "CMakeLists.txt"
+    patched = cmakelists.read_text()
+    assert "USE_HIPDNN" in patched
+    removed = sorted((source / "src" / "umbrella").iterdir())
+    for path in removed:
+        path.unlink()
+    proc = toolkit("build", "--build-dir", str(build_root))
+    assert f"patch: running (output changed: files in {source}" in proc.stderr
+    assert all(path.is_file() for path in removed)
+    cmakelists.write_text(patched.replace("USE_HIPDNN", "USE_HIPEP"))
+    proc = toolkit("build", "--build-dir", str(build_root))
+    assert "patch: running (output changed" in proc.stderr
+    assert cmakelists.read_text() == patched
+    for lib in (work / "lib").iterdir():
+        assert nm_defined(lib) == ENTRY_POINTS, lib

@@ -1,7 +1,11 @@
 """The stage engine with real stages that write real files."""
 
 import json
+import os
 
+import pytest
+
+from toolkit.errors import ToolkitError
 from toolkit.stages import Stage, StageRunner
 
 
@@ -97,3 +101,89 @@ def test_state_is_json_with_fingerprint(tmp_path):
     StageRunner(tmp_path / "state").run(make_stages(tmp_path, calls, params))
     state = json.loads((tmp_path / "state" / "a.json").read_text())
     assert len(state["fingerprint"]) == 64
+
+
+def test_changed_output_reruns_its_stage(tmp_path):
+    calls, params = [], {"a": "1", "b": "2"}
+    runner = StageRunner(tmp_path / "state")
+    runner.run(make_stages(tmp_path, calls, params))
+    (tmp_path / "a.txt").write_text("x")
+    results = runner.run(make_stages(tmp_path, calls, params))
+    # a wrote back what b was made from, byte for byte: b stays as it is.
+    assert calls == ["a", "b", "a"]
+    assert [r.ran for r in results] == [True, False]
+    assert (tmp_path / "a.txt").read_text() == "1"
+    assert (tmp_path / "b.txt").read_text() == "12"
+
+
+def test_same_size_output_with_other_content_reruns(tmp_path):
+    calls, params = [], {"a": "1", "b": "2"}
+    runner = StageRunner(tmp_path / "state")
+    runner.run(make_stages(tmp_path, calls, params))
+    out = tmp_path / "b.txt"
+    st = out.stat()
+    out.write_text("99")
+    os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    runner.run(make_stages(tmp_path, calls, params))
+    assert calls == ["a", "b", "b"]
+    assert out.read_text() == "12"
+
+
+def test_touched_output_with_same_content_does_not_rerun(tmp_path):
+    calls, params = [], {"a": "1", "b": "2"}
+    runner = StageRunner(tmp_path / "state")
+    runner.run(make_stages(tmp_path, calls, params))
+    os.utime(tmp_path / "a.txt", ns=(1, 10**18))
+    results = runner.run(make_stages(tmp_path, calls, params))
+    assert calls == ["a", "b"]
+    assert [r.ran for r in results] == [False, False]
+    # The new mtime is recorded, so the content is not hashed again next time.
+    state = json.loads((tmp_path / "state" / "a.json").read_text())
+    assert state["outputs"][str(tmp_path / "a.txt")]["mtime_ns"] == 10**18
+
+
+def test_folder_output_with_a_file_removed_reruns(tmp_path):
+    calls = []
+    out = tmp_path / "tree"
+
+    def run():
+        calls.append("t")
+        for name in ("x", "y"):
+            (out / "sub").mkdir(parents=True, exist_ok=True)
+            (out / "sub" / name).write_text(name)
+
+    stage = Stage("tree", lambda: {}, [out], run)
+    runner = StageRunner(tmp_path / "state")
+    runner.run([stage])
+    runner.run([stage])
+    assert calls == ["t"]
+    (out / "sub" / "y").unlink()
+    results = runner.run([stage])
+    assert calls == ["t", "t"] and results[0].ran
+    assert (out / "sub" / "y").read_text() == "y"
+
+
+def test_stage_that_leaves_an_output_missing_is_not_recorded(tmp_path):
+    calls = []
+    missing = tmp_path / "never-written"
+    stage = Stage("x", lambda: {}, [missing], lambda: calls.append("x"))
+    runner = StageRunner(tmp_path / "state")
+    with pytest.raises(ToolkitError, match=f"stage x finished without producing {missing}"):
+        runner.run([stage])
+    assert not (tmp_path / "state" / "x.json").exists()
+    with pytest.raises(ToolkitError):
+        runner.run([stage])
+    assert calls == ["x", "x"]
+
+
+def test_state_written_before_output_records_runs_again(tmp_path):
+    """A state file of the old format (no output records) cannot vouch for the outputs."""
+    calls, params = [], {"a": "1", "b": "2"}
+    runner = StageRunner(tmp_path / "state")
+    runner.run(make_stages(tmp_path, calls, params))
+    state_file = tmp_path / "state" / "b.json"
+    state = json.loads(state_file.read_text())
+    del state["outputs"]
+    state_file.write_text(json.dumps(state))
+    runner.run(make_stages(tmp_path, calls, params))
+    assert calls == ["a", "b", "b"]

@@ -20,6 +20,8 @@ def add_build_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-j", "--jobs", type=int, default=None, help="parallel build jobs (default: all cores)")
     p.add_argument("--dry-run", action="store_true", help="print the plan; create nothing")
     p.add_argument("--force", action="store_true", help="run every stage even if its inputs are unchanged")
+    p.add_argument("--no-wait", action="store_true",
+                   help="fail at once when another process is building in the same work tree (default: wait)")
     p.add_argument("--source", metavar="PATH", help="build this tree instead of the recipe's: PATH, URL#sha256=HEX or git+URL@COMMIT")
     p.add_argument("--build-dir", type=Path, default=None,
                    help="build root (default: $TOOLKIT_BUILD_DIR or ./build)")
@@ -48,6 +50,7 @@ def options_from_args(args: argparse.Namespace) -> BuildOptions:
         ort_home=args.ort_home,
         rocm_path=args.rocm_path,
         migraphx_home=args.migraphx_home,
+        no_wait=args.no_wait,
     )
     if args.jobs:
         kwargs["jobs"] = args.jobs

@@ -18,6 +18,7 @@ from toolkit.options import BuildOptions
 from toolkit.recipe import PROJECT_ROOT, Recipe, find_recipe, load_recipe
 from toolkit.sources import FetchContext, ResolvedPaths, SourceSettings
 from toolkit.workspace import Workspace, default_build_root
+from toolkit.worklock import WorkLock, remove_stale_temporaries
 
 
 def library_file(name: str) -> str:
@@ -42,6 +43,12 @@ class Build:
     # Computed once per run: hashing a real tree, or patching it in memory, is not free.
     _source_digest: str | None = None
     _features: tuple[Path, dict[str, feat.ResolvedFeature]] | None = None
+    # Held from prepare() until unlock(): no other process writes into this work tree meanwhile.
+    lock: WorkLock | None = None
+
+    def unlock(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
 
     def source_digest(self) -> str:
         if self._source_digest is None:
@@ -138,11 +145,18 @@ def prepare(options: BuildOptions) -> Build:
         return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps)
     # Everything missing is reported at once, before anything is fetched or built.
     deps = sources.preflight(requires, enabled, preflight_options, recipe.extra.get("ort"), ctx)
-    source_dir = sources.resolve_source(source, ctx, upstream)
-    ort_home = None
-    if deps.ort_package is not None:
-        ort_home = sources.fetch_ort(recipe.extra["ort"], ctx)
-    return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps, ort_home)
+    # Fetching, patching and building all write into the work tree: one process at a time.
+    lock = WorkLock(ws.root, wait=not options.no_wait).acquire()
+    try:
+        remove_stale_temporaries(ws.root)
+        source_dir = sources.resolve_source(source, ctx, upstream)
+        ort_home = None
+        if deps.ort_package is not None:
+            ort_home = sources.fetch_ort(recipe.extra["ort"], ctx)
+    except BaseException:
+        lock.release()
+        raise
+    return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps, ort_home, lock=lock)
 
 
 def sources_plan(b: Build) -> list[str]:

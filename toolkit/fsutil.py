@@ -14,6 +14,23 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 _CHUNK = 1 << 20
+# Marks a per-process temporary folder: `.<name>.tmp-<pid>-<random>`, removed by the next run that holds the lock.
+TMP_MARK = ".tmp-"
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it (os.umask can only be read by setting it, which races
+    with threads creating files)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -29,7 +46,10 @@ def sha256_file(path: Path) -> str:
 
 
 def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write to a temporary file beside `path`, flush it to disk, then rename it into place."""
+    """Write to a temporary file beside `path`, flush it to disk, then rename it into place.
+
+    Without `mode` the file gets what open() would give it (0666 less the umask), not mkstemp's 0600.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -38,8 +58,7 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode if mode is not None else 0o666 & ~current_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -122,11 +141,28 @@ def _prune_empty_dirs(root: Path) -> None:
             p.rmdir()
 
 
+def give_umask_mode(path: Path) -> None:
+    """Give a file made under another umask (a tool run with a fixed one) the mode open() would give it."""
+    os.chmod(path, 0o666 & ~current_umask())
+
+
+def make_temp_dir(parent: Path, name: str) -> Path:
+    """A temporary folder of this process in `parent`, to be renamed or synced into `name` when complete.
+
+    Its mode is what mkdir would give (0777 less the umask), not mkdtemp's 0700, since it becomes an output.
+    """
+    parent = Path(parent)
+    parent.mkdir(parents=True, exist_ok=True)
+    path = Path(tempfile.mkdtemp(prefix=f".{name}{TMP_MARK}{os.getpid()}-", dir=parent))
+    os.chmod(path, 0o777 & ~current_umask())
+    return path
+
+
 def replace_dir(tmp: Path, dest: Path) -> None:
     """Move a finished temporary directory into place, removing what was there."""
     dest = Path(dest)
     if dest.exists():
-        old = dest.with_name(dest.name + ".old")
+        old = dest.with_name(f".{dest.name}.old{TMP_MARK}{os.getpid()}")
         shutil.rmtree(old, ignore_errors=True)
         os.replace(dest, old)
         os.replace(tmp, dest)

@@ -26,3 +26,5 @@ class BuildOptions:
     migraphx_home: Path | None = None
     # A local version label for the wheel (release matrix entries must not share a wheel name).
     local_version: str | None = None
+    # Fail at once instead of waiting when another process holds the work tree's lock.
+    no_wait: bool = False

@@ -21,7 +21,7 @@ from toolkit.cmake import (build_command, check_cmake_version, configure_command
                            read_cache)
 from toolkit.elf import read_elf
 from toolkit.errors import ToolkitError
-from toolkit.fsutil import atomic_write_text, replace_dir, sha256_file, sync_tree, tree_digest
+from toolkit.fsutil import atomic_write_text, make_temp_dir, replace_dir, sha256_file, sync_tree, tree_digest
 from toolkit.hip import HipToolchain, NoHip, find_hip
 from toolkit.options import BuildOptions
 from toolkit.stages import Stage, StageResult, StageRunner
@@ -48,11 +48,10 @@ def patch_stage(b: Build) -> Stage:
         return {"source": str(b.source_dir), "digest": b.source_digest(), **series_inputs()}
 
     def run() -> None:
-        tmp = ws.root / "source.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.parent.mkdir(parents=True, exist_ok=True)
+        tmp = make_temp_dir(ws.root, "source")
         try:
-            shutil.copytree(b.source_dir, tmp, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+            shutil.copytree(b.source_dir, tmp, symlinks=True, ignore=shutil.ignore_patterns(".git"),
+                            dirs_exist_ok=True)
             if b.recipe.series is not None:
                 from toolkit import patching
 
@@ -102,10 +101,10 @@ def hipified_patch_stage(b: Build) -> Stage:
     def run() -> None:
         from toolkit import patching
 
-        tmp = ws.root / "hipified-patched.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
+        tmp = make_temp_dir(ws.root, "hipified-patched")
         try:
-            shutil.copytree(ws.hipified, tmp, ignore=shutil.ignore_patterns(".hipify-cache.json"))
+            shutil.copytree(ws.hipified, tmp, ignore=shutil.ignore_patterns(".hipify-cache.json"),
+                            dirs_exist_ok=True)
             series = patching.load_series(b.recipe.series)
             for line in patching.apply_series(series, tmp, "hipified", b.enabled()):
                 log.stage("patch-hipified", str(line))
@@ -155,9 +154,36 @@ def ws_kernels_dir(b: Build) -> Path:
     return b.workspace.root / "hipified-patched" if has_hipified_patches(b) else b.workspace.hipified
 
 
+# Defines the toolkit sets only in some builds, with the value that means "off". CMake keeps a define in
+# its cache until it is given again, so each is passed on every configure: without this, a plain build
+# after a `--gpu-targets gfx90a` one would still compile gfx90a kernels from the cached GPU_TARGETS.
+# CMAKE_HIP_COMPILER is left out on purpose: CMake reads it only when the HIP language is enabled (the
+# kernels are on, and then it is passed), and emptying it would make CMake drop the cache when they are
+# turned on again.
+OFF_DEFINES = {
+    "AMDGPU_EP_HIP_SOURCES_DIR": "",
+    "GPU_TARGETS": "",
+    "CMAKE_HIP_PLATFORM": "",
+    "CMAKE_HIP_FLAGS": "",
+    "CMAKE_POLICY_VERSION_MINIMUM": "",
+    "CMAKE_PREFIX_PATH": "",
+    "ROCM_PATH": "",
+    "CMAKE_C_COMPILER_LAUNCHER": "",
+    "CMAKE_CXX_COMPILER_LAUNCHER": "",
+    "FETCHCONTENT_FULLY_DISCONNECTED": "ON",
+}
+
+
 def configure_defines(b: Build) -> dict[str, str]:
-    """Every -D the configure stage passes: recipe, dependencies, features, output folder, GPU kernels."""
-    defines = b.defines()
+    """Every -D the configure stage passes: recipe, dependencies, features, output folder, GPU kernels.
+
+    Every define the toolkit manages is in it, off ones with their off value (OFF_DEFINES), so what a
+    configure does never depends on what an earlier one left in the CMake cache.
+    """
+    defines = dict(OFF_DEFINES)
+    active = {dep.define for dep in b.fetchcontent_deps()}
+    defines.update({dep.define: "" for dep in b.recipe.extra.get("fetchcontent", ()) if dep.define not in active})
+    defines.update(b.defines())
     # Libraries land in a staging folder; the build stage copies exactly the expected ones to lib/.
     defines["AMDGPU_EP_OUTPUT_DIR"] = str(b.workspace.cmake / "out")
     defines.update(hip_kernels(b)[0])
@@ -194,16 +220,21 @@ def configure_stage(b: Build, cmake: Path, ninja: Path) -> Stage:
 
 def build_stage(b: Build, cmake: Path) -> Stage:
     ws = b.workspace
+    staging = ws.cmake / "out"
 
     def outputs() -> list[Path]:
         return [ws.lib / library_file(name) for name, _ in b.expected()]
 
     def run() -> None:
         _run(build_command(cmake, ws.cmake, b.options.jobs), "build")
-        staging = ws.cmake / "out"
-        collect = ws.root / "lib.tmp"
-        shutil.rmtree(collect, ignore_errors=True)
-        collect.mkdir(parents=True)
+        collect = make_temp_dir(ws.root, "lib")
+        try:
+            _collect(collect)
+        finally:
+            shutil.rmtree(collect, ignore_errors=True)
+        write_build_info(b)
+
+    def _collect(collect: Path) -> None:
         for name, _ in b.expected():
             built = staging / library_file(name)
             if not built.is_file():
@@ -215,8 +246,6 @@ def build_stage(b: Build, cmake: Path) -> Stage:
             if b.recipe.build.strip_runpath:
                 _strip_build_runpath(collect / built.name)
         sync_tree(collect, ws.lib)
-        shutil.rmtree(collect)
-        write_build_info(b)
 
     def plan() -> list[str]:
         return ["$ " + " ".join(build_command(cmake, ws.cmake, b.options.jobs))] + [
@@ -225,7 +254,7 @@ def build_stage(b: Build, cmake: Path) -> Stage:
     def inputs() -> dict:
         return {"outputs": [p.name for p in outputs()], "build": repr(b.recipe.build)}
 
-    return Stage("build", inputs, outputs(), run, plan)
+    return Stage("build", inputs, [*outputs(), ws.build_info], run, plan)
 
 
 def check_stage(b: Build) -> Stage:
@@ -247,9 +276,12 @@ def check_stage(b: Build) -> Stage:
         _check_code_objects(b)
 
     def plan() -> list[str]:
-        return [f"{library_file(n)} must export exactly {', '.join(e)}" for n, e in b.expected() if e]
+        targets = ", ".join(build_facts(b)["gpu_targets"]) or "none"
+        return [f"{library_file(n)} must export exactly {', '.join(e)}" for n, e in b.expected() if e] + [
+            f"offload bundles must hold exactly these GPU targets: {targets}"]
 
-    return Stage("check", lambda: {"expected": b.expected()}, [], run, plan)
+    return Stage("check", lambda: {"expected": b.expected(), "gpu_targets": build_facts(b)["gpu_targets"]}, [],
+                 run, plan)
 
 
 def build_facts(b: Build) -> dict:
@@ -290,11 +322,13 @@ def wheel_stages(b: Build) -> list[Stage]:
         from toolkit.wheel.repair import repair_wheel
 
         wheels = sorted(raw.glob("*.whl"))
-        tmp = ws.root / "wheelhouse.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        repair_wheel(wheels[0], tmp, settings.excludes, settings.components,
-                     [b.options.rocm_path] if b.options.rocm_path else [])
-        replace_dir(tmp, ws.wheelhouse)
+        tmp = make_temp_dir(ws.root, "wheelhouse")
+        try:
+            repair_wheel(wheels[0], tmp, settings.excludes, settings.components,
+                         [b.options.rocm_path] if b.options.rocm_path else [])
+            replace_dir(tmp, ws.wheelhouse)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     return [
         Stage("wheel", lambda: {"facts": build_facts(b), "settings": repr(settings)}, [raw], build_wheel_run,
@@ -305,23 +339,29 @@ def wheel_stages(b: Build) -> list[Stage]:
 
 
 def _check_code_objects(b: Build) -> None:
-    """With kernels compiled, the library holding them must carry a code object for every target."""
+    """The offload bundles of the built libraries must hold exactly the GPU targets the build facts record
+    (the wheel's facts are these), no fewer and no more: a stale CMake cache shows up here."""
     from toolkit.offload_bundle import gpu_targets
 
-    if not hip_kernels(b)[0]:
-        return
-    for path in sorted(b.workspace.lib.glob("*.so")):
-        found = gpu_targets(path)
-        if not found:
-            continue
-        missing = sorted(set(b.options.gpu_targets) - set(found))
+    expected = build_facts(b)["gpu_targets"]
+    carried = {path: gpu_targets(path) for path in sorted(b.workspace.lib.glob("*.so"))}
+    carried = {path: found for path, found in carried.items() if found}
+    for path, found in carried.items():
+        extra = sorted(set(found) - set(expected))
+        if extra:
+            said = f"--gpu-targets {','.join(expected)}" if expected else "no GPU targets"
+            raise ToolkitError(f"{path} carries code objects for {', '.join(found)}, but the build facts "
+                               f"record {said}: {', '.join(extra)} should not be there",
+                               hint=f"GPU_TARGETS in {b.workspace.cmake / 'CMakeCache.txt'} disagrees with the "
+                                    "build; rerun the build with --force")
+        missing = sorted(set(expected) - set(found))
         if missing:
             raise ToolkitError(f"{path} carries code objects for {found}, not for {missing}",
                                hint="check GPU_TARGETS in the CMake cache and the HIP compiler's supported targets")
         log.stage("check", f"{path.name}: code objects for {', '.join(found)}")
-        return
-    raise ToolkitError(f"no library in {b.workspace.lib} carries GPU code objects, though --gpu-targets "
-                       f"{','.join(b.options.gpu_targets)} was given")
+    if expected and not carried:
+        raise ToolkitError(f"no library in {b.workspace.lib} carries GPU code objects, though --gpu-targets "
+                           f"{','.join(expected)} was given")
 
 
 def stages_for(b: Build, package: bool = False) -> list[Stage]:
@@ -348,6 +388,13 @@ def run_build(options: BuildOptions, until: str | None = None,
               package: bool = False) -> tuple[Build, list[StageResult]]:
     """Run the stages in order (with `package`, also wheel and repair); `until` stops after a stage."""
     b = prepare(options)
+    try:
+        return b, _run_stages(b, options, until, package)
+    finally:
+        b.unlock()
+
+
+def _run_stages(b: Build, options: BuildOptions, until: str | None, package: bool) -> list[StageResult]:
     on = ", ".join(f"{n}={'on' if v else 'off'}" for n, v in b.chosen.items())
     log.info(f"recipe {b.recipe.name} ({b.recipe.file}), variant {options.variant}, features: {on}")
     log.info(f"work tree {b.workspace.root}" + (" (dry run: nothing is created)" if options.dry_run else ""))
@@ -371,7 +418,7 @@ def run_build(options: BuildOptions, until: str | None = None,
             log.info(f"libraries in {b.workspace.lib}: "
                      + ", ".join(sorted(p.name for p in b.workspace.lib.glob('*.so'))))
         log.info(f"stages run: {', '.join(ran) if ran else 'none (everything up to date)'}")
-    return b, results
+    return results
 
 
 def write_build_info(b: Build) -> None:
@@ -423,6 +470,7 @@ def check_patches(options: BuildOptions) -> int:
     from toolkit import patching
 
     b = prepare(options)
+    b.unlock()  # only the pristine source is read, and nothing is written
     if b.recipe.series is None:
         log.info(f"recipe {b.recipe.name} has no patch series")
         return 0
@@ -436,9 +484,16 @@ def check_patches(options: BuildOptions) -> int:
 
 def refresh_patches(options: BuildOptions) -> int:
     """Rewrite the series from edits made in the work tree's patched copy (build/<recipe>/<variant>/source)."""
+    b = prepare(options)
+    try:
+        return _refresh(b)
+    finally:
+        b.unlock()
+
+
+def _refresh(b: Build) -> int:
     from toolkit import patching
 
-    b = prepare(options)
     if b.recipe.series is None:
         raise ToolkitError(f"recipe {b.recipe.name} has no patch series to refresh ({b.recipe.file})")
     if not b.workspace.source.is_dir():
@@ -454,12 +509,12 @@ def refresh_patches(options: BuildOptions) -> int:
 
 # -- release matrix entries ---------------------------------------------------------------------
 
-def build_release_entry(recipe_path: Path, entry, work_dir: Path) -> tuple[Path, dict]:
+def build_release_entry(recipe_path: Path, entry, work_dir: Path, no_wait: bool = False) -> tuple[Path, dict]:
     """Build, package and repair one release matrix entry; returns its wheel and the facts for provenance."""
     label = ".".join([entry.target_set, *entry.features]).lower().replace("+", ".").replace("-", ".")
     options = BuildOptions(recipe=str(recipe_path), variant=f"release-{entry.id}",
                            with_features=tuple(entry.features), gpu_targets=tuple(entry.gpu_targets),
-                           local_version=label)
+                           local_version=label, no_wait=no_wait)
     b, _ = run_build(options, package=True)
     wheels = built_wheels(b)
     if b.source.kind == "path":

@@ -1,22 +1,30 @@
-"""The stage engine: run an ordered list of stages, skipping those whose inputs did not change.
+"""The stage engine: run an ordered list of stages, skipping those whose inputs and outputs did not change.
 
 A stage declares its inputs (a JSON-able dict: parameters, digests of the files it reads) and its outputs
-(paths). Its fingerprint is the hash of its inputs and of the fingerprint of the stage before it, so a
-change anywhere upstream reruns everything downstream, and nothing else. The fingerprint is recorded in
-state/<stage>.json only after the stage succeeded, written atomically: an interrupted stage runs again.
+(paths). Its fingerprint is the hash of its inputs and of what the stage before it produced, so a change
+anywhere upstream reruns everything downstream, and nothing else. After a stage succeeded, and only if
+every output exists, state/<stage>.json records the fingerprint and a record of each output (written
+atomically): an interrupted stage, or one whose outputs were changed or removed since, runs again.
+
+Output records are cheap to check: a file keeps its size, mtime and sha256, and the sha256 is computed
+again only when the size matches but the mtime does not; a folder keeps one digest of every entry's path,
+type, size and mtime (hashing a whole source tree's contents on every run would cost more than a build).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from toolkit import log
-from toolkit.fsutil import atomic_write_text
+from toolkit.errors import ToolkitError
+from toolkit.fsutil import atomic_write_text, sha256_file
 
 
 @dataclass
@@ -43,6 +51,73 @@ def fingerprint(inputs: dict, upstream: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+# -- output records ----------------------------------------------------------------------------
+
+def _tree_stat_digest(root: Path) -> tuple[str, int]:
+    """Digest of every entry under root (path, type, size, mtime, exec bit, link target) and the file count."""
+    digest = hashlib.sha256()
+    count = 0
+    pending = [("", str(root))]
+    while pending:
+        rel_dir, full_dir = pending.pop()
+        with os.scandir(full_dir) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for entry in entries:
+            rel = f"{rel_dir}{entry.name}"
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                line = f"d {rel}"
+                pending.append((rel + "/", entry.path))
+            elif stat.S_ISLNK(st.st_mode):
+                line = f"l {rel} {os.readlink(entry.path)}"
+            else:
+                count += 1
+                line = f"f {rel} {st.st_size} {st.st_mtime_ns} {st.st_mode & 0o111:o}"
+            digest.update(line.encode("utf-8", "surrogateescape") + b"\0")
+    return digest.hexdigest(), count
+
+
+def output_record(path: Path) -> dict | None:
+    """What a stage left at `path`, or None when nothing is there."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        tree, files = _tree_stat_digest(path)
+        return {"kind": "dir", "tree": tree, "files": files}
+    return {"kind": "file", "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256_file(path)}
+
+
+def output_change(path: Path, recorded: dict) -> str:
+    """Why `path` no longer is what was recorded, or '' when it is. May refresh a file's recorded mtime."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return f"output missing: {path}"
+    if recorded.get("kind") == "dir":
+        if not stat.S_ISDIR(st.st_mode):
+            return f"output changed: {path} is no longer a folder"
+        return "" if _tree_stat_digest(path)[0] == recorded.get("tree") else \
+            f"output changed: files in {path} were added, removed or modified"
+    if not stat.S_ISREG(st.st_mode) or st.st_size != recorded.get("size"):
+        return f"output changed: {path}"
+    if st.st_mtime_ns != recorded.get("mtime_ns"):
+        # Touched, or rewritten with the same size: only the content can tell.
+        if sha256_file(path) != recorded.get("sha256"):
+            return f"output changed: {path}"
+        recorded["mtime_ns"] = st.st_mtime_ns
+    return ""
+
+
+def _produced(fp: str, outputs: dict[str, dict]) -> str:
+    """What the next stage's fingerprint builds on: this stage's fingerprint and its outputs' content."""
+    identity = {p: r.get("sha256") or r.get("tree") for p, r in sorted(outputs.items())}
+    if not identity:
+        return fp
+    return hashlib.sha256(json.dumps([fp, identity], sort_keys=True).encode()).hexdigest()
+
+
 class StageRunner:
     def __init__(self, state_dir: Path, dry_run: bool = False, force: bool = False):
         self.state_dir = state_dir
@@ -52,23 +127,30 @@ class StageRunner:
     def _state_file(self, name: str) -> Path:
         return self.state_dir / f"{name}.json"
 
-    def recorded(self, name: str) -> str | None:
+    def _state(self, name: str) -> dict | None:
         try:
-            return json.loads(self._state_file(name).read_text())["fingerprint"]
-        except (OSError, ValueError, KeyError):
+            state = json.loads(self._state_file(name).read_text())
+        except (OSError, ValueError):
             return None
+        return state if isinstance(state, dict) and isinstance(state.get("fingerprint"), str) else None
+
+    def recorded(self, name: str) -> str | None:
+        state = self._state(name)
+        return state["fingerprint"] if state else None
 
     def run(self, stages: list[Stage]) -> list[StageResult]:
         results: list[StageResult] = []
         upstream = ""
         upstream_changed = False
         for stage in stages:
+            state = None
             if self.dry_run and upstream_changed:
                 # Inputs of later stages may not be computable before earlier ones ran for real.
                 fp, why = "", "would run: an earlier stage runs first"
             else:
                 fp = fingerprint(stage.inputs(), upstream)
-                why = self._why_run(stage, fp)
+                state = self._state(stage.name)
+                why = self._why_run(stage, fp, state)
             if self.dry_run:
                 if why and not why.startswith("would run"):
                     why = f"would run: {why}"
@@ -77,36 +159,54 @@ class StageRunner:
                     print(f"  {stage.name}: {line}")
                 results.append(StageResult(stage.name, fp, bool(why), 0.0))
                 upstream_changed = upstream_changed or bool(why)
-                upstream = fp
+                upstream = _produced(fp, state.get("outputs", {})) if state and not why else fp
                 continue
             if not why:
                 log.stage(stage.name, f"skipped (inputs unchanged, fingerprint {fp[:12]})")
                 results.append(StageResult(stage.name, fp, False, 0.0))
-                upstream = fp
+                upstream = _produced(fp, state["outputs"])
                 continue
             log.stage(stage.name, f"running ({why})")
             start = time.monotonic()
             self._state_file(stage.name).unlink(missing_ok=True)
             stage.run()
             seconds = time.monotonic() - start
-            atomic_write_text(
-                self._state_file(stage.name),
-                json.dumps({"fingerprint": fp, "seconds": round(seconds, 3)}, indent=2) + "\n",
-            )
+            outputs = self._record_outputs(stage)
+            self._write_state(stage.name, {"fingerprint": fp, "seconds": round(seconds, 3), "outputs": outputs})
             log.stage(stage.name, f"done in {seconds:.1f}s")
             results.append(StageResult(stage.name, fp, True, seconds))
-            upstream = fp
+            upstream = _produced(fp, outputs)
         return results
 
-    def _why_run(self, stage: Stage, fp: str) -> str:
+    def _write_state(self, name: str, state: dict) -> None:
+        atomic_write_text(self._state_file(name), json.dumps(state, indent=2, sort_keys=True) + "\n")
+
+    def _record_outputs(self, stage: Stage) -> dict[str, dict]:
+        """A record of every output; a stage that left one missing is not done."""
+        outputs = {}
+        for path in stage.outputs:
+            record = output_record(path)
+            if record is None:
+                raise ToolkitError(f"stage {stage.name} finished without producing {path}",
+                                   hint="its output is needed by the stages after it; the stage will run again")
+            outputs[str(path)] = record
+        return outputs
+
+    def _why_run(self, stage: Stage, fp: str, state: dict | None) -> str:
         if self.force:
             return "forced"
-        recorded = self.recorded(stage.name)
-        if recorded is None:
+        if state is None:
             return "first run"
-        if recorded != fp:
+        if state["fingerprint"] != fp:
             return "inputs changed"
-        missing = [p for p in stage.outputs if not p.exists()]
-        if missing:
-            return f"output missing: {missing[0]}"
+        outputs = state.get("outputs")
+        if not isinstance(outputs, dict) or set(outputs) != {str(p) for p in stage.outputs}:
+            return "outputs not recorded"
+        before = json.dumps(outputs, sort_keys=True)
+        for path in stage.outputs:
+            why = output_change(path, outputs[str(path)])
+            if why:
+                return why
+        if not self.dry_run and json.dumps(outputs, sort_keys=True) != before:
+            self._write_state(stage.name, state)  # a touched file with the same content: save hashing it again
         return ""

@@ -31,6 +31,8 @@ def register(sub) -> None:
     p.add_argument("--only", action="append", metavar="ID", help="build only this entry (repeatable)")
     p.add_argument("--out", type=Path, help="output folder (default: build/<recipe>/dist)")
     p.add_argument("--dry-run", action="store_true", help="print the plan without building")
+    p.add_argument("--no-wait", action="store_true",
+                   help="fail at once when another release or build holds the output folder or a work tree")
     p.set_defaults(func=cmd_release)
 
     c = sub.add_parser("container", help="run a session inside the build image (podman or docker)")
@@ -96,12 +98,14 @@ def cmd_release(args) -> int:
     cache = compile_cache.compile_cache_config(url, basedir=Path.cwd(), origin=origin)
     log.info(f"compile cache: {cache.describe()}")
     build_fn = _pipeline_build_fn(Path(args.recipe))
+    if args.no_wait:
+        build_fn = functools.partial(build_fn, no_wait=True)
     from toolkit.release.orchestrator import run_release
 
     saved = dict(os.environ)
     os.environ.update(cache.build_env())
     try:
-        run_release(entries, build_fn, out_dir, recipe=str(args.recipe))
+        run_release(entries, build_fn, out_dir, recipe=str(args.recipe), no_wait=args.no_wait)
     finally:
         os.environ.clear()
         os.environ.update(saved)

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import datetime as _dt
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from toolkit import log
 from toolkit.errors import ToolkitError
-from toolkit.fsutil import atomic_write_text, replace_dir, sha256_file
+from toolkit.fsutil import atomic_write_text, make_temp_dir, replace_dir, sha256_file
 from toolkit.release import checksums, provenance, sbom
 from toolkit.release.matrix import Entry
+from toolkit.worklock import WorkLock, remove_stale_temporaries
 
 BuildFn = Callable[[Entry, Path], "tuple[Path, dict]"]
 PROVENANCE = "provenance.json"
@@ -48,14 +48,25 @@ def _check_replaceable(out_dir: Path) -> None:
 
 def run_release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, *,
                 excludes: list[str] | None = None, recipe: str | None = None,
-                toolchain: dict | None = None) -> ReleaseResult:
+                toolchain: dict | None = None, no_wait: bool = False) -> ReleaseResult:
     if not entries:
         raise ToolkitError("nothing to release: the matrix selection is empty")
     out_dir = Path(out_dir).resolve()
+    # One release at a time per output folder; `no_wait` fails at once, naming the process holding it.
+    lock = WorkLock(out_dir, wait=not no_wait).acquire()
+    try:
+        staging_name = f"{out_dir.name}.staging"
+        remove_stale_temporaries(out_dir.parent, (staging_name, f"{out_dir.name}.old"))
+        return _release(entries, build_fn, out_dir, excludes, recipe, toolchain, staging_name)
+    finally:
+        lock.release()
+
+
+def _release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, excludes: list[str] | None,
+             recipe: str | None, toolchain: dict | None, staging_name: str) -> ReleaseResult:
     _check_replaceable(out_dir)
     excludes = sbom.load_rocm_excludes() if excludes is None else excludes
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.staging-", dir=out_dir.parent))
+    staging = make_temp_dir(out_dir.parent, staging_name)
     try:
         started = _now()
         toolchain = provenance.collect_toolchain() if toolchain is None else toolchain

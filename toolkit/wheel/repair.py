@@ -29,6 +29,7 @@ from typing import Iterable
 
 from toolkit import log
 from toolkit.errors import ToolkitError
+from toolkit.fsutil import give_umask_mode
 from toolkit.elf import ELF_MAGIC, read_elf
 from toolkit.wheel import runpath
 from toolkit.wheel.rocm import Need, Resolver, missing_error
@@ -210,6 +211,7 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
             )
         grafted = tuple(m for m in elf_members(unpacked) if m not in before)
         final = out_dir / repaired.name
+        give_umask_mode(repaired)  # auditwheel ran under the fixed umask; the file is the user's
         os.replace(repaired, final)
     if rocm:
         log.stage("repair", f"left external (ROCm): {', '.join(n.soname for n in rocm)}")
