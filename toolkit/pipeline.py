@@ -159,7 +159,8 @@ def configure_defines(b: Build) -> dict[str, str]:
     """Every -D the configure stage passes: recipe, dependencies, features, output folder, GPU kernels."""
     defines = b.defines()
     # Libraries land in a staging folder; the build stage copies exactly the expected ones to lib/.
-    defines["AMDGPU_EP_OUTPUT_DIR"] = str(b.workspace.cmake / "out")
+    if b.recipe.build.collect == "output-dir":
+        defines["AMDGPU_EP_OUTPUT_DIR"] = str(b.workspace.cmake / "out")
     defines.update(hip_kernels(b)[0])
     return defines
 
@@ -176,13 +177,20 @@ def configure_stage(b: Build, cmake: Path, ninja: Path) -> Stage:
         return configure_command(cmake, ws.source, ws.cmake, b.recipe.build.generator, ninja, defines())
 
     def inputs() -> dict:
-        return {"command": command(), "env": kernel_env, "cmake": check_cmake_version(cmake)}
+        from toolkit.sources.fetchcontent import PROVIDER
+
+        return {"command": command(), "env": kernel_env, "cmake": check_cmake_version(cmake),
+                "provider": sha256_file(PROVIDER)}
 
     def run() -> None:
-        # A FetchContent dependency the recipe does not mirror would be downloaded unverified: refuse.
-        sources.check_covered(b.fetchcontent_deps(), ws.source, b.recipe.name)
         log.stage("configure", kernel_note)
-        _run(command(), "configure", kernel_env)
+        _run(command(), "configure", {**kernel_env, **b.ccache_env()})
+        from toolkit.sources.fetchcontent import read_report
+
+        asked = read_report(ws.cmake)
+        log.stage("configure", "CMake asked the dependency provider for: FetchContent "
+                  + (", ".join(asked["fetchcontent"]) or "none") + "; find_package "
+                  + (", ".join(asked["find_package"]) or "none"))
 
     def plan() -> list[str]:
         lines = [f"define {k}={v}" for k, v in sorted(defines().items())]
@@ -199,13 +207,17 @@ def build_stage(b: Build, cmake: Path) -> Stage:
         return [ws.lib / library_file(name) for name, _ in b.expected()]
 
     def run() -> None:
-        _run(build_command(cmake, ws.cmake, b.options.jobs), "build")
+        _run(build_command(cmake, ws.cmake, b.options.jobs), "build", b.ccache_env())
         staging = ws.cmake / "out"
+        if b.recipe.build.collect == "install":
+            staging = _install_staging(b, cmake)
         collect = ws.root / "lib.tmp"
         shutil.rmtree(collect, ignore_errors=True)
         collect.mkdir(parents=True)
         for name, _ in b.expected():
             built = staging / library_file(name)
+            if b.recipe.build.collect == "install":
+                built = _installed(staging, library_file(name))
             if not built.is_file():
                 raise ToolkitError(
                     f"the build did not produce {library_file(name)} (looked in {staging})",
@@ -244,6 +256,7 @@ def check_stage(b: Build) -> Stage:
                     hint="the library's version script should export only the plugin EP entry points",
                 )
             log.stage("check", f"{path.name}: exports {', '.join(found)}")
+        _check_needed(b)
         _check_code_objects(b)
 
     def plan() -> list[str]:
@@ -301,6 +314,37 @@ def wheel_stages(b: Build) -> list[Stage]:
         Stage("repair", lambda: {}, [ws.wheelhouse], repair_run,
               lambda: [f"auditwheel repair (ROCm libraries excluded) -> {ws.wheelhouse}"]),
     ]
+
+
+def _install_staging(b: Build, cmake: Path) -> Path:
+    """`cmake --install` into a fresh staging prefix: the tree's install rules say what it ships."""
+    staging = b.workspace.root / "install"
+    shutil.rmtree(staging, ignore_errors=True)
+    _run([str(cmake), "--install", str(b.workspace.cmake), "--prefix", str(staging)], "install")
+    return staging
+
+
+def _installed(staging: Path, file_name: str) -> Path:
+    found = sorted(p for p in staging.rglob(file_name) if p.is_file())
+    if len(found) > 1:
+        raise ToolkitError(f"the install rules put {file_name} in {len(found)} places: "
+                           + ", ".join(str(p) for p in found))
+    return found[0] if found else staging / file_name
+
+
+def _check_needed(b: Build) -> None:
+    """Libraries an output must list as NEEDED (recipe [[outputs]] needs)."""
+    for output in b.recipe.outputs:
+        if not output.needs or (output.feature is not None and not b.resolved_features()[output.feature].on):
+            continue
+        name = output.library or b.resolved_features()[output.feature].spelling.library
+        path = b.workspace.lib / library_file(name)
+        needed = list(read_elf(path).needed)
+        missing = [n for n in output.needs if n not in needed]
+        if missing:
+            raise ToolkitError(f"{path} does not need {', '.join(missing)} (NEEDED: {', '.join(needed) or 'none'})",
+                               hint=f"check how the tree links it, or the 'needs' of its [[outputs]] in {b.recipe.file}")
+        log.stage("check", f"{path.name}: NEEDED includes {', '.join(output.needs)}")
 
 
 def _check_code_objects(b: Build) -> None:
@@ -421,7 +465,7 @@ def check_patches(options: BuildOptions) -> int:
     """Analyse the series against the pristine source; nonzero when any patch would not apply."""
     from toolkit import patching
 
-    b = prepare(options)
+    b = prepare(options, preflight=False)
     if b.recipe.series is None:
         log.info(f"recipe {b.recipe.name} has no patch series")
         return 0
@@ -437,7 +481,7 @@ def refresh_patches(options: BuildOptions) -> int:
     """Rewrite the series from edits made in the work tree's patched copy (build/<recipe>/<variant>/source)."""
     from toolkit import patching
 
-    b = prepare(options)
+    b = prepare(options, preflight=False)
     if b.recipe.series is None:
         raise ToolkitError(f"recipe {b.recipe.name} has no patch series to refresh ({b.recipe.file})")
     if not b.workspace.source.is_dir():

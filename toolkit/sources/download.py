@@ -8,6 +8,7 @@ checksum: a second process fetching the same file waits and then reuses it inste
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,6 +173,14 @@ def _download_verified(url: str, part: Path, sha256: str | None, options: Downlo
 
 
 def _download_with_retries(url: str, part: Path, options: DownloadOptions) -> None:
+    if url.startswith("file://"):
+        # A mirror on disk (--mirror file:///srv/mirror): a copy, no network, nothing to retry.
+        source = Path(url[len("file://"):])
+        if not source.is_file():
+            raise _Permanent(f"no such file {source}")
+        part.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, part)
+        return
     attempt = 0
     with requests.Session() as session:
         session.headers["User-Agent"] = f"ort-amdgpu-toolkit/{__version__}"
