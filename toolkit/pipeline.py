@@ -24,6 +24,7 @@ from toolkit.errors import ToolkitError
 from toolkit.fsutil import atomic_write_text, replace_dir, sha256_file, sync_tree, tree_digest
 from toolkit.hip import HipToolchain, NoHip, find_hip
 from toolkit.options import BuildOptions
+from toolkit.outputs import check_needed, install_staging, installed
 from toolkit.stages import Stage, StageResult, StageRunner
 
 
@@ -210,14 +211,14 @@ def build_stage(b: Build, cmake: Path) -> Stage:
         _run(build_command(cmake, ws.cmake, b.options.jobs), "build", b.ccache_env())
         staging = ws.cmake / "out"
         if b.recipe.build.collect == "install":
-            staging = _install_staging(b, cmake)
+            staging = install_staging(b, cmake, _run)
         collect = ws.root / "lib.tmp"
         shutil.rmtree(collect, ignore_errors=True)
         collect.mkdir(parents=True)
         for name, _ in b.expected():
             built = staging / library_file(name)
             if b.recipe.build.collect == "install":
-                built = _installed(staging, library_file(name))
+                built = installed(staging, library_file(name))
             if not built.is_file():
                 raise ToolkitError(
                     f"the build did not produce {library_file(name)} (looked in {staging})",
@@ -256,7 +257,7 @@ def check_stage(b: Build) -> Stage:
                     hint="the library's version script should export only the plugin EP entry points",
                 )
             log.stage("check", f"{path.name}: exports {', '.join(found)}")
-        _check_needed(b)
+        check_needed(b)
         _check_code_objects(b)
 
     def plan() -> list[str]:
@@ -314,37 +315,6 @@ def wheel_stages(b: Build) -> list[Stage]:
         Stage("repair", lambda: {}, [ws.wheelhouse], repair_run,
               lambda: [f"auditwheel repair (ROCm libraries excluded) -> {ws.wheelhouse}"]),
     ]
-
-
-def _install_staging(b: Build, cmake: Path) -> Path:
-    """`cmake --install` into a fresh staging prefix: the tree's install rules say what it ships."""
-    staging = b.workspace.root / "install"
-    shutil.rmtree(staging, ignore_errors=True)
-    _run([str(cmake), "--install", str(b.workspace.cmake), "--prefix", str(staging)], "install")
-    return staging
-
-
-def _installed(staging: Path, file_name: str) -> Path:
-    found = sorted(p for p in staging.rglob(file_name) if p.is_file())
-    if len(found) > 1:
-        raise ToolkitError(f"the install rules put {file_name} in {len(found)} places: "
-                           + ", ".join(str(p) for p in found))
-    return found[0] if found else staging / file_name
-
-
-def _check_needed(b: Build) -> None:
-    """Libraries an output must list as NEEDED (recipe [[outputs]] needs)."""
-    for output in b.recipe.outputs:
-        if not output.needs or (output.feature is not None and not b.resolved_features()[output.feature].on):
-            continue
-        name = output.library or b.resolved_features()[output.feature].spelling.library
-        path = b.workspace.lib / library_file(name)
-        needed = list(read_elf(path).needed)
-        missing = [n for n in output.needs if n not in needed]
-        if missing:
-            raise ToolkitError(f"{path} does not need {', '.join(missing)} (NEEDED: {', '.join(needed) or 'none'})",
-                               hint=f"check how the tree links it, or the 'needs' of its [[outputs]] in {b.recipe.file}")
-        log.stage("check", f"{path.name}: NEEDED includes {', '.join(output.needs)}")
 
 
 def _check_code_objects(b: Build) -> None:
