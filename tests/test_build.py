@@ -112,7 +112,9 @@ def test_broken_recipe_fails_naming_file_and_key(tmp_path):
     text = (ROOT / "recipes" / "amdgpu-ep.toml").read_text()
     text = text.replace('path = "../samples/umbrella-ep"', f'path = "{ROOT / "samples" / "umbrella-ep"}"')
     text = text.replace('series = "../patches/amdgpu-ep/series"', f'series = "{ROOT / "patches/amdgpu-ep/series"}"')
-    bad.write_text(text.replace('default = false\ndefine = "USE_DML"', 'default = "no"\ndefine = "USE_DML"'))
+    text = text.replace('extends = "shared/', f'extends = "{ROOT / "recipes/shared"}/')
+    # The features come from the shared fragment; the recipe's own table for one overrides it.
+    bad.write_text(text + '\n[features.dml]\ndefault = "no"\ndefine = "USE_DML"\n')
     proc = toolkit("build", "--recipe", str(bad), "--build-dir", str(tmp_path / "b"), check=False)
     assert proc.returncode == 2
     assert f"{bad}: key 'features.dml.default': expected a boolean, got string 'no'" in proc.stderr

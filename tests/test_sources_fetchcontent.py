@@ -20,7 +20,7 @@ from toolkit.errors import ToolkitError
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import DownloadOptions
-from toolkit.sources.fetchcontent import check_covered, declared_names, fetchcontent_defines
+from toolkit.sources.fetchcontent import provider_defines
 from toolkit.sources.lock import LockFile
 from toolkit.sources.plan import plan_lines
 from toolkit.sources.preflight import PreflightOptions, check, preflight
@@ -85,7 +85,8 @@ def test_fetchcontent_project_builds_from_mirror_with_network_cut(tmp_path):
     project = _project(tmp_path / "app", url)
     dep = FetchContentDep(name="greet", url=url, sha256=hashlib.sha256(archive).hexdigest())
     cache = Cache(tmp_path / "cache")
-    fetchcontent_defines([dep], FetchContext(cache, options=FAST), tmp_path / "warm")  # fills the cache
+    provider_defines([dep], FetchContext(cache, options=FAST), tmp_path / "warm", Path("demo.toml"),
+                     tmp_path / "build")  # fills the cache
     server.stop()  # from here on the URL is unreachable: connection refused
 
     # Proof the URL really is unreachable now. (A configure without the mirror fails too, but CMake's
@@ -93,9 +94,11 @@ def test_fetchcontent_project_builds_from_mirror_with_network_cut(tmp_path):
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", server.port), timeout=2)
 
-    defines = fetchcontent_defines([dep], FetchContext(cache, offline=True), tmp_path / "deps")
-    assert defines == {"FETCHCONTENT_SOURCE_DIR_GREET": (tmp_path / "deps" / "greet").as_posix(),
-                       "FETCHCONTENT_FULLY_DISCONNECTED": "ON"}
+    defines = provider_defines([dep], FetchContext(cache, offline=True), tmp_path / "deps", Path("demo.toml"),
+                               tmp_path / "build")
+    assert defines["FETCHCONTENT_FULLY_DISCONNECTED"] == "ON"
+    assert f'set(TOOLKIT_FC_DIR_greet "{(tmp_path / "deps" / "greet").as_posix()}")' in \
+        Path(defines["TOOLKIT_PROVIDER_MAP"]).read_text()
     configured = _configure(cmake, project, tmp_path / "build", defines)
     assert configured.returncode == 0, configured.stdout + configured.stderr
     built = subprocess.run([str(cmake), "--build", str(tmp_path / "build")], capture_output=True, text=True,
@@ -108,13 +111,14 @@ def test_fetchcontent_offline_names_missing_dependency(tmp_path):
     dep = FetchContentDep(name="zlib", url="https://github.com/madler/zlib/archive/refs/tags/v1.3.1.tar.gz",
                           sha256="a" * 64)
     with pytest.raises(ToolkitError) as err:
-        fetchcontent_defines([dep], FetchContext(Cache(tmp_path / "c"), offline=True), tmp_path / "deps")
+        provider_defines([dep], FetchContext(Cache(tmp_path / "c"), offline=True), tmp_path / "deps",
+                         Path("demo.toml"), tmp_path / "b")
     assert "offline" in str(err.value) and dep.url in str(err.value)
     assert not (tmp_path / "deps").exists()
 
 
-# The real umbrella EP's FetchContent set (DESIGN.md), as a tree shaped like it declares them.
-UMBRELLA_NAMES = ["fmt", "GSL", "nlohmann_json", "zlib", "protobuf", "onnx", "flatbuffers", "range-v3"]
+# The real umbrella EP's FetchContent names (its src/CMakeLists.txt), plus protobuf's own absl.
+UMBRELLA_NAMES = ["fmt", "gsl", "json", "zlib", "flatbuffers", "protobuf", "absl", "onnx", "range-v3"]
 
 
 def _umbrella_tree(root: Path) -> Path:
@@ -133,10 +137,8 @@ def test_dry_run_plan_for_umbrella_shaped_tree(tmp_path):
     recipe = Path(__file__).resolve().parents[1] / "recipes" / "umbrella-ep-real.toml"
     all_deps = fetchcontent_from_tables(load_toml(recipe).tables("fetchcontent"), recipe.parent)
     deps = active_deps(all_deps, ["amdgpu", "migraphx"])  # a Linux build: the DML-only deps drop out
-    assert [d.name for d in deps] == UMBRELLA_NAMES and len(all_deps) == 11
+    assert [d.name for d in deps] == UMBRELLA_NAMES and len(all_deps) == 12
     tree = _umbrella_tree(tmp_path / "amdgpu-ep")
-    assert sorted(declared_names(tree)) == sorted(UMBRELLA_NAMES)
-    check_covered(deps, tree, recipe.name)  # every declared name is mirrored by the draft recipe
 
     rocm = tmp_path / "rocm"
     for rel in ["include/hip/hip_runtime.h", "lib/cmake/hip/hip-config.cmake", "include/migraphx/migraphx.h",
@@ -154,26 +156,19 @@ def test_dry_run_plan_for_umbrella_shaped_tree(tmp_path):
     resolved = check(reqs, ["migraphx"], PreflightOptions(ort_home=ort, rocm_path=rocm, env={}))
     before = sorted(p.as_posix() for p in tmp_path.rglob("*"))
 
-    lines = plan_lines(SourceSettings(path=tree), deps, ctx, tmp_path / "b/source", tmp_path / "b/deps",
-                       resolved, tree)
+    lines = plan_lines(SourceSettings(path=tree), deps, ctx, tmp_path / "b/source", tmp_path / "b/deps", resolved)
     text = "\n".join(lines)
+    assert f"CMake will ask the dependency provider for: {', '.join(UMBRELLA_NAMES)}" in text
     for dep in deps:
-        assert f"-DFETCHCONTENT_SOURCE_DIR_{dep.name.upper()}={(tmp_path / 'b/deps' / dep.name.lower()).as_posix()}" \
-               f"  <- {dep.url}" in text
-    assert "-DFETCHCONTENT_FULLY_DISCONNECTED=ON" in text
-    assert f"sha256 bbbbbbbbbbbb... (lock), to download" in text and "UNPINNED" in text
+        assert f"{dep.name} " in text and f"-> {(tmp_path / 'b/deps' / dep.name.lower()).as_posix()}  <- {dep.url}" in text
+    assert "absl (asked by protobuf)" in text and "-DFETCHCONTENT_FULLY_DISCONNECTED=ON" in text
+    assert "sha256 bbbbbbbbbbbb..." in text and "to fetch" in text
     assert f"dependency ort: {ort.resolve()} (from --ort-home)" in text
     assert f"dependency rocm: {rocm.resolve()} (from --rocm-path)" in text
     assert f"dependency migraphx: {rocm.resolve()} (from next to rocm)" in text
     assert f"-DCMAKE_PREFIX_PATH={ort.resolve().as_posix()};{rocm.resolve().as_posix()}" in text
     assert sorted(p.as_posix() for p in tmp_path.rglob("*")) == before  # the plan wrote nothing
 
-    # A name the tree declares but the recipe does not mirror shows up in the plan and fails the check.
-    (tree / "cmake" / "extra.cmake").write_text("FetchContent_Declare(eigen URL https://x/e.tar.gz)\n")
-    assert "NOT MIRRORED: eigen (declared at cmake/extra.cmake:1)" in "\n".join(
-        plan_lines(None, deps, ctx, tmp_path / "s", tmp_path / "d", None, tree))
-    with pytest.raises(ToolkitError, match="eigen"):
-        check_covered(deps, tree, recipe.name)
 
 
 def test_preflight_lists_everything_missing_at_once(tmp_path):
@@ -210,10 +205,17 @@ def test_preflight_finds_debian_hip_under_usr():
     assert resolved.cmake_defines() == {"CMAKE_PREFIX_PATH": "/usr", "ROCM_PATH": "/usr"}
 
 
-def test_build_dry_run_on_umbrella_shaped_tree_shows_redirects_and_paths(tmp_path):
-    """`nox -s build -- --recipe umbrella-ep-real --source DIR --dry-run`, through the real CLI."""
+def test_build_dry_run_on_real_tree_shows_provider_and_paths(tmp_path):
+    """`nox -s build -- --recipe umbrella-ep-real --source DIR --dry-run`, through the real CLI, on AMD's tree
+    unpacked from the shared mirror (the recipe's patches are checked against it first)."""
+    from tests.real_umbrella_support import MIRROR
+    from toolkit.sources.extract import extract_archive
+
+    archive = MIRROR / ("github.com/onnxruntime/onnxruntime-ep-amdgpu/archive/"
+                        "a2ea3b25f420c5eb8d25edc366fbc17d6de4fe22.tar.gz")
+    require_tool(archive.is_file(), f"the upstream mirror does not hold {archive}")
     root = Path(__file__).resolve().parents[1]
-    tree = _umbrella_tree(tmp_path / "amdgpu-ep")
+    tree = extract_archive(archive, tmp_path / "amdgpu-ep")
     rocm, ort = tmp_path / "rocm", tmp_path / "ort"
     for base, rels in ((rocm, ["include/hip/hip_runtime.h", "lib/cmake/hip/hip-config.cmake",
                                "include/migraphx/migraphx.h", "lib/cmake/migraphx/migraphx-config.cmake"]),
@@ -231,8 +233,9 @@ def test_build_dry_run_on_umbrella_shaped_tree_shows_redirects_and_paths(tmp_pat
     assert proc.returncode == 0, proc.stderr
     plan = proc.stdout
     deps_dir = build / "umbrella-ep-real" / "release" / "deps"
+    assert f"CMake will ask the dependency provider for: {', '.join(UMBRELLA_NAMES)}" in plan
     for name in UMBRELLA_NAMES:
-        assert f"-DFETCHCONTENT_SOURCE_DIR_{name.upper()}={(deps_dir / name.lower()).as_posix()}" in plan
+        assert f"{name} " in plan and f"-> {(deps_dir / name.lower()).as_posix()}  <-" in plan
     assert "-DFETCHCONTENT_FULLY_DISCONNECTED=ON" in plan
     assert f"dependency ort: {ort.resolve()} (from --ort-home)" in plan
     assert f"dependency rocm: {rocm.resolve()} (from --rocm-path)" in plan

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from toolkit.fsutil import tree_digest
+
 from tests.tools import need
 from tests.sources_http import FaultServer
 from toolkit.errors import RecipeError, ToolkitError
@@ -157,7 +159,12 @@ def test_lock_pins_unpinned_urls_once_and_release_refuses_before(server, tmp_pat
     result = lock_recipe(recipe, cache, options=FAST)
     assert result.path == lock_path_for(recipe) == tmp_path / "real.lock.toml"
     lock = LockFile.for_recipe(recipe)
-    assert lock.pins == {src_url: hashlib.sha256(src).hexdigest(), dep_url: hashlib.sha256(dep).hexdigest()}
+    # The FetchContent dependency is pinned by its unpacked content, which a mirror's re-packed archive shares.
+    unpacked = tmp_path / "dep-unpacked"
+    unpacked.mkdir()
+    (unpacked / "CMakeLists.txt").write_bytes(b"project(dep)\n")
+    assert lock.pins == {src_url: hashlib.sha256(src).hexdigest()}
+    assert lock.contents == {dep_url: tree_digest(unpacked)}
     require_pinned(items, lock, recipe)  # now passes
     assert server.hits["/p.tar.gz"] == 0  # pinned in the recipe: not downloaded by lock
 

@@ -16,6 +16,7 @@ from toolkit.errors import ToolkitError
 from toolkit.fsutil import tree_digest
 from toolkit.options import BuildOptions
 from toolkit.recipe import PROJECT_ROOT, Recipe, find_recipe, load_recipe
+from toolkit.recipe_match import check_tree_fits
 from toolkit.sources import FetchContext, ResolvedPaths, SourceSettings
 from toolkit.workspace import Workspace, default_build_root
 from toolkit.worklock import WorkLock, remove_stale_temporaries
@@ -98,14 +99,26 @@ class Build:
         return sources.active_deps(self.recipe.extra.get("fetchcontent", ()), self.enabled())
 
     def fetchcontent_defines(self) -> dict[str, str]:
-        """FETCHCONTENT_SOURCE_DIR_<NAME> for every mirrored dependency (fetched, verified, unpacked once)."""
+        """The dependency provider and its map of verified folders (fetched, verified, unpacked once)."""
         if self.options.dry_run:
             return {}
         if self._fetchcontent is None:
-            deps = self.fetchcontent_deps()
-            self._fetchcontent = (sources.fetchcontent_defines(deps, self.fetch, self.workspace.root / "deps")
-                                  if deps else {})
+            from toolkit.sources.fetchcontent import provider_defines
+
+            self._fetchcontent = provider_defines(self.fetchcontent_deps(), self.fetch, self.workspace.root / "deps",
+                                                  self.recipe.file, self.workspace.cmake)
         return self._fetchcontent
+
+    def ccache_env(self) -> dict[str, str]:
+        """ccache's store in the toolkit cache, paths under the work tree made relative: a fresh build folder
+        (or a second worktree) hits what an earlier build compiled. Settings the caller made win."""
+        import os
+
+        if compiler_launcher() is None:
+            return {}
+        wanted = {"CCACHE_DIR": str(self.fetch.cache.root / "ccache"), "CCACHE_BASEDIR": str(self.workspace.root),
+                  "CCACHE_NOHASHDIR": "true"}
+        return {k: v for k, v in wanted.items() if k not in os.environ}
 
     def defines(self) -> dict[str, str]:
         defines = dict(self.recipe.build.defines)
@@ -123,8 +136,12 @@ class Build:
         return feat.expected_libraries(self.recipe, self.resolved_features())
 
 
-def prepare(options: BuildOptions) -> Build:
-    """Settle the recipe, features, source and dependencies; fetch nothing in a dry run."""
+def prepare(options: BuildOptions, preflight: bool = True) -> Build:
+    """Settle the recipe, features, source and dependencies; fetch nothing in a dry run.
+
+    preflight=False (patch check and refresh) locates ORT/ROCm/MIGraphX without requiring them: patching
+    needs only the source.
+    """
     recipe = load_recipe(find_recipe(options.recipe, PROJECT_ROOT))
     chosen = feat.select_features(recipe, options.with_features, options.without_features)
     enabled = [name for name, on in chosen.items() if on]
@@ -142,16 +159,22 @@ def prepare(options: BuildOptions) -> Build:
     if options.dry_run:
         deps = sources.check(requires, enabled, preflight_options, recipe.extra.get("ort"), ctx)
         source_dir = sources.resolve_source(source, ctx, upstream) if source.kind == "path" else upstream
+        if options.source and source_dir.is_dir():
+            check_tree_fits(recipe, source_dir, enabled, PROJECT_ROOT)
         return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps)
     # Everything missing is reported at once, before anything is fetched or built.
-    deps = sources.preflight(requires, enabled, preflight_options, recipe.extra.get("ort"), ctx)
+    deps = (sources.preflight if preflight else sources.check)(requires, enabled, preflight_options,
+                                                                recipe.extra.get("ort"), ctx)
     # Fetching, patching and building all write into the work tree: one process at a time.
     lock = WorkLock(ws.root, wait=not options.no_wait).acquire()
     try:
         remove_stale_temporaries(ws.root)
         source_dir = sources.resolve_source(source, ctx, upstream)
+        if options.source:
+            # A tree the recipe does not pin: its patches must fit, or the error names the recipe that does.
+            check_tree_fits(recipe, source_dir, enabled, PROJECT_ROOT)
         ort_home = None
-        if deps.ort_package is not None:
+        if deps.ort_package is not None and preflight:
             ort_home = sources.fetch_ort(recipe.extra["ort"], ctx)
     except BaseException:
         lock.release()
@@ -161,4 +184,4 @@ def prepare(options: BuildOptions) -> Build:
 
 def sources_plan(b: Build) -> list[str]:
     return sources.plan_lines(b.source, b.fetchcontent_deps(), b.fetch, b.workspace.root / "upstream",
-                              b.workspace.root / "deps", b.deps, b.source_dir)
+                              b.workspace.root / "deps", b.deps)

@@ -24,6 +24,7 @@ from toolkit.errors import ToolkitError
 from toolkit.fsutil import atomic_write_text, make_temp_dir, replace_dir, sha256_file, sync_tree, tree_digest
 from toolkit.hip import HipToolchain, NoHip, find_hip
 from toolkit.options import BuildOptions
+from toolkit.outputs import check_needed, install_staging, installed
 from toolkit.stages import Stage, StageResult, StageRunner
 
 
@@ -185,7 +186,8 @@ def configure_defines(b: Build) -> dict[str, str]:
     defines.update({dep.define: "" for dep in b.recipe.extra.get("fetchcontent", ()) if dep.define not in active})
     defines.update(b.defines())
     # Libraries land in a staging folder; the build stage copies exactly the expected ones to lib/.
-    defines["AMDGPU_EP_OUTPUT_DIR"] = str(b.workspace.cmake / "out")
+    if b.recipe.build.collect == "output-dir":
+        defines["AMDGPU_EP_OUTPUT_DIR"] = str(b.workspace.cmake / "out")
     defines.update(hip_kernels(b)[0])
     return defines
 
@@ -202,13 +204,20 @@ def configure_stage(b: Build, cmake: Path, ninja: Path) -> Stage:
         return configure_command(cmake, ws.source, ws.cmake, b.recipe.build.generator, ninja, defines())
 
     def inputs() -> dict:
-        return {"command": command(), "env": kernel_env, "cmake": check_cmake_version(cmake)}
+        from toolkit.sources.fetchcontent import PROVIDER
+
+        return {"command": command(), "env": kernel_env, "cmake": check_cmake_version(cmake),
+                "provider": sha256_file(PROVIDER)}
 
     def run() -> None:
-        # A FetchContent dependency the recipe does not mirror would be downloaded unverified: refuse.
-        sources.check_covered(b.fetchcontent_deps(), ws.source, b.recipe.name)
         log.stage("configure", kernel_note)
-        _run(command(), "configure", kernel_env)
+        _run(command(), "configure", {**kernel_env, **b.ccache_env()})
+        from toolkit.sources.fetchcontent import read_report
+
+        asked = read_report(ws.cmake)
+        log.stage("configure", "CMake asked the dependency provider for: FetchContent "
+                  + (", ".join(asked["fetchcontent"]) or "none") + "; find_package "
+                  + (", ".join(asked["find_package"]) or "none"))
 
     def plan() -> list[str]:
         lines = [f"define {k}={v}" for k, v in sorted(defines().items())]
@@ -220,13 +229,12 @@ def configure_stage(b: Build, cmake: Path, ninja: Path) -> Stage:
 
 def build_stage(b: Build, cmake: Path) -> Stage:
     ws = b.workspace
-    staging = ws.cmake / "out"
 
     def outputs() -> list[Path]:
         return [ws.lib / library_file(name) for name, _ in b.expected()]
 
     def run() -> None:
-        _run(build_command(cmake, ws.cmake, b.options.jobs), "build")
+        _run(build_command(cmake, ws.cmake, b.options.jobs), "build", b.ccache_env())
         collect = make_temp_dir(ws.root, "lib")
         try:
             _collect(collect)
@@ -235,8 +243,11 @@ def build_stage(b: Build, cmake: Path) -> Stage:
         write_build_info(b)
 
     def _collect(collect: Path) -> None:
+        staging = install_staging(b, cmake, _run) if b.recipe.build.collect == "install" else ws.cmake / "out"
         for name, _ in b.expected():
             built = staging / library_file(name)
+            if b.recipe.build.collect == "install":
+                built = installed(staging, library_file(name))
             if not built.is_file():
                 raise ToolkitError(
                     f"the build did not produce {library_file(name)} (looked in {staging})",
@@ -273,6 +284,7 @@ def check_stage(b: Build) -> Stage:
                     hint="the library's version script should export only the plugin EP entry points",
                 )
             log.stage("check", f"{path.name}: exports {', '.join(found)}")
+        check_needed(b)
         _check_code_objects(b)
 
     def plan() -> list[str]:
@@ -469,7 +481,7 @@ def check_patches(options: BuildOptions) -> int:
     """Analyse the series against the pristine source; nonzero when any patch would not apply."""
     from toolkit import patching
 
-    b = prepare(options)
+    b = prepare(options, preflight=False)
     b.unlock()  # only the pristine source is read, and nothing is written
     if b.recipe.series is None:
         log.info(f"recipe {b.recipe.name} has no patch series")
@@ -484,7 +496,7 @@ def check_patches(options: BuildOptions) -> int:
 
 def refresh_patches(options: BuildOptions) -> int:
     """Rewrite the series from edits made in the work tree's patched copy (build/<recipe>/<variant>/source)."""
-    b = prepare(options)
+    b = prepare(options, preflight=False)
     try:
         return _refresh(b)
     finally:

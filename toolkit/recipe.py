@@ -45,6 +45,8 @@ class Output:
     library: str | None
     feature: str | None
     exports: tuple[str, ...]
+    # Libraries its ELF must list as NEEDED (libmigraphx_c.so.3: linked to MIGraphX, not loading it late).
+    needs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,9 @@ class BuildSettings:
     option_files: tuple[str, ...]
     # Remove build-machine RUNPATHs from the shipped copies (not $ORIGIN-relative ones).
     strip_runpath: bool = False
+    # Where the libraries come from: "output-dir" (the tree honours AMDGPU_EP_OUTPUT_DIR, as the sample does)
+    # or "install" (`cmake --install` into a staging prefix: the tree's own install rules say what it ships).
+    collect: str = "output-dir"
 
 
 @dataclass(frozen=True)
@@ -114,6 +119,7 @@ def load_recipe(path: Path) -> Recipe:
     if not _NAME.match(name):
         raise meta.error("name", f"expected lowercase letters, digits, '-' or '_', got {name!r}")
     summary = meta.str("summary", "")
+    base = _load_base(meta, path)
     meta.done()
 
     # Imported here: the release CLI resolves recipe names inside bare containers with only the stdlib.
@@ -121,7 +127,9 @@ def load_recipe(path: Path) -> Recipe:
 
     source = SourceSettings.from_table(root.table("source"), path.parent) if root.has("source") else None
     build = _read_build(root.table("build", None))
-    features = _read_features(root.table("features", None))
+    features = _read_features(base.table("features", None)) if base is not None else {}
+    own = _read_features(root.table("features", None), features)
+    features.update(own)
     outputs = _read_outputs(root, features)
 
     series = None
@@ -149,6 +157,27 @@ _SECTIONS = {
 }
 
 
+def _load_base(meta: Table, path: Path) -> Table | None:
+    """`extends = "FILE"`: a shared recipe fragment whose [features] this recipe takes (its own win per name).
+
+    Only [features] is shared: source, outputs, patches and the rest describe one tree and stay in its recipe.
+    Errors in the fragment name the fragment's file and key.
+    """
+    if not meta.has("extends"):
+        return None
+    rel = meta.str("extends")
+    base_path = (path.parent / rel).resolve()
+    if not base_path.is_file():
+        raise meta.error("extends", f"no such file {base_path} (relative to {path.parent})")
+    if base_path == path:
+        raise meta.error("extends", "a recipe cannot extend itself")
+    base = load_toml(base_path)
+    for key in base.keys():
+        if key != "features":
+            raise base.error(key, f"a shared fragment (extended by {path.name}) holds only [features]")
+    return base
+
+
 def _section_parsers() -> dict:
     def reader(module_name: str, function: str):
         def parse(root: Table, section: str, recipe_dir: Path):
@@ -165,7 +194,7 @@ def _section_parsers() -> dict:
 
 def _read_build(t: Table | None) -> BuildSettings:
     if t is None:
-        return BuildSettings("Release", "Ninja", {}, ("CMakeLists.txt", "cmake"), False)
+        return BuildSettings("Release", "Ninja", {}, ("CMakeLists.txt", "cmake"), False, "output-dir")
     build_type = t.str("build_type", "Release", choices=["Release", "RelWithDebInfo", "Debug", "MinSizeRel"])
     generator = t.str("generator", "Ninja", choices=["Ninja"])
     defines = t.str_map("defines", {})
@@ -174,14 +203,16 @@ def _read_build(t: Table | None) -> BuildSettings:
             raise t.error(f"defines.{key}", "expected a CMake variable name")
     option_files = tuple(t.str_list("option_files", ["CMakeLists.txt", "cmake"]))
     strip_runpath = t.bool("strip_runpath", False)
+    collect = t.str("collect", "output-dir", choices=["output-dir", "install"])
     t.done()
-    return BuildSettings(build_type, generator, defines, option_files, strip_runpath)
+    return BuildSettings(build_type, generator, defines, option_files, strip_runpath, collect)
 
 
-def _read_features(t: Table | None) -> dict[str, Feature]:
+def _read_features(t: Table | None, inherited: dict[str, Feature] | None = None) -> dict[str, Feature]:
     features: dict[str, Feature] = {}
     if t is None:
         return features
+    inherited = inherited or {}
     for name, ft in t.subtables():
         if not _NAME.match(name):
             raise t.error(name, "feature names use lowercase letters, digits, '-' or '_'")
@@ -207,10 +238,11 @@ def _read_features(t: Table | None) -> dict[str, Feature]:
                 raise ft.error(f"platforms[{i}]", f"expected one of {', '.join(PLATFORMS)}, got {plat!r}")
         ft.done()
         features[name] = Feature(name, summary, default, tuple(spellings), implies, platforms)
+    known = {**inherited, **features}
     for name, feature in features.items():
         for i, other in enumerate(feature.implies):
-            if other not in features:
-                raise t.error(f"{name}.implies[{i}]", f"no feature named {other!r} (features: {', '.join(features)})")
+            if other not in known:
+                raise t.error(f"{name}.implies[{i}]", f"no feature named {other!r} (features: {', '.join(known)})")
     return features
 
 
@@ -233,8 +265,9 @@ def _read_outputs(root: Table, features: dict[str, Feature]) -> tuple[Output, ..
             if not any(s.library for s in features[feature].spellings):
                 raise ot.error("library", f"required: feature {feature!r} declares no library")
         exports = tuple(ot.str_list("exports", []))
+        needs = tuple(ot.str_list("needs", []))
         ot.done()
-        outputs.append(Output(library, feature, exports))
+        outputs.append(Output(library, feature, exports, needs))
     return tuple(outputs)
 
 

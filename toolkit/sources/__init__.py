@@ -4,7 +4,7 @@ and locating ORT, ROCm and MIGraphX before a build starts.
 The pipeline calls these:
     resolve_source(settings, ctx, dest_dir) -> Path
     fetch(url, sha256, cache, mirrors, offline) -> Path
-    fetchcontent_defines(deps, ctx, dest) -> dict[str, str]
+    provider_defines(deps, ctx, dest, recipe, binary_dir) -> dict[str, str]
     preflight(requirements, features, options, ort, ctx) -> ResolvedPaths
     fetch_ort(settings, ctx) -> Path
     lock_recipe(recipe_path, cache, mirrors) -> LockResult
@@ -25,9 +25,8 @@ _WHERE = {
     "fetch": "download",
     "fetch_unpinned": "download",
     "extract_archive": "extract",
-    "check_covered": "fetchcontent",
-    "declared_names": "fetchcontent",
-    "fetchcontent_defines": "fetchcontent",
+    "provider_defines": "fetchcontent",
+    "read_report": "fetchcontent",
     "plan_fetchcontent": "fetchcontent",
     "fetch_git": "git",
     "LockFile": "lock",
@@ -68,7 +67,7 @@ def __getattr__(name: str):
 
 __all__ = [
     "Cache", "default_cache_dir", "FetchContext", "fetch_ort", "platform_tag", "DownloadOptions", "fetch",
-    "fetch_unpinned", "extract_archive", "check_covered", "declared_names", "fetchcontent_defines",
+    "fetch_unpinned", "extract_archive", "provider_defines", "read_report",
     "plan_fetchcontent", "fetch_git", "LockFile", "lock_path_for", "lock_recipe", "recipe_urls",
     "require_pinned", "plan_lines", "PreflightOptions", "ResolvedPaths", "check", "preflight",
     "SECTION_READERS", "FetchContentDep", "active_deps", "OrtPackage", "OrtSettings", "Requirements", "SourceSettings",

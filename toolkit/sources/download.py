@@ -11,6 +11,7 @@ where they say costs a second download, not a failed run.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,6 +205,14 @@ def _download_verified(url: str, part: Path, sha256: str | None, options: Downlo
 
 def _download_with_retries(url: str, part: Path, options: DownloadOptions, resume: bool = True) -> bool:
     """Download url into part; True when the file was joined from more than one piece (a resume)."""
+    if url.startswith("file://"):
+        # A mirror on disk (--mirror file:///srv/mirror): a copy, no network, nothing to retry.
+        source = Path(url[len("file://"):])
+        if not source.is_file():
+            raise _Permanent(f"no such file {source}")
+        part.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, part)
+        return False
     attempt = 0
     joined = part.exists() and part.stat().st_size > 0 and resume
     with requests.Session() as session:

@@ -36,30 +36,50 @@ def _tail(text: str, lines: int = 6) -> str:
     return "\n".join(f"    {line}" for line in kept)
 
 
-def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, offline: bool = False) -> Path:
-    """The cached checkout of url at commit (with submodules when asked), fetching it once."""
+def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, offline: bool = False,
+              mirrors: tuple[str, ...] = ()) -> Path:
+    """The cached checkout of url at commit (with submodules when asked), fetching it once.
+
+    Mirrors (BASE/<host>/<path>, a bare repository there) are tried first; a file:// mirror also offline,
+    since reading a folder is not network access. The commit pins the content whichever repository serves it.
+    """
     if shutil.which("git") is None:
         raise ToolkitError(f"git source {url}: the git command is not installed", hint="apt-get install -y git")
     final = cache.git_path(url, commit)
     if final.is_dir():
         return final
-    if offline:
+    from toolkit.sources.download import mirror_url
+
+    candidates = [mirror_url(m, url) for m in mirrors if not offline or m.startswith("file://")]
+    candidates = [c for c in candidates if not c.startswith("file://") or Path(c[len("file://"):]).is_dir()]
+    if not offline:
+        candidates.append(url)
+    if not candidates:
         raise ToolkitError(
             f"offline: git source {url} at commit {commit} is not in the cache {final.parent}",
-            hint="run once with network access, then retry with --offline",
+            hint="run once with network access (or pass --mirror file://<mirror> holding the repository), "
+            "then retry with --offline",
         )
     with cache.lock(f"git-{url_key(url)}-{commit}"):
         if final.is_dir():
             return final
         final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{commit[:12]}.", dir=final.parent))
-        try:
-            _checkout(url, commit, tmp, submodules)
-            os.replace(tmp, final)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-    return final
+        failures = []
+        for candidate in candidates:
+            tmp = Path(tempfile.mkdtemp(prefix=f".{commit[:12]}.", dir=final.parent))
+            try:
+                _checkout(candidate, commit, tmp, submodules)
+                os.replace(tmp, final)
+                return final
+            except ToolkitError as exc:
+                shutil.rmtree(tmp, ignore_errors=True)
+                failures.append(str(exc))
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+    if len(failures) == 1:
+        raise ToolkitError(failures[0])
+    raise ToolkitError(f"git source {url} at {commit}: every location failed:\n" + "\n".join(failures))
 
 
 def _checkout(url: str, commit: str, work: Path, submodules: bool) -> None:

@@ -31,6 +31,8 @@ def lock_path_for(recipe: Path) -> Path:
 class LockFile:
     path: Path
     pins: dict[str, str] = field(default_factory=dict)
+    # URL -> digest of the unpacked tree (FetchContent dependencies: one pin for upstream's and a mirror's archive)
+    contents: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path) -> "LockFile":
@@ -42,11 +44,13 @@ class LockFile:
         if version != LOCK_VERSION:
             raise root.error("version", f"this toolkit reads lock version {LOCK_VERSION}, got {version}")
         pins = root.str_map("sha256", {})
-        for url, sha in pins.items():
-            if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
-                raise RecipeError(f"{path}: key 'sha256.\"{url}\"': expected 64 lowercase hex digits, got {sha!r}")
+        contents = root.str_map("content", {})
+        for table, values in (("sha256", pins), ("content", contents)):
+            for url, sha in values.items():
+                if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+                    raise RecipeError(f"{path}: key '{table}.\"{url}\"': expected 64 lowercase hex digits, got {sha!r}")
         root.done()
-        return cls(path, pins)
+        return cls(path, pins, contents)
 
     @classmethod
     def for_recipe(cls, recipe: Path) -> "LockFile":
@@ -55,8 +59,11 @@ class LockFile:
     def get(self, url: str) -> str | None:
         return self.pins.get(url)
 
+    def get_content(self, url: str) -> str | None:
+        return self.contents.get(url)
 
-def write_lock(path: Path, recipe_name: str, pins: dict[str, str]) -> None:
+
+def write_lock(path: Path, recipe_name: str, pins: dict[str, str], contents: dict[str, str] | None = None) -> None:
     lines = [
         f"# Written by `nox -s lock` for {recipe_name}: the sha256 of each URL that recipe leaves unpinned.",
         "# Review changes like code: a new checksum means different bytes from that URL.",
@@ -66,6 +73,10 @@ def write_lock(path: Path, recipe_name: str, pins: dict[str, str]) -> None:
     ]
     # JSON string escapes are valid TOML basic-string escapes.
     lines += [f"{json.dumps(url)} = {json.dumps(sha)}" for url, sha in sorted(pins.items())]
+    if contents:
+        lines += ["", "# FetchContent dependencies: sha256 of the unpacked tree (toolkit.fsutil.tree_digest), which",
+                  "# GitHub's tag archive and a mirror's re-packed archive of the same tag share.", "[content]"]
+        lines += [f"{json.dumps(url)} = {json.dumps(sha)}" for url, sha in sorted(contents.items())]
     atomic_write_text(path, "\n".join(lines) + "\n")
 
 
@@ -76,6 +87,9 @@ class Pinnable:
     where: str
     url: str
     sha256: str | None
+    # FetchContent dependencies are pinned by the digest of their unpacked tree (the recipe's, if given).
+    by_content: bool = False
+    content: str | None = None
 
 
 def recipe_urls(recipe: Path) -> list[Pinnable]:
@@ -88,7 +102,7 @@ def recipe_urls(recipe: Path) -> list[Pinnable]:
             out.append(Pinnable("source", src.url, src.sha256))
     if root.has("fetchcontent"):
         deps: tuple[FetchContentDep, ...] = fetchcontent_from_tables(root.tables("fetchcontent"), recipe.parent)
-        out += [Pinnable(f"fetchcontent {d.name}", d.url, d.sha256) for d in deps]
+        out += [Pinnable(f"fetchcontent {d.name}", d.url, d.sha256, True, d.content) for d in deps]
     if root.has("ort"):
         ort = OrtSettings.from_table(root.table("ort"), recipe.parent)
         out += [Pinnable(f"ort.package {p.platform}", p.url, p.sha256) for p in ort.packages]
@@ -96,7 +110,8 @@ def recipe_urls(recipe: Path) -> list[Pinnable]:
 
 
 def unpinned(items: list[Pinnable], lock: LockFile) -> list[Pinnable]:
-    return [i for i in items if i.sha256 is None and lock.get(i.url) is None]
+    return [i for i in items if i.sha256 is None and lock.get(i.url) is None
+            and not (i.by_content and (i.content or lock.get_content(i.url)))]
 
 
 def require_pinned(items: list[Pinnable], lock: LockFile, recipe: Path) -> None:
@@ -133,7 +148,22 @@ def lock_recipe(recipe: Path, cache: Cache, mirrors: tuple[str, ...] = (), refre
     pins: dict[str, str] = {}
     added: dict[str, str] = {}
     kept: dict[str, str] = {}
+    contents: dict[str, str] = {}
     for item in recipe_urls(recipe):
+        if item.by_content:
+            known = old.get_content(item.url)
+            if item.content is not None or item.sha256 is not None:
+                continue  # the recipe pins it itself
+            if known is not None and not refresh:
+                contents[item.url] = kept[item.url] = known
+                continue
+            try:
+                contents[item.url] = _content_digest(item, cache, mirrors, options)
+            except ToolkitError as exc:
+                # One unreachable dependency (a Windows-only one, say) must not block pinning the rest;
+                # builds that need it refuse it unpinned, naming it.
+                log.warn(f"lock: {item.where}: left unpinned: {exc}")
+            continue
         if item.sha256 is not None or item.url in pins:
             continue
         known = old.get(item.url)
@@ -143,7 +173,27 @@ def lock_recipe(recipe: Path, cache: Cache, mirrors: tuple[str, ...] = (), refre
         log.info(f"lock: {item.where}: downloading {item.url}")
         _, digest = fetch_unpinned(item.url, cache, mirrors, options)
         pins[item.url] = added[item.url] = digest
-    removed = sorted(set(old.pins) - set(pins))
-    if pins != old.pins or (pins and not path.exists()):
-        write_lock(path, recipe.name, pins)
+    removed = sorted((set(old.pins) - set(pins)) | (set(old.contents) - set(contents)))
+    added.update({u: c for u, c in contents.items() if old.get_content(u) != c})
+    # No empty lock file: one is written only when there is something pinned, or a change to record.
+    if pins != old.pins or contents != old.contents or ((pins or contents) and not path.exists()):
+        write_lock(path, recipe.name, pins, contents)
     return LockResult(path, added, kept, removed)
+
+
+def _content_digest(item: Pinnable, cache: Cache, mirrors: tuple[str, ...], options: DownloadOptions) -> str:
+    """Download (through mirrors first), unpack into a temporary folder and digest the tree."""
+    import shutil
+    import tempfile
+
+    from toolkit.fsutil import tree_digest
+    from toolkit.sources.extract import extract_archive
+
+    log.info(f"lock: {item.where}: downloading {item.url} to digest its content")
+    archive, _ = fetch_unpinned(item.url, cache, mirrors, options)
+    tmp = Path(tempfile.mkdtemp(prefix=".lock-content."))
+    try:
+        extract_archive(archive, tmp / "tree", None)
+        return tree_digest(tmp / "tree")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from toolkit.sources.context import FetchContext
-from toolkit.sources.fetchcontent import DISCONNECTED, plan_fetchcontent, undeclared_in_recipe
+from toolkit.sources.fetchcontent import DISCONNECTED, expected_requests, plan_fetchcontent
 from toolkit.sources.preflight import ResolvedPaths
 from toolkit.sources.settings import SourceSettings
 
@@ -28,18 +28,17 @@ def plan_source(settings: SourceSettings, ctx: FetchContext, dest_dir: Path) -> 
 
 
 def plan_lines(settings: SourceSettings | None, deps, ctx: FetchContext, source_dest: Path, deps_dest: Path,
-               resolved: ResolvedPaths | None = None, source_tree: Path | None = None) -> list[str]:
+               resolved: ResolvedPaths | None = None) -> list[str]:
     """The sources part of a build plan, one line per fact, in the order the build would act."""
     lines = []
     if settings is not None:
         lines.append(plan_source(settings, ctx, source_dest))
+    # The names come from the recipe filtered by this build's features: what the configure will ask the
+    # provider for. The configure reports what it did ask; a name outside this list fails it.
+    lines.append(f"fetchcontent: CMake will ask the dependency provider for: {', '.join(expected_requests(deps)) or 'none'}")
     if deps:
-        lines.append(f"fetchcontent: {len(deps)} dependencies mirrored under {deps_dest}, CMake downloads nothing")
+        lines.append(f"  served from verified folders under {deps_dest}; CMake downloads nothing (-D{DISCONNECTED}=ON)")
         lines += [f"  {p.line()}" for p in plan_fetchcontent(deps, ctx, deps_dest)]
-        lines.append(f"  -D{DISCONNECTED}=ON")
-    if source_tree is not None and Path(source_tree).is_dir():
-        for name, where in sorted(undeclared_in_recipe(deps or (), source_tree).items()):
-            lines.append(f"  NOT MIRRORED: {name} (declared at {', '.join(where)}); add it to [[fetchcontent]]")
     if resolved is not None:
         lines += [f"dependency {line}" for line in resolved.lines()]
         for key, value in resolved.cmake_defines().items():

@@ -73,7 +73,9 @@ def check(requirements: Requirements, features, options: PreflightOptions, ort: 
     ort_package = None
     for name in needed:
         explicit = options.explicit(name)
-        if name == "ort" and explicit is None and not any(options.env.get(v) for v in components()["ort"]["env"]):
+        # A recipe without [ort] takes the system's ORT (a distribution's libonnxruntime-dev under /usr).
+        if name == "ort" and ort is not None and explicit is None and \
+                not any(options.env.get(v) for v in components()["ort"]["env"]):
             found[name], ort_package = _ort_from_recipe(ort, options.platform or platform_tag(), ctx)
             continue
         found[name] = locate(name, explicit, options.env, found)

@@ -136,6 +136,14 @@ class FetchContentDep:
     subdir: str | None = None
     strip_components: int | None = None
     when: str | None = None  # a feature name: mirrored only when that feature is on (e.g. DML-only deps)
+    # sha256 of the unpacked tree (toolkit.fsutil.tree_digest): GitHub's tag archive and a mirror's
+    # re-packed archive of the same tag differ in bytes but unpack to the same content.
+    content: str | None = None
+    # Another dependency whose own CMake asks for this one (protobuf asks for absl), for the dry run.
+    asked_by: str | None = None
+    # Also answer find_package(<name>), with "not found": a tree that tries the system's copy first then
+    # falls back to FetchContent, which gets this pinned source.
+    find_package: bool = False
 
     @property
     def define(self) -> str:
@@ -148,7 +156,8 @@ class FetchContentDep:
         if not _CONTENT_NAME.match(name):
             raise t.error("name", f"expected a FetchContent name (letters, digits, _ . + -), got {name!r}")
         value = cls(name=name, url=_url(t), sha256=_sha256(t), subdir=_subdir(t), strip_components=_strip(t),
-                    when=t.str("when", None))
+                    when=t.str("when", None), content=_sha256(t, "content"), asked_by=t.str("asked_by", None),
+                    find_package=t.bool("find_package", False))
         t.done()
         return value
 

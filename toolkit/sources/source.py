@@ -74,7 +74,7 @@ def resolve_source(settings: SourceSettings, ctx: FetchContext, dest_dir: Path) 
     assert settings.git is not None and settings.commit is not None
     identity = {"git": settings.git, "commit": settings.commit, "submodules": settings.submodules}
     if not _stamp_matches(dest_dir, identity):
-        checkout = fetch_git(settings.git, settings.commit, ctx.cache, settings.submodules, ctx.offline)
+        checkout = fetch_git(settings.git, settings.commit, ctx.cache, settings.submodules, ctx.offline, ctx.mirrors)
         _stamp_path(dest_dir).unlink(missing_ok=True)
         copy_checkout(checkout, dest_dir)
         _write_stamp(dest_dir, identity)

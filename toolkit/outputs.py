@@ -1,0 +1,47 @@
+"""Collecting a build's libraries from the tree's own install rules, and checking what they link.
+
+A tree without an output-folder option (AMD's real tree) says what it ships through `install()`: `cmake
+--install` into a fresh staging prefix puts each library where its rules say, and the build takes exactly the
+recipe's outputs from there, never from a guessed folder.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from toolkit import log
+from toolkit.build_context import Build, library_file
+from toolkit.elf import read_elf
+from toolkit.errors import ToolkitError
+
+
+def install_staging(b: Build, cmake: Path, run) -> Path:
+    """`cmake --install` into a fresh staging prefix: the tree's install rules say what it ships."""
+    staging = b.workspace.root / "install"
+    shutil.rmtree(staging, ignore_errors=True)
+    run([str(cmake), "--install", str(b.workspace.cmake), "--prefix", str(staging)], "install")
+    return staging
+
+
+def installed(staging: Path, file_name: str) -> Path:
+    found = sorted(p for p in staging.rglob(file_name) if p.is_file())
+    if len(found) > 1:
+        raise ToolkitError(f"the install rules put {file_name} in {len(found)} places: "
+                           + ", ".join(str(p) for p in found))
+    return found[0] if found else staging / file_name
+
+
+def check_needed(b: Build) -> None:
+    """Libraries an output must list as NEEDED (recipe [[outputs]] needs)."""
+    for output in b.recipe.outputs:
+        if not output.needs or (output.feature is not None and not b.resolved_features()[output.feature].on):
+            continue
+        name = output.library or b.resolved_features()[output.feature].spelling.library
+        path = b.workspace.lib / library_file(name)
+        needed = list(read_elf(path).needed)
+        missing = [n for n in output.needs if n not in needed]
+        if missing:
+            raise ToolkitError(f"{path} does not need {', '.join(missing)} (NEEDED: {', '.join(needed) or 'none'})",
+                               hint=f"check how the tree links it, or the 'needs' of its [[outputs]] in {b.recipe.file}")
+        log.stage("check", f"{path.name}: NEEDED includes {', '.join(output.needs)}")
