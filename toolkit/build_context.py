@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit import features as feat
-from toolkit import sources
+from toolkit import sources, validate
 from toolkit.cmake import compiler_launcher
 from toolkit.errors import ToolkitError
 from toolkit.fsutil import tree_digest
@@ -123,6 +123,7 @@ def prepare(options: BuildOptions) -> Build:
     enabled = [name for name, on in chosen.items() if on]
     root = options.build_root or default_build_root()
     ws = Workspace.for_recipe(root, recipe.name, options.variant)
+    validate.check_build(recipe, options, root, ws.root)
     source = sources.source_from_argument(options.source) if options.source else recipe.source
     if source is None:
         raise ToolkitError(f"recipe {recipe.name} has no [source] ({recipe.file})",
@@ -139,6 +140,7 @@ def prepare(options: BuildOptions) -> Build:
     # Everything missing is reported at once, before anything is fetched or built.
     deps = sources.preflight(requires, enabled, preflight_options, recipe.extra.get("ort"), ctx)
     source_dir = sources.resolve_source(source, ctx, upstream)
+    validate.check_source_tree(source_dir, from_option=bool(options.source))
     ort_home = None
     if deps.ort_package is not None:
         ort_home = sources.fetch_ort(recipe.extra["ort"], ctx, ws.root / "ort")

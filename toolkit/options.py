@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from toolkit.errors import ToolkitError
+
+# A variant is one folder under build/<recipe>/: a plain name, never a path that could leave it.
+_VARIANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 
 
 @dataclass(frozen=True)
@@ -26,3 +32,16 @@ class BuildOptions:
     migraphx_home: Path | None = None
     # A local version label for the wheel (release matrix entries must not share a wheel name).
     local_version: str | None = None
+
+    def __post_init__(self) -> None:
+        check_variant(self.variant)
+        if self.jobs < 1:
+            raise ToolkitError(f"--jobs {self.jobs}: must be at least 1", hint="leave it out to use every core")
+
+
+def check_variant(variant: str) -> str:
+    if not _VARIANT.fullmatch(variant):
+        raise ToolkitError(f"--variant {variant!r}: a variant is a plain folder name under build/<recipe>/",
+                           hint="use letters, digits, '.', '_', '+' or '-', starting with a letter or digit "
+                                "(no '/', no '..')")
+    return variant

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 from toolkit import log, sources
 from toolkit.build_context import Build, library_file, prepare, sources_plan
-from toolkit.cmake import (build_command, check_cmake_version, configure_command, find_cmake, find_ninja,
-                           read_cache)
+from toolkit.cmake import (build_command, check_cmake_version, configure_command, configure_fingerprint,
+                           find_cmake, find_ninja, read_cache)
+from toolkit.commands import run_tool
 from toolkit.elf import read_elf
 from toolkit.errors import ToolkitError
 from toolkit.fsutil import atomic_write_text, replace_dir, sha256_file, sync_tree, tree_digest
@@ -176,13 +176,15 @@ def configure_stage(b: Build, cmake: Path, ninja: Path) -> Stage:
         return configure_command(cmake, ws.source, ws.cmake, b.recipe.build.generator, ninja, defines())
 
     def inputs() -> dict:
-        return {"command": command(), "env": kernel_env, "cmake": check_cmake_version(cmake)}
+        # The tools' identity, not their paths: each nox session or venv has its own copy of CMake.
+        check_cmake_version(cmake)
+        return {**configure_fingerprint(command(), [cmake, ninja], ws.cmake), "env": kernel_env}
 
     def run() -> None:
         # A FetchContent dependency the recipe does not mirror would be downloaded unverified: refuse.
         sources.check_covered(b.fetchcontent_deps(), ws.source, b.recipe.name)
         log.stage("configure", kernel_note)
-        _run(command(), "configure", kernel_env)
+        run_tool(command(), "configure", kernel_env, ws.root / "logs")
 
     def plan() -> list[str]:
         lines = [f"define {k}={v}" for k, v in sorted(defines().items())]
@@ -199,7 +201,7 @@ def build_stage(b: Build, cmake: Path) -> Stage:
         return [ws.lib / library_file(name) for name, _ in b.expected()]
 
     def run() -> None:
-        _run(build_command(cmake, ws.cmake, b.options.jobs), "build")
+        run_tool(build_command(cmake, ws.cmake, b.options.jobs), "build", log_dir=ws.root / "logs")
         staging = ws.cmake / "out"
         collect = ws.root / "lib.tmp"
         shutil.rmtree(collect, ignore_errors=True)
@@ -407,12 +409,6 @@ def _strip_build_runpath(lib: Path) -> None:
     log.stage("build", f"{lib.name}: removed build-machine RUNPATH {':'.join(p for p in paths if p not in keep)}")
 
 
-def _run(cmd: list[str], what: str, env: dict[str, str] | None = None) -> None:
-    log.stage(what, "$ " + " ".join(cmd))
-    proc = subprocess.run(cmd, check=False, env={**os.environ, **env} if env else None)
-    if proc.returncode != 0:
-        raise ToolkitError(f"{what} failed (exit {proc.returncode}): {' '.join(cmd)}",
-                           hint="the tool's own output above says why")
 
 
 # -- the patch series outside a build: check and refresh ---------------------------------------

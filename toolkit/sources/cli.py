@@ -16,7 +16,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("fetch", help="download a file through the verified cache; unpack archives",
                               description="Download URL through the shared cache, verify its sha256, and unpack "
                               "it into DEST if it is an archive (tar.gz, tar.xz, tar.bz2, zip), else copy it there.")
-    p.add_argument("url")
+    p.add_argument("url", help="the URL to download (http, https or file)")
     p.add_argument("--sha256", required=True, help="expected sha256 (64 hex digits)")
     p.add_argument("--dest", required=True, type=Path, help="folder to unpack (or copy) into")
     p.add_argument("--strip-components", type=int, default=None,
@@ -27,7 +27,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("lock", help="pin every unpinned URL of a recipe into <recipe>.lock.toml",
                               description="Download each URL in RECIPE that has no sha256 yet (once, through the "
                               "cache) and write its sha256 into the lock file next to the recipe.")
-    p.add_argument("recipe", type=Path)
+    p.add_argument("recipe", type=Path, help="the recipe file whose URLs to pin")
     p.add_argument("--refresh", action="store_true", help="download and re-pin URLs the lock already pins")
     _common(p)
     p.set_defaults(func=_lock)
