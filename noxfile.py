@@ -26,15 +26,20 @@ ROOT = Path(__file__).parent
 def _env(session: nox.Session, extras: str = "") -> Path:
     """The shared environment's bin folder, created on first use. The toolkit (`-e .[extras]`) is
     installed again only when pyproject.toml changed; any install covers the plain toolkit."""
-    env = Path(session.cache_dir).parent / "toolkit"  # session.cache_dir is <envdir>/.cache
+    # session.cache_dir is <envdir>/.cache; absolute, since PATH must hold wherever a command runs
+    env = Path(session.cache_dir).resolve().parent / "toolkit"
     env.parent.mkdir(parents=True, exist_ok=True)
-    key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    # A checkout mounted elsewhere (the release container) or another Python needs a new environment.
+    origin = f"{sys.executable} {sys.version} {ROOT}"
+    key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + origin.encode()).hexdigest()
     want = env / f".installed-{extras or 'base'}"
     # Two sessions started at once must not build the environment at the same time.
     with open(env.parent / ".toolkit.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (env / "bin" / "python").exists():
-            session.run(sys.executable, "-m", "venv", str(env), external=True)
+        made = env / ".created-by"
+        if not ((env / "bin" / "python").exists() and made.is_file() and made.read_text() == origin):
+            session.run(sys.executable, "-m", "venv", "--clear", str(env), external=True)
+            made.write_text(origin)
         done = [p for p in env.glob(".installed-*") if p.read_text() == key]
         if want not in done and (extras or not done):
             spec = f".[{extras}]" if extras else "."

@@ -110,8 +110,10 @@ def tiny(tmp_path: Path, c_source: str = "int tiny(void) { return 1; }\n", extra
 def test_jobs_must_be_at_least_one(tmp_path, main):
     refused(toolkit("build", "--jobs", "0", "--dry-run", "--build-dir", str(tmp_path), check=False),
             "--jobs", "at least 1")
-    with pytest.raises(SystemExit):  # argparse's own error exit, as above
-        main("build", "-j", "-3", "--dry-run", "--build-dir", str(tmp_path))
+    for command in (["build", "--dry-run"], ["patch"], ["hipify", str(tmp_path), str(tmp_path / "out")]):
+        with pytest.raises(SystemExit) as exit_:  # argparse's own `error:` exit, as above
+            main(*command, "-j", "-3")
+        assert exit_.value.code == 2
     from toolkit.options import BuildOptions
 
     with pytest.raises(ToolkitError, match="--jobs 0: must be at least 1"):
@@ -277,6 +279,9 @@ def test_one_name_per_command():
     assert "patch" in commands and "patches" not in commands
     refused(toolkit("patches", "--check", check=False), "invalid choice")
     assert "applies cleanly" in toolkit("patch", "--check").stdout
+    # Both modes share the command: an option given before the ACTION is not reset by the ACTION's default.
+    assert build_parser().parse_args(["patch", "--dry-run", "refresh", "s", "p", "e"]).dry_run is True
+    assert build_parser().parse_args(["patch", "refresh", "s", "p", "e"]).dry_run is False
 
 
 def test_every_positional_argument_has_help():

@@ -7,22 +7,11 @@ from pathlib import Path
 
 from toolkit import log, tools
 from toolkit.errors import ToolkitError
-from toolkit.options import BuildOptions
+from toolkit.options import BuildOptions, positive_int
 
 # The stages `--until` accepts, in the order `build` runs them (hipify and patch-hipified only for
 # recipes with [hipify]; wheel and repair only with --wheel).
 STAGES = ("patch", "hipify", "patch-hipified", "configure", "build", "check", "wheel", "repair")
-
-
-def positive_int(value: str) -> int:
-    """argparse type for --jobs: a whole number >= 1."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
-    return number
 
 
 def add_build_arguments(p: argparse.ArgumentParser) -> None:
@@ -96,6 +85,14 @@ def add_recipe_patching(p: argparse.ArgumentParser) -> None:
     mode.add_argument("--refresh", action="store_true",
                       help="rewrite the series from edits made in build/<recipe>/<variant>/source")
     p.set_defaults(func=_patches)
+    # An ACTION's options that the recipe mode also has (--dry-run) must not reset a value given before
+    # the ACTION (`patch --dry-run refresh ...`): argparse copies the ACTION's defaults over the parent's.
+    given_before = {a.dest for a in p._actions}
+    for action_parser in (c for a in p._actions if isinstance(a, argparse._SubParsersAction)
+                          for c in a.choices.values()):
+        for action in action_parser._actions:
+            if action.option_strings and action.dest in given_before:
+                action.default = argparse.SUPPRESS
     p.epilog = ("Without ACTION: apply the recipe's series to its work tree (--check: only check against the "
                 "pristine source; --refresh: rewrite the series from edits in the work tree). "
                 "With ACTION: check, apply or refresh SERIES on any TREE.")
@@ -105,8 +102,9 @@ def _run(args: argparse.Namespace) -> int:
     from toolkit import pipeline
 
     options = options_from_args(args)
-    for line in tools.describe():
-        log.debug(line)
+    if log.is_verbose():
+        for line in tools.describe():
+            log.debug(line)
     package = args.wheel or args.smoke
     b, _ = pipeline.run_build(options, until=args.until, package=package)
     if args.smoke and not options.dry_run:

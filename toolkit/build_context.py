@@ -139,6 +139,7 @@ def prepare(options: BuildOptions) -> Build:
         return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps)
     # Everything missing is reported at once, before anything is fetched or built.
     deps = sources.preflight(requires, enabled, preflight_options, recipe.extra.get("ort"), ctx)
+    validate.make_build_root(root)
     source_dir = sources.resolve_source(source, ctx, upstream)
     validate.check_source_tree(source_dir, from_option=bool(options.source))
     ort_home = None

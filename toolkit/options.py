@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 from dataclasses import dataclass, field
@@ -45,3 +46,14 @@ def check_variant(variant: str) -> str:
                            hint="use letters, digits, '.', '_', '+' or '-', starting with a letter or digit "
                                 "(no '/', no '..')")
     return variant
+
+
+def positive_int(value: str) -> int:
+    """argparse type for --jobs: a whole number >= 1."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number

@@ -18,16 +18,14 @@ from toolkit.errors import ToolkitError
 
 def env_bin_dir() -> Path:
     """Where pip put this environment's console scripts (<venv>/bin)."""
-    return Path(sysconfig.get_path("scripts"))
+    return Path(sysconfig.get_path("scripts")).absolute()
 
 
 def prefer_own_tools() -> None:
-    """Put the environment's bin folder first on PATH (once), so subprocesses see the same tools."""
+    """Put the environment's (absolute) bin folder first on PATH, so subprocesses see the same tools."""
     own = str(env_bin_dir())
     parts = os.environ.get("PATH", "").split(os.pathsep)
-    if parts and parts[0] == own:
-        return
-    os.environ["PATH"] = os.pathsep.join([own, *[p for p in parts if p and p != own]])
+    os.environ["PATH"] = os.pathsep.join([own, *[p for p in parts if p != own]])
 
 
 def _version(path: str) -> str:

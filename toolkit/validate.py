@@ -16,7 +16,7 @@ from toolkit.recipe import Recipe
 
 def check_build(recipe: Recipe, options: BuildOptions, build_root: Path, work_tree: Path) -> None:
     check_inside(work_tree, build_root)
-    check_build_root(build_root, create=not options.dry_run)
+    check_build_root(build_root)
     check_series_features(recipe)
     if options.gpu_targets:
         check_gpu_targets(options.gpu_targets, options.rocm_path)
@@ -29,23 +29,31 @@ def check_inside(work_tree: Path, build_root: Path) -> None:
                            hint="recipe and variant names are plain folder names")
 
 
-def check_build_root(build_root: Path, create: bool) -> None:
-    """The build root must be (or become) a writable folder; a dry run only looks."""
-    what = f"build folder {build_root} (--build-dir or $TOOLKIT_BUILD_DIR)"
-    hint = "choose a writable folder with --build-dir or $TOOLKIT_BUILD_DIR"
+def check_build_root(build_root: Path) -> None:
+    """The build root must lie under a folder; looking only: a refused build creates nothing."""
     existing = Path(build_root)
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
-        raise ToolkitError(f"{what}: {existing} is not a folder", hint=hint)
-    if not create:
-        return
+        raise ToolkitError(f"{_build_root_what(build_root)}: {existing} is not a folder", hint=_BUILD_ROOT_HINT)
+
+
+def make_build_root(build_root: Path) -> None:
+    """Create the build root, just before the first thing is written into it."""
     try:
         Path(build_root).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ToolkitError(f"{what} cannot be created: {exc.strerror or exc}", hint=hint) from None
+        raise ToolkitError(f"{_build_root_what(build_root)} cannot be created: {exc.strerror or exc}",
+                           hint=_BUILD_ROOT_HINT) from None
     if not os.access(build_root, os.W_OK | os.X_OK):
-        raise ToolkitError(f"{what} is not writable", hint=hint)
+        raise ToolkitError(f"{_build_root_what(build_root)} is not writable", hint=_BUILD_ROOT_HINT)
+
+
+_BUILD_ROOT_HINT = "choose a writable folder with --build-dir or $TOOLKIT_BUILD_DIR"
+
+
+def _build_root_what(build_root: Path) -> str:
+    return f"build folder {build_root} (--build-dir or $TOOLKIT_BUILD_DIR)"
 
 
 def check_series_features(recipe: Recipe) -> None:
