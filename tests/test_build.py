@@ -147,14 +147,14 @@ def test_drifted_source_stops_the_build_naming_patch_and_file(tmp_path):
 
 
 def test_patches_check_on_the_recipe(tmp_path):
-    ok = toolkit("patches", "--check")
+    ok = toolkit("patch", "--check")
     assert "0001-rename-hipep-to-hipdnn.patch: applies cleanly" in ok.stdout
     assert "0002-make-hipdnn-opt-in.patch: applies cleanly" in ok.stdout
     drifted = tmp_path / "umbrella-ep"
     shutil.copytree(ROOT / "samples" / "umbrella-ep", drifted)
     cmakelists = drifted / "CMakeLists.txt"
     cmakelists.write_text(cmakelists.read_text().replace("set(CACHE{USE_HIPEP}", "set(CACHE{USE_HIP_EP}"))
-    bad = toolkit("patches", "--check", "--source", str(drifted), check=False)
+    bad = toolkit("patch", "--check", "--source", str(drifted), check=False)
     assert bad.returncode == 1
     assert "0002-make-hipdnn-opt-in.patch" in bad.stdout and "FAILS" in bad.stdout
 

@@ -96,7 +96,7 @@ def test_patch_check_passes_on_the_pinned_commit_from_the_mirror(tmp_path):
     need("git")
     require_tool((MIRROR / "github.com/onnxruntime/onnxruntime-ep-amdgpu.git").is_dir(),
                  "the upstream mirror does not hold the umbrella EP's git repository")
-    proc = _toolkit("patches", "--recipe", "umbrella-ep-real", "--mirror", MIRROR.as_uri(), "--offline",
+    proc = _toolkit("patch", "--recipe", "umbrella-ep-real", "--mirror", MIRROR.as_uri(), "--offline",
                     "--with", "hipdnn", "--check", "--build-dir", str(tmp_path / "b"), cache=tmp_path / "cache")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for name in ("0001-probe-migraphx-apis.patch", "0002-runpath-for-bare-name-backends.patch",
@@ -104,7 +104,7 @@ def test_patch_check_passes_on_the_pinned_commit_from_the_mirror(tmp_path):
         assert f"{name}: applies" in proc.stdout
     assert "4 of 4 patch(es) of phase base apply" in proc.stderr
     # Without the hip backend, its patch is not applied (when=hipdnn).
-    proc = _toolkit("patches", "--recipe", "umbrella-ep-real", "--mirror", MIRROR.as_uri(), "--offline",
+    proc = _toolkit("patch", "--recipe", "umbrella-ep-real", "--mirror", MIRROR.as_uri(), "--offline",
                     "--check", "--build-dir", str(tmp_path / "b"), cache=tmp_path / "cache")
     assert proc.returncode == 0
     assert "0003-missing-hip-backend-not-fatal.patch: not applied: needs when=hipdnn" in proc.stdout

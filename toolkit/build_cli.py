@@ -5,33 +5,39 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from toolkit import log, tools
 from toolkit.errors import ToolkitError
-from toolkit.options import BuildOptions
+from toolkit.options import BuildOptions, positive_int
+
+# The stages `--until` accepts, in the order `build` runs them (hipify and patch-hipified only for
+# recipes with [hipify]; wheel and repair only with --wheel).
+STAGES = ("patch", "hipify", "patch-hipified", "configure", "build", "check", "wheel", "repair")
 
 
 def add_build_arguments(p: argparse.ArgumentParser) -> None:
     """Arguments shared by every command that runs the build pipeline (build, wheel, hipify, patch)."""
-    p.add_argument("--recipe", default="amdgpu-ep", help="recipe name (recipes/NAME.toml) or path")
-    p.add_argument("--variant", default="release", help="work tree name under build/<recipe>/")
+    p.add_argument("--recipe", default="amdgpu-ep", metavar="NAME|PATH", help="recipe name (recipes/NAME.toml) or path")
+    p.add_argument("--variant", default="release", metavar="NAME", help="work tree name under build/<recipe>/")
     p.add_argument("--with", dest="with_features", action="append", default=[], metavar="FEATURE",
                    help="turn a feature on (also spelled --with-FEATURE)")
     p.add_argument("--without", dest="without_features", action="append", default=[], metavar="FEATURE",
                    help="turn a feature off (also spelled --without-FEATURE)")
-    p.add_argument("-j", "--jobs", type=int, default=None, help="parallel build jobs (default: all cores)")
+    p.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N",
+                   help="parallel build jobs, at least 1 (default: all cores)")
     p.add_argument("--dry-run", action="store_true", help="print the plan; create nothing")
     p.add_argument("--force", action="store_true", help="run every stage even if its inputs are unchanged")
     p.add_argument("--no-wait", action="store_true",
                    help="fail at once when another process is building in the same work tree (default: wait)")
-    p.add_argument("--source", metavar="PATH", help="build this tree instead of the recipe's: PATH, URL#sha256=HEX or git+URL@COMMIT")
-    p.add_argument("--build-dir", type=Path, default=None,
+    p.add_argument("--source", metavar="PATH|URL#sha256=HEX|git+URL@COMMIT", help="build this tree instead of the recipe's: PATH, URL#sha256=HEX or git+URL@COMMIT")
+    p.add_argument("--build-dir", type=Path, default=None, metavar="DIR",
                    help="build root (default: $TOOLKIT_BUILD_DIR or ./build)")
-    p.add_argument("--gpu-targets", default="", help="comma-separated AMD GPU targets, e.g. gfx90a,gfx1030")
+    p.add_argument("--gpu-targets", default="", metavar="TARGETS", help="comma-separated AMD GPU targets, e.g. gfx90a,gfx1030")
     p.add_argument("--offline", action="store_true", help="use the download cache only; never the network")
     p.add_argument("--mirror", action="append", default=[], metavar="BASE",
                    help="artifact server tried before upstream (BASE/<host>/<path>); also $TOOLKIT_MIRRORS")
-    p.add_argument("--ort-home", type=Path, help="an existing ONNX Runtime install (headers, lib, CMake config)")
-    p.add_argument("--rocm-path", type=Path, help="ROCm install (default: $ROCM_PATH, /opt/rocm)")
-    p.add_argument("--migraphx-home", type=Path, help="MIGraphX install (default: inside ROCm)")
+    p.add_argument("--ort-home", type=Path, metavar="DIR", help="an existing ONNX Runtime install (headers, lib, CMake config)")
+    p.add_argument("--rocm-path", type=Path, metavar="DIR", help="ROCm install (default: $ROCM_PATH, /opt/rocm)")
+    p.add_argument("--migraphx-home", type=Path, metavar="DIR", help="MIGraphX install (default: inside ROCm)")
 
 
 def options_from_args(args: argparse.Namespace) -> BuildOptions:
@@ -60,7 +66,8 @@ def options_from_args(args: argparse.Namespace) -> BuildOptions:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("build", help="patch, configure and build a recipe's libraries")
     add_build_arguments(p)
-    p.add_argument("--until", metavar="STAGE", help="stop after this stage (patch, configure, build, check)")
+    p.add_argument("--until", metavar="STAGE", choices=STAGES,
+                   help=f"stop after this stage ({', '.join(STAGES)})")
     p.add_argument("--wheel", action="store_true",
                    help="also package the libraries as a wheel and repair it (build/<recipe>/<variant>/wheelhouse)")
     p.add_argument("--smoke", action="store_true",
@@ -68,20 +75,39 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--require-gpu", action="store_true", help="with --smoke: no GPU device is a failure")
     p.set_defaults(func=_run)
 
-    p = sub.add_parser("patches", help="apply, check or refresh a recipe's patch series")
-    add_build_arguments(p)
-    mode = p.add_mutually_exclusive_group()
+    p.set_defaults(func=_run)
+
+
+def add_recipe_patching(p: argparse.ArgumentParser) -> None:
+    """`patch` without an action works on a recipe's series and work tree: apply, --check or --refresh."""
+    group = p.add_argument_group("on a recipe (no ACTION): apply its series to build/<recipe>/<variant>/source")
+    add_build_arguments(group)
+    mode = group.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true",
                       help="only check that every patch applies to the pristine source (nonzero if not)")
     mode.add_argument("--refresh", action="store_true",
                       help="rewrite the series from edits made in build/<recipe>/<variant>/source")
     p.set_defaults(func=_patches)
+    # An ACTION's options that the recipe mode also has (--dry-run) must not reset a value given before
+    # the ACTION (`patch --dry-run refresh ...`): argparse copies the ACTION's defaults over the parent's.
+    given_before = {a.dest for a in p._actions}
+    for action_parser in (c for a in p._actions if isinstance(a, argparse._SubParsersAction)
+                          for c in a.choices.values()):
+        for action in action_parser._actions:
+            if action.option_strings and action.dest in given_before:
+                action.default = argparse.SUPPRESS
+    p.epilog = ("Without ACTION: apply the recipe's series to its work tree (--check: only check against the "
+                "pristine source; --refresh: rewrite the series from edits in the work tree). "
+                "With ACTION: check, apply or refresh SERIES on any TREE.")
 
 
 def _run(args: argparse.Namespace) -> int:
     from toolkit import pipeline
 
     options = options_from_args(args)
+    if log.is_verbose():
+        for line in tools.describe():
+            log.debug(line)
     package = args.wheel or args.smoke
     b, _ = pipeline.run_build(options, until=args.until, package=package)
     if args.smoke and not options.dry_run:

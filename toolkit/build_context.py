@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit import features as feat
-from toolkit import sources
+from toolkit import sources, validate
 from toolkit.cmake import compiler_launcher
 from toolkit.errors import ToolkitError
 from toolkit.fsutil import tree_digest
@@ -147,6 +147,7 @@ def prepare(options: BuildOptions, preflight: bool = True) -> Build:
     enabled = [name for name, on in chosen.items() if on]
     root = options.build_root or default_build_root()
     ws = Workspace.for_recipe(root, recipe.name, options.variant)
+    validate.check_build(recipe, options, root, ws.root)
     source = sources.source_from_argument(options.source) if options.source else recipe.source
     if source is None:
         raise ToolkitError(f"recipe {recipe.name} has no [source] ({recipe.file})",
@@ -165,11 +166,13 @@ def prepare(options: BuildOptions, preflight: bool = True) -> Build:
     # Everything missing is reported at once, before anything is fetched or built.
     deps = (sources.preflight if preflight else sources.check)(requires, enabled, preflight_options,
                                                                 recipe.extra.get("ort"), ctx)
+    validate.make_build_root(root)
     # Fetching, patching and building all write into the work tree: one process at a time.
     lock = WorkLock(ws.root, wait=not options.no_wait).acquire()
     try:
         remove_stale_temporaries(ws.root)
         source_dir = sources.resolve_source(source, ctx, upstream)
+        validate.check_source_tree(source_dir, from_option=bool(options.source))
         if options.source:
             # A tree the recipe does not pin: its patches must fit, or the error names the recipe that does.
             check_tree_fits(recipe, source_dir, enabled, PROJECT_ROOT)

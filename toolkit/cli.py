@@ -1,7 +1,8 @@
 """`python -m toolkit <command>`: the same stages the Nox sessions run, without Nox.
 
 Each area of the toolkit contributes its commands through a `register(subparsers)` function listed in
-COMMAND_MODULES; the parser sets `func`, which returns an exit code.
+COMMAND_MODULES; the parser sets `func`, which returns an exit code. `-q`/`-v` are accepted before or
+after the command (nox passes its `-- ARGS` after it).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import argparse
 import importlib
 import sys
 
-from toolkit import __version__, log
+from toolkit import __version__, log, tools
 from toolkit.errors import ToolkitError
 
 # Modules that expose `register(subparsers)`. Order is the order of `--help`.
@@ -22,7 +23,28 @@ COMMAND_MODULES: list[str] = [
     "toolkit.sources.cli",
     "toolkit.hipify.cli",
     "toolkit.buildroot.cli",
+    "toolkit.workdirs_cli",
 ]
+
+
+def _add_verbosity(parser: argparse.ArgumentParser, top: bool) -> None:
+    # Below the top level the default is SUPPRESS, so `-q build` is not undone by build's own default.
+    default = False if top else argparse.SUPPRESS
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("-q", "--quiet", action="store_true", default=default,
+                       help="print errors and warnings only; CMake's and Ninja's output goes to <work tree>/logs/")
+    group.add_argument("-v", "--verbose", action="store_true", default=default,
+                       help="also print every command the toolkit runs, and every compiler command line")
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every command parser below `parser`, nested ones too (`patch check`)."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                found += [sub, *_subparsers(sub)]
+    return found
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,10 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Build and packaging toolkit for ONNX Runtime on AMD GPUs.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print errors only")
+    _add_verbosity(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    # One `patch` command: ACTION SERIES TREE on any tree, or (no ACTION) on a recipe's work tree.
+    importlib.import_module("toolkit.build_cli").add_recipe_patching(sub.choices["patch"])
+    for command in _subparsers(parser):
+        _add_verbosity(command, top=False)
     return parser
 
 
@@ -67,6 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(expand_feature_flags(argv))
         log.set_quiet(args.quiet)
+        log.set_verbose(args.verbose)
+        if args.verbose:
+            log.show_every_command()
+        tools.prefer_own_tools()
         return int(args.func(args) or 0)
     except ToolkitError as exc:
         print(f"error: {exc}", file=sys.stderr)

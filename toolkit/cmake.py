@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
+from toolkit import log
 from toolkit.errors import ToolkitError
 
 MIN_CMAKE = (4, 2)
@@ -71,7 +74,40 @@ def configure_command(cmake: Path, source: Path, build: Path, generator: str, ni
 
 
 def build_command(cmake: Path, build: Path, jobs: int) -> list[str]:
-    return [str(cmake), "--build", str(build), "--parallel", str(jobs)]
+    # -v: Ninja prints every compiler and linker command line too.
+    return [str(cmake), "--build", str(build), "--parallel", str(jobs)] + (["--verbose"] if log.is_verbose() else [])
+
+
+@functools.cache
+def tool_identity(tool: Path) -> str:
+    """What a tool is, not where it lives: its version line and the sha256 of the real binary.
+
+    Two virtual environments (or two nox sessions) holding the same CMake give the same identity, so
+    switching between them does not reconfigure.
+    """
+    digest = hashlib.sha256()
+    with open(Path(tool).resolve(), "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return f"{tool_version(Path(tool))} sha256:{digest.hexdigest()}"
+
+
+def configure_fingerprint(cmd: list[str], tools: list[Path], build: Path) -> dict:
+    """The configure command for a stage fingerprint: each tool's path replaced by its identity.
+
+    Whether the tools the existing cache names still exist counts too: a cache made by a CMake or Ninja
+    that has since been deleted must be configured again with the ones found now.
+    """
+    names = {str(t): f"<{Path(t).name} {tool_identity(t)}>" for t in tools}
+    spelled = []
+    for arg in cmd:
+        for path, identity in names.items():
+            if arg == path or arg.endswith("=" + path):
+                arg = arg[: len(arg) - len(path)] + identity
+        spelled.append(arg)
+    cache = read_cache(build)
+    recorded = [cache[k] for k in ("CMAKE_COMMAND", "CMAKE_MAKE_PROGRAM") if cache.get(k)]
+    return {"command": spelled, "cache_tools_exist": all(Path(p).exists() for p in recorded)}
 
 
 def read_cache(build: Path) -> dict[str, str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,3 +68,28 @@ def find_hip(rocm_path: str | None = None) -> HipToolchain | NoHip:
         }, {"HIP_PLATFORM": "amd"})
     return NoHip("no HIP compiler found (looked for " + ", ".join(looked)
                  + "); install ROCm, or Debian's hipcc libamdhip64-dev rocm-device-libs, or pass --rocm-path")
+
+
+def unsupported_targets(toolchain: HipToolchain, targets: tuple[str, ...]) -> list[str]:
+    """The compiler's own verdict on each target ID (processor plus features such as `:xnack+`).
+
+    The HIP compiler is asked to preprocess an empty HIP file for the target: it rejects an unknown
+    processor or feature before touching any library, so this costs a few milliseconds a target and
+    needs no table that would age with every ROCm release. Returns the compiler's error per bad target.
+    """
+    bad = []
+    for target in targets:
+        cmd = [str(toolchain.compiler), "-x", "hip", f"--offload-arch={target}", "-nogpulib", "-nogpuinc",
+               "--cuda-device-only", "-E", "-", "-o", os.devnull]
+        proc = subprocess.run(cmd, input="", capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            errors = [line for line in proc.stderr.splitlines() if "error" in line]
+            bad.append(f"{target}: {(errors or proc.stderr.splitlines() or ['rejected'])[0].strip()}")
+    return bad
+
+
+def supported_processors(toolchain: HipToolchain) -> list[str]:
+    """The AMD GPU processors the compiler lists (`--print-supported-cpus` for the amdgcn target)."""
+    cmd = [str(toolchain.compiler), "--target=amdgcn-amd-amdhsa", "-nogpulib", "--print-supported-cpus"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    return [w for w in (proc.stdout + proc.stderr).split() if re.fullmatch(r"gfx[0-9a-f]+(-generic)?", w)]

@@ -1,10 +1,17 @@
-"""Progress messages: one prefix, to stderr, so stdout stays clean for plans and JSON."""
+"""Progress messages: one prefix, to stderr, so stdout stays clean for plans and JSON.
+
+Three levels: quiet (errors and warnings only; build tools' output goes to a log file), normal, and
+verbose (also every command the toolkit runs, and the build tools' own command lines).
+"""
 
 from __future__ import annotations
 
+import shlex
 import sys
 
 _quiet = False
+_verbose = False
+_hooked = False
 
 
 def set_quiet(quiet: bool) -> None:
@@ -12,8 +19,17 @@ def set_quiet(quiet: bool) -> None:
     _quiet = quiet
 
 
+def set_verbose(verbose: bool) -> None:
+    global _verbose
+    _verbose = verbose
+
+
 def is_quiet() -> bool:
     return _quiet
+
+
+def is_verbose() -> bool:
+    return _verbose and not _quiet
 
 
 def info(message: str) -> None:
@@ -24,6 +40,31 @@ def info(message: str) -> None:
 def stage(name: str, message: str) -> None:
     if not _quiet:
         print(f"[toolkit] {name}: {message}", file=sys.stderr, flush=True)
+
+
+def debug(message: str) -> None:
+    if is_verbose():
+        print(f"[toolkit] {message}", file=sys.stderr, flush=True)
+
+
+def show_every_command() -> None:
+    """-v: print every process the toolkit starts (CMake, patchelf, auditwheel, git, pip, ...).
+
+    An audit hook sees each subprocess however the module that starts it spells the call, so no
+    stage has to remember to log its commands.
+    """
+
+    def hook(event: str, args: tuple) -> None:
+        if event == "subprocess.Popen" and is_verbose():
+            _, argv, cwd, _ = args
+            argv = [argv] if isinstance(argv, (str, bytes)) else list(argv)
+            line = shlex.join(str(a) for a in argv)
+            print(f"[toolkit] $ {line}" + (f"   (in {cwd})" if cwd else ""), file=sys.stderr, flush=True)
+
+    global _hooked
+    if not _hooked:  # audit hooks cannot be removed: one is enough for the process
+        sys.addaudithook(hook)
+        _hooked = True
 
 
 def warn(message: str) -> None:

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from toolkit.errors import ToolkitError
+
+# A variant is one folder under build/<recipe>/: a plain name, never a path that could leave it.
+_VARIANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 
 
 @dataclass(frozen=True)
@@ -28,3 +35,27 @@ class BuildOptions:
     local_version: str | None = None
     # Fail at once instead of waiting when another process holds the work tree's lock.
     no_wait: bool = False
+
+    def __post_init__(self) -> None:
+        check_variant(self.variant)
+        if self.jobs < 1:
+            raise ToolkitError(f"--jobs {self.jobs}: must be at least 1", hint="leave it out to use every core")
+
+
+def check_variant(variant: str) -> str:
+    if not _VARIANT.fullmatch(variant):
+        raise ToolkitError(f"--variant {variant!r}: a variant is a plain folder name under build/<recipe>/",
+                           hint="use letters, digits, '.', '_', '+' or '-', starting with a letter or digit "
+                                "(no '/', no '..')")
+    return variant
+
+
+def positive_int(value: str) -> int:
+    """argparse type for --jobs: a whole number >= 1."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number

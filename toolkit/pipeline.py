@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 from toolkit import log, sources
 from toolkit.build_context import Build, library_file, prepare, sources_plan
-from toolkit.cmake import (build_command, check_cmake_version, configure_command, find_cmake, find_ninja,
-                           read_cache)
+from toolkit.cmake import (build_command, check_cmake_version, configure_command, configure_fingerprint,
+                           find_cmake, find_ninja, read_cache)
+from toolkit.commands import run_tool
 from toolkit.elf import read_elf
 from toolkit.errors import ToolkitError
 from toolkit.fsutil import atomic_write_text, make_temp_dir, replace_dir, sha256_file, sync_tree, tree_digest
@@ -206,12 +206,14 @@ def configure_stage(b: Build, cmake: Path, ninja: Path) -> Stage:
     def inputs() -> dict:
         from toolkit.sources.fetchcontent import PROVIDER
 
-        return {"command": command(), "env": kernel_env, "cmake": check_cmake_version(cmake),
+        # The tools' identity, not their paths: each nox session or venv has its own copy of CMake.
+        check_cmake_version(cmake)
+        return {**configure_fingerprint(command(), [cmake, ninja], ws.cmake), "env": kernel_env,
                 "provider": sha256_file(PROVIDER)}
 
     def run() -> None:
         log.stage("configure", kernel_note)
-        _run(command(), "configure", {**kernel_env, **b.ccache_env()})
+        run_tool(command(), "configure", {**kernel_env, **b.ccache_env()}, ws.root / "logs")
         from toolkit.sources.fetchcontent import read_report
 
         asked = read_report(ws.cmake)
@@ -234,7 +236,7 @@ def build_stage(b: Build, cmake: Path) -> Stage:
         return [ws.lib / library_file(name) for name, _ in b.expected()]
 
     def run() -> None:
-        _run(build_command(cmake, ws.cmake, b.options.jobs), "build", b.ccache_env())
+        run_tool(build_command(cmake, ws.cmake, b.options.jobs), "build", b.ccache_env(), ws.root / "logs")
         collect = make_temp_dir(ws.root, "lib")
         try:
             _collect(collect)
@@ -243,7 +245,9 @@ def build_stage(b: Build, cmake: Path) -> Stage:
         write_build_info(b)
 
     def _collect(collect: Path) -> None:
-        staging = install_staging(b, cmake, _run) if b.recipe.build.collect == "install" else ws.cmake / "out"
+        staging = ws.cmake / "out"
+        if b.recipe.build.collect == "install":
+            staging = install_staging(b, cmake, lambda cmd, what: run_tool(cmd, what, None, ws.root / "logs"))
         for name, _ in b.expected():
             built = staging / library_file(name)
             if b.recipe.build.collect == "install":
@@ -467,12 +471,6 @@ def _strip_build_runpath(lib: Path) -> None:
     log.stage("build", f"{lib.name}: removed build-machine RUNPATH {':'.join(p for p in paths if p not in keep)}")
 
 
-def _run(cmd: list[str], what: str, env: dict[str, str] | None = None) -> None:
-    log.stage(what, "$ " + " ".join(cmd))
-    proc = subprocess.run(cmd, check=False, env={**os.environ, **env} if env else None)
-    if proc.returncode != 0:
-        raise ToolkitError(f"{what} failed (exit {proc.returncode}): {' '.join(cmd)}",
-                           hint="the tool's own output above says why")
 
 
 # -- the patch series outside a build: check and refresh ---------------------------------------

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from toolkit.hipify.settings import DNN_TARGETS, ENGINES, LAUNCH_SYNTAXES, HipifySettings
 from toolkit.hipify.tree import hipify_tree
+from toolkit.options import positive_int
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -18,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("src", type=Path, help="source tree")
     p.add_argument("out", type=Path, help="output folder (outside SRC)")
     p.add_argument("--strict", action="store_true", help="exit 1 when any CUDA name is left unmapped")
-    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
+    p.add_argument("--jobs", "-j", type=positive_int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--engine", choices=ENGINES, default="builtin")
     p.add_argument("--launch-syntax", choices=LAUNCH_SYNTAXES, default="chevron",
                    help="keep <<<>>> launches (chevron) or write hipLaunchKernelGGL")

@@ -21,7 +21,7 @@ from toolkit.patching.series import PHASES, load_series
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("patch", help="check, apply or refresh a patch series",
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="patch_command", metavar="ACTION", required=True)
+    sub = parser.add_subparsers(dest="patch_command", metavar="ACTION", required=False)
 
     def common(p: argparse.ArgumentParser, phases: list[str], default: str) -> None:
         p.add_argument("--with", dest="features", action="append", default=[], metavar="FEATURE",
@@ -32,8 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for name, func, text in (("check", _check, "analyse every patch; change nothing"),
                              ("apply", _apply, "apply every patch, or none")):
         p = sub.add_parser(name, help=text, description=text)
-        p.add_argument("series", type=Path, metavar="SERIES")
-        p.add_argument("tree", type=Path, metavar="TREE")
+        p.add_argument("series", type=Path, metavar="SERIES", help="the series file (patches/<recipe>/series)")
+        p.add_argument("tree", type=Path, metavar="TREE", help="the source tree to check or patch in place")
         common(p, [*PHASES, "all"], "all")
         p.add_argument("--max-fuzz", type=int, default=MAX_FUZZ, choices=range(0, MAX_FUZZ + 1),
                        help=f"largest fuzz factor accepted (default {MAX_FUZZ}; 0: context must match)")
@@ -45,9 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("refresh", help="regenerate the series from an edited tree",
                        description="rewrite the series' patches so PRISTINE patched gives EDITED")
-    p.add_argument("series", type=Path, metavar="SERIES")
-    p.add_argument("pristine", type=Path, metavar="PRISTINE")
-    p.add_argument("edited", type=Path, metavar="EDITED")
+    p.add_argument("series", type=Path, metavar="SERIES", help="the series file to rewrite")
+    p.add_argument("pristine", type=Path, metavar="PRISTINE", help="the unpatched source tree")
+    p.add_argument("edited", type=Path, metavar="EDITED", help="a copy with the changes the series should make")
     common(p, list(PHASES), "base")
     p.add_argument("--dry-run", action="store_true", help="say what would change; write nothing")
     p.set_defaults(func=_refresh)

@@ -16,7 +16,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("fetch", help="download a file through the verified cache; unpack archives",
                               description="Download URL through the shared cache, verify its sha256, and unpack "
                               "it into DEST if it is an archive (tar.gz, tar.xz, tar.bz2, zip), else copy it there.")
-    p.add_argument("url")
+    p.add_argument("url", help="the URL to download (http, https or file)")
     p.add_argument("--sha256", required=True, help="expected sha256 (64 hex digits)")
     p.add_argument("--dest", required=True, type=Path, help="folder to unpack (or copy) into")
     p.add_argument("--strip-components", type=int, default=None,

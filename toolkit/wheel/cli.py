@@ -115,7 +115,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_wheel)
 
     p = sub.add_parser("repair", help="auditwheel repair with the ROCm excludes, then ELF checks")
-    p.add_argument("wheel", type=Path)
+    p.add_argument("wheel", type=Path, help="the wheel to repair")
     p.add_argument("--out", type=Path, help="folder for the repaired wheel (default: WHEEL's folder/repaired)")
     p.add_argument("--exclude", action="append", default=[], help="another soname pattern not to bundle")
     p.add_argument("--recipe", type=recipe_argument, help="recipe whose [wheel] excludes, runpaths and loads apply")
@@ -124,12 +124,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_repair)
 
     p = sub.add_parser("inspect", help="tags, libraries, unmet needs, EP entry points, GPU targets of a wheel")
-    p.add_argument("wheel", type=Path)
+    p.add_argument("wheel", type=Path, help="any wheel file, ours or built elsewhere")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("smoke", help="install wheels in a fresh venv and check they register with ORT")
-    p.add_argument("wheels", type=Path, nargs="+")
+    p.add_argument("wheels", type=Path, nargs="+", metavar="WHEEL", help="the wheels to install and test")
     p.add_argument("--recipe", type=recipe_argument, help="recipe with a [smoke] section")
     p.add_argument("--require-gpu", action="store_true", help="no GPU device from our EP is a failure")
     p.add_argument("--env", action="append", default=[], help="NAME=VALUE for the check; {library:MODULE} allowed")

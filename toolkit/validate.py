@@ -1,0 +1,93 @@
+"""Checks made before a build starts, so careless input is one `error:` line rather than a failure (or a
+silent surprise) halfway through: where the build goes, what the series asks for, what the tree holds,
+and which GPU targets the HIP compiler accepts.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from toolkit.errors import ToolkitError
+from toolkit.hip import HipToolchain, find_hip, supported_processors, unsupported_targets
+from toolkit.options import BuildOptions
+from toolkit.recipe import Recipe
+
+
+def check_build(recipe: Recipe, options: BuildOptions, build_root: Path, work_tree: Path) -> None:
+    check_inside(work_tree, build_root)
+    check_build_root(build_root)
+    check_series_features(recipe)
+    if options.gpu_targets:
+        check_gpu_targets(options.gpu_targets, options.rocm_path)
+
+
+def check_inside(work_tree: Path, build_root: Path) -> None:
+    root = Path(build_root).resolve()
+    if not Path(work_tree).resolve().is_relative_to(root):
+        raise ToolkitError(f"work tree {work_tree} would lie outside the build root {root}",
+                           hint="recipe and variant names are plain folder names")
+
+
+def check_build_root(build_root: Path) -> None:
+    """The build root must lie under a folder; looking only: a refused build creates nothing."""
+    existing = Path(build_root)
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ToolkitError(f"{_build_root_what(build_root)}: {existing} is not a folder", hint=_BUILD_ROOT_HINT)
+
+
+def make_build_root(build_root: Path) -> None:
+    """Create the build root, just before the first thing is written into it."""
+    try:
+        Path(build_root).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ToolkitError(f"{_build_root_what(build_root)} cannot be created: {exc.strerror or exc}",
+                           hint=_BUILD_ROOT_HINT) from None
+    if not os.access(build_root, os.W_OK | os.X_OK):
+        raise ToolkitError(f"{_build_root_what(build_root)} is not writable", hint=_BUILD_ROOT_HINT)
+
+
+_BUILD_ROOT_HINT = "choose a writable folder with --build-dir or $TOOLKIT_BUILD_DIR"
+
+
+def _build_root_what(build_root: Path) -> str:
+    return f"build folder {build_root} (--build-dir or $TOOLKIT_BUILD_DIR)"
+
+
+def check_series_features(recipe: Recipe) -> None:
+    """A `when=` naming a feature the recipe lacks would drop (or always apply) its patch unnoticed."""
+    if recipe.series is None:
+        return
+    from toolkit import patching
+
+    series = patching.load_series(recipe.series)
+    for entry in series.entries:
+        for cond in entry.when:
+            name = cond.lstrip("!")
+            if name not in recipe.features:
+                raise ToolkitError(
+                    f"{entry.where(series.path)}: when={','.join(entry.when)} names feature '{name}', "
+                    f"which recipe {recipe.name} ({recipe.file}) does not have",
+                    hint=f"the recipe's features: {', '.join(sorted(recipe.features)) or 'none'}; "
+                         "fix the name or add the feature to the recipe")
+
+
+def check_source_tree(source_dir: Path, from_option: bool) -> None:
+    what = f"--source {source_dir}" if from_option else f"source {source_dir}"
+    if source_dir.is_dir() and not any(source_dir.iterdir()):
+        raise ToolkitError(f"{what}: the folder is empty", hint="point it at a source tree (with its CMakeLists.txt)")
+
+
+def check_gpu_targets(targets: tuple[str, ...], rocm_path: Path | None) -> None:
+    """Ask the HIP compiler the build would use; without one the build skips the kernels and says so."""
+    toolchain = find_hip(str(rocm_path) if rocm_path else None)
+    if not isinstance(toolchain, HipToolchain):
+        return
+    bad = unsupported_targets(toolchain, targets)
+    if bad:
+        raise ToolkitError(
+            f"--gpu-targets: {toolchain.compiler} ({toolchain.kind} HIP {toolchain.version}) rejects "
+            + "; ".join(bad),
+            hint="processors it supports: " + (", ".join(supported_processors(toolchain)) or "none listed"))
