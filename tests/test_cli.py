@@ -155,6 +155,7 @@ def test_series_naming_an_unknown_feature_is_an_error(tmp_path, main):
     recipe = tmp_path / "amdgpu-ep.toml"
     text = (ROOT / "recipes" / "amdgpu-ep.toml").read_text()
     text = text.replace('path = "../samples/umbrella-ep"', f'path = "{ROOT / "samples" / "umbrella-ep"}"')
+    text = text.replace('extends = "shared/', f'extends = "{ROOT / "recipes" / "shared"}/')
     recipe.write_text(text.replace('series = "../patches/amdgpu-ep/series"', f'series = "{series}"'))
     for extra in ([], ["--dry-run"]):
         proc = main("build", "--recipe", str(recipe), "--build-dir", str(tmp_path / "b"), *extra)
