@@ -8,10 +8,11 @@ checksum: a second process fetching the same file waits and then reuses it inste
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import requests
 import urllib3
@@ -172,6 +173,14 @@ def _download_verified(url: str, part: Path, sha256: str | None, options: Downlo
 
 
 def _download_with_retries(url: str, part: Path, options: DownloadOptions) -> None:
+    if url.startswith("file://"):
+        # A mirror on a local disk (--mirror file:///srv/mirror): copied, then verified like any download.
+        local = Path(unquote(urlsplit(url).path))
+        if not local.is_file():
+            raise _Permanent(f"no such file {local}")
+        part.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(local, part)
+        return
     attempt = 0
     with requests.Session() as session:
         session.headers["User-Agent"] = f"ort-amdgpu-toolkit/{__version__}"
