@@ -21,6 +21,7 @@ COMMAND_MODULES: list[str] = [
     "toolkit.wheel.cli",
     "toolkit.sources.cli",
     "toolkit.hipify.cli",
+    "toolkit.buildroot.cli",
     "toolkit.compile_check.cli",
 ]
 

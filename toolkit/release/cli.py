@@ -43,6 +43,11 @@ def register(sub) -> None:
     c.add_argument("--network", help="container network (e.g. host, to reach a compile cache on localhost)")
     c.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE",
                    help="extra environment variable for the session (repeatable)")
+    c.add_argument("--root", metavar="NAME",
+                   help="run `python -m toolkit SESSION ARGS` in this Debian build root (containers/roots/NAME.toml) "
+                        "instead of an image, host paths bound at the same paths")
+    c.add_argument("--bind", action="append", type=Path, default=[], metavar="DIR",
+                   help="with --root: another host folder to bind at the same path (repeatable)")
     c.add_argument("session", help="the session to run inside")
     c.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the session")
     c.set_defaults(func=cmd_container)
@@ -114,6 +119,13 @@ def _pipeline_build_fn(recipe: Path):
 
 
 def cmd_container(args) -> int:
+    if args.root:
+        from toolkit.buildroot import session
+
+        session_args = args.args[1:] if args.args[:1] == ["--"] else args.args
+        return session.run_command(args.root, args.session, session_args, project=Path.cwd(),
+                                   binds=[*args.bind, *([args.source] if args.source else [])],
+                                   env=name_value_pairs(args.env, "--env"), dry_run=args.dry_run)
     settings = load_settings(args.recipe).container
     image = args.image or settings.image
     if not image:

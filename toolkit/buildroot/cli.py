@@ -1,0 +1,103 @@
+"""`python -m toolkit root make|show|diff|lock|run`: build roots from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from toolkit import log
+from toolkit.buildroot import make, packageset, record, sandbox
+from toolkit.errors import ToolkitError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("root", help="Debian build roots: make, show, diff against the lock, lock, run in")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+    def verb(name: str, help: str, func, positional: bool = True) -> argparse.ArgumentParser:
+        v = verbs.add_parser(name, help=help)
+        what = f"package set: a name in containers/roots/ or a .toml path (default {packageset.DEFAULT})"
+        if positional:
+            v.add_argument("name", nargs="?", default=packageset.DEFAULT, help=what)
+        else:   # a command follows: a positional name would swallow its first word
+            v.add_argument("--name", default=packageset.DEFAULT, help=what)
+        v.set_defaults(func=func)
+        return v
+
+    m = verb("make", "make the root (or reuse the cached one) and print its path", cmd_make)
+    m.add_argument("--locked", action="store_true",
+                   help="fail when the root's packages differ from the committed lock file")
+    verb("show", "print the root's path, how it was made and its package count", cmd_show)
+    d = verb("diff", "list packages that differ between the root and the lock file (exit 1 if any)", cmd_diff)
+    d.add_argument("--lock", type=Path, help="lock file to compare with (default: <name>.lock beside the set)")
+    verb("lock", "write the lock file from the root's installed packages", cmd_lock)
+    r = verb("run", "run a command inside the root: root run [--name NAME] [--bind DIR]... -- CMD ARGS", cmd_run,
+             positional=False)
+    r.add_argument("--bind", action="append", type=Path, default=[], metavar="DIR",
+                   help="host folder to mount at the same path inside (repeatable)")
+    r.add_argument("command", nargs=argparse.REMAINDER, help="the command (after --)")
+
+
+def _root(name: str) -> tuple[packageset.PackageSet, Path]:
+    """The package set and its root (made if needed; TOOLKIT_BUILDROOT's folder when that is set)."""
+    return packageset.load(name), make.ensure_root(name)
+
+
+def cmd_make(args) -> int:
+    if os.environ.get(make.ENV_BUILDROOT):
+        print(make.ensure_root(args.name))
+        return 0
+    print(make.make_root(packageset.load(args.name), locked=args.locked))
+    return 0
+
+
+def cmd_show(args) -> int:
+    spec = packageset.load(args.name)
+    root = Path(os.environ[make.ENV_BUILDROOT]).resolve() if os.environ.get(make.ENV_BUILDROOT) \
+        else make.root_path(spec)
+    print(f"package set: {spec.file} (sha256 {spec.digest()})")
+    print(f"packages:    {len(spec.packages)} asked for, suites {', '.join(spec.apt_suites)} from {spec.mirror}")
+    if not (root / "usr").is_dir():
+        print(f"root:        not made yet (would be {root}; `python -m toolkit root make {args.name}`)")
+        return 0
+    print(f"root:        {root}" + (f" (from env {make.ENV_BUILDROOT})" if os.environ.get(make.ENV_BUILDROOT) else ""))
+    facts = make.info(root)
+    if facts:
+        seconds = facts["seconds"]
+        print(f"made:        {facts['made']}: debootstrap {seconds['debootstrap']} s, apt {seconds['apt']} s, "
+              f"size {make.human_size(facts['bytes'])}")
+        print(f"installed:   {len(facts['packages'])} packages")
+    else:
+        print("made:        elsewhere (no toolkit record inside)")
+        print(f"installed:   {len(record.query(root))} packages")
+    return 0
+
+
+def cmd_diff(args) -> int:
+    spec, root = _root(args.name)
+    lock = args.lock or spec.lock_file
+    digest, old = record.read_lock(lock)
+    changes = record.diff(old, record.query(root))
+    if digest != spec.digest():
+        log.warn(f"{lock} was written for another package set than {spec.file.name}")
+    for change in changes:
+        print(change.line())
+    log.info(f"{root}: {len(changes)} packages differ from {lock}")
+    return 1 if changes else 0
+
+
+def cmd_lock(args) -> int:
+    spec, root = _root(args.name)
+    packages = record.query(root)
+    record.write_lock(spec.lock_file, spec.name, spec.digest(), packages)
+    log.info(f"wrote {spec.lock_file} ({len(packages)} packages from {root})")
+    return 0
+
+
+def cmd_run(args) -> int:
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise ToolkitError("root run: no command given", hint="root run [--name NAME] [--bind DIR] -- CMD ARGS")
+    root = make.ensure_root(args.name)
+    return sandbox.run_in_root(root, command, binds=args.bind, check=False).returncode

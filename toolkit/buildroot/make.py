@@ -1,0 +1,209 @@
+"""Make a build root from a package set, once, and keep it in the toolkit cache.
+
+    <cache>/roots/<name>-<digest16>/          the root (complete ones only: built beside, then renamed)
+    <cache>/roots/.<name>-<digest16>.tmp-PID  a root being made (removed by the next maker if its maker died)
+    <cache>/roots/locks/<name>-<digest16>.lock  held while making: a second process waits, then reuses
+    <cache>/roots/debs, apt-archives          Debian packages downloaded once, reused by every rebuild
+
+The root is made with `debootstrap` (in a mount namespace of its own, so its /proc mount cannot outlive
+it), then apt inside the root through bubblewrap. Its exact record (every package and version) and the
+times each step took go to `var/lib/ort-amdgpu-toolkit/root.json` inside it; the committed lock file
+beside the package set is compared with it, and any difference is listed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from toolkit import log
+from toolkit.buildroot import packageset, record, sandbox
+from toolkit.buildroot.packageset import PackageSet
+from toolkit.errors import ToolkitError
+from toolkit.fsutil import atomic_write_text
+
+ENV_BUILDROOT = "TOOLKIT_BUILDROOT"
+INFO = Path("var/lib/ort-amdgpu-toolkit/root.json")
+
+
+def ensure_root(name: str = packageset.DEFAULT) -> Path:
+    """The root for package set `name` (or a .toml path): made once, then reused from the toolkit cache.
+
+    With env TOOLKIT_BUILDROOT set to a folder, that folder is the root, as is (a root prepared by hand).
+    """
+    given = os.environ.get(ENV_BUILDROOT)
+    if given:
+        path = Path(given).expanduser()
+        if not (path / "usr").is_dir():
+            raise ToolkitError(f"env {ENV_BUILDROOT}={given}: not a build root folder (no usr/ in it)",
+                               hint=f"unset {ENV_BUILDROOT} to make the root, or point it at a root filesystem")
+        return path.resolve()
+    return make_root(packageset.load(name))
+
+
+def root_path(spec: PackageSet, cache: Path | None = None) -> Path:
+    cache = sandbox.cache_dir() if cache is None else Path(cache)
+    return cache / "roots" / f"{spec.name}-{spec.digest()[:16]}"
+
+
+def info(root: Path) -> dict | None:
+    """What the toolkit recorded when it made `root` (None for a root made elsewhere)."""
+    path = Path(root) / INFO
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def make_root(spec: PackageSet, cache: Path | None = None, *, locked: bool = False) -> Path:
+    """Make (or reuse) the root of `spec`; `locked`: a record that differs from the lock file is an error."""
+    final = root_path(spec, cache)
+    if final.is_dir():
+        return final
+    roots = final.parent
+    with _lock(roots / "locks" / f"{final.name}.lock"):
+        if final.is_dir():   # made by another process while this one waited
+            log.stage("root", f"{spec.name}: made by another process: {final}")
+            return final
+        for stale in roots.glob(f".{final.name}.tmp-*"):
+            _remove_tree(stale)
+        work = roots / f".{final.name}.tmp-{os.getpid()}"
+        try:
+            facts = _make(spec, work, roots)
+            _check_lock(spec, facts["packages"], locked)
+            atomic_write_text(work / INFO, json.dumps(facts, indent=2) + "\n")
+            os.rename(work, final)
+        except BaseException:
+            _remove_tree(work)
+            raise
+    log.stage("root", f"{spec.name}: ready at {final} ({facts['seconds']['debootstrap']} s debootstrap, "
+                      f"{facts['seconds']['apt']} s apt, {human_size(facts['bytes'])})")
+    return final
+
+
+def _make(spec: PackageSet, work: Path, roots: Path) -> dict:
+    debootstrap = shutil.which("debootstrap")
+    if debootstrap is None:
+        raise ToolkitError("debootstrap is not installed: it makes build roots from Debian's packages",
+                           hint="apt-get install debootstrap (or set TOOLKIT_BUILDROOT to a prepared root)")
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        raise ToolkitError("unshare (util-linux) is not installed", hint="apt-get install util-linux")
+    sandbox.bwrap_path()
+    debs = roots / "debs"
+    archives = roots / "apt-archives"
+    for folder in (debs, archives / "partial"):
+        folder.mkdir(parents=True, exist_ok=True)
+
+    # dpkg's fsync after every file costs minutes on thousands of files, and a root half-made by a crash
+    # is thrown away anyway. Placed before debootstrap, whose own dpkg runs read it too.
+    unsafe_io = work / "etc/dpkg/dpkg.cfg.d/toolkit-unsafe-io"
+    atomic_write_text(unsafe_io, "force-unsafe-io\n")
+
+    log.stage("root", f"{spec.name}: debootstrap --variant={spec.variant} {spec.suite} from {spec.mirror}")
+    start = time.monotonic()
+    argv = [unshare, "--mount", "--propagation", "private", "--", debootstrap, f"--variant={spec.variant}",
+            f"--cache-dir={debs}", spec.suite, str(work), spec.mirror]
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = "\n".join(f"  {line}" for line in (proc.stdout.splitlines()[-8:] + proc.stderr.splitlines()[-8:]))
+        raise ToolkitError(f"debootstrap {spec.suite} from {spec.mirror} failed (exit {proc.returncode}):\n{tail}",
+                           hint=f"check that {spec.mirror} is reachable and carries suite {spec.suite!r}")
+    seconds = {"debootstrap": round(time.monotonic() - start, 1)}
+    for deb in (work / "var/cache/apt/archives").glob("*.deb"):   # debootstrap's copies; --cache-dir has them
+        deb.unlink()
+
+    apt = work / "etc/apt"
+    atomic_write_text(apt / "sources.list", spec.sources_list())
+    atomic_write_text(apt / "apt.conf.d/90toolkit", spec.apt_conf())
+    if spec.pins:
+        atomic_write_text(apt / "preferences.d/toolkit", spec.preferences())
+
+    log.stage("root", f"{spec.name}: apt-get install {len(spec.packages)} packages")
+    start = time.monotonic()
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    # Downloads go to the cache (bound at its own path), so the root holds none and a rebuild reuses them.
+    apt_get = ["apt-get", "-q", "-o", f"Dir::Cache::Archives={archives}"]
+    sandbox.run(work, [*apt_get, "update"], binds=[archives], env=env, writable=True, capture=True)
+    sandbox.run(work, [*apt_get, "install", "-y", "--no-install-recommends", *spec.packages],
+                binds=[archives], env=env, writable=True, capture=True)
+    seconds["apt"] = round(time.monotonic() - start, 1)
+    unsafe_io.unlink()
+
+    packages = record.query(work)
+    return {
+        "name": spec.name, "package_set": spec.digest(), "file": str(spec.file),
+        "made": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": seconds,
+        "bytes": _size(work), "packages": packages,
+    }
+
+
+def _check_lock(spec: PackageSet, packages: record.Record, locked: bool) -> None:
+    if not spec.lock_file.is_file():
+        if locked:
+            raise ToolkitError(f"{spec.lock_file}: no lock file to check the root against",
+                               hint=f"write it with `python -m toolkit root lock {spec.name}`")
+        log.stage("root", f"{spec.name}: no lock file {spec.lock_file.name}; "
+                          f"`python -m toolkit root lock {spec.name}` writes one")
+        return
+    digest, old = record.read_lock(spec.lock_file)
+    if digest != spec.digest():
+        message = f"{spec.lock_file} was written for another package set than {spec.file.name}"
+        if locked:
+            raise ToolkitError(message, hint=f"rewrite it with `python -m toolkit root lock {spec.name}`")
+        log.warn(f"{message}; rewrite it with `python -m toolkit root lock {spec.name}`")
+    changes = record.diff(old, packages)
+    if not changes:
+        log.stage("root", f"{spec.name}: same packages as {spec.lock_file.name} ({len(packages)})")
+        return
+    lines = "\n".join(f"  {c.line()}" for c in changes)
+    message = f"{spec.name}: the root differs from {spec.lock_file} in {len(changes)} packages:\n{lines}"
+    if locked:
+        raise ToolkitError(message, hint="the archive moved on: review the changes, then "
+                                         f"`python -m toolkit root lock {spec.name}`")
+    log.warn(message)
+
+
+@contextmanager
+def _lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.stage("root", f"waiting for another process making this root ({path.name})")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _remove_tree(path: Path) -> None:
+    """Remove a half-made root; refuse if anything is mounted inside it (never delete through a mount)."""
+    if not path.exists():
+        return
+    prefix = str(path.resolve()) + "/"
+    with open("/proc/self/mountinfo", encoding="utf-8") as handle:
+        mounted = [line.split()[4] for line in handle if line.split()[4].startswith(prefix)]
+    if mounted:
+        raise ToolkitError(f"{path}: cannot remove a half-made root, something is mounted inside: {mounted[0]}",
+                           hint=f"umount -R {mounted[0]}, then run again")
+    shutil.rmtree(path)
+
+
+def _size(root: Path) -> int:
+    proc = subprocess.run(["du", "-s", "-B1", "-x", str(root)], capture_output=True, text=True)
+    return int(proc.stdout.split()[0]) if proc.returncode == 0 else 0
+
+
+def human_size(size: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.1f} {unit}" if unit != "B" else f"{size} B"
+        size /= 1024
+    return f"{size} B"

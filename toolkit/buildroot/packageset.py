@@ -1,0 +1,159 @@
+"""A build root's package set, read from `containers/roots/<name>.toml`: where Debian's packages come
+from (mirror, suites, pins, apt options) and which to install.
+
+The set is data; its digest (over the normalised fields, not the file's bytes, so comments and order
+of groups do not count) keys the cached root, and the root's exact package record lives beside it as
+`<name>.lock`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolkit.errors import ToolkitError
+from toolkit.tomlread import load_toml
+
+ROOTS_DIR = Path(__file__).resolve().parents[2] / "containers" / "roots"
+DEFAULT = "debian-sid-rocm"
+
+# Bumped when the way a root is made changes, so cached roots made the old way are not reused.
+FORMAT = 1
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# Debian package names, with apt's glob characters allowed in pins.
+_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+_PIN_PACKAGE = re.compile(r"^[a-z0-9*?][a-z0-9+.*?-]*$")
+
+
+@dataclass(frozen=True)
+class Pin:
+    packages: tuple[str, ...]
+    release: str
+    priority: int
+
+
+@dataclass(frozen=True)
+class PackageSet:
+    name: str
+    file: Path
+    mirror: str
+    suite: str
+    variant: str
+    apt_suites: tuple[str, ...]
+    components: tuple[str, ...]
+    apt_options: tuple[str, ...]
+    pins: tuple[Pin, ...]
+    packages: tuple[str, ...]   # sorted, unique
+    # The toolkit's Python dependencies the root provides itself (as Debian packages): not in the digest,
+    # they do not change the root, only what the toolkit's venv inside it leaves out.
+    from_root: tuple[str, ...] = ()
+
+    @property
+    def lock_file(self) -> Path:
+        return self.file.with_suffix(".lock")
+
+    def digest(self) -> str:
+        fields = {
+            "format": FORMAT, "mirror": self.mirror, "suite": self.suite, "variant": self.variant,
+            "apt_suites": self.apt_suites, "components": self.components, "apt_options": self.apt_options,
+            "pins": [[list(p.packages), p.release, p.priority] for p in self.pins],
+            "packages": self.packages,
+        }
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+    def sources_list(self) -> str:
+        components = " ".join(self.components)
+        return "".join(f"deb {self.mirror} {suite} {components}\n" for suite in self.apt_suites)
+
+    def apt_conf(self) -> str:
+        return "".join(f"{option}\n" for option in self.apt_options)
+
+    def preferences(self) -> str:
+        return "\n".join(f"Package: {' '.join(p.packages)}\nPin: release {p.release}\nPin-Priority: {p.priority}\n"
+                         for p in self.pins)
+
+
+def find(name_or_path: str | Path) -> Path:
+    """`debian-sid-rocm` -> containers/roots/debian-sid-rocm.toml; a path to a .toml file as is."""
+    text = str(name_or_path)
+    if text.endswith(".toml") or "/" in text:
+        path = Path(text)
+        if not path.is_file():
+            raise ToolkitError(f"{path}: package set file not found")
+        return path.resolve()
+    path = ROOTS_DIR / f"{text}.toml"
+    if not path.is_file():
+        known = sorted(p.stem for p in ROOTS_DIR.glob("*.toml"))
+        raise ToolkitError(f"unknown build root {text!r}: no {path}",
+                           hint=f"known roots: {', '.join(known) or 'none'}; or give a package set .toml path")
+    return path
+
+
+def load(name_or_path: str | Path) -> PackageSet:
+    path = find(name_or_path)
+    doc = load_toml(path)
+    root = doc.table("root")
+    mirror = root.str("mirror")
+    if not re.match(r"^(https?|file)://", mirror):
+        raise root.error("mirror", f"expected an http(s):// or file:// URL, got {mirror!r}")
+    suite = _word(root, "suite")
+    variant = root.str("variant", "minbase", choices=("minbase", "buildd", "fakechroot", "-"))
+    apt_suites = tuple(root.str_list("apt_suites", [suite]))
+    for i, s in enumerate(apt_suites):
+        _check_word(root, f"apt_suites[{i}]", s)
+    components = tuple(root.str_list("components", ["main"]))
+    apt_options = tuple(root.str_list("apt_options", []))
+    for i, option in enumerate(apt_options):
+        if not option.rstrip().endswith(";"):
+            raise root.error(f"apt_options[{i}]", f"an apt.conf line ends with ';', got {option!r}")
+    pins = tuple(_pin(t) for t in root.tables("pin", []))
+    root.done()
+
+    groups = doc.table("packages")
+    packages: set[str] = set()
+    for group in groups.keys():
+        for i, pkg in enumerate(groups.str_list(group)):
+            if not _PACKAGE.match(pkg):
+                raise groups.error(f"{group}[{i}]", f"not a Debian package name: {pkg!r}")
+            packages.add(pkg)
+    groups.done()
+    if not packages:
+        raise ToolkitError(f"{path}: [packages] lists no packages", hint='add a group, e.g. tools = ["cmake"]')
+    python = doc.table("python", None)
+    from_root = tuple(python.str_list("from_root", [])) if python else ()
+    if python:
+        python.done()
+    doc.done()
+    name = path.stem
+    if not _NAME.match(name):
+        raise ToolkitError(f"{path}: a root's name (the file's stem) must be letters, digits, '.', '_' or '-'")
+    return PackageSet(name, path, mirror.rstrip("/"), suite, variant, apt_suites, components, apt_options, pins,
+                      tuple(sorted(packages)), from_root)
+
+
+def _word(table, key: str) -> str:
+    value = table.str(key)
+    _check_word(table, key, value)
+    return value
+
+
+def _check_word(table, key: str, value: str) -> None:
+    if not re.match(r"^[a-z0-9][a-z0-9.-]*$", value):
+        raise table.error(key, f"expected a Debian suite name, got {value!r}")
+
+
+def _pin(t) -> Pin:
+    packages = tuple(t.str_list("packages"))
+    for i, pkg in enumerate(packages):
+        if not _PIN_PACKAGE.match(pkg):
+            raise t.error(f"packages[{i}]", f"not a package name or glob: {pkg!r}")
+    release = t.str("release")
+    if not re.match(r"^[a-z]=[A-Za-z0-9.~+-]+(,[a-z]=[A-Za-z0-9.~+-]+)*$", release):
+        raise t.error("release", f"expected apt's release selector like 'a=experimental', got {release!r}")
+    priority = t.int("priority")
+    t.done()
+    return Pin(packages, release, priority)

