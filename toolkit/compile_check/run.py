@@ -25,7 +25,7 @@ from toolkit.compile_check.settings import CompileCheckSettings, Dep
 from toolkit.hipify.settings import glob_match
 
 DRIVER = Path(__file__).with_name("driver.py")
-ENV_BUILDROOT = "TOOLKIT_BUILDROOT"
+ROOT_NAME = "debian-sid-rocm"
 CACHE_NAME = "compile-cache.json"
 _ERROR = re.compile(r"^(?P<loc>[^\s:][^:\n]*:\d+(?::\d+)?): (?:fatal )?error: (?P<msg>.*)$", re.M)
 _HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".inc", ".inl")
@@ -77,59 +77,16 @@ class CompileReport:
 
 
 def find_root() -> Path:
-    """The build root with hipcc: toolkit.buildroot's when present, else $TOOLKIT_BUILDROOT."""
-    try:
-        from toolkit.buildroot import ensure_root  # type: ignore[import-not-found]
-    except ImportError:
-        ensure_root = None
-    if ensure_root is not None:
-        return Path(ensure_root("debian-sid-rocm"))
-    value = os.environ.get(ENV_BUILDROOT)
-    if not value:
-        raise ToolkitError("compile check: no build root with hipcc",
-                           f"set {ENV_BUILDROOT} to a Debian sid root with hipcc and the ROCm -dev packages")
-    root = Path(value)
-    if not (root / "usr/bin/hipcc").exists():
-        raise ToolkitError(f"compile check: {root} has no usr/bin/hipcc ({ENV_BUILDROOT})",
-                           "point it at a root with hipcc installed")
-    return root
+    """The Debian sid ROCm build root (made once and cached; $TOOLKIT_BUILDROOT names a prepared one)."""
+    from toolkit.buildroot import ensure_root
+
+    return Path(ensure_root(ROOT_NAME))
 
 
 def run_in_root(root: Path, argv: list[str], binds: list[Path], capture: bool = False) -> subprocess.CompletedProcess:
-    try:
-        from toolkit.buildroot import run_in_root as shared  # type: ignore[import-not-found]
-    except ImportError:
-        shared = None
-    if shared is not None:
-        return shared(root, argv, binds=tuple(binds), check=False, capture=capture)
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        raise ToolkitError("compile check: bwrap is not installed", "apt-get install -y bubblewrap")
-    # The root stays read-only and untouched: its top-level entries are bound onto an empty / so that the
-    # host folders below can get mount points without creating anything inside the root.
-    cmd = [bwrap, "--tmpfs", "/"]
-    mounts = _outermost(binds)
-    taken = {m.parts[1] for m in mounts if len(m.parts) > 1}
-    for entry in sorted(root.iterdir()):
-        if entry.name in ("proc", "dev", "tmp") or entry.name in taken:
-            continue
-        if entry.is_symlink():
-            cmd += ["--symlink", os.readlink(entry), f"/{entry.name}"]
-        elif entry.is_dir():
-            cmd += ["--ro-bind", str(entry), f"/{entry.name}"]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    for b in mounts:
-        cmd += ["--bind", str(b), str(b)]
-    return subprocess.run(cmd + ["--setenv", "HIP_PLATFORM", "amd", "--"] + argv,
-                          capture_output=capture, text=True)
+    from toolkit.buildroot import run_in_root as run
 
-
-def _outermost(paths: list[Path]) -> list[Path]:
-    out: list[Path] = []
-    for p in sorted({Path(p).resolve() for p in paths}, key=lambda p: len(p.parts)):
-        if not any(q == p or q in p.parents for q in out):
-            out.append(p)
-    return out
+    return run(root, argv, binds=tuple(binds), check=False, capture=capture)
 
 
 def resolve_deps(settings: CompileCheckSettings, work: Path, root: Path, fetch_ctx) -> tuple[list[str], list[str]]:
