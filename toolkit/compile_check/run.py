@@ -177,8 +177,9 @@ def compile_tree(settings: CompileCheckSettings, tree: Path, source: Path, work:
         cache = json.loads(cache_path.read_text())
     except (OSError, ValueError):
         cache = {}
+    generated = [[g.path, g.text] for g in settings.generated]
     common = hashlib.sha256(json.dumps([base, list(settings.targets), settings.compiler, _headers_digest(tree),
-                                        report.deps, str(root)]).encode()).hexdigest()
+                                        generated, report.deps, str(root)]).encode()).hexdigest()
     jobs_list, keys = [], {}
     for unit in units:
         data = (tree / unit).read_bytes()
