@@ -24,6 +24,7 @@ COMMAND_MODULES: list[str] = [
     "toolkit.hipify.cli",
     "toolkit.buildroot.cli",
     "toolkit.workdirs_cli",
+    "toolkit.compile_check.cli",
 ]
 
 

@@ -387,6 +387,9 @@ def stages_for(b: Build, package: bool = False) -> list[Stage]:
         stages.append(hipify_stage(b))
         if has_hipified_patches(b):
             stages.append(hipified_patch_stage(b))
+        if "compile_check" in b.recipe.extra:
+            from toolkit.compile_check.stage import compile_check_stage
+            stages.append(compile_check_stage(b))
     stages += [configure_stage(b, cmake, ninja), build_stage(b, cmake), check_stage(b)]
     if package:
         stages += wheel_stages(b)

@@ -151,6 +151,7 @@ def load_recipe(path: Path) -> Recipe:
 # Sections owned by other areas of the toolkit, each read by its own settings module's from_table.
 _SECTIONS = {
     "hipify": ("toolkit.hipify.settings", "from_table"),
+    "compile_check": ("toolkit.compile_check.settings", "from_table"),
     "release": ("toolkit.release.settings", "from_table"),
     "wheel": ("toolkit.wheel.settings", "from_table"),
     "smoke": ("toolkit.wheel.settings", "smoke_from_table"),

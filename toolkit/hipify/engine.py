@@ -25,7 +25,7 @@ from toolkit.hipify.settings import HipifySettings, glob_match
 from toolkit.hipify.tables import Tables
 
 # Bump when a change here changes any output: cached conversions from other versions are redone.
-ENGINE_VERSION = "1"
+ENGINE_VERSION = "2"
 
 _SCAN = re.compile(
     r"""
@@ -202,7 +202,10 @@ def convert_text(text: str, rel: str, settings: HipifySettings, tables: Tables,
             if name in tables.unsupported:
                 unmapped(start, name, tables.unsupported[name])
             elif tables.is_cuda_identifier(name):
-                unmapped(start, name, "no HIP mapping known")
+                if _declares(text, start, pos):
+                    defines.add(name)
+                else:
+                    unmapped(start, name, "no HIP mapping known")
             continue
         if start < directive_end and name == "__CUDA_ARCH__" and directive_name in ("if", "elif"):
             cmp = _ARCH_CMP.match(text, pos)
@@ -235,6 +238,7 @@ def convert_text(text: str, rel: str, settings: HipifySettings, tables: Tables,
         converted = _launches_to_ggl(converted, result)
     if not detect_only:
         converted = apply_substitutions(converted, rel, settings)
+        result.unmapped = still_present(result.unmapped, converted)
     result.text = converted
     _lane_warnings(text, skipped_spans, result)
     result.defines = sorted(defines)
@@ -242,6 +246,44 @@ def convert_text(text: str, rel: str, settings: HipifySettings, tables: Tables,
     result.unmapped = [f for f in result.unmapped if f.name not in defines]
     result.warnings.sort(key=lambda w: (w.line, w.kind))
     return result
+
+
+_DECL_AFTER = re.compile(r"\s*(?:\(|=(?!=)|;|,|\[|\{|\))")
+_NOT_A_TYPE = frozenset({
+    "return", "new", "delete", "throw", "case", "goto", "else", "do", "sizeof", "alignof", "decltype",
+    "co_return", "co_yield", "co_await", "operator", "and", "or", "not", "typeid", "if", "while", "for",
+    "switch",
+})
+
+
+def _declares(text: str, start: int, end: int) -> bool:
+    """Whether the name at text[start:end] is being declared: `void cuFoo(`, `T cudaT =`, `auto* cublasLt;`.
+
+    The tree's own functions, variables and parameters that happen to look like CUDA names are the tree's,
+    not CUDA's: they are never reported as unmapped.
+    """
+    if not _DECL_AFTER.match(text, end):
+        return False
+    before = text[max(0, start - 120):start]
+    stripped = before.rstrip()
+    if not stripped or stripped == before:  # a declarator is separated from its type by space
+        if not stripped.endswith(("*", "&")) or stripped.endswith("&&"):
+            return False
+    last = stripped.rstrip("*& \t\n")
+    if stripped.endswith(("*", "&")) and last[-1:] in "=(,!|+-/%<?:":
+        return False
+    if last.endswith(">"):
+        return True
+    word = re.search(r"([A-Za-z_]\w*)$", last)
+    return bool(word) and word.group(1) not in _NOT_A_TYPE
+
+
+def still_present(findings: list[Finding], final_text: str) -> list[Finding]:
+    """Findings whose name the final text (after the recipe's substitutions) still holds."""
+    if not findings:
+        return findings
+    words = set(re.findall(r"[A-Za-z_]\w*", final_text))
+    return [f for f in findings if f.name in words or ("." in f.name and f.name in final_text)]
 
 
 def apply_substitutions(text: str, rel: str, settings: HipifySettings) -> str:

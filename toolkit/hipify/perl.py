@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 from toolkit.errors import ToolkitError
-from toolkit.hipify.engine import FileResult, Warning, apply_substitutions, convert_text
+from toolkit.hipify.engine import FileResult, Warning, apply_substitutions, convert_text, still_present
 from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import Tables
 
@@ -44,8 +44,9 @@ def convert_with_perl(exe: str, path: Path, text: str, rel: str, settings: Hipif
     if text.strip() and not proc.stdout.strip():
         raise ToolkitError(f"hipify-perl produced no output for {rel}:\n{_tail(proc.stderr)}")
     leftovers = convert_text(proc.stdout, rel, settings, tables, detect_only=True)
-    result = FileResult(apply_substitutions(proc.stdout, rel, settings), leftovers.unmapped,
-                        leftovers.warnings, leftovers.defines)
+    text_out = apply_substitutions(proc.stdout, rel, settings)
+    result = FileResult(text_out, still_present(leftovers.unmapped, text_out), leftovers.warnings,
+                        leftovers.defines)
     for line in proc.stderr.splitlines():
         m = _WARNING.search(line)
         if m:

@@ -6,6 +6,7 @@
     dnn = "miopen"                     # or "hipdnn"
     strict = true                      # unmapped CUDA identifiers fail the stage
     include = ["**/*.cu", "**/*.cuh", "**/*.h"]
+    overlay = ["src/rocm/**/*.cc"]     # hand-written files copied unconverted over the output
     suffixes = { ".cu" = ".hip" }
     [[hipify.rename]]                  # substring rename of every path component
     from = "cuda"
@@ -67,6 +68,7 @@ class HipifySettings:
     dnn: str = "miopen"
     strict: bool = False
     include: tuple[str, ...] = DEFAULT_INCLUDE
+    overlay: tuple[str, ...] = ()
     exclude: tuple[Exclude, ...] = ()
     renames: tuple[Rename, ...] = ()
     suffixes: tuple[tuple[str, str], ...] = ()
@@ -82,6 +84,9 @@ class HipifySettings:
 
     def included(self, rel: str) -> bool:
         return any(glob_match(g, rel) for g in self.include)
+
+    def overlaid(self, rel: str) -> bool:
+        return any(glob_match(g, rel) for g in self.overlay)
 
     def rename_path(self, rel: str) -> str:
         """The output path for an input path (posix, relative): component renames, then the suffix."""
@@ -113,6 +118,7 @@ def from_table(t: Table, recipe_dir: Path) -> HipifySettings:
     dnn = t.str("dnn", "miopen", choices=DNN_TARGETS)
     strict = t.bool("strict", False)
     include = tuple(t.str_list("include", list(DEFAULT_INCLUDE)))
+    overlay = tuple(t.str_list("overlay", []))
     perl = t.str("hipify_perl", "hipify-perl")
     if "/" in perl and not Path(perl).is_absolute():
         perl = str((recipe_dir / perl).resolve())
@@ -155,7 +161,7 @@ def from_table(t: Table, recipe_dir: Path) -> HipifySettings:
         subs.append(Substitution(old, new, regex, glob))
     t.done()
     return HipifySettings(
-        engine=engine, launch_syntax=launch, dnn=dnn, strict=strict, include=include,
+        engine=engine, launch_syntax=launch, dnn=dnn, strict=strict, include=include, overlay=overlay,
         exclude=tuple(excludes), renames=tuple(renames), suffixes=tuple(suffixes.items()),
         substitutions=tuple(subs), hipify_perl=perl,
     )

@@ -18,7 +18,7 @@ from pathlib import Path
 from toolkit import log
 from toolkit.errors import ToolkitError
 from toolkit.fsutil import atomic_write_bytes, atomic_write_text, iter_files, sha256_bytes
-from toolkit.hipify.engine import ENGINE_VERSION, convert_text
+from toolkit.hipify.engine import ENGINE_VERSION, FileResult, convert_text
 from toolkit.hipify.report import HipifyReport, Located
 from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import Tables, load_tables, tables_digest
@@ -43,7 +43,10 @@ def _convert_one(job: tuple[HipifySettings, str, str, str, str]) -> dict:
     data = Path(src).read_bytes()
     text = data.decode("utf-8", errors="surrogateescape")
     tables = _tables_for(settings)
-    if settings.engine == "hipify-perl":
+    if settings.overlaid(rel):
+        # Hand-written HIP source: copied as it is; only the names it defines count.
+        result = FileResult(text, defines=convert_text(text, rel, settings, tables, detect_only=True).defines)
+    elif settings.engine == "hipify-perl":
         from toolkit.hipify.perl import convert_with_perl
         result = convert_with_perl(perl, Path(src), text, rel, settings, tables)
     else:
@@ -132,23 +135,31 @@ def hipify_tree(settings: HipifySettings, src_dir: Path, out_dir: Path, jobs: in
     entries: dict[str, dict] = {}
     jobs_todo: list[tuple[str, str]] = []  # (rel, input sha)
     owners: dict[str, str] = {}
-    for path in iter_files(src_dir):
-        rel = path.as_posix()
+    files = [p.as_posix() for p in iter_files(src_dir)]
+    # A hand-written overlay file takes the place of the converted file that would land on its path
+    # (ORT's ROCm build put its hand-written folder first on the include path).
+    overlays = {settings.rename_path(rel): rel for rel in files
+                if settings.overlay and settings.overlaid(rel) and settings.excluded(rel) is None}
+    for rel in files:
         report.total += 1
         rule = settings.excluded(rel)
         if rule is not None:
             report.excluded.append((rel, rule.reason))
             continue
-        if not settings.included(rel):
+        if not settings.included(rel) and not settings.overlaid(rel):
             report.ignored += 1
             continue
         out_rel = settings.rename_path(rel)
+        if out_rel in overlays and overlays[out_rel] != rel:
+            report.excluded.append((rel, f"the hand-written {overlays[out_rel]} takes its place (overlay)"))
+            continue
         if out_rel in owners:
             raise ToolkitError(f"hipify: {owners[out_rel]} and {rel} would both be written to {out_rel}",
-                               "change the [[hipify.rename]] / suffixes rules or exclude one of them")
+                               "exclude the CUDA file a hand-written overlay replaces ([[hipify.exclude]]), "
+                               "or change the [[hipify.rename]] / suffixes rules")
         owners[out_rel] = rel
         report.outputs[rel] = out_rel
-        sha = sha256_bytes((src_dir / path).read_bytes())
+        sha = sha256_bytes((src_dir / rel).read_bytes())
         cached = old_files.get(rel)
         out = out_dir / out_rel
         if cached and cached.get("input_sha256") == sha and cached.get("output") == out_rel:

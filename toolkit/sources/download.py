@@ -15,7 +15,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import requests
 import urllib3
@@ -206,12 +206,12 @@ def _download_verified(url: str, part: Path, sha256: str | None, options: Downlo
 def _download_with_retries(url: str, part: Path, options: DownloadOptions, resume: bool = True) -> bool:
     """Download url into part; True when the file was joined from more than one piece (a resume)."""
     if url.startswith("file://"):
-        # A mirror on disk (--mirror file:///srv/mirror): a copy, no network, nothing to retry.
-        source = Path(url[len("file://"):])
-        if not source.is_file():
-            raise _Permanent(f"no such file {source}")
+        # A mirror on a local disk (--mirror file:///srv/mirror): copied, then verified like any download.
+        local = Path(unquote(urlsplit(url).path))
+        if not local.is_file():
+            raise _Permanent(f"no such file {local}")
         part.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, part)
+        shutil.copyfile(local, part)
         return False
     attempt = 0
     joined = part.exists() and part.stat().st_size > 0 and resume

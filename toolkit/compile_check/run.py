@@ -1,0 +1,235 @@
+"""Compile every translation unit of a hipified tree with the build root's hipcc; report per unit.
+
+Third-party headers come from the recipe's [[compile_check.dep]] archives (verified downloads, mirrors
+first); a dep that cannot be had falls back to the root's own copy, and the report says which was used.
+Each unit's result is cached under its key: the unit's bytes, every header of the output tree, the
+flags, the deps and the compiler. A rerun with nothing changed compiles nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from toolkit import log
+from toolkit.errors import ToolkitError
+from toolkit.fsutil import atomic_write_text, iter_files
+from toolkit.compile_check.settings import CompileCheckSettings, Dep
+from toolkit.hipify.settings import glob_match
+
+DRIVER = Path(__file__).with_name("driver.py")
+ROOT_NAME = "debian-sid-rocm"
+CACHE_NAME = "compile-cache.json"
+_ERROR = re.compile(r"^(?P<loc>[^\s:][^:\n]*:\d+(?::\d+)?): (?:fatal )?error: (?P<msg>.*)$", re.M)
+_HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".inc", ".inl")
+
+
+@dataclass
+class UnitResult:
+    unit: str
+    ok: bool
+    error: str = ""  # first error: "file:line:col: message"
+    seconds: float = 0.0
+    cached: bool = False
+
+
+@dataclass
+class CompileReport:
+    label: str
+    units: list[UnitResult] = field(default_factory=list)
+    deps: list[str] = field(default_factory=list)  # "name: pinned archive <url>" or "name: root fallback <dir>"
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> int:
+        return sum(u.ok for u in self.units)
+
+    @property
+    def rate(self) -> float:
+        return self.passed / len(self.units) if self.units else 0.0
+
+    def summary(self) -> str:
+        cached = sum(u.cached for u in self.units)
+        return (f"compile check [{self.label}]: {self.passed}/{len(self.units)} units compiled "
+                f"({100 * self.rate:.1f}%), {cached} from cache, {self.seconds:.1f} s")
+
+    def lines(self) -> list[str]:
+        out = [f"headers: {d}" for d in self.deps]
+        out += [f"{'ok  ' if u.ok else 'FAIL'} {u.unit}" + (f": {u.error}" if not u.ok else "")
+                for u in self.units]
+        return out + [self.summary()]
+
+    def causes(self) -> dict[str, list[str]]:
+        """Failed units grouped by their first error's message (file:line dropped)."""
+        groups: dict[str, list[str]] = {}
+        for u in self.units:
+            if not u.ok:
+                msg = u.error.split(": ", 1)[-1] if ": " in u.error else u.error
+                groups.setdefault(msg, []).append(u.unit)
+        return dict(sorted(groups.items(), key=lambda kv: -len(kv[1])))
+
+
+def find_root() -> Path:
+    """The Debian sid ROCm build root (made once and cached; $TOOLKIT_BUILDROOT names a prepared one)."""
+    from toolkit.buildroot import ensure_root
+
+    return Path(ensure_root(ROOT_NAME))
+
+
+def run_in_root(root: Path, argv: list[str], binds: list[Path], capture: bool = False) -> subprocess.CompletedProcess:
+    from toolkit.buildroot import run_in_root as run
+
+    return run(root, argv, binds=tuple(binds), check=False, capture=capture)
+
+
+def resolve_deps(settings: CompileCheckSettings, work: Path, root: Path, fetch_ctx) -> tuple[list[str], list[str]]:
+    """(-I folders, report lines) for the recipe's deps: pinned archives, else the root's copies."""
+    from toolkit.sources.source import unpack_once
+
+    incs: list[str] = []
+    lines: list[str] = []
+    # The root's own copies are paths inside the root; /usr/include is searched anyway.
+    for dep in settings.deps:
+        top = None
+        try:
+            archive = fetch_ctx.fetch_url(dep.url, dep.sha256, f"compile check dep {dep.name}")
+            dest = unpack_once(archive, work / "deps" / dep.name, 1, f"compile check dep {dep.name}")
+            top = dest
+        except ToolkitError as exc:
+            if not dep.fallback:
+                raise
+            first = str(exc).splitlines()[0]
+            lines.append(f"{dep.name}: root fallback {', '.join(dep.fallback)} (pinned archive unavailable: {first})")
+            incs += [f for f in dep.fallback if f.rstrip("/") != "/usr/include"]
+        if top is not None:
+            lines.append(f"{dep.name}: pinned {dep.url.rsplit('/', 1)[-1]} (sha256 {dep.sha256[:12]}) {dep.url}")
+            incs += [str((top / i).resolve()) for i in dep.include]
+            if dep.protoc:
+                incs.append(str(_protoc(dep, top, work, root)))
+    return incs, lines
+
+
+def _protoc(dep: Dep, top: Path, work: Path, root: Path) -> Path:
+    """Generate the .pb.h files the dep's headers include (onnx-ml.pb.h), with the root's protoc."""
+    out = work / "deps" / f"{dep.name}-generated"
+    stamp = out / ".stamp"
+    key = json.dumps([dep.sha256, list(dep.protoc)])
+    if stamp.is_file() and stamp.read_text() == key:
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    proc = run_in_root(root, ["sh", "-c", f"cd '{top}' && protoc --cpp_out='{out}' " + " ".join(dep.protoc)],
+                       [work], capture=True)
+    if proc.returncode != 0:
+        raise ToolkitError(f"compile check: protoc failed for {dep.name}: {proc.stderr.strip()[-2000:]}")
+    stamp.write_text(key)
+    return out
+
+
+def select_units(settings: CompileCheckSettings, tree: Path, sample: bool) -> list[str]:
+    if sample:
+        missing = [u for u in settings.sample if not (tree / u).is_file()]
+        if missing:
+            raise ToolkitError(f"compile check: sample unit(s) not in {tree}: {', '.join(missing[:5])}",
+                               "fix [compile_check].sample in the recipe")
+        return list(settings.sample)
+    return sorted(p.as_posix() for p in iter_files(tree)
+                  if any(glob_match(g, p.as_posix()) for g in settings.units))
+
+
+def _headers_digest(tree: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(iter_files(tree)):
+        if p.suffix in _HEADER_SUFFIXES:
+            h.update(p.as_posix().encode() + b"\0" + (tree / p).read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def compile_tree(settings: CompileCheckSettings, tree: Path, source: Path, work: Path, fetch_ctx,
+                 jobs: int | None = None, sample: bool = False, label: str = "") -> CompileReport:
+    """Compile the units of `tree` (the hipified output); `source` is the tree it came from."""
+    started = time.monotonic()
+    tree, source, work = tree.resolve(), source.resolve(), work.resolve()
+    root = find_root()
+    work.mkdir(parents=True, exist_ok=True)
+    report = CompileReport(label or tree.name)
+    dep_incs, report.deps = resolve_deps(settings, work, root, fetch_ctx)
+    gen = work / "generated"
+    for g in settings.generated:
+        target = gen / g.path
+        if not target.is_file() or target.read_text() != g.text:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(target, g.text)
+    incs = [i.replace("{output}", str(tree)).replace("{source}", str(source)) for i in settings.include]
+    base = [*settings.flags, f"-I{gen}", *(f"-I{i}" for i in incs), *(f"-isystem{i}" for i in dep_incs)]
+    base.append("-fsyntax-only" if settings.mode == "syntax-only" else "-c")
+    units = select_units(settings, tree, sample)
+
+    cache_path = work / CACHE_NAME
+    try:
+        cache = json.loads(cache_path.read_text())
+    except (OSError, ValueError):
+        cache = {}
+    generated = [[g.path, g.text] for g in settings.generated]
+    common = hashlib.sha256(json.dumps([base, list(settings.targets), settings.compiler, _headers_digest(tree),
+                                        generated, report.deps, str(root)]).encode()).hexdigest()
+    jobs_list, keys = [], {}
+    for unit in units:
+        data = (tree / unit).read_bytes()
+        key = hashlib.sha256(common.encode() + data).hexdigest()
+        keys[unit] = key
+        hit = cache.get(unit)
+        if hit and hit.get("key") == key:
+            report.units.append(UnitResult(unit, hit["ok"], hit.get("error", ""), hit.get("seconds", 0.0), True))
+            continue
+        is_hip = any(glob_match(g, unit) for g in settings.hip_units)
+        argv = [settings.compiler, *base]
+        if is_hip:
+            argv += [f"--offload-arch={t}" for t in settings.targets] + ["-x", "hip"]
+        else:
+            argv += ["-x", "c++", "-D__HIP_PLATFORM_AMD__=1"]
+        if settings.mode == "object":
+            argv += ["-o", str(work / "objects" / (unit + ".o"))]
+            (work / "objects" / unit).parent.mkdir(parents=True, exist_ok=True)
+        jobs_list.append({"unit": unit, "argv": argv + [str(tree / unit)], "cwd": str((tree / unit).parent)})
+
+    if jobs_list:
+        log.stage("compile-check", f"{len(jobs_list)} unit(s) to compile with the root's {settings.compiler} "
+                                   f"({len(units) - len(jobs_list)} cached), {jobs or os.cpu_count()} at a time")
+        jobs_file, results_file = work / "jobs.json", work / "results.json"
+        results_file.unlink(missing_ok=True)
+        atomic_write_text(jobs_file, json.dumps(jobs_list))
+        binds = [work, tree, source, DRIVER.parent] + [Path(i) for i in dep_incs if i.startswith(str(work))]
+        proc = run_in_root(root, ["python3", str(DRIVER), str(jobs_file), str(results_file),
+                                  str(jobs or os.cpu_count() or 1)], binds, capture=False)
+        if proc.returncode != 0 or not results_file.is_file():
+            raise ToolkitError(f"compile check: the driver failed in {root} (exit {proc.returncode}): "
+                               f"{(proc.stderr or '').strip()[-2000:]}")
+        for res in json.loads(results_file.read_text()):
+            ok = res["rc"] == 0
+            err = "" if ok else first_error(res["stderr"], tree, source)
+            report.units.append(UnitResult(res["unit"], ok, err, res["seconds"]))
+            cache[res["unit"]] = {"key": keys[res["unit"]], "ok": ok, "error": err, "seconds": res["seconds"]}
+        atomic_write_text(cache_path, json.dumps(cache, indent=1, sort_keys=True) + "\n")
+    report.units.sort(key=lambda u: u.unit)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def first_error(stderr: str, tree: Path, source: Path) -> str:
+    m = _ERROR.search(stderr)
+    if not m:
+        tail = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+        return tail[-1] if tail else "failed without a diagnostic"
+    loc = m.group("loc")
+    for prefix, name in ((str(tree) + "/", ""), (str(source) + "/", "source:")):
+        if loc.startswith(prefix):
+            loc = name + loc[len(prefix):]
+    return f"{loc}: {m.group('msg')}"

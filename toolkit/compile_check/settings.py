@@ -1,0 +1,91 @@
+"""The recipe's [compile_check] section: which units of the hipified tree to compile, how, and with what.
+
+    [compile_check]
+    targets = ["gfx942"]                      # --offload-arch for .cu units
+    mode = "syntax-only"                      # or "object" (-c)
+    units = ["onnxruntime/core/providers/rocm/**/*.cc", ...]   # globs over the hipified output
+    hip_units = ["**/*.cu"]                   # compiled as HIP (-x hip); the rest as C++
+    sample = ["onnxruntime/core/providers/rocm/math/clip.cc", ...]   # the fixed set --sample checks
+    flags = ["-std=c++20", "-DUSE_ROCM=1"]
+    include = ["{output}/onnxruntime", "{source}/include/onnxruntime"]
+    [[compile_check.generated]]               # headers CMake's configure step would write
+    path = "onnxruntime_config.h"
+    text = "#pragma once\n"
+    [[compile_check.dep]]                     # third-party headers at pinned versions
+    name = "abseil"
+    url = "https://github.com/abseil/abseil-cpp/archive/refs/tags/20240722.0.tar.gz"
+    sha256 = "..."
+    include = ["."]                           # folders of the unpacked tree put on -I
+    fallback = ["/usr/include"]               # the build root's copy when the archive cannot be had
+    protoc = ["onnx/onnx-ml.proto"]           # generate these with the root's protoc (onnx-ml.pb.h)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolkit.tomlread import Table
+
+MODES = ("syntax-only", "object")
+
+
+@dataclass(frozen=True)
+class Dep:
+    name: str
+    url: str
+    sha256: str
+    include: tuple[str, ...]
+    fallback: tuple[str, ...]
+    protoc: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Generated:
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
+class CompileCheckSettings:
+    targets: tuple[str, ...]
+    mode: str
+    units: tuple[str, ...]
+    hip_units: tuple[str, ...]
+    sample: tuple[str, ...]
+    flags: tuple[str, ...]
+    include: tuple[str, ...]
+    deps: tuple[Dep, ...]
+    generated: tuple[Generated, ...]
+    compiler: str = "hipcc"
+
+
+def from_table(t: Table, recipe_dir: Path) -> CompileCheckSettings:
+    targets = tuple(t.str_list("targets"))
+    if not targets:
+        raise t.error("targets", "list at least one GPU target, e.g. [\"gfx942\"]")
+    mode = t.str("mode", "syntax-only", choices=MODES)
+    units = tuple(t.str_list("units"))
+    hip_units = tuple(t.str_list("hip_units", ["**/*.cu"]))
+    sample = tuple(t.str_list("sample", []))
+    flags = tuple(t.str_list("flags", []))
+    include = tuple(t.str_list("include", []))
+    compiler = t.str("compiler", "hipcc")
+    deps = []
+    for sub in t.tables("dep", []):
+        sha = sub.str("sha256")
+        if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha.lower()):
+            raise sub.error("sha256", "expected 64 hex digits")
+        deps.append(Dep(sub.str("name"), sub.str("url"), sha.lower(), tuple(sub.str_list("include", ["."])),
+                        tuple(sub.str_list("fallback", [])), tuple(sub.str_list("protoc", []))))
+        sub.done()
+    generated = []
+    for sub in t.tables("generated", []):
+        path = sub.str("path")
+        if path.startswith("/") or ".." in path.split("/"):
+            raise sub.error("path", "must be a relative path inside the generated-headers folder")
+        generated.append(Generated(path, sub.str("text")))
+        sub.done()
+    t.done()
+    return CompileCheckSettings(targets, mode, units, hip_units, sample, flags, include, tuple(deps),
+                                tuple(generated), compiler)
