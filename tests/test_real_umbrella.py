@@ -102,6 +102,11 @@ def test_wheel_has_no_rocm_files_and_its_tag_is_the_roots_glibc(sid, real_build)
     assert set(shared) == LIBS, shared
     from fnmatch import fnmatch
     assert not [n for n in names if any(fnmatch(Path(n).name, p) for p in rocm_excludes())]
+    # What it needs and does not carry, the SBOM names as external ROCm components.
+    from toolkit.release.sbom import external_libraries, wheel_sbom
+    sbom = wheel_sbom(wheels[0])
+    assert {"libmigraphx_c.so.3", "libamdhip64.so.6"} <= set(external_libraries(sbom, "rocm"))
+    assert "libc.so.6" in external_libraries(sbom, "system")
     # The tag auditwheel computed inside the root: the glibc symbol versions the libraries use, which the
     # root's glibc (sid's, newer than manylinux_2_28's) bounds. Public manylinux_2_28 wheels need that image.
     glibc = run_in_root(sid.root, ["ldd", "--version"], capture=True).stdout.splitlines()[0].split()[-1]
