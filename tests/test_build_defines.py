@@ -2,15 +2,12 @@
 the build facts: what CMake's cache kept from an earlier build cannot leak into the next one."""
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.tools import need, require_tool
+from tests.tools import need, require_tool, run_toolkit as toolkit
 from toolkit.cmake import read_cache
 from toolkit.errors import ToolkitError
 from toolkit.offload_bundle import gpu_targets
@@ -18,12 +15,6 @@ from toolkit.options import BuildOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 
-
-def toolkit(*args):
-    proc = subprocess.run([sys.executable, "-m", "toolkit", *args], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return proc
 
 
 def test_plain_configure_passes_the_kernel_defines_empty(tmp_path):

@@ -204,9 +204,9 @@ def test_private_tmp_clean_env_and_cache(in_cache, monkeypatch):
     inside = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
     assert not Path("/tmp", marker).exists()
     assert "TOOLKIT_HOST_ONLY" not in inside and inside["EXTRA"] == "yes"
-    assert inside["TOOLKIT_CACHE_DIR"] == str(cache) and inside["CCACHE_DIR"] == str(cache / "ccache-buildroot")
+    assert inside["TOOLKIT_CACHE_DIR"] == str(cache) and inside["CCACHE_DIR"] == str(cache / "ccache")
     assert inside["pid1"] == "bwrap" and inside["HOME"] == "/tmp"
-    assert (cache / "ccache-buildroot").is_dir()
+    assert (cache / "ccache").is_dir()
 
 
 def test_failures_are_clear_errors(in_cache, tmp_path):

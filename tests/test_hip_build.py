@@ -1,24 +1,15 @@
 """The hipify stage in the build: the sample's CUDA kernels become HIP and compile for the requested targets."""
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.tools import need, require_tool
+from tests.tools import need, require_tool, run_toolkit as toolkit
 from toolkit.elf import read_elf
 from toolkit.offload_bundle import gpu_targets
 
 ROOT = Path(__file__).resolve().parent.parent
 
-
-def toolkit(*args):
-    proc = subprocess.run([sys.executable, "-m", "toolkit", *args], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return proc
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -22,3 +25,14 @@ def need(tool: str, package: str | None = None) -> str:
     path = shutil.which(tool)
     require_tool(path is not None, f"{tool} is not installed (apt-get install -y {package or tool})")
     return path
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_toolkit(*args: str) -> subprocess.CompletedProcess:
+    """`python -m toolkit ARGS` from the project root, which must succeed; its output captured."""
+    proc = subprocess.run([sys.executable, "-m", "toolkit", *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc

@@ -116,7 +116,9 @@ class Build:
 
         if compiler_launcher() is None:
             return {}
-        wanted = {"CCACHE_DIR": str(self.fetch.cache.root / "ccache"), "CCACHE_BASEDIR": str(self.workspace.root),
+        from toolkit.buildroot.sandbox import ccache_dir
+
+        wanted = {"CCACHE_DIR": str(ccache_dir(self.fetch.cache.root)), "CCACHE_BASEDIR": str(self.workspace.root),
                   "CCACHE_NOHASHDIR": "true"}
         return {k: v for k, v in wanted.items() if k not in os.environ}
 

@@ -47,9 +47,10 @@ def cache_dir() -> Path:
 
 
 def ccache_dir(cache: Path) -> Path:
-    """Where builds inside roots keep their ccache: one folder in the toolkit cache, shared by all roots
-    (ccache keys entries by the compiler, so roots with other compilers do not collide)."""
-    return Path(cache) / "ccache-buildroot"
+    """Where every build keeps its ccache: one folder in the toolkit cache, shared by builds on the host and
+    inside any root, so each route hits what another compiled (ccache keys entries by the compiler, so
+    roots with other compilers do not collide)."""
+    return Path(cache) / "ccache"
 
 
 def run_in_root(root: Path, argv: list[str], *, binds: Sequence[Path] = (), env: Mapping[str, str] | None = None,
