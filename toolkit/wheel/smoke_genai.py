@@ -26,6 +26,7 @@ import traceback
 VOCAB = 300  # 256 byte tokens, 3 specials, the rest unused
 BOS, EOS, PAD = 256, 257, 258
 LAYERS, HEADS, HEAD_SIZE = 3, 4, 8
+MAX_LENGTH = 64  # the KV cache buffer's length, and the longest prompt plus tokens
 HIDDEN = HEADS * HEAD_SIZE
 PLACEHOLDER = re.compile(r"\{library:([A-Za-z_][A-Za-z0-9_.]*)\}")
 
@@ -34,8 +35,13 @@ def library_of(module: str) -> str:
     return str(importlib.import_module(module).get_library_path())
 
 
-def write_model(folder: str, seed: int = 13) -> None:
-    """model.onnx: inputs input_ids, attention_mask, past_key_values.N.{key,value}; outputs logits, present.N.*"""
+def write_model(folder: str, max_length: int, seed: int = 13) -> None:
+    """model.onnx: inputs input_ids, attention_mask, past_key_values.N.{key,value}; outputs logits, present.N.*
+
+    Attention is ORT's GroupQueryAttention, which writes the new keys and values into a cache buffer shared
+    between past and present: onnxruntime-genai's amdgpu provider always captures graphs, and graph capture
+    needs that shared buffer (search option past_present_share_buffer), as the models it runs have.
+    """
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -46,47 +52,48 @@ def write_model(folder: str, seed: int = 13) -> None:
         return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
 
     inits = [weight("embed", VOCAB, HIDDEN, scale=1.0), weight("lm_head", HIDDEN, VOCAB, scale=2.0),
-             numpy_helper.from_array(np.array([0, 0, HEADS, HEAD_SIZE], np.int64), "split_heads"),
-             numpy_helper.from_array(np.array([0, 0, HIDDEN], np.int64), "merge_heads"),
-             numpy_helper.from_array(np.array(HEAD_SIZE ** -0.5, np.float32), "scale")]
-    nodes = [helper.make_node("Gather", ["embed", "input_ids"], ["h0"])]
+             numpy_helper.from_array(np.array([1], np.int64), "axis1"),
+             numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+             numpy_helper.from_array(np.array(max_length, np.int32), "total_sequence_length")]
+    # Nothing in the graph is computed on the CPU for a GPU node: the GPU EP would copy it in with its own
+    # Memcpy kernel, and the WebGPU EP's refuses memory tagged with another vendor (the umbrella's is AMD's).
+    # So seqlens_k (valid positions less one, per sequence) comes from an int32 mask in float ops, which the
+    # WebGPU EP has (its Cast takes no int64), and the total sequence length is the cache buffer's,
+    # max_length (the cache is shared and max_length long; seqlens_k bounds what attention reads).
+    nodes = [helper.make_node("Gather", ["embed", "input_ids"], ["h0"]),
+             helper.make_node("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT),
+             helper.make_node("ReduceSum", ["mask_f", "axis1"], ["valid"], keepdims=0),
+             helper.make_node("Sub", ["valid", "one"], ["last"]),
+             helper.make_node("Cast", ["last"], ["seqlens_k"], to=TensorProto.INT32)]
     inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
-              helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "total"])]
+              helper.make_tensor_value_info("attention_mask", TensorProto.INT32, ["batch", "total"])]
     outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", "seq", VOCAB])]
     h = "h0"
     for i in range(LAYERS):
         for part in ("q", "k", "v", "o"):
             inits.append(weight(f"w{part}{i}", HIDDEN, HIDDEN))
-        heads = {}
         for part in ("q", "k", "v"):
-            nodes += [helper.make_node("MatMul", [h, f"w{part}{i}"], [f"{part}{i}_flat"]),
-                      helper.make_node("Reshape", [f"{part}{i}_flat", "split_heads"], [f"{part}{i}_bshd"]),
-                      helper.make_node("Transpose", [f"{part}{i}_bshd"], [f"{part}{i}_new"], perm=[0, 2, 1, 3])]
-            heads[part] = f"{part}{i}_new"
-        for part, kind in (("k", "key"), ("v", "value")):
-            past, present = f"past_key_values.{i}.{kind}", f"present.{i}.{kind}"
-            inputs.append(helper.make_tensor_value_info(past, TensorProto.FLOAT, ["batch", HEADS, "past", HEAD_SIZE]))
-            outputs.append(helper.make_tensor_value_info(present, TensorProto.FLOAT,
-                                                         ["batch", HEADS, "total", HEAD_SIZE]))
-            nodes.append(helper.make_node("Concat", [past, heads[part]], [present], axis=2))
-        # Attention over the cache and the new tokens (no causal mask: the prompt's tokens see each other,
-        # which is a fine deterministic function for comparing two providers).
+            nodes.append(helper.make_node("MatMul", [h, f"w{part}{i}"], [f"{part}{i}"]))
+        for kind in ("key", "value"):
+            inputs.append(helper.make_tensor_value_info(f"past_key_values.{i}.{kind}", TensorProto.FLOAT,
+                                                        ["batch", HEADS, "past", HEAD_SIZE]))
+            outputs.append(helper.make_tensor_value_info(f"present.{i}.{kind}", TensorProto.FLOAT,
+                                                         ["batch", HEADS, "present", HEAD_SIZE]))
         nodes += [
-            helper.make_node("Transpose", [f"present.{i}.key"], [f"kt{i}"], perm=[0, 1, 3, 2]),
-            helper.make_node("MatMul", [heads["q"], f"kt{i}"], [f"scores{i}"]),
-            helper.make_node("Mul", [f"scores{i}", "scale"], [f"scaled{i}"]),
-            helper.make_node("Softmax", [f"scaled{i}"], [f"probs{i}"], axis=-1),
-            helper.make_node("MatMul", [f"probs{i}", f"present.{i}.value"], [f"ctx{i}"]),
-            helper.make_node("Transpose", [f"ctx{i}"], [f"ctx{i}_bshd"], perm=[0, 2, 1, 3]),
-            helper.make_node("Reshape", [f"ctx{i}_bshd", "merge_heads"], [f"ctx{i}_flat"]),
-            helper.make_node("MatMul", [f"ctx{i}_flat", f"wo{i}"], [f"attn{i}"]),
+            helper.make_node("GroupQueryAttention",
+                             [f"q{i}", f"k{i}", f"v{i}", f"past_key_values.{i}.key", f"past_key_values.{i}.value",
+                              "seqlens_k", "total_sequence_length"],
+                             [f"ctx{i}", f"present.{i}.key", f"present.{i}.value"],
+                             domain="com.microsoft", num_heads=HEADS, kv_num_heads=HEADS),
+            helper.make_node("MatMul", [f"ctx{i}", f"wo{i}"], [f"attn{i}"]),
             helper.make_node("Tanh", [f"attn{i}"], [f"act{i}"]),
             helper.make_node("Add", [h, f"act{i}"], [f"h{i + 1}"]),
         ]
         h = f"h{i + 1}"
     nodes.append(helper.make_node("MatMul", [h, "lm_head"], ["logits"]))
     graph = helper.make_graph(nodes, "tiny_decoder", inputs, outputs, inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    model = helper.make_model(graph, ir_version=8, opset_imports=[helper.make_opsetid("", 17),
+                                                                   helper.make_opsetid("com.microsoft", 1)])
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(folder, "model.onnx"))
 
@@ -109,7 +116,7 @@ def write_config(folder: str, max_length: int) -> None:
             },
         },
         "search": {"max_length": max_length, "min_length": 0, "do_sample": False, "num_beams": 1,
-                   "num_return_sequences": 1, "past_present_share_buffer": False, "early_stopping": True,
+                   "num_return_sequences": 1, "past_present_share_buffer": True, "early_stopping": True,
                    "length_penalty": 1.0, "repetition_penalty": 1.0, "temperature": 1.0, "top_k": 1, "top_p": 1.0},
     }
     with open(os.path.join(folder, "genai_config.json"), "w", encoding="utf-8") as out:
@@ -160,10 +167,11 @@ def generate(og, folder: str, provider: str | None, prompt: list[int], count: in
         config.append_provider(provider)
     model = og.Model(config)
     params = og.GeneratorParams(model)
-    params.set_search_options(do_sample=False, max_length=len(prompt) + count, min_length=len(prompt) + count)
+    # max_length stays the config's: the cache buffer the model was written for.
+    params.set_search_options(do_sample=False, min_length=len(prompt) + count)
     generator = og.Generator(model, params)
     generator.append_tokens(prompt)
-    while not generator.is_done():
+    while len(generator.get_sequence(0)) < len(prompt) + count:
         generator.generate_next_token()
     return [int(t) for t in generator.get_sequence(0)][len(prompt):]
 
@@ -208,8 +216,8 @@ def main(argv: list[str] | None = None) -> int:
 
     os.environ["AMDGPU_EP_PATH"] = library
     with tempfile.TemporaryDirectory(prefix="tiny-decoder-") as folder:
-        write_model(folder)
-        write_config(folder, 64)
+        write_model(folder, MAX_LENGTH)
+        write_config(folder, MAX_LENGTH)
         write_tokenizer(folder)
         tokenizer = og.Tokenizer(og.Model(og.Config(folder)))
         prompt = [int(t) for t in tokenizer.encode("AMD GPU smoke")]

@@ -32,6 +32,25 @@ std::string Describe(const OrtApi& api, const OrtHardwareDevice* device) {
 UmbrellaFactory* Self(OrtEpFactory* f) { return static_cast<UmbrellaFactory*>(f); }
 const UmbrellaFactory* Self(const OrtEpFactory* f) { return static_cast<const UmbrellaFactory*>(f); }
 
+// The backend OrtEps whose allocator and stream functions the umbrella stands in for (Interpose), with the
+// originals. Process-wide because ORT calls them with nothing but the OrtEp.
+struct EpHook {
+  UmbrellaFactory* umbrella;
+  OrtEpFactory* backend;
+  UmbrellaFactory::EpAllocatorFn allocator;
+  UmbrellaFactory::EpStreamFn stream;
+};
+std::mutex g_hooks_mutex;
+std::map<const OrtEp*, EpHook> g_hooks;
+
+bool Hooked(const OrtEp* ep, EpHook* hook) {
+  std::lock_guard<std::mutex> lock(g_hooks_mutex);
+  const auto it = g_hooks.find(ep);
+  if (it == g_hooks.end()) return false;
+  *hook = it->second;
+  return true;
+}
+
 }  // namespace
 
 std::string AcceptedProfiles() {
@@ -62,7 +81,8 @@ UmbrellaFactory::UmbrellaFactory(const OrtApi& api, std::string name, std::vecto
       option_prefix_("ep." + Lower(name_) + "."),
       backends_(std::move(backends)),
       default_profile_(std::move(default_profile)),
-      default_source_(std::move(default_source)) {
+      default_source_(std::move(default_source)),
+      memory_(std::make_shared<MemoryMap>(api_, ep_api_)) {
   // The header this was compiled with: ORT calls only the functions that version of the struct has.
   ort_version_supported = ORT_API_VERSION;
   GetName = [](const OrtEpFactory* f) noexcept { return Self(f)->name_.c_str(); };
@@ -83,6 +103,10 @@ UmbrellaFactory::UmbrellaFactory(const OrtApi& api, std::string name, std::vecto
     OrtEpFactory* backend = it->second;
     self->ep_owner_.erase(it);
     lock.unlock();
+    {
+      std::lock_guard<std::mutex> hooks_lock(g_hooks_mutex);
+      g_hooks.erase(ep);
+    }
     backend->ReleaseEp(backend, ep);
   };
   GetVendorId = [](const OrtEpFactory*) noexcept { return kAmdVendorId; };
@@ -100,6 +124,14 @@ UmbrellaFactory::UmbrellaFactory(const OrtApi& api, std::string name, std::vecto
                        OrtAllocator** allocator) noexcept -> OrtStatus* {
     UmbrellaFactory* self = Self(f);
     *allocator = nullptr;
+    if (const MemoryMap::Entry* ours = self->memory_->Find(info)) {
+      OrtEpFactory* b = ours->backend;
+      if (!Has(b, 23) || b->CreateAllocator == nullptr) return nullptr;
+      OrtAllocator* inner = nullptr;
+      if (OrtStatus* status = b->CreateAllocator(b, ours->theirs, options, &inner)) return status;
+      *allocator = self->Forward(inner, b, ours->ours);
+      return nullptr;
+    }
     OrtEpFactory* b = nullptr;
     {
       std::lock_guard<std::mutex> lock(self->mutex_);
@@ -120,13 +152,21 @@ UmbrellaFactory::UmbrellaFactory(const OrtApi& api, std::string name, std::vecto
     OrtEpFactory* b = it->second;
     self->allocator_owner_.erase(it);
     lock.unlock();
+    if (ForwardingAllocator* forwarding = ForwardingAllocator::Of(allocator)) {
+      b->ReleaseAllocator(b, forwarding->inner);
+      delete forwarding;
+      return;
+    }
     b->ReleaseAllocator(b, allocator);
   };
   CreateDataTransfer = [](OrtEpFactory* f, OrtDataTransferImpl** data_transfer) noexcept -> OrtStatus* {
     *data_transfer = nullptr;
     OrtEpFactory* b = Self(f)->PrimaryLocked();
     if (b == nullptr || !Has(b, 23) || b->CreateDataTransfer == nullptr) return nullptr;
-    return b->CreateDataTransfer(b, data_transfer);
+    OrtDataTransferImpl* inner = nullptr;
+    if (OrtStatus* status = b->CreateDataTransfer(b, &inner)) return status;
+    *data_transfer = WrapDataTransfer(inner, Self(f)->memory_);
+    return nullptr;
   };
   IsStreamAware = [](const OrtEpFactory* f) noexcept {
     OrtEpFactory* b = Self(f)->PrimaryLocked();
@@ -137,7 +177,7 @@ UmbrellaFactory::UmbrellaFactory(const OrtApi& api, std::string name, std::vecto
     *stream = nullptr;
     OrtEpFactory* b = Self(f)->PrimaryLocked();
     if (b == nullptr || !Has(b, 23) || b->CreateSyncStreamForDevice == nullptr) return nullptr;
-    return b->CreateSyncStreamForDevice(b, device, options, stream);
+    return b->CreateSyncStreamForDevice(b, Self(f)->memory_->Theirs(device), options, stream);
   };
 #if ORT_API_VERSION >= 24
   GetHardwareDeviceIncompatibilityDetails = [](OrtEpFactory* f, const OrtHardwareDevice* hw,
@@ -232,13 +272,15 @@ OrtStatus* UmbrellaFactory::SupportedDevices(const OrtHardwareDevice* const* dev
           for (size_t k = 0; k < n; ++k) defaults.emplace_back(keys[k], values[k]);
         }
         device_options_[hw] = std::move(defaults);
-        // The memory infos belong to the backend's factory and outlive its OrtEpDevice: the same allocators
-        // and data transfer then serve ours.
+        // The backend's GPU memory is offered as the umbrella's (memory.h); other memory as it is. The
+        // backend's memory infos belong to its factory and outlive its OrtEpDevice.
         for (OrtDeviceMemoryType type : {OrtDeviceMemoryType_DEFAULT, OrtDeviceMemoryType_HOST_ACCESSIBLE}) {
           const OrtMemoryInfo* info = status == nullptr ? api_.EpDevice_MemoryInfo(theirs, type) : nullptr;
           if (info == nullptr) continue;
-          status = ep_api_.EpDevice_AddAllocatorInfo(ours, info);
-          memory_owner_[info] = b;
+          const OrtMemoryInfo* offered = nullptr;
+          status = memory_->Offer(info, b, &offered);
+          if (status == nullptr) status = ep_api_.EpDevice_AddAllocatorInfo(ours, offered);
+          if (offered == info) memory_owner_[info] = b;
         }
         if (status == nullptr) {
           ep_devices[(*num_ep_devices)++] = ours;
@@ -374,9 +416,82 @@ OrtStatus* UmbrellaFactory::Create(const OrtHardwareDevice* const* devices, cons
   OrtStatus* status = b->CreateEp(b, devices, metadata, num_devices, with_defaults ? with_defaults : session_options,
                                   logger, ep);
   if (with_defaults != nullptr) api_.ReleaseSessionOptions(with_defaults);  // CreateEp must not keep it
+  if (status != nullptr || *ep == nullptr) return status;
+  Interpose(*ep, b);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (status == nullptr && *ep != nullptr) ep_owner_[*ep] = b;
-  return status;
+  ep_owner_[*ep] = b;
+  return nullptr;
+}
+
+// ORT asks the session's OrtEp for its allocators and streams before the factory, with the memory infos of
+// the umbrella's devices. The backend's OrtEp is handed to ORT as it is (its kernels get it back from ORT
+// and take it for their own), so its two function pointers are pointed at the umbrella, which calls the
+// originals with the backend's memory.
+void UmbrellaFactory::Interpose(OrtEp* ep, OrtEpFactory* backend) {
+  if (ep->ort_version_supported < 23) return;
+  EpHook hook{this, backend, ep->CreateAllocator, ep->CreateSyncStreamForDevice};
+  if (hook.allocator != nullptr) {
+    ep->CreateAllocator = [](OrtEp* self, const OrtMemoryInfo* info, OrtAllocator** out) noexcept -> OrtStatus* {
+      EpHook h{};
+      *out = nullptr;
+      if (!Hooked(self, &h)) return nullptr;
+      return h.umbrella->EpAllocator(self, h.allocator, h.backend, info, out);
+    };
+  }
+  if (hook.stream != nullptr) {
+    ep->CreateSyncStreamForDevice = [](OrtEp* self, const OrtMemoryDevice* device,
+                                       OrtSyncStreamImpl** out) noexcept -> OrtStatus* {
+      EpHook h{};
+      *out = nullptr;
+      if (!Hooked(self, &h)) return nullptr;
+      return h.umbrella->EpStream(self, h.stream, device, out);
+    };
+  }
+  std::lock_guard<std::mutex> lock(g_hooks_mutex);
+  g_hooks[ep] = hook;
+}
+
+OrtStatus* UmbrellaFactory::EpAllocator(OrtEp* ep, EpAllocatorFn original, OrtEpFactory* backend,
+                                        const OrtMemoryInfo* info, OrtAllocator** allocator) {
+  const MemoryMap::Entry* ours = memory_->Find(info);
+  OrtAllocator* inner = nullptr;
+  if (OrtStatus* status = original(ep, ours ? ours->theirs : info, &inner)) return status;
+  // An OrtEp may leave allocators to its factory (null, no error); ORT would then ask the factory.
+  if (inner == nullptr && Has(backend, 23) && backend->CreateAllocator != nullptr) {
+    if (OrtStatus* status = backend->CreateAllocator(backend, ours ? ours->theirs : info, nullptr, &inner)) return status;
+  }
+  if (inner == nullptr) return nullptr;
+  if (ours != nullptr) {
+    *allocator = Forward(inner, backend, ours->ours);
+    return nullptr;
+  }
+  // ORT releases it through the umbrella's factory, which hands it back to the backend's.
+  std::lock_guard<std::mutex> lock(mutex_);
+  allocator_owner_[inner] = backend;
+  *allocator = inner;
+  return nullptr;
+}
+
+OrtStatus* UmbrellaFactory::EpStream(OrtEp* ep, EpStreamFn original, const OrtMemoryDevice* device,
+                                     OrtSyncStreamImpl** stream) {
+  return original(ep, memory_->Theirs(device), stream);
+}
+
+OrtAllocator* UmbrellaFactory::Forward(OrtAllocator* inner, OrtEpFactory* backend, const OrtMemoryInfo* ours) {
+  if (inner == nullptr) return nullptr;
+  auto* forwarding = new ForwardingAllocator(inner, backend, ours);
+  if (Verbose()) {
+    const OrtMemoryInfo* theirs = inner->Info(inner);
+    const char* their_name = "?";
+    int id = 0;
+    if (theirs != nullptr) api_.MemoryInfoGetName(theirs, &their_name);
+    api_.MemoryInfoGetId(ours, &id);
+    LogLine(kTag, "allocator for AMD GPU memory (device " + std::to_string(id) + "): the backend " +
+                      backend->GetName(backend) + "'s, for its memory " + their_name);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  allocator_owner_[forwarding] = backend;
+  return forwarding;
 }
 
 }  // namespace amdgpu_ep

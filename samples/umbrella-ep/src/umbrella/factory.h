@@ -2,20 +2,23 @@
 // ("AMDGPUExecutionProvider"), in front of the backends' own factories.
 //
 // Devices: each backend factory is asked which hardware it supports; every device it offers is offered again
-// under the umbrella's name (same hardware, metadata, options and memory infos), the first backend in
+// under the umbrella's name (same hardware, metadata and options), the first backend in
 // profile order winning a device two backends offer. Sessions: CreateEp reads the session option
 // ep.<name lowercased>.profile and hands the session to that backend's factory, whose OrtEp then runs it;
-// the session options, ep.migraphx.* included, reach the backend unchanged. Allocators, data transfer and
-// streams are the backend's, so the umbrella never touches a tensor.
+// the session options, ep.migraphx.* included, reach the backend unchanged. Memory: the devices carry the
+// umbrella's own AMD GPU memory infos (memory.h); allocators, data transfer and streams are the backend's,
+// asked for with the backend's memory infos, so the umbrella never touches a tensor's bytes.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "memory.h"
 #include "onnxruntime_c_api.h"
 
 #if ORT_API_VERSION < 24
@@ -41,6 +44,14 @@ class UmbrellaFactory : public OrtEpFactory {
 
   const std::vector<BackendFactory>& backends() const { return backends_; }
 
+  // For the backend OrtEp's own CreateAllocator / CreateSyncStreamForDevice, which ORT prefers to the
+  // factory's: called with the umbrella's memory, they get the backend's (see Create).
+  using EpAllocatorFn = decltype(OrtEp::CreateAllocator);
+  using EpStreamFn = decltype(OrtEp::CreateSyncStreamForDevice);
+  OrtStatus* EpAllocator(OrtEp* ep, EpAllocatorFn original, OrtEpFactory* backend, const OrtMemoryInfo* info,
+                         OrtAllocator** allocator);
+  OrtStatus* EpStream(OrtEp* ep, EpStreamFn original, const OrtMemoryDevice* device, OrtSyncStreamImpl** stream);
+
  private:
   OrtStatus* Error(OrtErrorCode code, const std::string& message) const;
   OrtStatus* SupportedDevices(const OrtHardwareDevice* const* devices, size_t num_devices,
@@ -58,6 +69,10 @@ class UmbrellaFactory : public OrtEpFactory {
   OrtEpFactory* Primary() const;
   OrtEpFactory* PrimaryLocked() const;
   OrtKeyValuePairs* CopyMetadata(const OrtKeyValuePairs* theirs) const;
+  // `inner`, made by `backend` for the umbrella's memory `ours`, as an allocator reporting `ours`.
+  OrtAllocator* Forward(OrtAllocator* inner, OrtEpFactory* backend, const OrtMemoryInfo* ours);
+  // Sends the OrtEp's allocator and stream requests through EpAllocator / EpStream.
+  void Interpose(OrtEp* ep, OrtEpFactory* backend);
   static bool Has(const OrtEpFactory* f, uint32_t since) { return f->ort_version_supported >= since; }
 
   const OrtApi& api_;
@@ -73,7 +88,8 @@ class UmbrellaFactory : public OrtEpFactory {
   // The backend's default options for each device it offered, keyed as it named them; ORT would put them
   // under the umbrella's prefix, so CreateEp hands them to the backend under its own ("ep.<backend>.").
   std::map<const OrtHardwareDevice*, std::vector<std::pair<std::string, std::string>>> device_options_;
-  std::map<const OrtMemoryInfo*, OrtEpFactory*> memory_owner_;
+  std::map<const OrtMemoryInfo*, OrtEpFactory*> memory_owner_;  // backends' memory offered as it is
+  std::shared_ptr<MemoryMap> memory_;  // shared with the data transfers, which ORT may release last
   std::map<const OrtAllocator*, OrtEpFactory*> allocator_owner_;
   std::map<const OrtEp*, OrtEpFactory*> ep_owner_;
 };
