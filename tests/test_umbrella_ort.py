@@ -55,6 +55,9 @@ for step in json.loads(sys.argv[1]):
         seen.append(sorted({(d.ep_name, d.ep_vendor) for d in ort.get_ep_devices()}))
     elif kind == "maps":
         seen.append(loaded(step[1]))
+    elif kind == "memory":  # each EP device's default memory: (EP, name, vendor id, memory type)
+        infos = [(d.ep_name, d.memory_info(ort.OrtDeviceMemoryType.DEFAULT)) for d in ort.get_ep_devices()]
+        seen.append(sorted([name, i.name, i.device_vendor_id, i.device_mem_type.name] for name, i in infos if i))
 print(json.dumps(seen))
 """
 
@@ -425,3 +428,18 @@ def test_registered_umbrella_offers_no_device_of_another_name(sample_libs, webgp
                   AMDGPU_MIGRAPHX_EP_LIBRARY=webgpu_ep, AMDGPU_EP_VERBOSE="1")
     assert run.seen == [["CPUExecutionProvider"]]  # no GPU here: no device at all, and none under WebGPU's name
     assert run.lines(r"\[amdgpu-ep\] forwarded 1 factory from .*/libmigraphx-backend\.so")
+
+
+def test_umbrella_devices_carry_amd_memory_named_as_the_backends(sample_libs, webgpu_ep):
+    # The WebGPU EP offers the CPU as a device when asked to allow a software adapter: the one way to see
+    # the umbrella's devices here. Their memory is the backend's (its name, which its kernels check) under
+    # AMD's vendor id, which onnxruntime-genai's amdgpu provider asks for ("Hip" = GPU memory of 0x1002).
+    # Allocating and copying need the adapter itself: the GPU smoke run does that (README).
+    lib = sample_libs()
+    run = run_ort([["register", "AMDGPUExecutionProvider", umbrella(lib)],
+                   ["register", "WebGpuExecutionProvider", webgpu_ep], ["memory"]],
+                  AMDGPU_MIGRAPHX_EP_LIBRARY=webgpu_ep, ORT_WEBGPU_EP_ALLOW_SOFTWARE_ADAPTER="1",
+                  VK_DRIVER_FILES="/nonexistent.json")
+    ours, theirs = run.seen[0]
+    assert theirs[0] == "WebGpuExecutionProvider" and theirs[2] == 0 and theirs[1].startswith("WebGPU_Buf")
+    assert ours == ["AMDGPUExecutionProvider", theirs[1], 0x1002, "DEFAULT"]

@@ -5,6 +5,7 @@
     mode = "syntax-only"                      # or "object" (-c)
     units = ["onnxruntime/core/providers/rocm/**/*.cc", ...]   # globs over the hipified output
     hip_units = ["**/*.cu"]                   # compiled as HIP (-x hip); the rest as C++
+    hip_flags = ["-include", "hip/hip_runtime.h"]   # added for the HIP units only
     sample = ["onnxruntime/core/providers/rocm/math/clip.cc", ...]   # the fixed set --sample checks
     flags = ["-std=c++20", "-DUSE_ROCM=1"]
     include = ["{output}/onnxruntime", "{source}/include/onnxruntime"]
@@ -58,6 +59,7 @@ class CompileCheckSettings:
     deps: tuple[Dep, ...]
     generated: tuple[Generated, ...]
     compiler: str = "hipcc"
+    hip_flags: tuple[str, ...] = ()
 
 
 def from_table(t: Table, recipe_dir: Path) -> CompileCheckSettings:
@@ -69,6 +71,7 @@ def from_table(t: Table, recipe_dir: Path) -> CompileCheckSettings:
     hip_units = tuple(t.str_list("hip_units", ["**/*.cu"]))
     sample = tuple(t.str_list("sample", []))
     flags = tuple(t.str_list("flags", []))
+    hip_flags = tuple(t.str_list("hip_flags", []))
     include = tuple(t.str_list("include", []))
     compiler = t.str("compiler", "hipcc")
     deps = []
@@ -88,4 +91,4 @@ def from_table(t: Table, recipe_dir: Path) -> CompileCheckSettings:
         sub.done()
     t.done()
     return CompileCheckSettings(targets, mode, units, hip_units, sample, flags, include, tuple(deps),
-                                tuple(generated), compiler)
+                                tuple(generated), compiler, hip_flags)
