@@ -178,8 +178,9 @@ def compile_tree(settings: CompileCheckSettings, tree: Path, source: Path, work:
     except (OSError, ValueError):
         cache = {}
     generated = [[g.path, g.text] for g in settings.generated]
-    common = hashlib.sha256(json.dumps([base, list(settings.targets), list(settings.hip_flags), settings.compiler,
-                                        _headers_digest(tree), generated, report.deps, str(root)]).encode()).hexdigest()
+    common = hashlib.sha256(json.dumps([base, list(settings.targets), list(settings.hip_flags),
+                                        list(settings.cxx_flags), settings.compiler, _headers_digest(tree),
+                                        generated, report.deps, str(root)]).encode()).hexdigest()
     jobs_list, keys = [], {}
     for unit in units:
         data = (tree / unit).read_bytes()
@@ -194,7 +195,7 @@ def compile_tree(settings: CompileCheckSettings, tree: Path, source: Path, work:
         if is_hip:
             argv += [f"--offload-arch={t}" for t in settings.targets] + [*settings.hip_flags, "-x", "hip"]
         else:
-            argv += ["-x", "c++", "-D__HIP_PLATFORM_AMD__=1"]
+            argv += [*settings.cxx_flags, "-x", "c++", "-D__HIP_PLATFORM_AMD__=1"]
         if settings.mode == "object":
             argv += ["-o", str(work / "objects" / (unit + ".o"))]
             (work / "objects" / unit).parent.mkdir(parents=True, exist_ok=True)

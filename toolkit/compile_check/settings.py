@@ -6,6 +6,7 @@
     units = ["onnxruntime/core/providers/rocm/**/*.cc", ...]   # globs over the hipified output
     hip_units = ["**/*.cu"]                   # compiled as HIP (-x hip); the rest as C++
     hip_flags = ["-include", "hip/hip_runtime.h"]   # added for the HIP units only
+    cxx_flags = ["-include", "format"]        # added for the C++ units only
     sample = ["onnxruntime/core/providers/rocm/math/clip.cc", ...]   # the fixed set --sample checks
     flags = ["-std=c++20", "-DUSE_ROCM=1"]
     include = ["{output}/onnxruntime", "{source}/include/onnxruntime"]
@@ -60,6 +61,7 @@ class CompileCheckSettings:
     generated: tuple[Generated, ...]
     compiler: str = "hipcc"
     hip_flags: tuple[str, ...] = ()
+    cxx_flags: tuple[str, ...] = ()
 
 
 def from_table(t: Table, recipe_dir: Path) -> CompileCheckSettings:
@@ -72,6 +74,7 @@ def from_table(t: Table, recipe_dir: Path) -> CompileCheckSettings:
     sample = tuple(t.str_list("sample", []))
     flags = tuple(t.str_list("flags", []))
     hip_flags = tuple(t.str_list("hip_flags", []))
+    cxx_flags = tuple(t.str_list("cxx_flags", []))
     include = tuple(t.str_list("include", []))
     compiler = t.str("compiler", "hipcc")
     deps = []
@@ -91,4 +94,4 @@ def from_table(t: Table, recipe_dir: Path) -> CompileCheckSettings:
         sub.done()
     t.done()
     return CompileCheckSettings(targets, mode, units, hip_units, sample, flags, include, tuple(deps),
-                                tuple(generated), compiler, hip_flags)
+                                tuple(generated), compiler, hip_flags, cxx_flags)
