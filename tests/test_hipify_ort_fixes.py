@@ -42,6 +42,14 @@ def test_float2bfloat16_rn_maps_to_hip_round_to_nearest():
     assert r.unmapped == []
 
 
+def test_cudnn_lrn_mode_maps_to_miopen_cross_channel():
+    # Left unmapped, ORT's fix-up rules (CUDNN -> MIOPEN, MIOPEN_LRN_CROSS_CHANNEL -> miopenLRNCrossChannel)
+    # made it miopenLRNCrossChannel_DIM1, which MIOpen does not have (lrn.cc failed to compile).
+    r = convert("cudnnLRNCrossChannelForward(h, d, CUDNN_LRN_CROSS_CHANNEL_DIM1, a);\n", dnn="miopen")
+    assert r.text == "miopenLRNForward(h, d, miopenLRNCrossChannel, a);\n"
+    assert r.unmapped == []
+
+
 def test_device_atomic_functions_header_maps_to_the_hip_runtime():
     r = convert('#include "device_atomic_functions.h"\n#include <sm_60_atomic_functions.h>\n')
     assert r.text == '#include "hip/hip_runtime.h"\n#include <hip/hip_runtime.h>\n'
