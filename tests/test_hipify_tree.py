@@ -169,3 +169,19 @@ def test_hipify_perl_output_is_checked_for_leftovers(tree, tmp_path):
     names = {u.name for u in report.unmapped if u.file == "runtime_memcpy.cu"}
     assert "cudaMemcpyAsync" in names and "cudaMalloc" not in names
     assert any(w.kind == "hipify-perl" and w.line == 3 for w in report.warnings)
+
+
+def test_pipeline_stage_reruns_when_the_engine_tables_change(tmp_path, monkeypatch):
+    # A corrected mapping must reach a work tree hipified before it (seen: the LRN mode fix was skipped).
+    from types import SimpleNamespace
+
+    from toolkit import pipeline
+
+    build = SimpleNamespace(recipe=SimpleNamespace(extra={"hipify": HipifySettings()}),
+                            workspace=SimpleNamespace(source=tmp_path / "src", hipified=tmp_path / "out"),
+                            options=SimpleNamespace(jobs=1))
+    stage = pipeline.hipify_stage(build)
+    before = stage.inputs()
+    assert before == stage.inputs()
+    monkeypatch.setattr("toolkit.hipify.tables.tables_digest", lambda *args, **kwargs: "another table set")
+    assert stage.inputs() != before

@@ -90,8 +90,15 @@ def hipify_stage(b: Build) -> Stage:
     def plan() -> list[str]:
         return [f"{settings.engine} engine: {ws.source} -> {ws.hipified}" + (" (strict)" if settings.strict else "")]
 
-    # The tree's content is already in the upstream fingerprint; the settings are the stage's own input.
-    return Stage("hipify", lambda: {"settings": repr(settings)}, [ws.hipified], run, plan)
+    # The tree's content is already in the upstream fingerprint; the settings and the engine (its version and
+    # mapping tables: a corrected mapping must reach the output) are the stage's own inputs.
+    def inputs() -> dict:
+        from toolkit.hipify.engine import ENGINE_VERSION
+        from toolkit.hipify.tables import tables_digest
+
+        return {"settings": repr(settings), "engine": ENGINE_VERSION, "tables": tables_digest()}
+
+    return Stage("hipify", inputs, [ws.hipified], run, plan)
 
 
 def hipified_patch_stage(b: Build) -> Stage:
