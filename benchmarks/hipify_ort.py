@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -72,14 +71,16 @@ def unpack(source: Path, work: Path) -> Path:
 
 
 def find_perl(explicit: str | None) -> str | None:
-    if explicit:
-        return explicit
-    if shutil.which("hipify-perl"):
-        return shutil.which("hipify-perl")
-    root = os.environ.get("TOOLKIT_BUILDROOT")
-    if root and (Path(root) / "usr/bin/hipify-perl").is_file():
-        return str(Path(root) / "usr/bin/hipify-perl")
-    return None
+    """The hipify-perl compile-check uses: given, on PATH, else the build root's (made if need be)."""
+    sys.path.insert(0, str(ROOT))
+    from toolkit.compile_check.cli import hipify_perl_path
+    from toolkit.errors import ToolkitError
+
+    try:
+        return hipify_perl_path(explicit)
+    except ToolkitError as exc:
+        print(f"hipify-perl: {exc}")
+        return None
 
 
 def machine() -> str:
@@ -143,7 +144,7 @@ def main() -> int:
         if perl:
             rows.append(("hipify-perl (cold)", ours("hipify-perl", work / "out-perl")))
         else:
-            print("hipify-perl: not found (install ROCm's hipify or set TOOLKIT_BUILDROOT)")
+            print("hipify-perl: not found (install ROCm's hipify, or let the build root be made)")
         if not args.no_torch:
             try:
                 import importlib.util
