@@ -272,8 +272,8 @@ OrtStatus* UmbrellaFactory::SupportedDevices(const OrtHardwareDevice* const* dev
           for (size_t k = 0; k < n; ++k) defaults.emplace_back(keys[k], values[k]);
         }
         device_options_[hw] = std::move(defaults);
-        // The backend's GPU memory is offered as the umbrella's (memory.h); other memory as it is. The
-        // backend's memory infos belong to its factory and outlive its OrtEpDevice.
+        // The backend's GPU memory is offered as the umbrella's (device_memory.h); other memory as it is.
+        // The backend's memory infos belong to its factory and outlive its OrtEpDevice.
         for (OrtDeviceMemoryType type : {OrtDeviceMemoryType_DEFAULT, OrtDeviceMemoryType_HOST_ACCESSIBLE}) {
           const OrtMemoryInfo* info = status == nullptr ? api_.EpDevice_MemoryInfo(theirs, type) : nullptr;
           if (info == nullptr) continue;
@@ -454,11 +454,12 @@ void UmbrellaFactory::Interpose(OrtEp* ep, OrtEpFactory* backend) {
 OrtStatus* UmbrellaFactory::EpAllocator(OrtEp* ep, EpAllocatorFn original, OrtEpFactory* backend,
                                         const OrtMemoryInfo* info, OrtAllocator** allocator) {
   const MemoryMap::Entry* ours = memory_->Find(info);
+  const OrtMemoryInfo* theirs = ours ? ours->theirs : info;
   OrtAllocator* inner = nullptr;
-  if (OrtStatus* status = original(ep, ours ? ours->theirs : info, &inner)) return status;
+  if (OrtStatus* status = original(ep, theirs, &inner)) return status;
   // An OrtEp may leave allocators to its factory (null, no error); ORT would then ask the factory.
   if (inner == nullptr && Has(backend, 23) && backend->CreateAllocator != nullptr) {
-    if (OrtStatus* status = backend->CreateAllocator(backend, ours ? ours->theirs : info, nullptr, &inner)) return status;
+    if (OrtStatus* status = backend->CreateAllocator(backend, theirs, nullptr, &inner)) return status;
   }
   if (inner == nullptr) return nullptr;
   if (ours != nullptr) {

@@ -6,8 +6,8 @@
 // profile order winning a device two backends offer. Sessions: CreateEp reads the session option
 // ep.<name lowercased>.profile and hands the session to that backend's factory, whose OrtEp then runs it;
 // the session options, ep.migraphx.* included, reach the backend unchanged. Memory: the devices carry the
-// umbrella's own AMD GPU memory infos (memory.h); allocators, data transfer and streams are the backend's,
-// asked for with the backend's memory infos, so the umbrella never touches a tensor's bytes.
+// umbrella's own AMD GPU memory infos (device_memory.h); allocators, data transfer and streams are the
+// backend's, asked for with the backend's memory infos, so the umbrella never touches a tensor's bytes.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "memory.h"
+#include "device_memory.h"
 #include "onnxruntime_c_api.h"
 
 #if ORT_API_VERSION < 24

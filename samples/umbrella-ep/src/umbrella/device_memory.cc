@@ -1,4 +1,4 @@
-#include "memory.h"
+#include "device_memory.h"
 
 namespace amdgpu_ep {
 namespace {
@@ -97,7 +97,8 @@ OrtStatus* MemoryMap::Offer(const OrtMemoryInfo* theirs, OrtEpFactory* backend, 
   if (OrtStatus* status = api_.MemoryInfoGetId(theirs, &device_id)) return status;
   const char* name = nullptr;
   if (OrtStatus* status = api_.MemoryInfoGetName(theirs, &name)) return status;
-  const OrtDeviceMemoryType memory_type = ep_api_.MemoryDevice_GetMemoryType(ep_api_.MemoryInfo_GetMemoryDevice(theirs));
+  const OrtMemoryDevice* device = ep_api_.MemoryInfo_GetMemoryDevice(theirs);
+  const OrtDeviceMemoryType memory_type = ep_api_.MemoryDevice_GetMemoryType(device);
   OrtMemoryInfo* ours = nullptr;
   // The backend's name, which its kernels check a tensor's memory by (the WebGPU EP's: "WebGPU_Buffer");
   // alignment 0 and a device allocator, as ORT makes them of the name "Hip", so a client's lookup matches.
