@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import shutil
 from pathlib import Path
 
@@ -185,3 +186,22 @@ def test_pipeline_stage_reruns_when_the_engine_tables_change(tmp_path, monkeypat
     assert before == stage.inputs()
     monkeypatch.setattr("toolkit.hipify.tables.tables_digest", lambda *args, **kwargs: "another table set")
     assert stage.inputs() != before
+
+
+def test_only_units_converts_those_units_and_every_header(tree):
+    # A sample's compile check: its own units and every header, the other units left unconverted.
+    src, out = tree
+    (src / "shared.cuh").write_text("#include <cuda_runtime.h>\n"
+                                    "__device__ inline float twice(float x) { return 2 * x; }\n")
+    full = HipifySettings()
+    units = sorted(p.name for p in src.glob("*.cu"))
+    assert len(units) >= 3
+    keep = units[0]
+    inputs = [p.relative_to(src).as_posix() for p in src.rglob("*") if full.included(p.relative_to(src).as_posix())]
+    report = hipify_tree(replace(full, only_units=(keep,), unit_globs=("**/*.cu",)), src, out, jobs=1)
+    assert sorted(report.converted) == sorted(r for r in inputs if not r.endswith(".cu") or r == keep)
+    assert "shared.cuh" in report.converted
+    assert sorted(p.name for p in out.glob("*.cu")) == [keep]
+    assert "hip/hip_runtime.h" in (out / "shared.cuh").read_text()
+    # The same bytes as a full run's: the selection is no part of a file's cache key.
+    assert full.digest() == replace(full, only_units=(keep,), unit_globs=("**/*.cu",)).digest()

@@ -74,6 +74,10 @@ class HipifySettings:
     suffixes: tuple[tuple[str, str], ...] = ()
     substitutions: tuple[Substitution, ...] = ()
     hipify_perl: str = "hipify-perl"
+    # When set, an input whose output path matches `unit_globs` (a translation unit) is converted only if
+    # that path is listed: a sample's compile check needs its units and every header, not the whole tree.
+    only_units: tuple[str, ...] = ()
+    unit_globs: tuple[str, ...] = ()
 
     # -- file selection and layout ---------------------------------------------------------------
     def excluded(self, rel: str) -> Exclude | None:
@@ -84,6 +88,11 @@ class HipifySettings:
 
     def included(self, rel: str) -> bool:
         return any(glob_match(g, rel) for g in self.include)
+
+    def left_out(self, out_rel: str) -> bool:
+        """A translation unit outside `only_units` (when that is set)."""
+        return bool(self.only_units) and out_rel not in self.only_units and any(
+            glob_match(g, out_rel) for g in self.unit_globs)
 
     def overlaid(self, rel: str) -> bool:
         return any(glob_match(g, rel) for g in self.overlay)
@@ -107,7 +116,8 @@ class HipifySettings:
     def digest(self) -> str:
         """Everything that changes an output's bytes; part of every cached file's key."""
         data = asdict(self)
-        data.pop("strict")
+        for selection_only in ("strict", "only_units", "unit_globs"):
+            data.pop(selection_only)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 

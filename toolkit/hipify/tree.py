@@ -150,6 +150,9 @@ def hipify_tree(settings: HipifySettings, src_dir: Path, out_dir: Path, jobs: in
             report.ignored += 1
             continue
         out_rel = settings.rename_path(rel)
+        if settings.left_out(out_rel):
+            report.ignored += 1
+            continue
         if out_rel in overlays and overlays[out_rel] != rel:
             report.excluded.append((rel, f"the hand-written {overlays[out_rel]} takes its place (overlay)"))
             continue
