@@ -184,7 +184,7 @@ def test_pipeline_stage_reruns_when_the_engine_tables_change(tmp_path, monkeypat
     stage = pipeline.hipify_stage(build)
     before = stage.inputs()
     assert before == stage.inputs()
-    monkeypatch.setattr("toolkit.hipify.tables.tables_digest", lambda *args, **kwargs: "another table set")
+    monkeypatch.setattr("toolkit.hipify.tree.tables_digest", lambda *args, **kwargs: "another table set")
     assert stage.inputs() != before
 
 

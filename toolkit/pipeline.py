@@ -93,10 +93,9 @@ def hipify_stage(b: Build) -> Stage:
     # The tree's content is already in the upstream fingerprint; the settings and the engine (its version and
     # mapping tables: a corrected mapping must reach the output) are the stage's own inputs.
     def inputs() -> dict:
-        from toolkit.hipify.engine import ENGINE_VERSION
-        from toolkit.hipify.tables import tables_digest
+        from toolkit.hipify.tree import engine_identity
 
-        return {"settings": repr(settings), "engine": ENGINE_VERSION, "tables": tables_digest()}
+        return {"settings": repr(settings), **engine_identity()}
 
     return Stage("hipify", inputs, [ws.hipified], run, plan)
 

@@ -59,11 +59,11 @@ def run_engine(options, engine: str, sample: bool = False, perl: str | None = No
     opts = dataclasses.replace(options, variant=engine)
     b = prepare(opts)
     hip = b.recipe.extra["hipify"]
-    b.recipe.extra["hipify"] = dataclasses.replace(hip, engine=engine, hipify_perl=perl or hip.hipify_perl)
+    chosen = {"engine": engine, "hipify_perl": perl or hip.hipify_perl}
     if sample:  # the sample's units and every header: the rest of the tree would only be converted to sit there
         cc = b.recipe.extra["compile_check"]
-        b.recipe.extra["hipify"] = dataclasses.replace(b.recipe.extra["hipify"], only_units=tuple(cc.sample),
-                                                       unit_globs=tuple(cc.units))
+        chosen.update(only_units=tuple(cc.sample), unit_globs=tuple(cc.units))
+    b.recipe.extra["hipify"] = dataclasses.replace(hip, **chosen)
     stages = [s for s in stages_for(b) if s.name in ("patch", "hipify", "patch-hipified")]
     stages.append(compile_check_stage(b, sample=sample))
     results = StageRunner(b.workspace.state, dry_run=False, force=options.force).run(stages)

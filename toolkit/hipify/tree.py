@@ -101,6 +101,11 @@ class _Progress:
             log.stage("hipify", f"{done}/{self.total} files")
 
 
+def engine_identity() -> dict:
+    """What decides a converted file's bytes besides the settings: the engine's version and mapping tables."""
+    return {"engine_version": ENGINE_VERSION, "tables": tables_digest()}
+
+
 def hipify_tree(settings: HipifySettings, src_dir: Path, out_dir: Path, jobs: int | None = None,
                 progress: bool = True) -> HipifyReport:
     """Convert every selected file of src_dir into out_dir; see the module docstring.
@@ -124,8 +129,7 @@ def hipify_tree(settings: HipifySettings, src_dir: Path, out_dir: Path, jobs: in
     key = {
         "format": CACHE_FORMAT,
         "engine": settings.engine,
-        "engine_version": ENGINE_VERSION,
-        "tables": tables_digest(),
+        **engine_identity(),
         "settings": settings.digest(),
     }
     old_files = old.get("files", {}) if all(old.get(k) == v for k, v in key.items()) else {}

@@ -128,9 +128,8 @@ const OrtMemoryDevice* MemoryMap::Theirs(const OrtMemoryDevice* device) const {
   return entry == nullptr ? device : ep_api_.MemoryInfo_GetMemoryDevice(entry->theirs);
 }
 
-ForwardingAllocator::ForwardingAllocator(OrtAllocator* inner_allocator, OrtEpFactory* backend_factory,
-                                         const OrtMemoryInfo* our_info)
-    : OrtAllocator{}, inner(inner_allocator), backend(backend_factory), ours(our_info) {
+ForwardingAllocator::ForwardingAllocator(OrtAllocator* inner_allocator, const OrtMemoryInfo* our_info)
+    : OrtAllocator{}, inner(inner_allocator), ours(our_info) {
   version = ORT_API_VERSION;
   Alloc = [](OrtAllocator* self, size_t size) noexcept {
     OrtAllocator* i = static_cast<ForwardingAllocator*>(self)->inner;

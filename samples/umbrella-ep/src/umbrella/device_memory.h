@@ -49,11 +49,10 @@ class MemoryMap {
 // An allocator of the backend's, reporting the umbrella's memory info: ORT keys a session's allocators by
 // the OrtDevice an allocator reports, and kernels' memory by the EP device's, so the two must agree.
 struct ForwardingAllocator : OrtAllocator {
-  ForwardingAllocator(OrtAllocator* inner, OrtEpFactory* backend, const OrtMemoryInfo* ours);
+  ForwardingAllocator(OrtAllocator* inner, const OrtMemoryInfo* ours);
   // Whether `allocator` is one of these (ORT hands back every allocator to the same ReleaseAllocator).
   static ForwardingAllocator* Of(OrtAllocator* allocator);
-  OrtAllocator* inner;
-  OrtEpFactory* backend;  // the factory that releases `inner`
+  OrtAllocator* inner;  // released through the backend factory the umbrella recorded for this allocator
   const OrtMemoryInfo* ours;
 };
 

@@ -480,7 +480,7 @@ OrtStatus* UmbrellaFactory::EpStream(OrtEp* ep, EpStreamFn original, const OrtMe
 
 OrtAllocator* UmbrellaFactory::Forward(OrtAllocator* inner, OrtEpFactory* backend, const OrtMemoryInfo* ours) {
   if (inner == nullptr) return nullptr;
-  auto* forwarding = new ForwardingAllocator(inner, backend, ours);
+  auto* forwarding = new ForwardingAllocator(inner, ours);
   if (Verbose()) {
     const OrtMemoryInfo* theirs = inner->Info(inner);
     const char* their_name = "?";
