@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from toolkit.wheel.inspection import inspect_wheel  # noqa: E402
-from toolkit.offload_bundle import offload_report  # noqa: E402
+from toolkit.binary.offload_bundle import offload_report  # noqa: E402
 
 DEFAULT = Path.home() / ".cache" / "ort-amdgpu-toolkit" / "test-wheels" / "onnxruntime-rocm"
 

@@ -33,7 +33,7 @@ OURS = """
 import dataclasses, json, sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
-from toolkit.recipe import load_recipe
+from toolkit.recipe.load import load_recipe
 from toolkit.hipify import hipify_tree
 settings = load_recipe(Path({recipe!r})).extra["hipify"]
 settings = dataclasses.replace(settings, engine={engine!r}, hipify_perl={perl!r})
@@ -74,7 +74,7 @@ def find_perl(explicit: str | None) -> str | None:
     """The hipify-perl compile-check uses: given, on PATH, else the build root's (made if need be)."""
     sys.path.insert(0, str(ROOT))
     from toolkit.compile_check.cli import hipify_perl_path
-    from toolkit.errors import ToolkitError
+    from toolkit.util.errors import ToolkitError
 
     try:
         return hipify_perl_path(explicit)

@@ -7,8 +7,8 @@ from typing import Callable
 
 import pytest
 
-from toolkit.options import BuildOptions
-from toolkit.pipeline import run_build
+from toolkit.engine.options import BuildOptions
+from toolkit.engine.pipeline import run_build
 
 
 def build_sample(tmp_path: Path, hipdnn: bool) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.cmake import read_cache
+from toolkit.cmake.commands import read_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY_POINTS = ["CreateEpFactories", "ReleaseEpFactory"]

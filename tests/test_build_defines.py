@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from tests.tools import need, require_tool, run_toolkit as toolkit
-from toolkit.cmake import read_cache
-from toolkit.errors import ToolkitError
-from toolkit.offload_bundle import gpu_targets
-from toolkit.options import BuildOptions
+from toolkit.cmake.commands import read_cache
+from toolkit.util.errors import ToolkitError
+from toolkit.binary.offload_bundle import gpu_targets
+from toolkit.engine.options import BuildOptions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,8 +49,8 @@ def test_plain_build_after_a_gpu_targets_build_compiles_no_kernels(after_gfx90a)
 
 
 def test_check_fails_when_offload_bundles_disagree_with_the_facts(after_gfx90a):
-    from toolkit.build_context import prepare
-    from toolkit.pipeline import check_stage
+    from toolkit.engine.build import prepare
+    from toolkit.engine.pipeline import check_stage
 
     root, work, kept, _ = after_gfx90a
     lib = work / "lib" / "libmigraphx-backend.so"

@@ -17,7 +17,7 @@ import pytest
 
 from tests.tools import need
 from toolkit.buildroot import ENV_BUILDROOT, ensure_root, make, packageset, record, run_in_root
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -18,8 +18,8 @@ import pytest
 
 from tests.tools import require_tool
 from toolkit.cli import build_parser
-from toolkit.errors import ToolkitError
-from toolkit.hip import HipToolchain, find_hip
+from toolkit.util.errors import ToolkitError
+from toolkit.binary.hip import HipToolchain, find_hip
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -114,7 +114,7 @@ def test_jobs_must_be_at_least_one(tmp_path, main):
         with pytest.raises(SystemExit) as exit_:  # argparse's own `error:` exit, as above
             main(*command, "-j", "-3")
         assert exit_.value.code == 2
-    from toolkit.options import BuildOptions
+    from toolkit.engine.options import BuildOptions
 
     with pytest.raises(ToolkitError, match="--jobs 0: must be at least 1"):
         BuildOptions(jobs=0)

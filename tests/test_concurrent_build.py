@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.test_release_records import builder, libs, two_entries  # noqa: F401 (libs is a fixture)
-from toolkit.elf import read_elf
-from toolkit.fsutil import tree_digest
+from toolkit.binary.elf import read_elf
+from toolkit.util.fsutil import tree_digest
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRY_POINTS = ["CreateEpFactories", "ReleaseEpFactory"]
@@ -76,7 +76,7 @@ def test_two_builds_at_once_wait_for_each_other(tmp_path, patched_digest):
 
 
 def test_no_wait_fails_at_once_naming_the_holder(tmp_path):
-    from toolkit.worklock import WorkLock
+    from toolkit.util.locks import WorkLock
 
     root = tmp_path / "b"
     work = root / "amdgpu-ep" / "release"
@@ -94,7 +94,7 @@ def test_no_wait_fails_at_once_naming_the_holder(tmp_path):
 
 
 def test_second_build_waits_then_runs(tmp_path, patched_digest):
-    from toolkit.worklock import WorkLock
+    from toolkit.util.locks import WorkLock
 
     root = tmp_path / "b"
     work = root / "amdgpu-ep" / "release"
@@ -124,9 +124,9 @@ def test_second_build_waits_then_runs(tmp_path, patched_digest):
 
 
 def test_release_output_folder_is_locked(libs, tmp_path):  # noqa: F811
-    from toolkit.errors import ToolkitError
+    from toolkit.util.errors import ToolkitError
     from toolkit.release.orchestrator import run_release
-    from toolkit.worklock import WorkLock
+    from toolkit.util.locks import WorkLock
 
     out = tmp_path / "dist"
     with WorkLock(out, wait=False):

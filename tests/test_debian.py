@@ -12,8 +12,8 @@ import pytest
 import requests
 
 from tests.tools import require_tool
-from toolkit.errors import ToolkitError
-from toolkit.recipe import PROJECT_ROOT, find_recipe, load_recipe
+from toolkit.util.errors import ToolkitError
+from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
 from toolkit.sources import Cache, FetchContext, fetch_ort
 from toolkit.sources.debian import ar_members, extract_deb, index_entry
 from toolkit.sources.extract import extract_archive

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 from toolkit.sources.extract import extract_archive
 
 OLD = 1_000_000_000  # an mtime no extraction would set by accident

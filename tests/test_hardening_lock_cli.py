@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.sources_http import FaultServer
-from toolkit import log
-from toolkit.recipe import PROJECT_ROOT
+from toolkit.util import log
+from toolkit.recipe.load import PROJECT_ROOT
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import DownloadOptions

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from tests.tools import need, require_tool, run_toolkit as toolkit
-from toolkit.elf import read_elf
-from toolkit.offload_bundle import gpu_targets
+from toolkit.binary.elf import read_elf
+from toolkit.binary.offload_bundle import gpu_targets
 
 ROOT = Path(__file__).resolve().parent.parent
 

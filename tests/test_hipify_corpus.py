@@ -10,7 +10,7 @@ import pytest
 
 from tests.hipify_support import HIP_TARGETS, hip_env, require_hipcc
 from toolkit.hipify import HipifySettings, hipify_tree
-from toolkit.offload_bundle import gpu_targets
+from toolkit.binary.offload_bundle import gpu_targets
 
 DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "cuda_corpus"

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.errors import RecipeError, ToolkitError
+from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.hipify.engine import convert_text
 from toolkit.hipify.settings import HipifySettings, Rename, Substitution, from_table, glob_match
 from toolkit.hipify.tables import TABLES_DIR, load_tables
-from toolkit.tomlread import Table
+from toolkit.util.tomlread import Table
 
 
 def convert(src: str, **kw):
@@ -187,7 +187,7 @@ def test_every_table_loads_under_every_dnn_choice():
 
 
 def _table(tmp_path: Path, text: str) -> Table:
-    from toolkit.tomlread import load_toml
+    from toolkit.util.tomlread import load_toml
 
     path = tmp_path / "recipe.toml"
     path.write_text(textwrap.dedent(text))

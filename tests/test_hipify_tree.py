@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from toolkit.cli import main
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 from toolkit.hipify import HipifySettings, hipify_tree
 from toolkit.hipify.settings import Exclude, Rename
 from toolkit.hipify.tree import CACHE_NAME
@@ -176,7 +176,7 @@ def test_pipeline_stage_reruns_when_the_engine_tables_change(tmp_path, monkeypat
     # A corrected mapping must reach a work tree hipified before it (seen: the LRN mode fix was skipped).
     from types import SimpleNamespace
 
-    from toolkit import pipeline
+    from toolkit.engine import pipeline
 
     build = SimpleNamespace(recipe=SimpleNamespace(extra={"hipify": HipifySettings()}),
                             workspace=SimpleNamespace(source=tmp_path / "src", hipified=tmp_path / "out"),

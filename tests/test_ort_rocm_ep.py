@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tests.buildroot_support import sid_root  # noqa: F401 (fixture)
 from tests.tools import require_tool
-from toolkit.recipe import load_recipe
+from toolkit.recipe.load import load_recipe
 
 ROOT = Path(__file__).resolve().parent.parent
 RECIPE = ROOT / "recipes" / "onnxruntime-rocm-ep.toml"

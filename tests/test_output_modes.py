@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_release_records import builder, libs, two_entries  # noqa: F401 (libs is a fixture)
-from toolkit.fsutil import atomic_write_text
+from toolkit.util.fsutil import atomic_write_text
 from toolkit.release.orchestrator import run_release
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +49,7 @@ def assert_umask_modes(top: Path, mask: int) -> None:
 
 @pytest.mark.parametrize("umask", UMASKS, indirect=True)
 def test_shared_helpers_honour_umask(tmp_path, umask):
-    from toolkit.fsutil import make_temp_dir
+    from toolkit.util.fsutil import make_temp_dir
 
     atomic_write_text(tmp_path / "f.txt", "x")
     assert stat.S_IMODE((tmp_path / "f.txt").stat().st_mode) == 0o666 & ~umask

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 from toolkit.patching import SeriesError, load_series
 from toolkit.patching.series import rewrite_series
 

@@ -13,8 +13,8 @@ import pytest
 
 from tests.sources_http import FaultServer
 from tests.tools import need, require_tool
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import tree_digest
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import tree_digest
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import DownloadOptions

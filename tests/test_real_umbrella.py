@@ -21,7 +21,7 @@ import pytest
 from tests.buildroot_support import sid_root  # noqa: F401  (the build root, made once per session)
 from tests.real_umbrella_support import MIRROR, PROJECT, VENV, ensure_venv, run_in_root
 from tests.tools import require_tool
-from toolkit.elf import read_elf
+from toolkit.binary.elf import read_elf
 from toolkit.sources.fetchcontent import read_report
 from toolkit.wheel.data import rocm_excludes
 

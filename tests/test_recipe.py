@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.errors import RecipeError, ToolkitError
-from toolkit.features import select_features
-from toolkit.recipe import load_recipe
+from toolkit.util.errors import RecipeError, ToolkitError
+from toolkit.recipe.features import select_features
+from toolkit.recipe.load import load_recipe
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "recipes" / "amdgpu-ep.toml"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.tools import need
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 from toolkit.release import container, rootfs
 
 REPO = Path(__file__).resolve().parent.parent

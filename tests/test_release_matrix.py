@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.errors import RecipeError, ToolkitError
+from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.release import checksums
 from toolkit.release.matrix import matrix_json, plan_matrix, select
 from toolkit.release.settings import from_table
-from toolkit.tomlread import load_toml
+from toolkit.util.tomlread import load_toml
 
 REPO = Path(__file__).resolve().parent.parent
 

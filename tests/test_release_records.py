@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from tests.tools import need
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import sha256_file
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import sha256_file
 from toolkit.release import sbom
 from toolkit.release.matrix import Entry, plan_matrix
 from toolkit.release.orchestrator import run_release

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.sources_http import FaultServer
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 from toolkit.sources.cache import Cache
 from toolkit.sources.download import DownloadOptions, candidate_urls, fetch, fetch_unpinned, mirror_url
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 from toolkit.sources.extract import extract_archive
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from tests.tools import require_tool
 from tests.sources_http import FaultServer
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import DownloadOptions
@@ -26,7 +26,7 @@ from toolkit.sources.plan import plan_lines
 from toolkit.sources.preflight import PreflightOptions, check, preflight
 from toolkit.sources.settings import (FetchContentDep, active_deps, OrtPackage, OrtSettings, Requirements, SourceSettings,
                                       fetchcontent_from_tables)
-from toolkit.tomlread import load_toml
+from toolkit.util.tomlread import load_toml
 
 FAST = DownloadOptions(connect_timeout=2, read_timeout=2, retries=1, backoff=0.01, progress=False)
 

@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.fsutil import tree_digest
+from toolkit.util.fsutil import tree_digest
 
 from tests.tools import need
 from tests.sources_http import FaultServer
-from toolkit.errors import RecipeError, ToolkitError
+from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import DownloadOptions
 from toolkit.sources.lock import LockFile, lock_path_for, lock_recipe, recipe_urls, require_pinned
 from toolkit.sources.settings import SourceSettings, source_from_argument
 from toolkit.sources.source import resolve_source
-from toolkit.tomlread import load_toml
+from toolkit.util.tomlread import load_toml
 
 FAST = DownloadOptions(connect_timeout=2, read_timeout=2, retries=1, backoff=0.01, progress=False)
 

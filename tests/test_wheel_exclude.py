@@ -12,8 +12,8 @@ import pytest
 
 from tests.tools import need
 from tests.wheel_support import SETTINGS, build_c_library, stand_in_lib_dir
-from toolkit.elf import read_elf
-from toolkit.errors import ToolkitError
+from toolkit.binary.elf import read_elf
+from toolkit.util.errors import ToolkitError
 from toolkit.release import sbom
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.repair import repair_wheel

@@ -14,11 +14,11 @@ import pytest
 
 from tests.tools import require_tool
 from tests.wheel_support import SETTINGS, build_c_library, stand_in_lib_dir
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import sha256_file
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import sha256_file
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.inspection import inspect_wheel
-from toolkit.offload_bundle import offload_report
+from toolkit.binary.offload_bundle import offload_report
 from toolkit.wheel.repair import repair_wheel
 
 INFO = {"source_revision": "0123abc", "patches": ["0001-rename-hipep-to-hipdnn.patch"], "features": [],

@@ -14,11 +14,11 @@ import pytest
 
 from tests.test_wheel_exclude import shared_library
 from tests.wheel_support import EP_SOURCE, build_c_library
-from toolkit.elf import read_elf
-from toolkit.errors import RecipeError, ToolkitError
-from toolkit.fsutil import sha256_file
+from toolkit.binary.elf import read_elf
+from toolkit.util.errors import RecipeError, ToolkitError
+from toolkit.util.fsutil import sha256_file
 from toolkit.release import sbom
-from toolkit.tomlread import load_toml
+from toolkit.util.tomlread import load_toml
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.repair import repair_wheel
 from toolkit.wheel.settings import Component, WheelSettings, from_table

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.wheel_support import SETTINGS, SMOKE, build_sample, sample_build_info
-from toolkit.fsutil import sha256_file
+from toolkit.util.fsutil import sha256_file
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.data import rocm_excludes
 from toolkit.wheel.repair import matches_any, repair_wheel
@@ -154,8 +154,8 @@ def test_cli_smoke_require_gpu_fails_without_a_gpu_device(sample, tmp_path):
 
 
 def test_recipe_smoke_routes_by_profile_and_runs_genai(tmp_path):
-    from toolkit.errors import RecipeError
-    from toolkit.recipe import PROJECT_ROOT, find_recipe, load_recipe
+    from toolkit.util.errors import RecipeError
+    from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
     from toolkit.wheel.settings import smoke_from_table
     from tests.test_wheel_settings import GOOD, read
 

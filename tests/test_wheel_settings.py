@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.errors import RecipeError
-from toolkit.tomlread import load_toml
+from toolkit.util.errors import RecipeError
+from toolkit.util.tomlread import load_toml
 from toolkit.wheel.settings import Component, from_table, smoke_from_table
 
 GOOD = '''

@@ -72,8 +72,8 @@ def stand_in_lib_dir(folder: Path, hipdnn: bool = False, umbrella_flags: list[st
 
 def build_sample(work: Path, hipdnn: bool) -> Path:
     """Build the bundled sample through the toolkit's pipeline (patched, USE_AMDGPU=ON); returns lib/."""
-    from toolkit.options import BuildOptions
-    from toolkit.pipeline import run_build
+    from toolkit.engine.options import BuildOptions
+    from toolkit.engine.pipeline import run_build
 
     build, _ = run_build(BuildOptions(build_root=work, with_features=("hipdnn",) if hipdnn else ()))
     return build.workspace.lib

@@ -11,19 +11,21 @@ import argparse
 import importlib
 import sys
 
-from toolkit import __version__, log, tools
-from toolkit.errors import ToolkitError
+from toolkit import __version__
+from toolkit.util import log
+from toolkit.util import toolenv as tools
+from toolkit.util.errors import ToolkitError
 
 # Modules that expose `register(subparsers)`. Order is the order of `--help`.
 COMMAND_MODULES: list[str] = [
-    "toolkit.build_cli",
+    "toolkit.engine.cli",
     "toolkit.patching.cli",
     "toolkit.release.cli",
     "toolkit.wheel.cli",
     "toolkit.sources.cli",
     "toolkit.hipify.cli",
     "toolkit.buildroot.cli",
-    "toolkit.workdirs_cli",
+    "toolkit.engine.workdirs_cli",
     "toolkit.compile_check.cli",
 ]
 
@@ -59,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     # One `patch` command: ACTION SERIES TREE on any tree, or (no ACTION) on a recipe's work tree.
-    importlib.import_module("toolkit.build_cli").add_recipe_patching(sub.choices["patch"])
+    importlib.import_module("toolkit.engine.cli").add_recipe_patching(sub.choices["patch"])
     for command in _subparsers(parser):
         _add_verbosity(command, top=False)
     return parser

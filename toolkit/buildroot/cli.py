@@ -6,9 +6,9 @@ import argparse
 import os
 from pathlib import Path
 
-from toolkit import log
+from toolkit.util import log
 from toolkit.buildroot import make, packageset, record, sandbox
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 
 
 def register(sub) -> None:

@@ -23,11 +23,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from toolkit import log
+from toolkit.util import log
 from toolkit.buildroot import packageset, record, sandbox
 from toolkit.buildroot.packageset import PackageSet
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import atomic_write_text
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_text
 
 ENV_BUILDROOT = "TOOLKIT_BUILDROOT"
 INFO = Path("var/lib/ort-amdgpu-toolkit/root.json")

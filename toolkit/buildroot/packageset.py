@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.errors import ToolkitError
-from toolkit.tomlread import load_toml
+from toolkit.util.errors import ToolkitError
+from toolkit.util.tomlread import load_toml
 
 ROOTS_DIR = Path(__file__).resolve().parents[2] / "containers" / "roots"
 DEFAULT = "debian-sid-rocm"

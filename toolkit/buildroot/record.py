@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.buildroot import sandbox
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import atomic_write_text
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_text
 
 Record = dict[str, str]   # package (with :arch for foreign ones) -> version
 

@@ -23,7 +23,7 @@ import subprocess
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 
 # Top-level folders the sandbox provides itself (fresh or private) instead of the root's.
 _PROVIDED = ("proc", "dev", "sys", "tmp", "run")

@@ -21,9 +21,9 @@ import shutil
 import tomllib
 from pathlib import Path
 
-from toolkit import log
+from toolkit.util import log
 from toolkit.buildroot import make, packageset, sandbox
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 
 _COMPLETE = ".toolkit-complete"
 

@@ -9,7 +9,7 @@ ENGINES = ("builtin", "hipify-perl")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from toolkit.build_cli import add_build_arguments
+    from toolkit.engine.cli import add_build_arguments
 
     p = sub.add_parser(
         "compile-check", help="hipify a recipe's tree and compile every unit with the build root's hipcc",
@@ -38,10 +38,10 @@ def hipify_perl_path(explicit: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from toolkit.build_cli import options_from_args
+    from toolkit.engine.cli import options_from_args
     from toolkit.compile_check.stage import run_engine
-    from toolkit.recipe import find_recipe, load_recipe
-    from toolkit.build_context import PROJECT_ROOT
+    from toolkit.recipe.load import find_recipe, load_recipe
+    from toolkit.engine.build import PROJECT_ROOT
 
     options = options_from_args(args)
     engines = [e for e in args.engine if e != "both"] + (list(ENGINES) if "both" in args.engine else [])

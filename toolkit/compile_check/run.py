@@ -18,9 +18,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit import log
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import atomic_write_text, iter_files
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_text, iter_files
 from toolkit.compile_check.settings import CompileCheckSettings, Dep
 from toolkit.hipify.settings import glob_match
 

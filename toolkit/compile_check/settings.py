@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.tomlread import Table
+from toolkit.util.tomlread import Table
 
 MODES = ("syntax-only", "object")
 

@@ -6,8 +6,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-from toolkit import log
-from toolkit.stages import Stage
+from toolkit.util import log
+from toolkit.engine.runner import Stage
 
 REPORT_NAME = "compile-check.json"
 
@@ -19,12 +19,12 @@ def compile_check_stage(b, sample: bool = False) -> Stage:
     report_path = ws.root / REPORT_NAME
 
     def tree() -> Path:
-        from toolkit.pipeline import ws_kernels_dir
+        from toolkit.engine.pipeline import ws_kernels_dir
         return ws_kernels_dir(b)
 
     def run() -> None:
         from toolkit.compile_check.run import compile_tree
-        from toolkit.fsutil import atomic_write_text
+        from toolkit.util.fsutil import atomic_write_text
 
         report = compile_tree(settings, tree(), ws.source, ws.root / "compile-check", b.fetch,
                               jobs=b.options.jobs, sample=sample, label=b.recipe.extra["hipify"].engine)
@@ -52,9 +52,9 @@ def report_json(report) -> dict:
 def run_engine(options, engine: str, sample: bool = False, perl: str | None = None):
     """The recipe's stages up to compile-check with hipify.engine set to `engine`, in its own work tree
     (variant = engine name). Returns (hipify StageResult, compile report dict)."""
-    from toolkit.build_context import prepare
-    from toolkit.pipeline import stages_for
-    from toolkit.stages import StageRunner
+    from toolkit.engine.build import prepare
+    from toolkit.engine.pipeline import stages_for
+    from toolkit.engine.runner import StageRunner
 
     opts = dataclasses.replace(options, variant=engine)
     b = prepare(opts)

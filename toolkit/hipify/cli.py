@@ -8,7 +8,7 @@ from pathlib import Path
 
 from toolkit.hipify.settings import DNN_TARGETS, ENGINES, LAUNCH_SYNTAXES, HipifySettings
 from toolkit.hipify.tree import hipify_tree
-from toolkit.options import positive_int
+from toolkit.engine.options import positive_int
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 from toolkit.hipify.engine import FileResult, Warning, apply_substitutions, convert_text, still_present
 from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import Tables

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 
 
 @dataclass(frozen=True)

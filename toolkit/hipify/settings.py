@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from toolkit.tomlread import Table
+from toolkit.util.tomlread import Table
 
 ENGINES = ("builtin", "hipify-perl")
 LAUNCH_SYNTAXES = ("chevron", "hipLaunchKernelGGL")

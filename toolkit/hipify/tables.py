@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 
 TABLES_DIR = Path(__file__).with_name("tables")
 DETECT_FILE = "_detect.json"

@@ -15,9 +15,9 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from toolkit import log
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import atomic_write_bytes, atomic_write_text, iter_files, sha256_bytes
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_bytes, atomic_write_text, iter_files, sha256_bytes
 from toolkit.hipify.engine import ENGINE_VERSION, FileResult, convert_text
 from toolkit.hipify.report import HipifyReport, Located
 from toolkit.hipify.settings import HipifySettings

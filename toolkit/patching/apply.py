@@ -20,8 +20,8 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
-from toolkit import log
-from toolkit.fsutil import atomic_write_text
+from toolkit.util import log
+from toolkit.util.fsutil import atomic_write_text
 from toolkit.patching.analysis import (JOURNAL, OK_STATUSES, PatchAnalysis, TreeView, analyze_view, detect_strip,
                                        file_paths, format_report)
 from toolkit.patching.diff import DiffSyntaxError, parse_patch

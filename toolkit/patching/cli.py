@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from toolkit import log
+from toolkit.util import log
 from toolkit.patching.analysis import OK_STATUSES, format_report
 from toolkit.patching.apply import analyze, apply_series
 from toolkit.patching.hunks import MAX_FUZZ

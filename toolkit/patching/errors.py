@@ -7,7 +7,7 @@ patch file and source file, and the tree is left as it was.
 
 from __future__ import annotations
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 
 
 class SeriesError(ToolkitError):

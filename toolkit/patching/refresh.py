@@ -22,8 +22,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit import log
-from toolkit.fsutil import atomic_write_bytes, iter_files, sha256_bytes
+from toolkit.util import log
+from toolkit.util.fsutil import atomic_write_bytes, iter_files, sha256_bytes
 from toolkit.patching.analysis import JOURNAL, SKIP_DIRS, TreeView, attempt, detect_strip, file_paths
 from toolkit.patching.diff import DiffSyntaxError, Patch, parse_patch, write_file_diff
 from toolkit.patching.errors import PatchError

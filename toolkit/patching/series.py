@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from toolkit.fsutil import atomic_write_text, sha256_file
+from toolkit.util.fsutil import atomic_write_text, sha256_file
 from toolkit.patching.errors import SeriesError
 
 PHASES = ("base", "hipified")

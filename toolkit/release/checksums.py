@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import atomic_write_text, sha256_file
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_text, sha256_file
 
 FILENAME = "SHA256SUMS"
 

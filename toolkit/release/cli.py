@@ -13,13 +13,13 @@ import shlex
 import sys
 from pathlib import Path
 
-from toolkit import log
+from toolkit.util import log
 from toolkit.cli import name_value_pairs
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 from toolkit.release import container, matrix
 from toolkit.release.settings import ReleaseSettings, from_table
-from toolkit.recipe import recipe_argument
-from toolkit.tomlread import load_toml
+from toolkit.recipe.load import recipe_argument
+from toolkit.util.tomlread import load_toml
 
 
 def register(sub) -> None:
@@ -115,9 +115,9 @@ def cmd_release(args) -> int:
 def _pipeline_build_fn(recipe: Path):
     """The lead's pipeline builds and repairs one entry's wheel: build_release_entry(recipe, entry, dir)."""
     try:
-        from toolkit.pipeline import build_release_entry
+        from toolkit.engine.pipeline import build_release_entry
     except ImportError as exc:
-        raise ToolkitError(f"release builds need toolkit.pipeline.build_release_entry: {exc}",
+        raise ToolkitError(f"release builds need toolkit.engine.pipeline.build_release_entry: {exc}",
                            hint="use --print-matrix or --dry-run until the pipeline provides it") from None
     return functools.partial(build_release_entry, recipe)
 

@@ -22,7 +22,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 
 ENV_VAR = "TOOLKIT_COMPILE_CACHE"
 SETTING = "release.compile_cache"

@@ -22,8 +22,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit import log
-from toolkit.errors import ToolkitError
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
 
 ENV_ENGINE = "TOOLKIT_CONTAINER_ENGINE"
 ENGINES = ("podman", "docker")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 from toolkit.release.settings import ReleaseSettings
 
 

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from toolkit import log
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import atomic_write_text, make_temp_dir, replace_dir, sha256_file
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_text, make_temp_dir, replace_dir, sha256_file
 from toolkit.release import checksums, provenance, sbom
 from toolkit.release.matrix import Entry
-from toolkit.worklock import WorkLock, remove_stale_temporaries
+from toolkit.util.locks import WorkLock, remove_stale_temporaries
 
 BuildFn = Callable[[Entry, Path], "tuple[Path, dict]"]
 PROVENANCE = "provenance.json"

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from toolkit import __version__
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 
 TOOLS_FILE = Path(__file__).resolve().parent / "toolchain.json"
 BUILD_TYPE = "urn:ort-amdgpu-toolkit:release:v1"

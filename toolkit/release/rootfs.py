@@ -12,7 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 
 # Parts of the standard library a toolkit session never imports: left out to keep the image small.
 _SKIP = ("test", "__pycache__", "site-packages", "dist-packages", "idlelib", "tkinter", "ensurepip")

@@ -23,10 +23,10 @@ from pathlib import Path, PurePosixPath
 
 
 from toolkit import __version__
-from toolkit.elf import ELF_MAGIC, read_elf
-from toolkit.errors import ToolkitError
+from toolkit.binary.elf import ELF_MAGIC, read_elf
+from toolkit.util.errors import ToolkitError
 from toolkit.wheel.data import rocm_excludes
-from toolkit.fsutil import sha256_bytes, sha256_file
+from toolkit.util.fsutil import sha256_bytes, sha256_file
 
 SPEC_VERSION = "1.7"
 def load_rocm_excludes() -> list[str]:

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.tomlread import Table
+from toolkit.util.tomlread import Table
 
 _PYTHON = re.compile(r"^3\.(\d{1,2})$")
 _TARGET = re.compile(r"^gfx[0-9a-f]{3,4}(:[a-z+-]+)*$")

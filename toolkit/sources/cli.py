@@ -7,9 +7,9 @@ import re
 import shutil
 from pathlib import Path
 
-from toolkit import log
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import atomic_write_bytes
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_bytes
 
 
 def register(subparsers) -> None:
@@ -83,7 +83,7 @@ def _fetch(args) -> int:
 
 
 def _lock(args) -> int:
-    from toolkit.recipe import PROJECT_ROOT, find_recipe
+    from toolkit.recipe.load import PROJECT_ROOT, find_recipe
     from toolkit.sources.lock import lock_recipe, recipe_urls
 
     if args.offline:

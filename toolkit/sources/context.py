@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit import log
-from toolkit.errors import ToolkitError
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
 from toolkit.sources.cache import Cache
 from toolkit.sources.download import DownloadOptions, fetch, fetch_unpinned, mirrors_from_env
 from toolkit.sources.lock import LockFile

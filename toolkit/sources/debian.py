@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 
 AR_MAGIC = b"!<arch>\n"
 _HEADER = 60  # name 16, mtime 12, uid 6, gid 6, mode 8, size 10, magic 2

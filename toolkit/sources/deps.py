@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Mapping
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 from toolkit.sources.context import FetchContext
 from toolkit.sources.settings import OrtPackage, OrtSettings
 from toolkit.sources.source import unpack_once

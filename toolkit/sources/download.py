@@ -20,9 +20,10 @@ from urllib.parse import unquote, urlsplit
 import requests
 import urllib3
 
-from toolkit import __version__, log
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import sha256_file
+from toolkit import __version__
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import sha256_file
 from toolkit.sources.cache import Cache, url_key
 from toolkit.sources.progress import Progress
 

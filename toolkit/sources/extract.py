@@ -21,9 +21,9 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit import log
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import replace_dir
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import replace_dir
 
 _TMP_SUFFIX = ".extract"
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tbz", ".tar", ".zip", ".deb")

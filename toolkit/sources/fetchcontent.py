@@ -17,9 +17,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit import log
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import atomic_write_text, tree_digest
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_text, tree_digest
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import fetch_unpinned, mirror_url
 from toolkit.sources.extract import extract_archive

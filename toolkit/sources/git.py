@@ -13,9 +13,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from toolkit import log
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import replace_dir
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import replace_dir
 from toolkit.sources.cache import Cache, url_key
 
 

@@ -11,13 +11,13 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit import log
-from toolkit.errors import RecipeError, ToolkitError
-from toolkit.fsutil import atomic_write_text
+from toolkit.util import log
+from toolkit.util.errors import RecipeError, ToolkitError
+from toolkit.util.fsutil import atomic_write_text
 from toolkit.sources.cache import Cache
 from toolkit.sources.download import DownloadOptions, fetch_unpinned
 from toolkit.sources.settings import FetchContentDep, OrtSettings, SourceSettings, fetchcontent_from_tables
-from toolkit.tomlread import load_toml
+from toolkit.util.tomlread import load_toml
 
 LOCK_VERSION = 1
 
@@ -74,7 +74,7 @@ def write_lock(path: Path, recipe_name: str, pins: dict[str, str], contents: dic
     # JSON string escapes are valid TOML basic-string escapes.
     lines += [f"{json.dumps(url)} = {json.dumps(sha)}" for url, sha in sorted(pins.items())]
     if contents:
-        lines += ["", "# FetchContent dependencies: sha256 of the unpacked tree (toolkit.fsutil.tree_digest), which",
+        lines += ["", "# FetchContent dependencies: sha256 of the unpacked tree (toolkit.util.fsutil.tree_digest), which",
                   "# GitHub's tag archive and a mirror's re-packed archive of the same tag share.", "[content]"]
         lines += [f"{json.dumps(url)} = {json.dumps(sha)}" for url, sha in sorted(contents.items())]
     atomic_write_text(path, "\n".join(lines) + "\n")
@@ -186,7 +186,7 @@ def _content_digest(item: Pinnable, cache: Cache, mirrors: tuple[str, ...], opti
     import shutil
     import tempfile
 
-    from toolkit.fsutil import tree_digest
+    from toolkit.util.fsutil import tree_digest
     from toolkit.sources.extract import extract_archive
 
     log.info(f"lock: {item.where}: downloading {item.url} to digest its content")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 from toolkit.sources.context import FetchContext
 from toolkit.sources.deps import Located, components, locate, platform_tag
 from toolkit.sources.settings import OrtPackage, OrtSettings, Requirements

@@ -10,7 +10,7 @@ import sys
 import time
 from typing import TextIO
 
-from toolkit import log
+from toolkit.util import log
 
 
 def _size(n: float) -> str:

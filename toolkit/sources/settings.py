@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.errors import RecipeError
-from toolkit.tomlread import Table
+from toolkit.util.errors import RecipeError
+from toolkit.util.tomlread import Table
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
@@ -136,7 +136,7 @@ class FetchContentDep:
     subdir: str | None = None
     strip_components: int | None = None
     when: str | None = None  # a feature name: mirrored only when that feature is on (e.g. DML-only deps)
-    # sha256 of the unpacked tree (toolkit.fsutil.tree_digest): GitHub's tag archive and a mirror's
+    # sha256 of the unpacked tree (toolkit.util.fsutil.tree_digest): GitHub's tag archive and a mirror's
     # re-packed archive of the same tag differ in bytes but unpack to the same content.
     content: str | None = None
     # Another dependency whose own CMake asks for this one (protobuf asks for absl), for the dry run.

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from toolkit import log
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import atomic_write_text
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_text
 from toolkit.sources.context import FetchContext
 from toolkit.sources.extract import extract_archive
 from toolkit.sources.git import copy_checkout, fetch_git

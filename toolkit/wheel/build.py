@@ -13,11 +13,11 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
-from toolkit import log
-from toolkit.errors import ToolkitError
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
 from toolkit.wheel.buildinfo import BuildInfo
 from toolkit.wheel.data import ep_entry_points
-from toolkit.elf import is_elf, read_elf
+from toolkit.binary.elf import is_elf, read_elf
 from toolkit.wheel.project import generate_project
 from toolkit.wheel.settings import Component, WheelSettings
 

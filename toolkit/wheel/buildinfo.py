@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 
 from toolkit.cli import name_value_pairs
-from toolkit.errors import ToolkitError
-from toolkit.recipe import recipe_argument
-from toolkit.tomlread import load_toml
+from toolkit.util.errors import ToolkitError
+from toolkit.recipe.load import recipe_argument
+from toolkit.util.tomlread import load_toml
 
 
 def _recipe_section(recipe: Path, section: str):

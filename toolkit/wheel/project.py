@@ -10,7 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
-from toolkit.fsutil import atomic_write_text
+from toolkit.util.fsutil import atomic_write_text
 from toolkit.wheel.buildinfo import BuildInfo
 from toolkit.wheel.data import read_text
 from toolkit.wheel.settings import Component, WheelSettings

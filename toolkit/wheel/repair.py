@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from toolkit import log
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import give_umask_mode
-from toolkit.elf import ELF_MAGIC, read_elf
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import give_umask_mode
+from toolkit.binary.elf import ELF_MAGIC, read_elf
 from toolkit.wheel import runpath
 from toolkit.wheel.rocm import Need, Resolver, missing_error
 from toolkit.wheel.settings import Component

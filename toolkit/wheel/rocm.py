@@ -29,7 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Iterable
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 from toolkit.wheel.data import libraries, rocm_excludes, system_libraries
 
 

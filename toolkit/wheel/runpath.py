@@ -20,8 +20,8 @@ import zipfile
 from pathlib import Path
 from typing import Iterable
 
-from toolkit.elf import read_elf
-from toolkit.errors import ToolkitError
+from toolkit.binary.elf import read_elf
+from toolkit.util.errors import ToolkitError
 from toolkit.wheel.settings import Component
 
 

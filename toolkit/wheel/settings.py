@@ -33,7 +33,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from toolkit.tomlread import Table
+from toolkit.util.tomlread import Table
 
 DEFAULT_DISTRIBUTION = "onnxruntime-ep-amdgpu"
 DEFAULT_IMPORT_PACKAGE = "onnxruntime_ep_amdgpu"

@@ -17,8 +17,8 @@ import zipfile
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from toolkit import log
-from toolkit.errors import ToolkitError
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
 from toolkit.wheel.settings import SmokeSettings
 
 CHECKER = Path(__file__).with_name("smoke_check.py")

@@ -7,7 +7,7 @@ import zipfile
 from dataclasses import dataclass
 from email.parser import HeaderParser
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 
 _PEP600 = re.compile(r"^manylinux_\d+_\d+_")
 

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.errors import RecipeError
-from toolkit.tomlread import Table, load_toml
+from toolkit.util.errors import RecipeError
+from toolkit.util.tomlread import Table, load_toml
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _DEFINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -81,7 +81,7 @@ class Recipe:
 
 
 # The checkout the toolkit runs from: recipes/, patches/ and samples/ live beside the package.
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def recipe_argument(value: str) -> Path:

@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Iterable
 
-from toolkit.errors import RecipeError
+from toolkit.util.errors import RecipeError
 
 _MISSING = object()
 

@@ -24,8 +24,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.elf import ELF_MAGIC, section_extent
-from toolkit.errors import ToolkitError
+from toolkit.binary.elf import ELF_MAGIC, section_extent
+from toolkit.util.errors import ToolkitError
 
 MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 COMPRESSED_MAGIC = b"CCOB"

@@ -11,8 +11,8 @@ import signal
 import subprocess
 from pathlib import Path
 
-from toolkit import log
-from toolkit.errors import ToolkitError
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
 
 TAIL_LINES = 30
 

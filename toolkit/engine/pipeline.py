@@ -14,18 +14,18 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from toolkit import log, sources
-from toolkit.build_context import Build, library_file, prepare, sources_plan
-from toolkit.cmake import (build_command, check_cmake_version, configure_command, configure_fingerprint,
+from toolkit.util import log
+from toolkit.engine.build import Build, library_file, prepare, sources_plan
+from toolkit.cmake.commands import (build_command, check_cmake_version, configure_command, configure_fingerprint,
                            find_cmake, find_ninja, read_cache)
-from toolkit.commands import run_tool
-from toolkit.elf import read_elf
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import atomic_write_text, make_temp_dir, replace_dir, sha256_file, sync_tree, tree_digest
-from toolkit.hip import HipToolchain, NoHip, find_hip
-from toolkit.options import BuildOptions
-from toolkit.outputs import check_needed, install_staging, installed
-from toolkit.stages import Stage, StageResult, StageRunner
+from toolkit.util.process import run_tool
+from toolkit.binary.elf import read_elf
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_text, make_temp_dir, replace_dir, sha256_file, sync_tree, tree_digest
+from toolkit.binary.hip import HipToolchain, NoHip, find_hip
+from toolkit.engine.options import BuildOptions
+from toolkit.cmake.outputs import check_needed, install_staging, installed
+from toolkit.engine.runner import Stage, StageResult, StageRunner
 
 
 # -- stages ------------------------------------------------------------------------------------
@@ -363,7 +363,7 @@ def wheel_stages(b: Build) -> list[Stage]:
 def _check_code_objects(b: Build) -> None:
     """The offload bundles of the built libraries must hold exactly the GPU targets the build facts record
     (the wheel's facts are these), no fewer and no more: a stale CMake cache shows up here."""
-    from toolkit.offload_bundle import gpu_targets
+    from toolkit.binary.offload_bundle import gpu_targets
 
     expected = build_facts(b)["gpu_targets"]
     carried = {path: gpu_targets(path) for path in sorted(b.workspace.lib.glob("*.so"))}

@@ -10,10 +10,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from toolkit import log
-from toolkit.build_context import Build, library_file
-from toolkit.elf import read_elf
-from toolkit.errors import ToolkitError
+from toolkit.util import log
+from toolkit.engine.build import Build, library_file
+from toolkit.binary.elf import read_elf
+from toolkit.util.errors import ToolkitError
 
 
 def install_staging(b: Build, cmake: Path, run) -> Path:

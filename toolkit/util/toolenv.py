@@ -13,7 +13,7 @@ import subprocess
 import sysconfig
 from pathlib import Path
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 
 
 def env_bin_dir() -> Path:
@@ -39,7 +39,7 @@ def _version(path: str) -> str:
 
 def describe() -> list[str]:
     """`tool: path (version)` for the tools a build may run, as they will be found."""
-    from toolkit.cmake import find_cmake, find_ninja
+    from toolkit.cmake.commands import find_cmake, find_ninja
 
     lines = []
     for name, find in (("cmake", find_cmake), ("ninja", find_ninja)):

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from toolkit.errors import ToolkitError
-from toolkit.recipe import Feature, Recipe, Spelling
+from toolkit.util.errors import ToolkitError
+from toolkit.recipe.load import Feature, Recipe, Spelling
 
 
 def host_platform() -> str:

@@ -16,7 +16,7 @@ from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 
 ELF_MAGIC = b"\x7fELF"
 

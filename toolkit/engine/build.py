@@ -9,17 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit import features as feat
-from toolkit import sources, validate
-from toolkit.cmake import compiler_launcher
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import tree_digest
-from toolkit.options import BuildOptions
-from toolkit.recipe import PROJECT_ROOT, Recipe, find_recipe, load_recipe
-from toolkit.recipe_match import check_tree_fits
+from toolkit.recipe import features as feat
+from toolkit import sources
+from toolkit.engine import validate
+from toolkit.cmake.commands import compiler_launcher
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import tree_digest
+from toolkit.engine.options import BuildOptions
+from toolkit.recipe.load import PROJECT_ROOT, Recipe, find_recipe, load_recipe
+from toolkit.recipe.match import check_tree_fits
 from toolkit.sources import FetchContext, ResolvedPaths, SourceSettings
-from toolkit.workspace import Workspace, default_build_root
-from toolkit.worklock import WorkLock, remove_stale_temporaries
+from toolkit.engine.workspace import Workspace, default_build_root
+from toolkit.util.locks import WorkLock, remove_stale_temporaries
 
 
 def library_file(name: str) -> str:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from toolkit import log, tools
-from toolkit.errors import ToolkitError
-from toolkit.options import BuildOptions, positive_int
+from toolkit.util import log
+from toolkit.util import toolenv as tools
+from toolkit.util.errors import ToolkitError
+from toolkit.engine.options import BuildOptions, positive_int
 
 # The stages `--until` accepts, in the order `build` runs them (hipify and patch-hipified only for
 # recipes with [hipify]; wheel and repair only with --wheel).
@@ -102,7 +103,7 @@ def add_recipe_patching(p: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from toolkit import pipeline
+    from toolkit.engine import pipeline
 
     options = options_from_args(args)
     if log.is_verbose():
@@ -121,7 +122,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _patches(args: argparse.Namespace) -> int:
-    from toolkit import pipeline
+    from toolkit.engine import pipeline
 
     options = options_from_args(args)
     if args.check:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolkit.errors import ToolkitError
-from toolkit.recipe import Recipe, load_recipe, recipes_dir
+from toolkit.util.errors import ToolkitError
+from toolkit.recipe.load import Recipe, load_recipe, recipes_dir
 
 
 def series_failures(recipe: Recipe, tree: Path, features) -> list[str]:
@@ -24,7 +24,7 @@ def series_failures(recipe: Recipe, tree: Path, features) -> list[str]:
 
 def fitting_recipes(tree: Path, project_root: Path, exclude: str) -> list[str]:
     """Recipes (other than `exclude`) that have a patch series and whose series applies cleanly to tree."""
-    from toolkit import features as feat
+    from toolkit.recipe import features as feat
 
     fits = []
     for path in sorted(recipes_dir(project_root).glob("*.toml")):

@@ -11,11 +11,11 @@ import argparse
 import shutil
 from pathlib import Path
 
-from toolkit import log
-from toolkit.errors import RecipeError, ToolkitError
-from toolkit.options import check_variant
-from toolkit.recipe import PROJECT_ROOT, find_recipe, load_recipe, recipes_dir
-from toolkit.workspace import Workspace, default_build_root
+from toolkit.util import log
+from toolkit.util.errors import RecipeError, ToolkitError
+from toolkit.engine.options import check_variant
+from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe, recipes_dir
+from toolkit.engine.workspace import Workspace, default_build_root
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.errors import ToolkitError
+from toolkit.util.errors import ToolkitError
 
 # A variant is one folder under build/<recipe>/: a plain name, never a path that could leave it.
 _VARIANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")

@@ -16,9 +16,9 @@ import sys
 import time
 from pathlib import Path
 
-from toolkit import log
-from toolkit.errors import ToolkitError
-from toolkit.fsutil import TMP_MARK
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import TMP_MARK
 
 
 _UNKNOWN = "another process"

@@ -9,8 +9,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from toolkit import log
-from toolkit.errors import ToolkitError
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
 
 MIN_CMAKE = (4, 2)
 

@@ -1,0 +1,1 @@
+"""The CMake stages: configure, build and check a tree, and collect its libraries."""
