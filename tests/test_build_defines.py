@@ -50,7 +50,7 @@ def test_plain_build_after_a_gpu_targets_build_compiles_no_kernels(after_gfx90a)
 
 def test_check_fails_when_offload_bundles_disagree_with_the_facts(after_gfx90a):
     from toolkit.engine.build import prepare
-    from toolkit.engine.pipeline import check_stage
+    from toolkit.cmake.check_stage import check_stage
 
     root, work, kept, _ = after_gfx90a
     lib = work / "lib" / "libmigraphx-backend.so"

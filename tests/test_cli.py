@@ -75,6 +75,7 @@ path = "src"
 [build]
 build_type = "Release"
 generator = "Ninja"
+output_dir_define = "AMDGPU_EP_OUTPUT_DIR"
 
 [features.extra]
 summary = "an extra switch"

@@ -176,12 +176,12 @@ def test_pipeline_stage_reruns_when_the_engine_tables_change(tmp_path, monkeypat
     # A corrected mapping must reach a work tree hipified before it (seen: the LRN mode fix was skipped).
     from types import SimpleNamespace
 
-    from toolkit.engine import pipeline
+    from toolkit.hipify.stage import hipify_stage
 
-    build = SimpleNamespace(recipe=SimpleNamespace(extra={"hipify": HipifySettings()}),
+    build = SimpleNamespace(hipify=HipifySettings(),
                             workspace=SimpleNamespace(source=tmp_path / "src", hipified=tmp_path / "out"),
                             options=SimpleNamespace(jobs=1))
-    stage = pipeline.hipify_stage(build)
+    stage = hipify_stage(build)
     before = stage.inputs()
     assert before == stage.inputs()
     monkeypatch.setattr("toolkit.hipify.tree.tables_digest", lambda *args, **kwargs: "another table set")

@@ -39,7 +39,7 @@ def hipify_perl_path(explicit: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from toolkit.engine.cli import options_from_args
-    from toolkit.compile_check.stage import run_engine
+    from toolkit.compile_check.engines import run_engine
     from toolkit.recipe.load import find_recipe, load_recipe
     from toolkit.engine.build import PROJECT_ROOT
 

@@ -6,12 +6,16 @@ path and library of the build, so a dry run can print it all and the stages only
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit import patching, sources
+from toolkit.binary.hip import HipToolchain, NoHip, find_hip
 from toolkit.recipe import features as feat
-from toolkit import sources
 from toolkit.engine import validate
+from toolkit.util.fsutil import sha256_file
 from toolkit.cmake.commands import compiler_launcher
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import tree_digest
@@ -41,10 +45,13 @@ class Build:
     # ORT, ROCm and MIGraphX as the preflight found them (in a dry run: what it would use).
     deps: ResolvedPaths
     ort_home: Path | None = None
+    # The recipe's [hipify] with the engine the options chose (None: the recipe hipifies nothing).
+    hipify: object | None = None
     _fetchcontent: dict[str, str] | None = None
     # Computed once per run: hashing a real tree, or patching it in memory, is not free.
     _source_digest: str | None = None
     _features: tuple[Path, dict[str, feat.ResolvedFeature]] | None = None
+    _series: patching.Series | None = None
     # Held from prepare() until unlock(): no other process writes into this work tree meanwhile.
     lock: WorkLock | None = None
 
@@ -81,10 +88,7 @@ class Build:
         return feat.resolve_spellings(self.recipe, self.chosen, options, str(tree))
 
     def _patched_view(self, files: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        from toolkit import patching
-
-        series = patching.load_series(self.recipe.series)
-        changed = patching.patched_contents(series, self.source_dir, "base", self.enabled())
+        changed = patching.patched_contents(self.series(), self.source_dir, "base", self.enabled())
         view = dict(files)
         for rel, data in changed.items():
             if data is None:
@@ -113,8 +117,6 @@ class Build:
     def ccache_env(self) -> dict[str, str]:
         """ccache's store in the toolkit cache, paths under the work tree made relative: a fresh build folder
         (or a second worktree) hits what an earlier build compiled. Settings the caller made win."""
-        import os
-
         if compiler_launcher() is None:
             return {}
         from toolkit.buildroot.sandbox import ccache_dir
@@ -137,6 +139,47 @@ class Build:
 
     def expected(self) -> list[tuple[str, tuple[str, ...]]]:
         return feat.expected_libraries(self.recipe, self.resolved_features())
+
+    # -- facts several stages share ----------------------------------------------------------
+    def series(self) -> patching.Series | None:
+        if self.recipe.series is not None and self._series is None:
+            self._series = patching.load_series(self.recipe.series)
+        return self._series
+
+    def active_patches(self, phase: str) -> list[patching.SeriesEntry]:
+        """The series entries of `phase` this feature set applies: only these count, so a feature no patch
+        depends on does not re-patch (and so rebuild) the tree."""
+        series = self.series()
+        return series.select(phase, self.enabled())[0] if series is not None else []
+
+    def patch_pins(self, phase: str = "base") -> list[tuple[str, str]]:
+        return [(e.name, sha256_file(e.path)) for e in self.active_patches(phase)]
+
+    def kernels_dir(self) -> Path:
+        """Where the hipified sources the later stages read are: hipify's output, or its patched copy."""
+        return self.workspace.hipified_patched if self.active_patches("hipified") else self.workspace.hipified
+
+    def kernel_toolchain(self) -> tuple[HipToolchain | None, str]:
+        """The HIP toolchain that compiles the hipified kernels, or None and why they are skipped."""
+        if self.hipify is None:
+            return None, "no [hipify] in the recipe"
+        if not self.options.gpu_targets:
+            return None, "GPU kernels skipped: no --gpu-targets given (e.g. --gpu-targets gfx90a,gfx1030)"
+        toolchain = find_hip(str(self.options.rocm_path) if self.options.rocm_path else None)
+        if isinstance(toolchain, NoHip):
+            return None, f"GPU kernels skipped: {toolchain.reason}"
+        return toolchain, ""
+
+    def build_facts(self) -> dict:
+        """What the wheel records about its build: source revision, patches, features, ROCm, GPU targets."""
+        toolchain, _ = self.kernel_toolchain()
+        return {
+            "source_revision": f"{self.source_dir.name}@sha256:{self.source_digest()}",
+            "patches": [f"{name} sha256={sha}" for name, sha in self.patch_pins()],
+            "features": sorted(self.enabled()),
+            "rocm_version": f"HIP {toolchain.version} ({toolchain.kind})" if toolchain else None,
+            "gpu_targets": list(self.options.gpu_targets) if toolchain else [],
+        }
 
 
 def prepare(options: BuildOptions, preflight: bool = True) -> Build:
@@ -165,7 +208,7 @@ def prepare(options: BuildOptions, preflight: bool = True) -> Build:
         source_dir = sources.resolve_source(source, ctx, upstream) if source.kind == "path" else upstream
         if options.source and source_dir.is_dir():
             check_tree_fits(recipe, source_dir, enabled, PROJECT_ROOT)
-        return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps)
+        return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps, hipify=hipify_settings(recipe, options))
     # Everything missing is reported at once, before anything is fetched or built.
     deps = (sources.preflight if preflight else sources.check)(requires, enabled, preflight_options,
                                                                 recipe.extra.get("ort"), ctx)
@@ -185,7 +228,16 @@ def prepare(options: BuildOptions, preflight: bool = True) -> Build:
     except BaseException:
         lock.release()
         raise
-    return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps, ort_home, lock=lock)
+    return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps, ort_home,
+                 hipify=hipify_settings(recipe, options), lock=lock)
+
+
+def hipify_settings(recipe: Recipe, options: BuildOptions):
+    """The recipe's [hipify], with the engine `--hipify-engine` chose; None when the recipe hipifies nothing."""
+    settings = recipe.extra.get("hipify")
+    if settings is None or options.hipify_engine is None:
+        return settings
+    return dataclasses.replace(settings, engine=options.hipify_engine)
 
 
 def sources_plan(b: Build) -> list[str]:

@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from toolkit.engine import pipeline
+from toolkit.engine.options import BuildOptions, positive_int
+from toolkit.hipify.settings import ENGINES as HIPIFY_ENGINES
+from toolkit.patching import workflow
 from toolkit.util import log
 from toolkit.util import toolenv as tools
 from toolkit.util.errors import ToolkitError
-from toolkit.engine.options import BuildOptions, positive_int
-
-# The stages `--until` accepts, in the order `build` runs them (hipify and patch-hipified only for
-# recipes with [hipify]; wheel and repair only with --wheel).
-STAGES = ("patch", "hipify", "patch-hipified", "configure", "build", "check", "wheel", "repair")
 
 
 def add_build_arguments(p: argparse.ArgumentParser) -> None:
@@ -39,6 +38,8 @@ def add_build_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ort-home", type=Path, metavar="DIR", help="an existing ONNX Runtime install (headers, lib, CMake config)")
     p.add_argument("--rocm-path", type=Path, metavar="DIR", help="ROCm install (default: $ROCM_PATH, /opt/rocm)")
     p.add_argument("--migraphx-home", type=Path, metavar="DIR", help="MIGraphX install (default: inside ROCm)")
+    p.add_argument("--local-version", metavar="LABEL", default=None,
+                   help="local version label of the wheel (VERSION+LABEL), as release entries use")
 
 
 def options_from_args(args: argparse.Namespace) -> BuildOptions:
@@ -58,24 +59,47 @@ def options_from_args(args: argparse.Namespace) -> BuildOptions:
         rocm_path=args.rocm_path,
         migraphx_home=args.migraphx_home,
         no_wait=args.no_wait,
+        hipify_engine=getattr(args, "hipify_engine", None),
+        local_version=args.local_version,
     )
     if args.jobs:
         kwargs["jobs"] = args.jobs
     return BuildOptions(**kwargs)
 
 
+def build_argv(options: BuildOptions, *extra: str) -> list[str]:
+    """The `python -m toolkit build` command line that settles `options` (what a release records it ran)."""
+    argv = ["python", "-m", "toolkit", "build", "--recipe", options.recipe, "--variant", options.variant]
+    argv += [f"--with-{f}" for f in options.with_features] + [f"--without-{f}" for f in options.without_features]
+    valued = {
+        "--gpu-targets": ",".join(options.gpu_targets), "--source": options.source,
+        "--build-dir": options.build_root, "--ort-home": options.ort_home, "--rocm-path": options.rocm_path,
+        "--migraphx-home": options.migraphx_home, "--local-version": options.local_version,
+        "--hipify-engine": options.hipify_engine,
+    }
+    for flag, value in valued.items():
+        if value:
+            argv += [flag, str(value)]
+    for mirror in options.mirrors:
+        argv += ["--mirror", mirror]
+    switches = {"--offline": options.offline, "--no-wait": options.no_wait, "--force": options.force,
+                "--dry-run": options.dry_run}
+    argv += [flag for flag, on in switches.items() if on]
+    return argv + list(extra)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("build", help="patch, configure and build a recipe's libraries")
     add_build_arguments(p)
-    p.add_argument("--until", metavar="STAGE", choices=STAGES,
-                   help=f"stop after this stage ({', '.join(STAGES)})")
+    p.add_argument("--until", metavar="STAGE", choices=pipeline.STAGE_NAMES,
+                   help=f"stop after this stage ({', '.join(pipeline.STAGE_NAMES)}; a recipe runs those it has)")
+    p.add_argument("--hipify-engine", choices=HIPIFY_ENGINES, default=None,
+                   help="hipify with this engine instead of the recipe's [hipify] engine")
     p.add_argument("--wheel", action="store_true",
                    help="also package the libraries as a wheel and repair it (build/<recipe>/<variant>/wheelhouse)")
     p.add_argument("--smoke", action="store_true",
                    help="then install the wheel in a fresh venv and smoke-test it with onnxruntime (implies --wheel)")
     p.add_argument("--require-gpu", action="store_true", help="with --smoke: no GPU device is a failure")
-    p.set_defaults(func=_run)
-
     p.set_defaults(func=_run)
 
 
@@ -103,8 +127,6 @@ def add_recipe_patching(p: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from toolkit.engine import pipeline
-
     options = options_from_args(args)
     if log.is_verbose():
         for line in tools.describe():
@@ -122,12 +144,10 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _patches(args: argparse.Namespace) -> int:
-    from toolkit.engine import pipeline
-
     options = options_from_args(args)
     if args.check:
-        return pipeline.check_patches(options)
+        return workflow.check_patches(options)
     if args.refresh:
-        return pipeline.refresh_patches(options)
+        return workflow.refresh_patches(options)
     pipeline.run_build(options, until="patch")
     return 0

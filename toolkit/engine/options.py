@@ -33,6 +33,8 @@ class BuildOptions:
     migraphx_home: Path | None = None
     # A local version label for the wheel (release matrix entries must not share a wheel name).
     local_version: str | None = None
+    # The hipify engine instead of the recipe's [hipify] engine (builtin, hipify-perl).
+    hipify_engine: str | None = None
     # Fail at once instead of waiting when another process holds the work tree's lock.
     no_wait: bool = False
 

@@ -20,11 +20,14 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text, sha256_file
+
+if TYPE_CHECKING:
+    from toolkit.engine.build import Build
 
 
 @dataclass
@@ -36,6 +39,20 @@ class Stage:
     run: Callable[[], None]
     # Plan lines for --dry-run: every command, define and path the stage would use.
     plan: Callable[[], list[str]] = field(default=lambda: [])
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """A stage as the package that owns it provides it: its name, when a build has it, how to make it."""
+
+    name: str
+    # One line for `build --help`, the dry run and README's stage table.
+    summary: str
+    # Whether this build has the stage at all (its recipe section exists, the series has such patches, ...).
+    applies: Callable[["Build"], bool]
+    make: Callable[["Build"], Stage]
+    # Only when a wheel is asked for (--wheel, --smoke, release builds).
+    packaging: bool = False
 
 
 @dataclass

@@ -29,6 +29,11 @@ class Workspace:
         return self.root / "hipified"
 
     @property
+    def hipified_patched(self) -> Path:
+        """A copy of hipify's output with the series' `hipified` phase applied (hipify's cache stays valid)."""
+        return self.root / "hipified-patched"
+
+    @property
     def cmake(self) -> Path:
         return self.root / "cmake"
 
@@ -40,6 +45,11 @@ class Workspace:
     @property
     def state(self) -> Path:
         return self.root / "state"
+
+    @property
+    def wheel_raw(self) -> Path:
+        """The wheel as scikit-build-core made it, before repair."""
+        return self.root / "wheel-raw"
 
     @property
     def wheelhouse(self) -> Path:

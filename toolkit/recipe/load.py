@@ -58,9 +58,14 @@ class BuildSettings:
     option_files: tuple[str, ...]
     # Remove build-machine RUNPATHs from the shipped copies (not $ORIGIN-relative ones).
     strip_runpath: bool = False
-    # Where the libraries come from: "output-dir" (the tree honours AMDGPU_EP_OUTPUT_DIR, as the sample does)
-    # or "install" (`cmake --install` into a staging prefix: the tree's own install rules say what it ships).
-    collect: str = "output-dir"
+    # Where the libraries come from: "output-dir" (the folder the tree's `output_dir_define` names, as the
+    # sample's AMDGPU_EP_OUTPUT_DIR) or "install" (`cmake --install` into a staging prefix: the tree's own
+    # install rules say what it ships).
+    collect: str = "install"
+    # The tree's own CMake variables for what the toolkit hands it: the folder its libraries go to, and the
+    # folder of hipified kernel sources it compiles. Part of the tree's CMake surface, so recipe data.
+    output_dir_define: str | None = None
+    kernels_define: str | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,8 @@ class Recipe:
     outputs: tuple[Output, ...]
     series: Path | None
     extra: dict[str, object] = field(default_factory=dict)
+    # The stages this recipe runs, by name, in the pipeline's order; None: every stage that applies to it.
+    stages: tuple[str, ...] | None = None
 
     @property
     def dir(self) -> Path:
@@ -120,6 +127,7 @@ def load_recipe(path: Path) -> Recipe:
         raise meta.error("name", f"expected lowercase letters, digits, '-' or '_', got {name!r}")
     summary = meta.str("summary", "")
     base = _load_base(meta, path)
+    stages = tuple(meta.str_list("stages")) if meta.has("stages") else None
     meta.done()
 
     # Imported here: the release CLI resolves recipe names inside bare containers with only the stdlib.
@@ -145,7 +153,7 @@ def load_recipe(path: Path) -> Recipe:
 
     _check_feature_references(root, extra, features)
     root.done()
-    return Recipe(name, summary, path, source, build, features, outputs, series, extra)
+    return Recipe(name, summary, path, source, build, features, outputs, series, extra, stages)
 
 
 # Sections owned by other areas of the toolkit, each read by its own settings module's from_table.
@@ -195,7 +203,7 @@ def _section_parsers() -> dict:
 
 def _read_build(t: Table | None) -> BuildSettings:
     if t is None:
-        return BuildSettings("Release", "Ninja", {}, ("CMakeLists.txt", "cmake"), False, "output-dir")
+        return BuildSettings("Release", "Ninja", {}, ("CMakeLists.txt", "cmake"))
     build_type = t.str("build_type", "Release", choices=["Release", "RelWithDebInfo", "Debug", "MinSizeRel"])
     generator = t.str("generator", "Ninja", choices=["Ninja"])
     defines = t.str_map("defines", {})
@@ -204,9 +212,18 @@ def _read_build(t: Table | None) -> BuildSettings:
             raise t.error(f"defines.{key}", "expected a CMake variable name")
     option_files = tuple(t.str_list("option_files", ["CMakeLists.txt", "cmake"]))
     strip_runpath = t.bool("strip_runpath", False)
-    collect = t.str("collect", "output-dir", choices=["output-dir", "install"])
+    output_dir_define = t.str("output_dir_define", None)
+    kernels_define = t.str("kernels_define", None)
+    for key, value in (("output_dir_define", output_dir_define), ("kernels_define", kernels_define)):
+        if value is not None and not _DEFINE.match(value):
+            raise t.error(key, f"expected a CMake variable name, got {value!r}")
+    collect = t.str("collect", "output-dir" if output_dir_define else "install", choices=["output-dir", "install"])
+    if collect == "output-dir" and output_dir_define is None:
+        raise t.error("collect", "\"output-dir\" needs output_dir_define: the CMake variable naming the folder "
+                                 "the tree writes its libraries to")
     t.done()
-    return BuildSettings(build_type, generator, defines, option_files, strip_runpath, collect)
+    return BuildSettings(build_type, generator, defines, option_files, strip_runpath, collect,
+                         output_dir_define, kernels_define)
 
 
 def _read_features(t: Table | None, inherited: dict[str, Feature] | None = None) -> dict[str, Feature]:

@@ -113,12 +113,9 @@ def cmd_release(args) -> int:
 
 
 def _pipeline_build_fn(recipe: Path):
-    """The lead's pipeline builds and repairs one entry's wheel: build_release_entry(recipe, entry, dir)."""
-    try:
-        from toolkit.engine.pipeline import build_release_entry
-    except ImportError as exc:
-        raise ToolkitError(f"release builds need toolkit.engine.pipeline.build_release_entry: {exc}",
-                           hint="use --print-matrix or --dry-run until the pipeline provides it") from None
+    """The pipeline builds and repairs one entry's wheel: build_release_entry(recipe, entry, dir)."""
+    from toolkit.release.entry import build_release_entry
+
     return functools.partial(build_release_entry, recipe)
 
 

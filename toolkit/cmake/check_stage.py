@@ -1,0 +1,71 @@
+"""The check stage: the built libraries export exactly what the recipe says, link what they must, and carry
+code objects for exactly the GPU targets the build facts record."""
+
+from __future__ import annotations
+
+from toolkit.binary.elf import read_elf
+from toolkit.binary.offload_bundle import gpu_targets
+from toolkit.cmake.configure_stage import has_cmake_build
+from toolkit.cmake.outputs import check_needed
+from toolkit.engine.build import Build, library_file
+from toolkit.engine.runner import Stage, StageSpec
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+
+
+def check_stage(b: Build) -> Stage:
+    def run() -> None:
+        check_exports(b)
+        check_needed(b)
+        check_code_objects(b)
+
+    def plan() -> list[str]:
+        targets = ", ".join(b.build_facts()["gpu_targets"]) or "none"
+        return [f"{library_file(n)} must export exactly {', '.join(e)}" for n, e in b.expected() if e] + [
+            f"offload bundles must hold exactly these GPU targets: {targets}"]
+
+    return Stage("check", lambda: {"expected": b.expected(), "gpu_targets": b.build_facts()["gpu_targets"]}, [],
+                 run, plan)
+
+
+def check_exports(b: Build) -> None:
+    for name, exports in b.expected():
+        path = b.workspace.lib / library_file(name)
+        found = list(read_elf(path).defined)
+        if exports and sorted(found) != sorted(exports):
+            extra = sorted(set(found) - set(exports))
+            missing = sorted(set(exports) - set(found))
+            raise ToolkitError(
+                f"{path} exports {found}, expected exactly {sorted(exports)}"
+                + (f"; unexpected: {extra}" if extra else "") + (f"; missing: {missing}" if missing else ""),
+                hint="the library's version script should export only the plugin EP entry points",
+            )
+        log.stage("check", f"{path.name}: exports {', '.join(found)}")
+
+
+def check_code_objects(b: Build) -> None:
+    """The offload bundles of the built libraries must hold exactly the GPU targets the build facts record
+    (the wheel's facts are these), no fewer and no more: a stale CMake cache shows up here."""
+    expected = b.build_facts()["gpu_targets"]
+    carried = {path: gpu_targets(path) for path in sorted(b.workspace.lib.glob("*.so"))}
+    carried = {path: found for path, found in carried.items() if found}
+    for path, found in carried.items():
+        extra = sorted(set(found) - set(expected))
+        if extra:
+            said = f"--gpu-targets {','.join(expected)}" if expected else "no GPU targets"
+            raise ToolkitError(f"{path} carries code objects for {', '.join(found)}, but the build facts "
+                               f"record {said}: {', '.join(extra)} should not be there",
+                               hint=f"GPU_TARGETS in {b.workspace.cmake / 'CMakeCache.txt'} disagrees with the "
+                                    "build; rerun the build with --force")
+        missing = sorted(set(expected) - set(found))
+        if missing:
+            raise ToolkitError(f"{path} carries code objects for {found}, not for {missing}",
+                               hint="check GPU_TARGETS in the CMake cache and the HIP compiler's supported targets")
+        log.stage("check", f"{path.name}: code objects for {', '.join(found)}")
+    if expected and not carried:
+        raise ToolkitError(f"no library in {b.workspace.lib} carries GPU code objects, though --gpu-targets "
+                           f"{','.join(expected)} was given")
+
+
+STAGE = StageSpec("check", "the libraries export exactly the entry points, link what they must, carry the GPU targets",
+                  applies=has_cmake_build, make=check_stage)

@@ -1,0 +1,103 @@
+"""The configure stage: CMake configures the patched tree with every define the toolkit manages."""
+
+from __future__ import annotations
+
+from toolkit.cmake.commands import check_cmake_version, configure_command, configure_fingerprint, find_cmake, find_ninja
+from toolkit.engine.build import Build
+from toolkit.engine.runner import Stage, StageSpec
+from toolkit.sources.fetchcontent import PROVIDER, read_report
+from toolkit.util import log
+from toolkit.util.fsutil import sha256_file
+from toolkit.util.process import run_tool
+
+# Defines the toolkit sets only in some builds, with the value that means "off". CMake keeps a define in
+# its cache until it is given again, so each is passed on every configure: without this, a plain build
+# after a `--gpu-targets gfx90a` one would still compile gfx90a kernels from the cached GPU_TARGETS.
+# CMAKE_HIP_COMPILER is left out on purpose: CMake reads it only when the HIP language is enabled (the
+# kernels are on, and then it is passed), and emptying it would make CMake drop the cache when they are
+# turned on again. The tree's own variables (its output and kernel folders) come from the recipe's [build].
+OFF_DEFINES = {
+    "GPU_TARGETS": "",
+    "CMAKE_HIP_PLATFORM": "",
+    "CMAKE_HIP_FLAGS": "",
+    "CMAKE_POLICY_VERSION_MINIMUM": "",
+    "CMAKE_PREFIX_PATH": "",
+    "ROCM_PATH": "",
+    "CMAKE_C_COMPILER_LAUNCHER": "",
+    "CMAKE_CXX_COMPILER_LAUNCHER": "",
+    "FETCHCONTENT_FULLY_DISCONNECTED": "ON",
+}
+
+
+def hip_kernels(b: Build) -> tuple[dict[str, str], dict[str, str], str]:
+    """(CMake defines, environment, what happens) for compiling the hipified kernels."""
+    toolchain, why_not = b.kernel_toolchain()
+    if toolchain is None:
+        return {}, {}, why_not
+    if b.recipe.build.kernels_define is None:
+        return {}, {}, f"GPU kernels skipped: {b.recipe.file} names no [build] kernels_define for the tree to read them"
+    kernels = b.kernels_dir()
+    defines = dict(toolchain.defines)
+    defines[b.recipe.build.kernels_define] = str(kernels)
+    defines["GPU_TARGETS"] = ";".join(b.options.gpu_targets)
+    what = (f"GPU kernels from {kernels} for {', '.join(b.options.gpu_targets)} with "
+            f"{toolchain.kind} HIP {toolchain.version} ({toolchain.compiler})")
+    return defines, dict(toolchain.env), what
+
+
+def configure_defines(b: Build) -> dict[str, str]:
+    """Every -D the configure stage passes: recipe, dependencies, features, output folder, GPU kernels.
+
+    Every define the toolkit manages is in it, off ones with their off value, so what a configure does never
+    depends on what an earlier one left in the CMake cache.
+    """
+    settings = b.recipe.build
+    defines = dict(OFF_DEFINES)
+    defines.update({name: "" for name in (settings.kernels_define, settings.output_dir_define) if name})
+    active = {dep.define for dep in b.fetchcontent_deps()}
+    defines.update({dep.define: "" for dep in b.recipe.extra.get("fetchcontent", ()) if dep.define not in active})
+    defines.update(b.defines())
+    # Libraries land in a staging folder; the build stage copies exactly the expected ones to lib/.
+    if settings.collect == "output-dir":
+        defines[settings.output_dir_define] = str(b.workspace.cmake / "out")
+    defines.update(hip_kernels(b)[0])
+    return defines
+
+
+def configure_stage(b: Build) -> Stage:
+    ws = b.workspace
+    cmake, ninja = find_cmake(), find_ninja()
+    _, kernel_env, kernel_note = hip_kernels(b)
+
+    def command() -> list[str]:
+        return configure_command(cmake, ws.source, ws.cmake, b.recipe.build.generator, ninja, configure_defines(b))
+
+    def inputs() -> dict:
+        # The tools' identity, not their paths: each nox session or venv has its own copy of CMake.
+        check_cmake_version(cmake)
+        return {**configure_fingerprint(command(), [cmake, ninja], ws.cmake), "env": kernel_env,
+                "provider": sha256_file(PROVIDER)}
+
+    def run() -> None:
+        log.stage("configure", kernel_note)
+        run_tool(command(), "configure", {**kernel_env, **b.ccache_env()}, ws.root / "logs")
+        asked = read_report(ws.cmake)
+        log.stage("configure", "CMake asked the dependency provider for: FetchContent "
+                  + (", ".join(asked["fetchcontent"]) or "none") + "; find_package "
+                  + (", ".join(asked["find_package"]) or "none"))
+
+    def plan() -> list[str]:
+        lines = [f"define {k}={v}" for k, v in sorted(configure_defines(b).items())]
+        lines += [f"env {k}={v}" for k, v in sorted(kernel_env.items())]
+        return lines + [kernel_note, "$ " + " ".join(command())]
+
+    return Stage("configure", inputs, [ws.cmake / "CMakeCache.txt"], run, plan)
+
+
+def has_cmake_build(b: Build) -> bool:
+    """Every recipe that does not leave the CMake stages out of its [recipe] stages builds with CMake."""
+    return True
+
+
+STAGE = StageSpec("configure", "CMake configures the patched tree with the features' and the toolkit's defines",
+                  applies=has_cmake_build, make=configure_stage)

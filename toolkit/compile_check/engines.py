@@ -1,0 +1,36 @@
+"""The same recipe run once per hipify engine, each in its own work tree, to compare what compiles."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from toolkit.compile_check.stage import REPORT_NAME, compile_check_stage
+from toolkit.engine import pipeline
+from toolkit.engine.build import prepare
+from toolkit.engine.options import BuildOptions
+from toolkit.engine.runner import StageResult, StageRunner
+
+# The stages before the compile check that make the tree it compiles.
+_BEFORE = ("patch", "hipify", "patch-hipified")
+
+
+def run_engine(options: BuildOptions, engine: str, sample: bool = False,
+               perl: str | None = None) -> tuple[StageResult, dict]:
+    """The recipe's stages up to compile-check with hipify.engine set to `engine`, in its own work tree
+    (variant = engine name). Returns (hipify StageResult, compile report dict)."""
+    b = prepare(dataclasses.replace(options, variant=engine, hipify_engine=engine))
+    try:
+        chosen: dict = {"hipify_perl": perl or b.hipify.hipify_perl}
+        if sample:  # the sample's units and every header: the rest of the tree would only be converted to sit there
+            cc = b.recipe.extra["compile_check"]
+            chosen.update(only_units=tuple(cc.sample), unit_globs=tuple(cc.units))
+        b.hipify = dataclasses.replace(b.hipify, **chosen)
+        stages = [spec.make(b) for spec in pipeline.stages_of(b) if spec.name in _BEFORE]
+        stages.append(compile_check_stage(b, sample=sample))
+        results = StageRunner(b.workspace.state, dry_run=False, force=options.force).run(stages)
+    finally:
+        b.unlock()
+    hipify_result = next(r for r in results if r.name == "hipify")
+    report = json.loads((b.workspace.root / REPORT_NAME).read_text())
+    return hipify_result, report

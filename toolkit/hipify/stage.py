@@ -1,0 +1,33 @@
+"""The hipify stage: the patched tree's CUDA sources converted to HIP out of tree; only changed files are
+rewritten, so Ninja rebuilds only what a change reached."""
+
+from __future__ import annotations
+
+from toolkit.engine.build import Build
+from toolkit.engine.runner import Stage, StageSpec
+from toolkit.hipify.tree import engine_identity, hipify_tree
+from toolkit.util import log
+
+
+def hipify_stage(b: Build) -> Stage:
+    settings = b.hipify
+    ws = b.workspace
+
+    def run() -> None:
+        report = hipify_tree(settings, ws.source, ws.hipified, jobs=b.options.jobs)
+        for line in report.lines():
+            log.stage("hipify", line)
+
+    def plan() -> list[str]:
+        return [f"{settings.engine} engine: {ws.source} -> {ws.hipified}" + (" (strict)" if settings.strict else "")]
+
+    # The tree's content is already in the upstream fingerprint; the settings and the engine (its version and
+    # mapping tables: a corrected mapping must reach the output) are the stage's own inputs.
+    def inputs() -> dict:
+        return {"settings": repr(settings), **engine_identity()}
+
+    return Stage("hipify", inputs, [ws.hipified], run, plan)
+
+
+STAGE = StageSpec("hipify", "convert the recipe's CUDA sources to HIP, out of tree (build/<recipe>/<variant>/hipified)",
+                  applies=lambda b: b.hipify is not None, make=hipify_stage)

@@ -1,0 +1,70 @@
+"""The patch stages: the recipe's series applied to a copy of the source (phase `base`) and to a copy of
+hipify's output (phase `hipified`). One stage serves both phases; only the tree it copies and the folder it
+leaves differ.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from toolkit import patching
+from toolkit.engine.build import Build
+from toolkit.engine.runner import Stage, StageSpec
+from toolkit.util import log
+from toolkit.util.fsutil import make_temp_dir, sync_tree
+
+# What each phase patches, and where the patched copy goes.
+_PHASES = {
+    "base": ("patch", lambda b: b.source_dir, lambda b: b.workspace.source),
+    "hipified": ("patch-hipified", lambda b: b.workspace.hipified, lambda b: b.workspace.hipified_patched),
+}
+
+
+def patch_stage(b: Build, phase: str) -> Stage:
+    name, tree_of, out_of = _PHASES[phase]
+    tree, out = tree_of(b), out_of(b)
+
+    def inputs() -> dict:
+        # The pristine source's digest is this stage's own input; hipify's output is already in the upstream
+        # fingerprint, so only the series counts there.
+        found = {"source": str(tree), "digest": b.source_digest()} if phase == "base" else {}
+        if b.recipe.series is None:
+            return {**found, "series": None}
+        return {**found, "series": str(b.recipe.series), "series_text": b.series().text,
+                "active": b.patch_pins(phase)}
+
+    def run() -> None:
+        tmp = make_temp_dir(b.workspace.root, out.name)
+        try:
+            # .git and hipify's per-file cache are not part of the tree the build reads.
+            shutil.copytree(tree, tmp, symlinks=True, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns(".git", ".hipify-cache.json"))
+            if b.series() is not None:
+                for line in patching.apply_series(b.series(), tmp, phase, b.enabled()):
+                    log.stage(name, str(line))
+            # Sync rather than replace: unchanged files keep their mtimes, so ninja rebuilds nothing.
+            written = sync_tree(tmp, out)
+            if phase == "base":
+                b.tree_changed()
+            log.stage(name, f"{len(written)} file(s) changed in {out}")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def plan() -> list[str]:
+        lines = [f"{'source' if phase == 'base' else 'hipified tree'} {tree}", f"patched copy -> {out}"]
+        if b.recipe.series is not None:
+            on = ", ".join(sorted(b.enabled())) or "none"
+            lines.append(f"series {b.recipe.series} (phase {phase}, features: {on})")
+        return lines
+
+    return Stage(name, inputs, [out], run, plan)
+
+
+def _has_hipified_patches(b: Build) -> bool:
+    return b.hipify is not None and bool(b.active_patches("hipified"))
+
+
+BASE = StageSpec("patch", "copy the source and apply the series' base patches (build/<recipe>/<variant>/source)",
+                 applies=lambda b: True, make=lambda b: patch_stage(b, "base"))
+HIPIFIED = StageSpec("patch-hipified", "apply the series' hipified patches to a copy of hipify's output",
+                     applies=_has_hipified_patches, make=lambda b: patch_stage(b, "hipified"))

@@ -1,0 +1,61 @@
+"""The wheel stages: the built libraries packaged with scikit-build-core (wheel), then repaired by auditwheel
+with every ROCm library left external (repair) into build/<recipe>/<variant>/wheelhouse."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+
+from toolkit.engine.build import Build
+from toolkit.engine.runner import Stage, StageSpec
+from toolkit.util.fsutil import make_temp_dir, replace_dir
+from toolkit.wheel.build import build_wheel
+from toolkit.wheel.repair import repair_wheel
+
+
+def wheel_settings(b: Build):
+    settings = b.recipe.extra["wheel"]
+    if b.options.local_version:
+        settings = dataclasses.replace(settings, version=f"{settings.version}+{b.options.local_version}")
+    return settings
+
+
+def wheel_stage(b: Build) -> Stage:
+    settings = wheel_settings(b)
+    ws = b.workspace
+
+    def run() -> None:
+        shutil.rmtree(ws.wheel_raw, ignore_errors=True)
+        build_wheel(settings, ws.lib, b.build_facts(), ws.wheel_raw)
+
+    return Stage("wheel", lambda: {"facts": b.build_facts(), "settings": repr(settings)}, [ws.wheel_raw], run,
+                 lambda: [f"scikit-build-core wheel {settings.distribution} {settings.version} from {ws.lib} "
+                          f"-> {ws.wheel_raw}"])
+
+
+def repair_stage(b: Build) -> Stage:
+    settings = wheel_settings(b)
+    ws = b.workspace
+
+    def run() -> None:
+        wheels = sorted(ws.wheel_raw.glob("*.whl"))
+        tmp = make_temp_dir(ws.root, "wheelhouse")
+        try:
+            repair_wheel(wheels[0], tmp, settings.excludes, settings.components,
+                         [b.options.rocm_path] if b.options.rocm_path else [])
+            replace_dir(tmp, ws.wheelhouse)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    return Stage("repair", lambda: {}, [ws.wheelhouse], run,
+                 lambda: [f"auditwheel repair (ROCm libraries excluded) -> {ws.wheelhouse}"])
+
+
+def _has_wheel(b: Build) -> bool:
+    return "wheel" in b.recipe.extra
+
+
+WHEEL = StageSpec("wheel", "package lib/ as a py3-none wheel with scikit-build-core (--wheel)",
+                  applies=_has_wheel, make=wheel_stage, packaging=True)
+REPAIR = StageSpec("repair", "auditwheel repair, ROCm libraries left external, into wheelhouse/ (--wheel)",
+                   applies=_has_wheel, make=repair_stage, packaging=True)
