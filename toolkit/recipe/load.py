@@ -59,7 +59,7 @@ class BuildSettings:
     # Remove build-machine RUNPATHs from the shipped copies (not $ORIGIN-relative ones).
     strip_runpath: bool = False
     # Where the libraries come from: "output-dir" (the folder the tree's `output_dir_define` names, as the
-    # sample's AMDGPU_EP_OUTPUT_DIR) or "install" (`cmake --install` into a staging prefix: the tree's own
+    # sample has one) or "install" (`cmake --install` into a staging prefix: the tree's own
     # install rules say what it ships).
     collect: str = "install"
     # The tree's own CMake variables for what the toolkit hands it: the folder its libraries go to, and the
