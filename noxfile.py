@@ -2,6 +2,7 @@
 
     nox -s build -- --with-hipdnn      build the bundled sample (or --recipe/--source another tree)
     nox -s tests                       run the test suite
+    nox -s lint                        ruff and mypy
 
 Every session runs in ONE environment, <envdir>/toolkit (.nox/toolkit): created and filled once, then
 shared, so switching sessions (build -> wheel -> smoke) installs nothing and finds the same CMake.
@@ -120,5 +121,12 @@ def clean(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def tests(session: nox.Session) -> None:
-    """Run the test suite."""
+    """Run the test suite (`-- -m "not buildroot"`: the fast part, without the Debian build root)."""
     _run(session, "-m", "pytest", extras="test")
+
+
+@nox.session(venv_backend="none")
+def lint(session: nox.Session) -> None:
+    """ruff on the whole project, mypy on the engine, recipes and utilities (both configured in pyproject.toml)."""
+    _run(session, "-m", "ruff", "check", ".", extras="lint")
+    _run(session, "-m", "mypy", extras="lint")
