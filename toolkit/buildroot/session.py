@@ -88,12 +88,23 @@ def _dist_name(requirement: str) -> str:
 
 
 def _named_paths(args: list[str]) -> list[Path]:
-    """Existing absolute host paths in arguments (`/x`, `--opt=/x`, `file:///x`), to bind at the same path."""
+    """Existing absolute host paths in arguments, to bind at the same path: `/x`, `--opt=/x`, `file:///x`, and
+    the repository of `git+file:///x@COMMIT` or an archive's `file:///x.tar.gz#sha256=HEX`."""
     found = []
     for arg in args:
-        value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
-        if value.startswith("file://"):
-            value = value[len("file://"):]
-        if value.startswith("/") and Path(value).exists() and not value.startswith(("/proc", "/dev", "/sys")):
-            found.append(Path(value))
+        path = _local_path(arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg)
+        if path is not None:
+            found.append(path)
     return found
+
+
+def _local_path(value: str) -> Path | None:
+    value = value.removeprefix("git+").removeprefix("file://").split("#", 1)[0]
+    if not value.startswith("/") or value.startswith(("/proc", "/dev", "/sys")):
+        return None
+    # A git source names its revision after the last '@'; a path may hold an '@' of its own, so the whole
+    # value is tried first.
+    for candidate in (value, value.rsplit("@", 1)[0]):
+        if Path(candidate).exists():
+            return Path(candidate)
+    return None
