@@ -85,7 +85,8 @@ class Build:
         else:
             # Not patched yet (first run or dry run): read the options as the patches will leave them.
             options = feat.declared_options(self._patched_view(files))
-        return feat.resolve_spellings(self.recipe, self.chosen, options, str(tree))
+        label = str(tree) if self.source.kind == "path" else f"{tree} ({self.source.describe()})"
+        return feat.resolve_spellings(self.recipe, self.chosen, options, label)
 
     def _patched_view(self, files: list[tuple[str, str]]) -> list[tuple[str, str]]:
         changed = patching.patched_contents(self.series(), self.source_dir, "base", self.enabled())
