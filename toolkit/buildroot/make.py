@@ -2,7 +2,7 @@
 
     <cache>/roots/<name>-<digest16>/          the root (complete ones only: built beside, then renamed)
     <cache>/roots/.<name>-<digest16>.tmp-PID  a root being made (removed by the next maker if its maker died)
-    <cache>/roots/locks/<name>-<digest16>.lock  held while making: a second process waits, then reuses
+    <cache>/roots/.<name>-<digest16>.lock     held while making: a second process waits, then reuses
     <cache>/roots/debs, apt-archives          Debian packages downloaded once, reused by every rebuild
 
 The root is made with `debootstrap` (in a mount namespace of its own, so its /proc mount cannot outlive
@@ -13,21 +13,19 @@ beside the package set is compared with it, and any difference is listed.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
 import subprocess
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from toolkit.util import log
 from toolkit.buildroot import packageset, record, sandbox
 from toolkit.buildroot.packageset import PackageSet
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text
+from toolkit.util.locks import WorkLock
 
 ENV_BUILDROOT = "TOOLKIT_BUILDROOT"
 INFO = Path("var/lib/ort-amdgpu-toolkit/root.json")
@@ -65,7 +63,7 @@ def make_root(spec: PackageSet, cache: Path | None = None, *, locked: bool = Fal
     if final.is_dir():
         return final
     roots = final.parent
-    with _lock(roots / "locks" / f"{final.name}.lock"):
+    with WorkLock(final):
         if final.is_dir():   # made by another process while this one waited
             log.stage("root", f"{spec.name}: made by another process: {final}")
             return final
@@ -168,21 +166,6 @@ def _check_lock(spec: PackageSet, packages: record.Record, locked: bool) -> None
         raise ToolkitError(message, hint="the archive moved on: review the changes, then "
                                          f"`python -m toolkit root lock {spec.name}`")
     log.warn(message)
-
-
-@contextmanager
-def _lock(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log.stage("root", f"waiting for another process making this root ({path.name})")
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _remove_tree(path: Path) -> None:

@@ -88,7 +88,7 @@ def fetch(url: str, sha256: str, cache: Cache, mirrors: list[str] | tuple[str, .
         return hit
     if offline and hit is None:
         raise _offline_error(url, sha256, cache)
-    with _locked(cache, sha256, url):
+    with cache.lock(sha256, url):
         hit = _verified_hit(cache, sha256, url, offline)
         if hit is not None:
             return hit  # another process finished it while this one waited
@@ -131,7 +131,7 @@ def fetch_unpinned(url: str, cache: Cache, mirrors: list[str] | tuple[str, ...] 
                    options: DownloadOptions = DownloadOptions()) -> tuple[Path, str]:
     """Download a URL that has no checksum yet (for `lock`); returns the cached file and its sha256."""
     key = "url-" + url_key(url)
-    with _locked(cache, key, url):
+    with cache.lock(key, url):
         part = cache.partial_path(key)
         failures = []
         for candidate in candidate_urls(url, mirrors):
@@ -141,34 +141,13 @@ def fetch_unpinned(url: str, cache: Cache, mirrors: list[str] | tuple[str, ...] 
                 failures.append(f"{candidate}: {exc}")
                 continue
             digest = sha256_file(part)
-            with cache.lock(digest):
+            with cache.lock(digest, url):
                 existing = _verified_hit(cache, digest, url, offline=False)
                 if existing is not None:
                     part.unlink()
                     return existing, digest
                 return _publish(part, cache.download_path(digest, url)), digest
         raise _failed(url, failures)
-
-
-class _locked:
-    """Hold the cache lock for a key, saying so when another process has it."""
-
-    def __init__(self, cache: Cache, key: str, url: str):
-        self.lock = cache.lock(key)
-        self.url = url
-
-    def __enter__(self):
-        import filelock
-
-        try:
-            self.lock.acquire(timeout=0)
-        except filelock.Timeout:
-            log.info(f"waiting for another process downloading {self.url}")
-            self.lock.acquire()
-        return self
-
-    def __exit__(self, *exc):
-        self.lock.release()
 
 
 def _failed(url: str, failures: list[str]) -> ToolkitError:

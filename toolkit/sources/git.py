@@ -60,7 +60,7 @@ def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, off
             hint="run once with network access (or pass --mirror file://<mirror> holding the repository), "
             "then retry with --offline",
         )
-    with cache.lock(f"git-{url_key(url)}-{commit}"):
+    with cache.lock(f"git-{url_key(url)}-{commit}", f"{url} at {commit}"):
         if final.is_dir():
             return final
         final.parent.mkdir(parents=True, exist_ok=True)
