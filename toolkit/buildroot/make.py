@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from toolkit.buildroot.packageset import PackageSet
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text
 from toolkit.util.locks import WorkLock
+from toolkit.util.process import run
 
 ENV_BUILDROOT = "TOOLKIT_BUILDROOT"
 INFO = Path("var/lib/ort-amdgpu-toolkit/root.json")
@@ -108,11 +108,8 @@ def _make(spec: PackageSet, work: Path, roots: Path) -> dict:
     start = time.monotonic()
     argv = [unshare, "--mount", "--propagation", "private", "--", debootstrap, f"--variant={spec.variant}",
             f"--cache-dir={debs}", spec.suite, str(work), spec.mirror]
-    proc = subprocess.run(argv, capture_output=True, text=True)
-    if proc.returncode != 0:
-        tail = "\n".join(f"  {line}" for line in (proc.stdout.splitlines()[-8:] + proc.stderr.splitlines()[-8:]))
-        raise ToolkitError(f"debootstrap {spec.suite} from {spec.mirror} failed (exit {proc.returncode}):\n{tail}",
-                           hint=f"check that {spec.mirror} is reachable and carries suite {spec.suite!r}")
+    run(argv, f"debootstrap {spec.suite} from {spec.mirror}", output="merge",
+        hint=f"check that {spec.mirror} is reachable and carries suite {spec.suite!r}")
     seconds = {"debootstrap": round(time.monotonic() - start, 1)}
     for deb in (work / "var/cache/apt/archives").glob("*.deb"):   # debootstrap's copies; --cache-dir has them
         deb.unlink()
@@ -182,7 +179,7 @@ def _remove_tree(path: Path) -> None:
 
 
 def _size(root: Path) -> int:
-    proc = subprocess.run(["du", "-s", "-B1", "-x", str(root)], capture_output=True, text=True)
+    proc = run(["du", "-s", "-B1", "-x", root], check=False)
     return int(proc.stdout.split()[0]) if proc.returncode == 0 else 0
 
 
