@@ -93,15 +93,8 @@ def fetch(url: str, sha256: str, cache: Cache, mirrors: list[str] | tuple[str, .
         if hit is not None:
             return hit  # another process finished it while this one waited
         part = cache.partial_path(sha256)
-        failures = []
-        for candidate in candidate_urls(url, mirrors):
-            try:
-                _download_verified(candidate, part, sha256, options)
-            except _Permanent as exc:
-                failures.append(f"{candidate}: {exc}")
-                continue
-            return _publish(part, cache.download_path(sha256, url))
-        raise _failed(url, failures)
+        _download_from_any(url, mirrors, part, sha256, options)
+        return _publish(part, cache.download_path(sha256, url))
 
 
 def _verified_hit(cache: Cache, sha256: str, url: str, offline: bool) -> Path | None:
@@ -133,26 +126,29 @@ def fetch_unpinned(url: str, cache: Cache, mirrors: list[str] | tuple[str, ...] 
     key = "url-" + url_key(url)
     with cache.lock(key, url):
         part = cache.partial_path(key)
-        failures = []
-        for candidate in candidate_urls(url, mirrors):
-            try:
-                _download_verified(candidate, part, None, options)
-            except _Permanent as exc:
-                failures.append(f"{candidate}: {exc}")
-                continue
-            digest = sha256_file(part)
-            with cache.lock(digest, url):
-                existing = _verified_hit(cache, digest, url, offline=False)
-                if existing is not None:
-                    part.unlink()
-                    return existing, digest
-                return _publish(part, cache.download_path(digest, url)), digest
-        raise _failed(url, failures)
+        _download_from_any(url, mirrors, part, None, options)
+        digest = sha256_file(part)
+        with cache.lock(digest, url):
+            existing = _verified_hit(cache, digest, url, offline=False)
+            if existing is not None:
+                part.unlink()
+                return existing, digest
+            return _publish(part, cache.download_path(digest, url)), digest
 
 
-def _failed(url: str, failures: list[str]) -> ToolkitError:
+def _download_from_any(url: str, mirrors: list[str] | tuple[str, ...], part: Path, sha256: str | None,
+                       options: DownloadOptions) -> None:
+    """Download url into part from the first of its mirrors (then url itself) that serves it (verified against
+    sha256 when given); raises an error listing every location's failure when none does."""
+    failures = []
+    for candidate in candidate_urls(url, mirrors):
+        try:
+            _download_verified(candidate, part, sha256, options)
+            return
+        except _Permanent as exc:
+            failures.append(f"{candidate}: {exc}")
     lines = "\n".join(f"  {f}" for f in failures)
-    return ToolkitError(
+    raise ToolkitError(
         f"download failed: {url}\n{lines}",
         hint="check the URL and your network; a checksum mismatch means the file changed upstream or the "
         "recipe/lock holds a wrong sha256 (nothing was kept)",
