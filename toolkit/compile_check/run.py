@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolkit.buildroot import ensure_root, run_in_root
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text, iter_files
@@ -77,8 +78,6 @@ class CompileReport:
 
 def find_root() -> Path:
     """The Debian sid ROCm build root (made once and cached; $TOOLKIT_BUILDROOT names a prepared one)."""
-    from toolkit.buildroot import ensure_root
-
     return Path(ensure_root(ROOT_NAME))
 
 
@@ -118,8 +117,6 @@ def _protoc(dep: Dep, top: Path, work: Path, root: Path) -> Path:
         return out
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    from toolkit.buildroot import run_in_root
-
     run_in_root(root, ["sh", "-c", f"cd '{top}' && protoc --cpp_out='{out}' " + " ".join(dep.protoc)],
                 binds=[work], capture=True, what=f"compile check: protoc for {dep.name}")
     stamp.write_text(key)
@@ -201,8 +198,6 @@ def compile_tree(settings: CompileCheckSettings, tree: Path, source: Path, work:
         results_file.unlink(missing_ok=True)
         atomic_write_text(jobs_file, json.dumps(jobs_list))
         binds = [work, tree, source, DRIVER.parent] + [Path(i) for i in dep_incs if i.startswith(str(work))]
-        from toolkit.buildroot import run_in_root
-
         run_in_root(root, ["python3", str(DRIVER), str(jobs_file), str(results_file), str(jobs or os.cpu_count() or 1)],
                     binds=binds, what="compile check: the driver")
         if not results_file.is_file():
