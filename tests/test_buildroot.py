@@ -211,7 +211,7 @@ def test_private_tmp_clean_env_and_cache(in_cache, monkeypatch):
 
 def test_failures_are_clear_errors(in_cache, tmp_path):
     spec, cache, root, env, _ = in_cache
-    with pytest.raises(ToolkitError, match=r"`sh -c 'echo nope >&2; exit 3'` failed \(exit 3\)\n\s+nope"):
+    with pytest.raises(ToolkitError, match=r"failed \(exit 3\): `sh -c 'echo nope >&2; exit 3'`\n\s+nope"):
         run_in_root(root, ["sh", "-c", "echo nope >&2; exit 3"], capture=True)
     with pytest.raises(ToolkitError, match=f"{tmp_path}/missing: folder to bind into the build root does not exist"):
         run_in_root(root, ["true"], binds=[tmp_path / "missing"])

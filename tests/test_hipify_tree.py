@@ -157,7 +157,7 @@ def _stand_in(tmp_path: Path, body: str) -> str:
 def test_hipify_perl_failure_is_surfaced(tree, tmp_path):
     src, out = tree
     perl = _stand_in(tmp_path, 'echo "error: cannot parse $1" >&2\nexit 3\n')
-    with pytest.raises(ToolkitError, match=r"hipify-perl failed on \S+ \(exit 3\):\n  error: cannot parse"):
+    with pytest.raises(ToolkitError, match=r"hipify-perl on \S+ failed \(exit 3\): `.+`\n  error: cannot parse"):
         hipify_tree(HipifySettings(engine="hipify-perl", hipify_perl=perl), src, out, jobs=1)
 
 

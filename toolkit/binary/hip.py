@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from toolkit.util.process import run
 
 _DEBIAN_CLANG = Path("/usr/bin/clang++-15")
 _DEBIAN_BITCODE = Path("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode")
@@ -81,7 +82,7 @@ def unsupported_targets(toolchain: HipToolchain, targets: tuple[str, ...]) -> li
     for target in targets:
         cmd = [str(toolchain.compiler), "-x", "hip", f"--offload-arch={target}", "-nogpulib", "-nogpuinc",
                "--cuda-device-only", "-E", "-", "-o", os.devnull]
-        proc = subprocess.run(cmd, input="", capture_output=True, text=True, check=False)
+        proc = run(cmd, f"asking {toolchain.compiler} about target {target}", input="", check=False)
         if proc.returncode != 0:
             errors = [line for line in proc.stderr.splitlines() if "error" in line]
             bad.append(f"{target}: {(errors or proc.stderr.splitlines() or ['rejected'])[0].strip()}")
@@ -91,5 +92,5 @@ def unsupported_targets(toolchain: HipToolchain, targets: tuple[str, ...]) -> li
 def supported_processors(toolchain: HipToolchain) -> list[str]:
     """The AMD GPU processors the compiler lists (`--print-supported-cpus` for the amdgcn target)."""
     cmd = [str(toolchain.compiler), "--target=amdgcn-amd-amdhsa", "-nogpulib", "--print-supported-cpus"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    proc = run(cmd, f"asking {toolchain.compiler} for its processors", check=False)
     return [w for w in (proc.stdout + proc.stderr).split() if re.fullmatch(r"gfx[0-9a-f]+(-generic)?", w)]

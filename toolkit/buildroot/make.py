@@ -2,7 +2,7 @@
 
     <cache>/roots/<name>-<digest16>/          the root (complete ones only: built beside, then renamed)
     <cache>/roots/.<name>-<digest16>.tmp-PID  a root being made (removed by the next maker if its maker died)
-    <cache>/roots/locks/<name>-<digest16>.lock  held while making: a second process waits, then reuses
+    <cache>/roots/.<name>-<digest16>.lock     held while making: a second process waits, then reuses
     <cache>/roots/debs, apt-archives          Debian packages downloaded once, reused by every rebuild
 
 The root is made with `debootstrap` (in a mount namespace of its own, so its /proc mount cannot outlive
@@ -13,21 +13,19 @@ beside the package set is compared with it, and any difference is listed.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
-import subprocess
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from toolkit.util import log
 from toolkit.buildroot import packageset, record, sandbox
 from toolkit.buildroot.packageset import PackageSet
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text
+from toolkit.util.locks import WorkLock
+from toolkit.util.process import run
 
 ENV_BUILDROOT = "TOOLKIT_BUILDROOT"
 INFO = Path("var/lib/ort-amdgpu-toolkit/root.json")
@@ -65,7 +63,7 @@ def make_root(spec: PackageSet, cache: Path | None = None, *, locked: bool = Fal
     if final.is_dir():
         return final
     roots = final.parent
-    with _lock(roots / "locks" / f"{final.name}.lock"):
+    with WorkLock(final):
         if final.is_dir():   # made by another process while this one waited
             log.stage("root", f"{spec.name}: made by another process: {final}")
             return final
@@ -110,11 +108,8 @@ def _make(spec: PackageSet, work: Path, roots: Path) -> dict:
     start = time.monotonic()
     argv = [unshare, "--mount", "--propagation", "private", "--", debootstrap, f"--variant={spec.variant}",
             f"--cache-dir={debs}", spec.suite, str(work), spec.mirror]
-    proc = subprocess.run(argv, capture_output=True, text=True)
-    if proc.returncode != 0:
-        tail = "\n".join(f"  {line}" for line in (proc.stdout.splitlines()[-8:] + proc.stderr.splitlines()[-8:]))
-        raise ToolkitError(f"debootstrap {spec.suite} from {spec.mirror} failed (exit {proc.returncode}):\n{tail}",
-                           hint=f"check that {spec.mirror} is reachable and carries suite {spec.suite!r}")
+    run(argv, f"debootstrap {spec.suite} from {spec.mirror}", output="merge",
+        hint=f"check that {spec.mirror} is reachable and carries suite {spec.suite!r}")
     seconds = {"debootstrap": round(time.monotonic() - start, 1)}
     for deb in (work / "var/cache/apt/archives").glob("*.deb"):   # debootstrap's copies; --cache-dir has them
         deb.unlink()
@@ -170,21 +165,6 @@ def _check_lock(spec: PackageSet, packages: record.Record, locked: bool) -> None
     log.warn(message)
 
 
-@contextmanager
-def _lock(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log.stage("root", f"waiting for another process making this root ({path.name})")
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _remove_tree(path: Path) -> None:
     """Remove a half-made root; refuse if anything is mounted inside it (never delete through a mount)."""
     if not path.exists():
@@ -199,7 +179,7 @@ def _remove_tree(path: Path) -> None:
 
 
 def _size(root: Path) -> int:
-    proc = subprocess.run(["du", "-s", "-B1", "-x", str(root)], capture_output=True, text=True)
+    proc = run(["du", "-s", "-B1", "-x", root], check=False)
     return int(proc.stdout.split()[0]) if proc.returncode == 0 else 0
 
 

@@ -17,13 +17,13 @@ the root itself is never written to.
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from toolkit.util.errors import ToolkitError
+from toolkit.util.process import run as run_command
 
 # Top-level folders the sandbox provides itself (fresh or private) instead of the root's.
 _PROVIDED = ("proc", "dev", "sys", "tmp", "run")
@@ -54,36 +54,30 @@ def ccache_dir(cache: Path) -> Path:
 
 
 def run_in_root(root: Path, argv: list[str], *, binds: Sequence[Path] = (), env: Mapping[str, str] | None = None,
-                cwd: Path | None = None, check: bool = True, capture: bool = False) -> subprocess.CompletedProcess:
+                cwd: Path | None = None, check: bool = True, capture: bool = False,
+                what: str | None = None) -> subprocess.CompletedProcess:
     """Run `argv` inside `root` (read-only) with `binds` and the toolkit cache mounted at their own paths.
 
     The environment inside is clean: PATH, HOME=/tmp, LANG, TOOLKIT_CACHE_DIR, CCACHE_DIR (in the
     toolkit cache), then `env`. `cwd` defaults to the caller's folder when a bind holds it, else /.
+    A failure (with `check`) is a ToolkitError naming `what` (default "a command"), the root, `argv`, its
+    exit code and, with `capture`, its last lines of output.
     """
     cache = cache_dir()
     ccache = ccache_dir(cache)
     ccache.mkdir(parents=True, exist_ok=True)
     base = {"TOOLKIT_CACHE_DIR": str(cache), "CCACHE_DIR": str(ccache)}
     return run(root, argv, binds=[cache, *binds], env={**base, **(env or {})}, cwd=cwd, check=check,
-               capture=capture, writable=False)
+               capture=capture, writable=False, what=what)
 
 
 def run(root: Path, argv: list[str], *, binds: Sequence[Path] = (), env: Mapping[str, str] | None = None,
-        cwd: Path | None = None, check: bool = True, capture: bool = False,
-        writable: bool = False) -> subprocess.CompletedProcess:
+        cwd: Path | None = None, check: bool = True, capture: bool = False, writable: bool = False,
+        what: str | None = None) -> subprocess.CompletedProcess:
     """run_in_root without the toolkit cache; `writable` lets the command change the root (making it)."""
     full = bwrap_argv(root, argv, binds=binds, env=env, cwd=cwd, writable=writable)
-    try:
-        proc = subprocess.run(full, capture_output=capture, text=True if capture else None)
-    except OSError as exc:
-        raise ToolkitError(f"{full[0]}: cannot start: {exc}") from None
-    if check and proc.returncode != 0:
-        tail = ""
-        if capture:
-            lines = (proc.stdout or "").splitlines()[-5:] + (proc.stderr or "").splitlines()[-10:]
-            tail = "\n" + "\n".join(f"  {line}" for line in lines)
-        raise ToolkitError(f"in build root {root}: `{shlex.join(argv)}` failed (exit {proc.returncode}){tail}")
-    return proc
+    return run_command(full, f"{what or 'a command'} in build root {root}",
+                       output="capture" if capture else "terminal", check=check, shown=argv)
 
 
 def bwrap_argv(root: Path, argv: list[str], *, binds: Sequence[Path] = (), env: Mapping[str, str] | None = None,

@@ -24,6 +24,7 @@ from pathlib import Path
 from toolkit.util import log
 from toolkit.buildroot import make, packageset, sandbox
 from toolkit.util.errors import ToolkitError
+from toolkit.util.locks import WorkLock
 
 _COMPLETE = ".toolkit-complete"
 
@@ -37,7 +38,7 @@ def toolkit_python(root: Path, project: Path, from_root: tuple[str, ...] = ()) -
     venv = sandbox.cache_dir() / "roots" / "venvs" / key
     if (venv / _COMPLETE).is_file():
         return venv / "bin" / "python"
-    with make._lock(venv.parent / "locks" / f"{key}.lock"):
+    with WorkLock(venv):
         if not (venv / _COMPLETE).is_file():
             if venv.exists():
                 shutil.rmtree(venv)   # a venv whose maker died half-way

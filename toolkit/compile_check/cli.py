@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import shutil
 
-ENGINES = ("builtin", "hipify-perl")
+from toolkit.hipify.settings import ENGINES
 
 
 def register(sub: argparse._SubParsersAction) -> None:

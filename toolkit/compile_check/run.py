@@ -13,11 +13,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolkit.buildroot import ensure_root, run_in_root
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text, iter_files
@@ -78,15 +78,7 @@ class CompileReport:
 
 def find_root() -> Path:
     """The Debian sid ROCm build root (made once and cached; $TOOLKIT_BUILDROOT names a prepared one)."""
-    from toolkit.buildroot import ensure_root
-
     return Path(ensure_root(ROOT_NAME))
-
-
-def run_in_root(root: Path, argv: list[str], binds: list[Path], capture: bool = False) -> subprocess.CompletedProcess:
-    from toolkit.buildroot import run_in_root as run
-
-    return run(root, argv, binds=tuple(binds), check=False, capture=capture)
 
 
 def resolve_deps(settings: CompileCheckSettings, work: Path, root: Path, fetch_ctx) -> tuple[list[str], list[str]]:
@@ -125,10 +117,8 @@ def _protoc(dep: Dep, top: Path, work: Path, root: Path) -> Path:
         return out
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    proc = run_in_root(root, ["sh", "-c", f"cd '{top}' && protoc --cpp_out='{out}' " + " ".join(dep.protoc)],
-                       [work], capture=True)
-    if proc.returncode != 0:
-        raise ToolkitError(f"compile check: protoc failed for {dep.name}: {proc.stderr.strip()[-2000:]}")
+    run_in_root(root, ["sh", "-c", f"cd '{top}' && protoc --cpp_out='{out}' " + " ".join(dep.protoc)],
+                binds=[work], capture=True, what=f"compile check: protoc for {dep.name}")
     stamp.write_text(key)
     return out
 
@@ -208,11 +198,10 @@ def compile_tree(settings: CompileCheckSettings, tree: Path, source: Path, work:
         results_file.unlink(missing_ok=True)
         atomic_write_text(jobs_file, json.dumps(jobs_list))
         binds = [work, tree, source, DRIVER.parent] + [Path(i) for i in dep_incs if i.startswith(str(work))]
-        proc = run_in_root(root, ["python3", str(DRIVER), str(jobs_file), str(results_file),
-                                  str(jobs or os.cpu_count() or 1)], binds, capture=False)
-        if proc.returncode != 0 or not results_file.is_file():
-            raise ToolkitError(f"compile check: the driver failed in {root} (exit {proc.returncode}): "
-                               f"{(proc.stderr or '').strip()[-2000:]}")
+        run_in_root(root, ["python3", str(DRIVER), str(jobs_file), str(results_file), str(jobs or os.cpu_count() or 1)],
+                    binds=binds, what="compile check: the driver")
+        if not results_file.is_file():
+            raise ToolkitError(f"compile check: the driver in {root} exited 0 but wrote no {results_file}")
         for res in json.loads(results_file.read_text()):
             ok = res["rc"] == 0
             err = "" if ok else first_error(res["stderr"], tree, source)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 from toolkit.util.errors import ToolkitError
+from toolkit.util.process import run
 from toolkit.hipify.engine import FileResult, Warning, apply_substitutions, convert_text, still_present
 from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import Tables
@@ -32,15 +32,8 @@ def find_hipify_perl(setting: str) -> str:
 
 def convert_with_perl(exe: str, path: Path, text: str, rel: str, settings: HipifySettings,
                       tables: Tables) -> FileResult:
-    try:
-        proc = subprocess.run([exe, str(path)], capture_output=True, text=True,
-                              encoding="utf-8", errors="surrogateescape")
-    except OSError as exc:
-        raise ToolkitError(f"hipify-perl could not run on {rel}: {exc}") from None
-    if proc.returncode != 0:
-        raise ToolkitError(
-            f"hipify-perl failed on {rel} (exit {proc.returncode}):\n{_tail(proc.stderr)}",
-            "fix the input, exclude the file with a reason, or use the built-in engine")
+    proc = run([exe, path], f"hipify-perl on {rel}",
+               hint="fix the input, exclude the file with a reason, or use the built-in engine")
     if text.strip() and not proc.stdout.strip():
         raise ToolkitError(f"hipify-perl produced no output for {rel}:\n{_tail(proc.stderr)}")
     leftovers = convert_text(proc.stdout, rel, settings, tables, detect_only=True)

@@ -17,12 +17,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.util.errors import ToolkitError
+from toolkit.util.process import run
 
 ENV_VAR = "TOOLKIT_COMPILE_CACHE"
 SETTING = "release.compile_cache"
@@ -120,20 +120,15 @@ def _check_url(url: str, origin: str) -> str:
 
 
 def ccache_features(launcher: str) -> set[str]:
-    try:
-        out = subprocess.run([launcher, "--version"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ToolkitError(f"{launcher} --version failed: {exc}") from None
+    out = run([launcher, "--version"], "asking ccache for its features", timeout=30, check=False).stdout
     match = re.search(r"^Features:\s*(.*)$", out, re.MULTILINE)
     return set(match.group(1).split()) if match else set()
 
 
 def ccache_stats(env: dict[str, str] | None = None, launcher: str = "ccache") -> dict[str, int]:
     """ccache's counters (`--print-stats`) for the cache that `env` selects (CCACHE_DIR etc.)."""
-    proc = subprocess.run([launcher, "--print-stats"], capture_output=True, text=True, timeout=30,
-                          env={**os.environ, **(env or {})})
-    if proc.returncode != 0:
-        raise ToolkitError(f"{launcher} --print-stats failed: {proc.stderr.strip()}")
+    proc = run([launcher, "--print-stats"], "reading ccache's statistics", timeout=30,
+               env={**os.environ, **(env or {})})
     stats = {}
     for line in proc.stdout.splitlines():
         key, _, value = line.partition("\t")

@@ -18,12 +18,12 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
+from toolkit.util.process import run
 
 ENV_ENGINE = "TOOLKIT_CONTAINER_ENGINE"
 ENGINES = ("podman", "docker")
@@ -144,10 +144,7 @@ def run_session(engine: Engine, image: str, session: str, args: list[str], mount
         print(shlex.join(argv))
         return 0
     log.stage("container", f"{engine.name}: {session} {shlex.join(args)} in {image}")
-    try:
-        return subprocess.run(argv).returncode
-    except OSError as exc:
-        raise ToolkitError(f"{engine.path}: cannot start: {exc}") from None
+    return run(argv, f"{engine.name} run of {session} in {image}", output="terminal", check=False).returncode
 
 
 def build_argv(engine: Engine, containerfile: Path, context: Path, tag: str,
@@ -168,10 +165,8 @@ def build_image(engine: Engine, containerfile: Path, context: Path, tag: str,
         print(shlex.join(argv))
         return
     log.stage("container", f"building {tag} from {containerfile}")
-    proc = subprocess.run(argv)
-    if proc.returncode != 0:
-        raise ToolkitError(f"{engine.name} build of {containerfile} failed (exit {proc.returncode})",
-                           hint="the engine's output above names the failing step")
+    run(argv, f"{engine.name} build of {containerfile}", output="terminal",
+        hint="the engine's output above names the failing step")
 
 
 def sandbox_config(root: Path) -> dict[str, str]:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 from toolkit.util.errors import ToolkitError
+from toolkit.util.process import run
 
 # Parts of the standard library a toolkit session never imports: left out to keep the image small.
 _SKIP = ("test", "__pycache__", "site-packages", "dist-packages", "idlelib", "tkinter", "ensurepip")
@@ -23,15 +23,15 @@ def from_host_python(root: Path, python: Path = Path("/usr/bin/python3")) -> Non
     real = Path(os.path.realpath(python))
     if not real.is_file():
         raise ToolkitError(f"{python}: no such interpreter to build a root filesystem from")
-    stdlib = Path(subprocess.run([real, "-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"],
-                                 capture_output=True, text=True, check=True).stdout.strip())
+    stdlib = Path(run([real, "-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"],
+                      f"asking {real} for its standard library").stdout.strip())
     shutil.copytree(stdlib, root / stdlib.relative_to("/"), symlinks=True, ignore=shutil.ignore_patterns(*_SKIP))
     (root / "usr/bin").mkdir(parents=True, exist_ok=True)
     shutil.copy2(real, root / "usr/bin" / real.name)
     if real.name != "python3":
         os.symlink(real.name, root / "usr/bin/python3")
     binaries = [real, *sorted((stdlib / "lib-dynload").glob("*.so"))]
-    ldd = subprocess.run(["ldd", *map(str, binaries)], capture_output=True, text=True).stdout
+    ldd = run(["ldd", *binaries], check=False).stdout
     # ldd prints "<file>:" headers for several inputs, then "name => /path (addr)" lines
     for lib in sorted({w for w in ldd.split() if w.startswith("/") and not w.endswith(":")}):
         dest = root / lib.lstrip("/")
@@ -48,7 +48,5 @@ def debootstrap(root: Path, suite: str = "bookworm", mirror: str = "http://deb.d
     if tool is None:
         raise ToolkitError("debootstrap is not installed", hint="apt-get install debootstrap")
     argv = [tool, "--variant=minbase", f"--include={','.join(include)}", suite, str(root), mirror]
-    proc = subprocess.run(argv, capture_output=True, text=True)
-    if proc.returncode != 0:
-        tail = "\n".join(proc.stdout.splitlines()[-5:] + proc.stderr.splitlines()[-5:])
-        raise ToolkitError(f"debootstrap {suite} from {mirror} failed (exit {proc.returncode}):\n{tail}")
+    run(argv, f"debootstrap {suite} from {mirror}", output="merge",
+        hint=f"check that {mirror} is reachable and carries suite {suite!r}")

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolkit.release.container import ENGINES
 from toolkit.util.tomlread import Table
 
 _PYTHON = re.compile(r"^3\.(\d{1,2})$")
@@ -29,7 +30,6 @@ _TARGET = re.compile(r"^gfx[0-9a-f]{3,4}(:[a-z+-]+)*$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.]*$")
 
 RUNNERS = ("nox", "toolkit")
-ENGINES = ("podman", "docker")
 
 
 @dataclass(frozen=True)

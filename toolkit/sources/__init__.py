@@ -14,7 +14,7 @@ The pipeline calls these:
 import importlib
 
 # Names resolve on first use (PEP 562): `python -m toolkit` imports every command module at start-up,
-# and some of it runs inside bare containers that have the standard library only, not requests/filelock.
+# and some of it runs inside bare containers that have the standard library only, not requests/platformdirs.
 _WHERE = {
     "Cache": "cache",
     "default_cache_dir": "cache",

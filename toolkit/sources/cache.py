@@ -6,7 +6,8 @@ Layout (under platformdirs' user cache dir, or $TOOLKIT_CACHE_DIR):
                                      dropped and fetched again instead of trusted
     partial/<key>.part               bytes of an interrupted download, kept so the next try resumes
     git/<url hash>/<commit>/         checked-out git trees (with submodules), complete ones only
-    locks/<key>.lock                 file locks: one process downloads, the others wait and reuse
+    locks/<key>.lock                 lock files (toolkit.util.locks): one process downloads, the others wait
+                                     (naming it) and reuse
 Files are content-addressed by sha256, so two recipes naming the same archive share one copy.
 """
 
@@ -18,8 +19,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import filelock
 import platformdirs
+
+from toolkit.util.locks import WorkLock
 
 ENV_CACHE_DIR = "TOOLKIT_CACHE_DIR"
 APP_NAME = "ort-amdgpu-toolkit"
@@ -69,8 +71,7 @@ class Cache:
     def git_path(self, url: str, commit: str) -> Path:
         return self.root / "git" / url_key(url) / commit
 
-    def lock(self, key: str, timeout: float = -1) -> filelock.FileLock:
-        """A lock shared by every process using this cache folder; hold it while touching `key`."""
-        folder = self.root / "locks"
-        folder.mkdir(parents=True, exist_ok=True)
-        return filelock.FileLock(str(folder / f"{key}.lock"), timeout=timeout)
+    def lock(self, key: str, target: str) -> WorkLock:
+        """A lock shared by every process using this cache folder; hold it while touching `key`. `target` is
+        what a waiting process names (a URL, a folder)."""
+        return WorkLock(target, file=self.root / "locks" / f"{key}.lock")

@@ -91,7 +91,7 @@ def fetch_ort(settings: OrtSettings, ctx: FetchContext, platform: str | None = N
     # Unpacked once per machine beside the download (the folder name is its verified sha256), so every
     # build and work tree shares one copy; the cache lock keeps parallel builds from unpacking it twice.
     unpacked = ctx.cache.root / "unpacked" / archive.parent.name
-    with ctx.cache.lock(f"unpack-{archive.parent.name}"):
+    with ctx.cache.lock(f"unpack-{archive.parent.name}", str(unpacked)):
         unpack_once(archive, unpacked, package.strip_components, "ort")
     folder = unpacked / package.subdir if package.subdir else unpacked
     missing = missing_markers("ort", folder)

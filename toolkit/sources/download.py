@@ -88,20 +88,13 @@ def fetch(url: str, sha256: str, cache: Cache, mirrors: list[str] | tuple[str, .
         return hit
     if offline and hit is None:
         raise _offline_error(url, sha256, cache)
-    with _locked(cache, sha256, url):
+    with cache.lock(sha256, url):
         hit = _verified_hit(cache, sha256, url, offline)
         if hit is not None:
             return hit  # another process finished it while this one waited
         part = cache.partial_path(sha256)
-        failures = []
-        for candidate in candidate_urls(url, mirrors):
-            try:
-                _download_verified(candidate, part, sha256, options)
-            except _Permanent as exc:
-                failures.append(f"{candidate}: {exc}")
-                continue
-            return _publish(part, cache.download_path(sha256, url))
-        raise _failed(url, failures)
+        _download_from_any(url, mirrors, part, sha256, options)
+        return _publish(part, cache.download_path(sha256, url))
 
 
 def _verified_hit(cache: Cache, sha256: str, url: str, offline: bool) -> Path | None:
@@ -131,49 +124,31 @@ def fetch_unpinned(url: str, cache: Cache, mirrors: list[str] | tuple[str, ...] 
                    options: DownloadOptions = DownloadOptions()) -> tuple[Path, str]:
     """Download a URL that has no checksum yet (for `lock`); returns the cached file and its sha256."""
     key = "url-" + url_key(url)
-    with _locked(cache, key, url):
+    with cache.lock(key, url):
         part = cache.partial_path(key)
-        failures = []
-        for candidate in candidate_urls(url, mirrors):
-            try:
-                _download_verified(candidate, part, None, options)
-            except _Permanent as exc:
-                failures.append(f"{candidate}: {exc}")
-                continue
-            digest = sha256_file(part)
-            with cache.lock(digest):
-                existing = _verified_hit(cache, digest, url, offline=False)
-                if existing is not None:
-                    part.unlink()
-                    return existing, digest
-                return _publish(part, cache.download_path(digest, url)), digest
-        raise _failed(url, failures)
+        _download_from_any(url, mirrors, part, None, options)
+        digest = sha256_file(part)
+        with cache.lock(digest, url):
+            existing = _verified_hit(cache, digest, url, offline=False)
+            if existing is not None:
+                part.unlink()
+                return existing, digest
+            return _publish(part, cache.download_path(digest, url)), digest
 
 
-class _locked:
-    """Hold the cache lock for a key, saying so when another process has it."""
-
-    def __init__(self, cache: Cache, key: str, url: str):
-        self.lock = cache.lock(key)
-        self.url = url
-
-    def __enter__(self):
-        import filelock
-
+def _download_from_any(url: str, mirrors: list[str] | tuple[str, ...], part: Path, sha256: str | None,
+                       options: DownloadOptions) -> None:
+    """Download url into part from the first of its mirrors (then url itself) that serves it (verified against
+    sha256 when given); raises an error listing every location's failure when none does."""
+    failures = []
+    for candidate in candidate_urls(url, mirrors):
         try:
-            self.lock.acquire(timeout=0)
-        except filelock.Timeout:
-            log.info(f"waiting for another process downloading {self.url}")
-            self.lock.acquire()
-        return self
-
-    def __exit__(self, *exc):
-        self.lock.release()
-
-
-def _failed(url: str, failures: list[str]) -> ToolkitError:
+            _download_verified(candidate, part, sha256, options)
+            return
+        except _Permanent as exc:
+            failures.append(f"{candidate}: {exc}")
     lines = "\n".join(f"  {f}" for f in failures)
-    return ToolkitError(
+    raise ToolkitError(
         f"download failed: {url}\n{lines}",
         hint="check the URL and your network; a checksum mismatch means the file changed upstream or the "
         "recipe/lock holds a wrong sha256 (nothing was kept)",

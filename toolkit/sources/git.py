@@ -16,6 +16,7 @@ from pathlib import Path
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import replace_dir
+from toolkit.util.process import run
 from toolkit.sources.cache import Cache, url_key
 
 
@@ -23,17 +24,13 @@ def _is_local(url: str) -> bool:
     return url.startswith("file://") or "://" not in url and ":" not in url.split("/", 1)[0]
 
 
-def _git(args: list[str], cwd: Path, url: str, local: bool) -> subprocess.CompletedProcess:
+def _git(args: list[str], cwd: Path, url: str, local: bool, what: str, hint: str | None = None,
+         check: bool = True) -> subprocess.CompletedProcess:
     # The file protocol is off by default for submodules (CVE-2022-39253); allow it only when the
     # superproject itself is local, as a test or an internal mirror on disk would be.
     config = ["-c", "protocol.file.allow=always"] if local else []
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true")
-    return subprocess.run(["git", *config, *args], cwd=cwd, env=env, capture_output=True, text=True)
-
-
-def _tail(text: str, lines: int = 6) -> str:
-    kept = [line for line in text.strip().splitlines() if line.strip()][-lines:]
-    return "\n".join(f"    {line}" for line in kept)
+    return run(["git", *config, *args], f"git source {url}: {what}", cwd=cwd, env=env, hint=hint, check=check)
 
 
 def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, offline: bool = False,
@@ -60,7 +57,7 @@ def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, off
             hint="run once with network access (or pass --mirror file://<mirror> holding the repository), "
             "then retry with --offline",
         )
-    with cache.lock(f"git-{url_key(url)}-{commit}"):
+    with cache.lock(f"git-{url_key(url)}-{commit}", f"{url} at {commit}"):
         if final.is_dir():
             return final
         final.parent.mkdir(parents=True, exist_ok=True)
@@ -85,32 +82,25 @@ def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, off
 def _checkout(url: str, commit: str, work: Path, submodules: bool) -> None:
     local = _is_local(url)
     log.info(f"git: fetching {url} at {commit}")
-    for args in (["init", "-q"], ["remote", "add", "origin", url]):
-        result = _git(args, work, url, local)
-        if result.returncode != 0:
-            raise ToolkitError(f"git {' '.join(args)} failed in {work}:\n{_tail(result.stderr)}")
-    result = _git(["fetch", "-q", "--depth", "1", "--no-tags", "origin", commit], work, url, local)
-    if result.returncode != 0:
-        raise ToolkitError(
-            f"git source {url}: cannot fetch commit {commit}:\n{_tail(result.stderr)}",
-            hint="check that the commit exists in that repository (a full 40-hex id) and that the server allows "
-            "fetching a commit by id (uploadpack.allowReachableSHA1InWant)",
-        )
-    result = _git(["checkout", "-q", "--detach", "FETCH_HEAD"], work, url, local)
-    head = _git(["rev-parse", "HEAD"], work, url, local).stdout.strip()
-    if result.returncode != 0 or head != commit:
-        raise ToolkitError(f"git source {url}: checked out {head or 'nothing'} instead of commit {commit}:\n"
-                           f"{_tail(result.stderr)}")
+    _git(["init", "-q"], work, url, local, f"making a repository in {work}")
+    _git(["remote", "add", "origin", url], work, url, local, f"adding the remote in {work}")
+    _git(["fetch", "-q", "--depth", "1", "--no-tags", "origin", commit], work, url, local,
+         f"fetching commit {commit}",
+         hint="check that the commit exists in that repository (a full 40-hex id) and that the server allows "
+         "fetching a commit by id (uploadpack.allowReachableSHA1InWant)")
+    _git(["checkout", "-q", "--detach", "FETCH_HEAD"], work, url, local, f"checking out commit {commit}")
+    head = _git(["rev-parse", "HEAD"], work, url, local, "reading HEAD").stdout.strip()
+    if head != commit:
+        raise ToolkitError(f"git source {url}: checked out {head or 'nothing'} instead of commit {commit}")
     if not submodules:
         return
-    result = _git(["submodule", "update", "--init", "--recursive", "--depth", "1"], work, url, local)
-    if result.returncode != 0:
+    shallow = _git(["submodule", "update", "--init", "--recursive", "--depth", "1"], work, url, local,
+                   "shallow submodule update", check=False)
+    if shallow.returncode != 0:
         # Some servers refuse shallow fetches by commit id; a full submodule fetch still pins the same commits.
         log.info(f"git: shallow submodule fetch failed for {url}; fetching submodules in full")
-        result = _git(["submodule", "update", "--init", "--recursive"], work, url, local)
-    if result.returncode != 0:
-        raise ToolkitError(f"git source {url} at {commit}: submodule update failed:\n{_tail(result.stderr)}",
-                           hint="check .gitmodules URLs are reachable and their commits exist")
+        _git(["submodule", "update", "--init", "--recursive"], work, url, local,
+             f"submodule update at {commit}", hint="check .gitmodules URLs are reachable and their commits exist")
 
 
 def copy_checkout(src: Path, dest: Path) -> Path:

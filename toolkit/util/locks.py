@@ -1,9 +1,11 @@
-"""One process at a time per folder: work trees (build/<recipe>/<variant>) and release output folders.
+"""The toolkit's one lock: one process at a time on a thing (a work tree, a release output folder, a build
+root, a download cache entry).
 
-The lock is an flock on a file beside the folder (`.<name>.lock`), so removing the folder itself does not
-drop it, and the kernel releases it when its holder dies, even by SIGKILL: a stale lock cannot exist.
-The holder writes its pid and command line into the file so a second process can say whom it waits for,
-and removes the file when it is done.
+The lock is an flock on a lock file: by default `.<name>.lock` beside the folder or file it guards, so
+removing the guarded thing itself does not drop it; the download cache names its own (`locks/<key>.lock`).
+The kernel releases an flock when its holder dies, even by SIGKILL: a stale lock cannot exist. The holder
+writes its pid and command line into the file so a second process can say whom it waits for, and removes
+the file when it is done.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ _UNKNOWN = "another process"
 _NAME_POLLS, _NAME_POLL_S = 20, 0.05
 
 
-def lock_path(folder: Path) -> Path:
-    folder = Path(folder)
-    return folder.parent / f".{folder.name}.lock"
+def lock_path(target: Path) -> Path:
+    """The default lock file of a folder or file: `.<name>.lock` beside it."""
+    target = Path(target)
+    return target.parent / f".{target.name}.lock"
 
 
 def _holder(fd: int) -> str:
@@ -50,11 +53,16 @@ def _holder(fd: int) -> str:
 
 
 class WorkLock:
-    """Exclusive lock on `folder`; `wait=False` fails at once, naming the holder, instead of waiting."""
+    """Exclusive lock on `target`, a folder or a file (or, with `file` given, anything the messages can
+    name: a URL); `wait=False` fails at once, naming the holder, instead of waiting.
 
-    def __init__(self, folder: Path, wait: bool = True):
-        self.folder = Path(folder)
-        self.path = lock_path(self.folder)
+    `file` is the lock file (default: `lock_path(target)`, beside the target). A process that waits says
+    so, naming the holder and the target.
+    """
+
+    def __init__(self, target: Path | str, wait: bool = True, *, file: Path | None = None):
+        self.target = target
+        self.path = Path(file) if file is not None else lock_path(Path(target))
         self.wait = wait
         self._fd: int | None = None
 
@@ -88,14 +96,14 @@ class WorkLock:
                 break
             time.sleep(_NAME_POLL_S)
         if not self.wait:
-            raise ToolkitError(f"{self.folder} is in use by {holder}",
+            raise ToolkitError(f"{self.target} is in use by {holder}",
                                hint="wait for it to finish, or run again without --no-wait to wait for it")
-        log.info(f"waiting for {holder}, which holds the lock on {self.folder}")
+        log.info(f"waiting for {holder}, which holds the lock on {self.target}")
         fcntl.flock(fd, fcntl.LOCK_EX)
 
     def release(self) -> None:
         if self._fd is not None:
-            # Removed while still locked, so nothing is left beside the folder: a process waiting on this
+            # Removed while still locked, so no lock file is left behind: a process waiting on this
             # inode finds it gone from the path once it gets the lock, and starts over (see acquire).
             try:
                 if os.stat(self.path).st_ino == os.fstat(self._fd).st_ino:

@@ -1,20 +1,25 @@
-"""Running a build tool (CMake, Ninja): its output on the terminal, or with -q in a log file.
+"""Running a tool: `run` for every command the toolkit starts and checks, `run_tool` for the build tools
+(CMake, Ninja), whose output goes to the terminal or, with -q, to a log file.
 
-A quiet run keeps the tool's whole output in the work tree's logs/ folder and names that file (with the
-last lines) when the tool fails. A tool that died of SIGINT is an interruption, not a failure.
+A failure is a ToolkitError naming what was being done, the command, its exit code and the tool's last
+lines of output (its stderr, or the log file). A tool that died of SIGINT is an interruption
+(KeyboardInterrupt), not a failure.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 from pathlib import Path
+from typing import Mapping, Sequence
 
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 
 TAIL_LINES = 30
+OUTPUTS = ("capture", "merge", "terminal")
 
 
 def interrupted(returncode: int) -> bool:
@@ -22,33 +27,84 @@ def interrupted(returncode: int) -> bool:
     return returncode in (-signal.SIGINT, 128 + signal.SIGINT)
 
 
+def run(cmd: Sequence[str | os.PathLike], what: str | None = None, *, output: str = "capture",
+        log_file: Path | None = None, cwd: Path | str | None = None, env: Mapping[str, str] | None = None,
+        input: str | None = None, timeout: float | None = None, umask: int | None = None, check: bool = True,
+        hint: str | None = None, shown: Sequence[str] | None = None) -> subprocess.CompletedProcess:
+    """Run `cmd` and return its CompletedProcess (text: UTF-8, undecodable bytes kept as surrogates).
+
+    what: the work in words ("wheel build", "hipify-perl on a.cu"), said first in an error.
+    output: "capture" (stdout and stderr kept apart, returned), "merge" (both in `stdout`, in the order
+    written) or "terminal" (not captured: the user sees it). log_file: the output goes to this file
+    instead (the command line first), and an error quotes its last lines.
+    env: the tool's whole environment (None: this process's). umask: the tool's file-creation mask.
+    check: a non-zero exit raises a ToolkitError naming `what`, the command (`shown`, when the command
+    run wraps another: bwrap), the exit code and the tool's last lines; `hint` says what to do.
+    Whatever `check` says, a tool that cannot start or runs past `timeout` seconds raises a ToolkitError,
+    and a tool killed by Ctrl-C raises KeyboardInterrupt.
+    """
+    if output not in OUTPUTS:
+        raise ValueError(f"output={output!r}: expected one of {OUTPUTS}")
+    argv = [os.fspath(part) for part in cmd]
+    named = f"`{shlex.join(shown if shown is not None else argv)}`"
+    lead = f"{what}: " if what else ""
+    kwargs = {"cwd": cwd, "env": None if env is None else dict(env), "input": input, "timeout": timeout,
+              "text": True, "encoding": "utf-8", "errors": "surrogateescape"}
+    if umask is not None:
+        kwargs["preexec_fn"] = lambda: os.umask(umask)
+    try:
+        if log_file is not None:
+            log_file.parent.mkdir(parents=True, exist_ok=True)
+            with open(log_file, "w", encoding="utf-8") as out:
+                out.write("$ " + shlex.join(argv) + "\n")
+                out.flush()
+                proc = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, **kwargs)
+        elif output == "capture":
+            proc = subprocess.run(argv, capture_output=True, **kwargs)
+        elif output == "merge":
+            proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kwargs)
+        else:
+            proc = subprocess.run(argv, **kwargs)
+    except OSError as exc:
+        raise ToolkitError(f"{lead}cannot start {named}: {exc.strerror or exc}",
+                           hint=hint or f"is {argv[0]} installed (and on PATH)?") from None
+    except subprocess.TimeoutExpired:
+        raise ToolkitError(f"{lead}{named} did not finish in {timeout:g} s", hint=hint) from None
+    if interrupted(proc.returncode):
+        raise KeyboardInterrupt
+    if check and proc.returncode != 0:
+        raise ToolkitError(f"{what or named} failed (exit {proc.returncode})"
+                           + (f": {named}" if what else "") + _tail(proc, output, log_file),
+                           hint=hint or ("the tool's output above says why" if output == "terminal" and
+                                         log_file is None else None))
+    return proc
+
+
+def _tail(proc: subprocess.CompletedProcess, output: str, log_file: Path | None) -> str:
+    """The tool's last lines, indented under the error's first line ('' when it printed none)."""
+    if log_file is not None:
+        lines = log_file.read_text(encoding="utf-8", errors="replace").splitlines()[-TAIL_LINES:]
+        return (f"\n  its output is in {log_file}; the last lines:\n"
+                + "\n".join(f"    {line}" for line in lines))
+    if output == "terminal":
+        return ""
+    texts = [proc.stderr, proc.stdout] if output == "capture" else [proc.stdout]
+    for text in texts:
+        lines = [line for line in (text or "").splitlines() if line.strip()][-TAIL_LINES:]
+        if lines:
+            return "\n" + "\n".join(f"  {line.rstrip()}" for line in lines)
+    return ""
+
+
 def run_tool(cmd: list[str], what: str, env: dict[str, str] | None = None, log_dir: Path | None = None) -> None:
+    """A build tool's step (`what`: configure, build, install): its output on the terminal, or with -q in
+    `log_dir`/<what>.log, which a failure names."""
     if not log.is_verbose():  # with -v every command is printed as it starts
         log.stage(what, "$ " + " ".join(cmd))
     full_env = {**os.environ, **env} if env else None
-    if not (log.is_quiet() and log_dir is not None):
-        proc = subprocess.run(cmd, check=False, env=full_env)
-        _check(proc.returncode, cmd, what, None)
-        return
-    log_dir.mkdir(parents=True, exist_ok=True)
-    log_file = log_dir / f"{what}.log"
-    with open(log_file, "w", encoding="utf-8") as out:
-        out.write("$ " + " ".join(cmd) + "\n")
-        out.flush()
-        proc = subprocess.run(cmd, check=False, env=full_env, stdout=out, stderr=subprocess.STDOUT)
-    _check(proc.returncode, cmd, what, log_file)
-
-
-def _check(returncode: int, cmd: list[str], what: str, log_file: Path | None) -> None:
-    if returncode == 0:
-        return
-    if interrupted(returncode):
-        raise KeyboardInterrupt
-    if log_file is None:
-        raise ToolkitError(f"{what} failed (exit {returncode}): {' '.join(cmd)}",
-                           hint="the tool's own output above says why")
-    lines = log_file.read_text(encoding="utf-8", errors="replace").splitlines()[-TAIL_LINES:]
-    raise ToolkitError(f"{what} failed (exit {returncode}): {' '.join(cmd)}\n"
-                       f"  its output is in {log_file}; the last lines:\n"
-                       + "\n".join(f"    {line}" for line in lines),
-                       hint=f"read {log_file}, or rerun without -q to see the output as it happens")
+    if log.is_quiet() and log_dir is not None:
+        log_file = log_dir / f"{what}.log"
+        run(cmd, what, log_file=log_file, env=full_env,
+            hint=f"read {log_file}, or rerun without -q to see the output as it happens")
+    else:
+        run(cmd, what, output="terminal", env=full_env, hint="the tool's own output above says why")

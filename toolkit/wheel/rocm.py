@@ -22,7 +22,6 @@ import json
 import os
 import posixpath
 import shutil
-import subprocess
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Iterable
 
 from toolkit.util.errors import ToolkitError
+from toolkit.util.process import run
 from toolkit.wheel.data import libraries, rocm_excludes, system_libraries
 
 
@@ -89,7 +89,7 @@ class DpkgOwners:
         if not todo or self.tool is None:
             return
         # Exit status 1 only means some path has no owner; the ones found are still printed.
-        done = subprocess.run([self.tool, "--search", *todo], capture_output=True, text=True)
+        done = run([self.tool, "--search", *todo], "asking dpkg which packages own the libraries", check=False)
         for line in done.stdout.splitlines():
             if line.startswith(("diversion by", "local diversion")) or ": " not in line:
                 continue
@@ -102,7 +102,8 @@ class DpkgOwners:
         if not todo:
             return
         fmt = "${Package}\t${Maintainer}\t${Homepage}\n"
-        done = subprocess.run([self.tool, "--show", f"--showformat={fmt}", *todo], capture_output=True, text=True)
+        done = run([self.tool, "--show", f"--showformat={fmt}", *todo], "asking dpkg who maintains the packages",
+                   check=False)
         rules = libraries()["rocm_packages"]
         for p in todo:
             self._packages[p] = None

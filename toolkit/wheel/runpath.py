@@ -15,12 +15,12 @@ import csv
 import hashlib
 import io
 import posixpath
-import subprocess
 import zipfile
 from pathlib import Path
 from typing import Iterable
 
 from toolkit.binary.elf import read_elf
+from toolkit.binary.patchelf import set_runpath
 from toolkit.util.errors import ToolkitError
 from toolkit.wheel.settings import Component
 
@@ -37,7 +37,7 @@ def effective_search_path(path: Path) -> tuple[str, ...]:
     return facts.runpath if facts.runpath else facts.rpath
 
 
-def set_runpaths(root: Path, members: dict[str, Component], patchelf: str) -> list[str]:
+def set_runpaths(root: Path, members: dict[str, Component]) -> list[str]:
     """Give each member the RUNPATH its component asks for (its own other entries kept after); the members changed."""
     changed = []
     for member, component in sorted(members.items()):
@@ -47,10 +47,7 @@ def set_runpaths(root: Path, members: dict[str, Component], patchelf: str) -> li
         wanted = tuple(dict.fromkeys((*component.runpath, *current)))
         if wanted == current and read_elf(root / member).runpath:
             continue
-        done = subprocess.run([patchelf, "--set-rpath", ":".join(wanted), str(root / member)],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            raise ToolkitError(f"{member}: patchelf could not set RUNPATH {':'.join(wanted)}: {done.stderr.strip()}")
+        set_runpath(root / member, wanted)
         changed.append(member)
     return changed
 

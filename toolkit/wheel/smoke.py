@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import site
-import subprocess
 import sys
 import tempfile
 import venv
@@ -19,6 +18,7 @@ from typing import Iterable, Mapping
 
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
+from toolkit.util.process import run
 from toolkit.wheel.settings import SmokeSettings
 
 CHECKER = Path(__file__).with_name("smoke_check.py")
@@ -56,10 +56,8 @@ def create_venv(where: Path, inherit_site_packages: bool) -> Path:
     venv.EnvBuilder(with_pip=False, clear=True).create(where)
     python = where / "bin" / "python"
     if inherit_site_packages:
-        purelib = subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True, text=True, check=True,
-        ).stdout.strip()
+        purelib = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                      "asking the smoke venv for its site-packages").stdout.strip()
         inherited = [p for p in dict.fromkeys(site.getsitepackages()) if os.path.isdir(p)]
         Path(purelib, "_toolkit_inherited_site.pth").write_text("\n".join(inherited) + "\n")
     return python
@@ -74,13 +72,8 @@ def pip_install(python: Path, requirements: list[str], find_links: Iterable[Path
         cmd += ["--find-links", str(folder)]
     cmd += requirements
     log.stage("smoke", "pip install " + " ".join(requirements))
-    result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0:
-        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-20:])
-        raise ToolkitError(
-            f"pip could not install into the smoke venv (exit {result.returncode}):\n{tail}",
-            "offline? pass --find-links DIR (with --no-index) holding onnxruntime, onnx and numpy wheels",
-        )
+    run(cmd, "pip install into the smoke venv", output="merge",
+        hint="offline? pass --find-links DIR (with --no-index) holding onnxruntime, onnx and numpy wheels")
 
 
 def checker_command(
@@ -141,7 +134,7 @@ def run_smoke(
         cmd = checker_command(python, checker, packages, settings, merged_env, require_gpu)
         log.stage("smoke", f"checking {', '.join(packages)}" + (" (GPU required)" if require_gpu else ""))
         # The checker's own stdout and stderr go straight to ours: the PASS/FAIL lines are the report.
-        result = subprocess.run(cmd, cwd=base, env=_clean_env())
+        result = run(cmd, output="terminal", check=False, cwd=base, env=_clean_env())
         sys.stdout.flush()
         returncode = result.returncode
         if settings.genai:
@@ -150,7 +143,8 @@ def run_smoke(
             log.stage("smoke", "onnxruntime-genai's amdgpu provider against the CPU provider")
             cmd = [str(python), "-I", str(genai), "--package", packages[0],
                    *[item for name, value in merged_env.items() for item in ("--env", f"{name}={value}")]]
-            result = subprocess.run(cmd + (["--require-gpu"] if require_gpu else []), cwd=base, env=_clean_env())
+            result = run(cmd + (["--require-gpu"] if require_gpu else []), output="terminal", check=False, cwd=base,
+                         env=_clean_env())
             sys.stdout.flush()
             returncode = returncode or result.returncode
     if returncode != 0:
