@@ -88,7 +88,8 @@ def _dist_name(requirement: str) -> str:
 
 
 def _named_paths(args: list[str]) -> list[Path]:
-    """Existing absolute host paths in arguments (`/x`, `--opt=/x`, `file:///x`), to bind at the same path."""
+    """Existing absolute host paths in arguments (`/x`, `--opt=/x`, a file:// URL of `/x`), to bind at the same
+    path."""
     found = []
     for arg in args:
         value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
