@@ -46,7 +46,9 @@ def debian_mirror(env: Mapping[str, str] | None = None, apt_dir: Path | None = N
     if given:
         if not _URI.match(given):
             raise ToolkitError(f"env {ENV}={given}: expected the Debian archive's base URL "
-                               "(http(s)://, ftp:// or file:), such as http://<mirror>/debian")
+                               "(http(s)://, ftp:// or file:)",
+                               hint=f"set {ENV}=http://<debian mirror>/debian (the folder holding dists/ and pool/), "
+                                    "or unset it to use this machine's apt sources")
         return DebianMirror(_normal(given), f"env {ENV}")
     seen: list[str] = []
     for file, uri in apt_source_uris(apt_dir):

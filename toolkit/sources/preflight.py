@@ -109,7 +109,8 @@ def _ort_from_recipe(ort: OrtSettings | None, platform: str,
             try:
                 mirror = debian_mirror()
             except ToolkitError as exc:
-                return Located("ort", None, origin, f"{archive.url}: {exc.message}; {exc.hint}"), package
+                how = f"; {exc.hint}" if exc.hint else ""
+                return Located("ort", None, origin, f"{archive.url}: {exc.message}{how}"), package
             origin = origin.replace(" (fetched", f" from the Debian mirror {mirror.url} ({mirror.origin}) (fetched")
     return Located("ort", None, origin), package
 
