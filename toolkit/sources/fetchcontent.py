@@ -1,8 +1,8 @@
 """FetchContent dependencies served by CMake itself: verified source folders behind a dependency provider.
 
-Each [[fetchcontent]] entry is fetched once, unpacked, and checked against its pins: the archive sha256
-(when the recipe knows upstream's) and the digest of the unpacked tree (`content`, from the recipe or the
-lock file). The content digest is what GitHub's tag archive and a mirror's re-packed archive of the same tag
+Each [[fetchcontent]] entry is a pinned archive (toolkit.sources.pinned), fetched once, unpacked and checked
+against its pins by toolkit.sources.archive: the archive sha256 (when the recipe knows upstream's) and the
+digest of the unpacked tree (`content`, from the recipe or the lock file). The content digest is what GitHub's tag archive and a mirror's re-packed archive of the same tag
 share, so one pin accepts both. The configure then gets the provider (provider.cmake, injected with
 CMAKE_PROJECT_TOP_LEVEL_INCLUDES) and a generated map of name -> folder; CMake asks the provider for exactly
 the dependencies it evaluates, nested ones included, and a name the map lacks fails the configure there,
@@ -33,10 +33,6 @@ def dep_dir(dest: Path, dep: FetchContentDep) -> Path:
 def source_dir(dest: Path, dep: FetchContentDep) -> Path:
     folder = dep_dir(dest, dep)
     return folder / dep.archive.subdir if dep.archive.subdir else folder
-
-
-def content_pin(dep: FetchContentDep, ctx: FetchContext) -> str | None:
-    return with_lock_pins(dep.archive, ctx).content
 
 
 # -- fetching and verifying one dependency ----------------------------------------------------------
