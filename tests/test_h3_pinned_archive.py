@@ -9,7 +9,6 @@ import hashlib
 import io
 import json
 import tarfile
-from pathlib import Path
 
 import pytest
 
