@@ -1,10 +1,11 @@
 """ORT 1.22.1's ROCm EP recipe: hipify speed per engine, side by side in one run, and compile rate per engine.
 
-    python benchmarks/hipify_ort.py [--source TREE|ARCHIVE] [--jobs N] [--compile] [--sample]
+    python benchmarks/hipify_ort.py [--mirror BASE] [--source TREE|ARCHIVE] [--jobs N] [--compile] [--sample]
 
-The tree (default: /work/shared/upstream/onnxruntime-1.22.1-subset.tar.gz, unpacked into a temporary
-folder) goes through recipes/onnxruntime-rocm-ep.toml's [hipify] settings with each engine, in a fresh
-Python process each (import costs excluded, the same --jobs for all):
+The tree (default: the recipe's [source], ORT 1.22.1's tag archive verified by its content pin and taken
+from --mirror BASE first, default $TOOLKIT_MIRRORS: e.g. --mirror file://$PWD/../shared/upstream/mirror;
+unpacked into a temporary folder) goes through recipes/onnxruntime-rocm-ep.toml's [hipify] settings with
+each engine, in a fresh Python process each (import costs excluded, the same --jobs for all):
   builtin      cold (empty output), then warm (rerun, nothing changed: must convert nothing)
   hipify-perl  cold (ROCm's 7.0.2 script; on PATH, else the build root's usr/bin/hipify-perl)
   torch        cold, over the same selected files, when torch is installed
@@ -27,7 +28,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RECIPE = ROOT / "recipes" / "onnxruntime-rocm-ep.toml"
-DEFAULT_SOURCE = Path("/work/shared/upstream/onnxruntime-1.22.1-subset.tar.gz")
 
 OURS = """
 import dataclasses, json, sys, time
@@ -70,6 +70,20 @@ def unpack(source: Path, work: Path) -> Path:
     return tops[0] if len(tops) == 1 else work / "src"
 
 
+def recipe_source(mirrors: list[str], work: Path) -> Path:
+    """The recipe's own [source] (upstream's URL, content-pinned), fetched through the mirrors first."""
+    sys.path.insert(0, str(ROOT))
+    from toolkit.recipe.load import load_recipe
+    from toolkit.sources import FetchContext, resolve_source
+    from toolkit.util.errors import ToolkitError
+
+    recipe = load_recipe(RECIPE)
+    try:
+        return resolve_source(recipe.source, FetchContext.create(RECIPE, mirrors=mirrors), work / "src")
+    except ToolkitError as exc:
+        sys.exit(f"error: {exc}\n(pass --mirror BASE holding the archive, or --source with ORT 1.22.1's tree)")
+
+
 def find_perl(explicit: str | None) -> str | None:
     """The hipify-perl compile-check uses: given, on PATH, else the build root's (made if need be)."""
     sys.path.insert(0, str(ROOT))
@@ -105,6 +119,8 @@ def compile_rates(engines: list[str], args) -> dict[str, dict]:
             cmd.append("--sample")
         if args.source:
             cmd += ["--source", str(args.source)]
+        for mirror in args.mirror:
+            cmd += ["--mirror", mirror]
         subprocess.run(cmd, cwd=ROOT, check=False)
     for e in engines:
         path = ROOT / "build" / "onnxruntime-rocm-ep" / e / "compile-check.json"
@@ -115,23 +131,28 @@ def compile_rates(engines: list[str], args) -> dict[str, dict]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--source", type=Path, default=None, help="ORT 1.22.1 tree or archive")
+    ap.add_argument("--source", type=Path, default=None,
+                    help="ORT 1.22.1 tree or archive (default: the recipe's [source], through --mirror)")
+    ap.add_argument("--mirror", action="append", default=None, metavar="BASE",
+                    help="artifact mirror (BASE/<host>/<path>) tried before upstream, repeatable "
+                         "(default: $TOOLKIT_MIRRORS)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--hipify-perl", default=None)
     ap.add_argument("--compile", action="store_true", help="also run the compile check for each engine")
     ap.add_argument("--sample", action="store_true", help="with --compile: only the recipe's sample units")
     ap.add_argument("--no-torch", action="store_true")
     args = ap.parse_args()
-    source = args.source or DEFAULT_SOURCE
-    if not source.exists():
-        sys.exit(f"error: {source} does not exist; pass --source with ORT 1.22.1's tree or the subset archive")
+    if args.mirror is None:
+        args.mirror = [m for m in os.environ.get("TOOLKIT_MIRRORS", "").replace(",", " ").split() if m]
+    if args.source is not None and not args.source.exists():
+        sys.exit(f"error: {args.source} does not exist; pass --source with ORT 1.22.1's tree or archive")
     perl = find_perl(args.hipify_perl)
 
     print(f"machine: {machine()}")
     with tempfile.TemporaryDirectory(prefix="hipify-ort-") as tmp:
         work = Path(tmp)
-        src = unpack(source, work)
-        print(f"tree: {src} ({source})")
+        src = unpack(args.source, work) if args.source else recipe_source(args.mirror, work)
+        print(f"tree: {src} ({args.source or 'the recipe source'})")
         rows = []
 
         def ours(engine: str, out: Path) -> dict:

@@ -24,7 +24,6 @@ REPO = Path(__file__).resolve().parent.parent
 TINY = """\
 # a minimal root: what the cache, the record and the diff are proven on
 [root]
-mirror = "http://deb.debian.org/debian"
 suite = "sid"
 apt_suites = ["sid"]
 apt_options = ['Acquire::Check-Valid-Until "false";']
@@ -267,7 +266,8 @@ def test_env_buildroot_is_taken_as_is(tmp_path, monkeypatch, tiny):
     (('"false";', '"false"'), "key 'root.apt_options[0]': an apt.conf line ends with ';'"),
     (('apt_suites = ["sid"]', 'apt_suites = ["sid"]\n[[root.pin]]\npackages = ["x*"]\nrelease = "experimental"\n'
                               'priority = 990'), "key 'root.pin[0].release': expected apt's release selector"),
-    (('mirror = "http://deb.debian.org/debian"', 'mirror = "deb.debian.org"'), "key 'root.mirror': expected"),
+    (('suite = "sid"', 'mirror = "http://127.0.0.1:9/debian"\nsuite = "sid"'),
+     "key 'root.mirror': a package set names no Debian mirror"),
     (('"/usr/share/doc/*"', '"usr/share/doc/*"'), "key 'root.path_exclude[0]': expected an absolute path glob"),
 ])
 def test_bad_package_set_names_file_and_key(tmp_path, edit, message):
@@ -291,8 +291,8 @@ def test_shipped_sid_rocm_set():
     spec = packageset.load("debian-sid-rocm")
     assert spec.file == REPO / "containers/roots/debian-sid-rocm.toml"
     assert {"hipcc", "migraphx-dev", "libonnxruntime-dev", "libmiopen-dev", "libsafeint-dev"} <= set(spec.packages)
-    assert spec.sources_list() == ("deb http://deb.debian.org/debian sid main\n"
-                                   "deb http://deb.debian.org/debian experimental main\n")
+    assert spec.sources_list("http://127.0.0.1:9/debian") == ("deb http://127.0.0.1:9/debian sid main\n"
+                                                              "deb http://127.0.0.1:9/debian experimental main\n")
     assert spec.preferences() == ("Package: libonnxruntime* python3-onnxruntime onnxruntime*\n"
                                   "Pin: release a=experimental\nPin-Priority: 990\n")
     if spec.lock_file.is_file():

@@ -15,8 +15,9 @@ from tests.tools import require_tool
 from toolkit.util.errors import ToolkitError
 from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
 from toolkit.sources import Cache, FetchContext, fetch_ort
-from toolkit.sources.debian import ar_members, extract_deb, index_entry
-from toolkit.sources.extract import extract_archive
+from toolkit.sources.debian import ar_members, index_entry
+from toolkit.sources.debian_mirror import debian_mirror
+from toolkit.sources.extract import extract_archive, extract_deb
 
 
 def build_deb(tmp_path: Path, compression: str) -> Path:
@@ -88,8 +89,12 @@ def sample_ort_packages():
 def test_recipe_pins_match_the_archive_packages_index(arch):
     # apt's own chain: the suite's Packages index names each .deb's pool path and sha256.
     _, ort = sample_ort_packages()
-    package = next(p for p in ort.packages if p.url.endswith(f"_{arch}.deb"))
-    index_url = f"https://deb.debian.org/debian/dists/experimental/main/binary-{arch}/Packages.xz"
+    package = next(p.archive for p in ort.packages if p.archive.url.endswith(f"_{arch}.deb"))
+    try:
+        mirror = debian_mirror()
+    except ToolkitError as exc:
+        require_tool(False, f"no Debian mirror here: {exc}")
+    index_url = mirror.file_url(f"dists/experimental/main/binary-{arch}/Packages.xz")
     try:
         index = requests.get(index_url, timeout=60)
         index.raise_for_status()
@@ -97,7 +102,7 @@ def test_recipe_pins_match_the_archive_packages_index(arch):
         require_tool(False, f"Debian's archive is not reachable ({exc})")
     entry = index_entry(index.content, "libonnxruntime-dev", "1.27.1+dfsg-1")
     assert entry is not None, f"libonnxruntime-dev 1.27.1+dfsg-1 is no longer in {index_url}: re-pin the recipe"
-    assert package.url == f"https://deb.debian.org/debian/{entry.filename}"
+    assert package.url == f"debian:{entry.filename}"  # the pool path, resolved against the Debian mirror
     assert package.sha256 == entry.sha256 and entry.architecture == arch
 
 
@@ -108,9 +113,10 @@ def test_fetch_ort_gives_the_headers_from_the_cache_and_works_offline(tmp_path):
     header = prefix / "include" / "onnxruntime" / "onnxruntime_c_api.h"
     assert "#define ORT_API_VERSION 27" in header.read_text()
     assert (prefix / "include" / "onnxruntime" / "onnxruntime_ep_c_api.h").is_file()
-    assert prefix == ctx.cache.root / "unpacked" / ort.packages[0].sha256 / "usr"
-    deb = ctx.cache.find_download(ort.packages[0].sha256)
-    assert hashlib.sha256(deb.read_bytes()).hexdigest() == ort.packages[0].sha256
+    pin = ort.packages[0].archive.sha256
+    assert prefix == ctx.cache.root / "unpacked" / pin / "usr"
+    deb = ctx.cache.find_download(pin)
+    assert hashlib.sha256(deb.read_bytes()).hexdigest() == pin
     # Offline from a cache that holds only the verified .deb: unpacked again, same headers.
     cache = Cache(tmp_path / "cache")
     (cache.root / "downloads" / deb.parent.name).mkdir(parents=True)

@@ -1,6 +1,6 @@
-"""ORT 1.22.1's ROCm EP recipe end to end: the subset archive (pinned, served from the artifact mirror over
-file://) hipified by both engines, then the recipe's fixed sample of translation units compiled with the
-build root's hipcc for gfx942, both rates printed. CI runs it (never skipped under CI=true). The whole
+"""ORT 1.22.1's ROCm EP recipe end to end: the recipe's source (upstream's tag archive, content-pinned, served
+as a subset from the artifact mirror over file://) hipified by both engines, then the recipe's fixed sample
+of translation units compiled with the build root's hipcc for gfx942, both rates printed. CI runs it (never skipped under CI=true). The whole
 tree (141 units) is `python -m toolkit compile-check --recipe onnxruntime-rocm-ep --engine both` and
 benchmarks/hipify_ort.py; it takes about 20 minutes on 2 cores, too long for every CI run."""
 
@@ -19,7 +19,7 @@ from toolkit.recipe.load import load_recipe
 
 ROOT = Path(__file__).resolve().parent.parent
 RECIPE = ROOT / "recipes" / "onnxruntime-rocm-ep.toml"
-ARCHIVE = "onnxruntime-1.22.1-subset.tar.gz"
+ARCHIVE = "mirror/github.com/microsoft/onnxruntime/archive/refs/tags/v1.22.1.tar.gz"
 
 
 def upstream() -> Path:
@@ -47,8 +47,7 @@ def test_sample_compiles_from_both_engines(sid_root: Path, tmp_path: Path):
     up = upstream()
     env = {**os.environ, "TOOLKIT_BUILDROOT": str(sid_root)}
     cmd = [sys.executable, "-m", "toolkit", "compile-check", "--recipe", str(RECIPE), "--engine", "both",
-           "--sample", "--build-dir", str(tmp_path / "build"), "--mirror", f"file://{up}/mirror",
-           "--source", f"file://{up}/{ARCHIVE}#sha256=5f5564472c224d9ea4abff64b22ff84c4549598eb16c91f30ee2217c3c926909"]
+           "--sample", "--build-dir", str(tmp_path / "build"), "--mirror", (up / "mirror").as_uri()]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     print(proc.stdout[-6000:])
     print(proc.stderr[-3000:])

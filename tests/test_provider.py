@@ -19,6 +19,7 @@ from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import DownloadOptions
 from toolkit.sources.fetchcontent import prepare_dep, provider_defines, read_report
+from toolkit.sources.pinned import PinnedArchive
 from toolkit.sources.settings import FetchContentDep
 
 FAST = DownloadOptions(connect_timeout=2, read_timeout=2, retries=0, backoff=0.01, progress=False)
@@ -156,7 +157,7 @@ def test_content_pin_accepts_upstream_and_mirror_archives_and_refuses_other_cont
     for name, data in FILES.items():
         (unpacked / name.split("/", 1)[1]).write_bytes(data)
     pin = tree_digest(unpacked)
-    dep = FetchContentDep(name="dep", url=url, content=pin)
+    dep = FetchContentDep(name="dep", archive=PinnedArchive(url, content=pin))
 
     from_upstream = prepare_dep(dep, FetchContext(Cache(tmp_path / "c1"), options=FAST), tmp_path / "d1")
     offline_mirror = FetchContext(Cache(tmp_path / "c2"), offline=True, mirrors=(mirror.as_uri(),), options=FAST)
@@ -164,7 +165,7 @@ def test_content_pin_accepts_upstream_and_mirror_archives_and_refuses_other_cont
     from_mirror = prepare_dep(dep, offline_mirror, tmp_path / "d2")
     assert tree_digest(from_upstream) == tree_digest(from_mirror) == pin
 
-    wrong = FetchContentDep(name="dep", url=url, content="0" * 64)
+    wrong = FetchContentDep(name="dep", archive=PinnedArchive(url, content="0" * 64))
     with pytest.raises(ToolkitError) as err:
         prepare_dep(wrong, FetchContext(Cache(tmp_path / "c3"), offline=True, mirrors=(mirror.as_uri(),),
                                         options=FAST), tmp_path / "d3")

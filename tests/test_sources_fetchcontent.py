@@ -22,6 +22,7 @@ from toolkit.sources.context import FetchContext
 from toolkit.sources.download import DownloadOptions
 from toolkit.sources.fetchcontent import provider_defines
 from toolkit.sources.lock import LockFile
+from toolkit.sources.pinned import PinnedArchive
 from toolkit.sources.plan import plan_lines
 from toolkit.sources.preflight import PreflightOptions, check, preflight
 from toolkit.sources.settings import (FetchContentDep, active_deps, OrtPackage, OrtSettings, Requirements, SourceSettings,
@@ -83,7 +84,7 @@ def test_fetchcontent_project_builds_from_mirror_with_network_cut(tmp_path):
     archive = _tarball(DEP)
     url = server.add("/greet-1.0.tar.gz", archive)
     project = _project(tmp_path / "app", url)
-    dep = FetchContentDep(name="greet", url=url, sha256=hashlib.sha256(archive).hexdigest())
+    dep = FetchContentDep(name="greet", archive=PinnedArchive(url, sha256=hashlib.sha256(archive).hexdigest()))
     cache = Cache(tmp_path / "cache")
     provider_defines([dep], FetchContext(cache, options=FAST), tmp_path / "warm", Path("demo.toml"),
                      tmp_path / "build")  # fills the cache
@@ -108,12 +109,12 @@ def test_fetchcontent_project_builds_from_mirror_with_network_cut(tmp_path):
 
 
 def test_fetchcontent_offline_names_missing_dependency(tmp_path):
-    dep = FetchContentDep(name="zlib", url="https://github.com/madler/zlib/archive/refs/tags/v1.3.1.tar.gz",
-                          sha256="a" * 64)
+    dep = FetchContentDep(name="zlib", archive=PinnedArchive(
+        "https://github.com/madler/zlib/archive/refs/tags/v1.3.1.tar.gz", sha256="a" * 64))
     with pytest.raises(ToolkitError) as err:
         provider_defines([dep], FetchContext(Cache(tmp_path / "c"), offline=True), tmp_path / "deps",
                          Path("demo.toml"), tmp_path / "b")
-    assert "offline" in str(err.value) and dep.url in str(err.value)
+    assert "offline" in str(err.value) and dep.archive.url in str(err.value)
     assert not (tmp_path / "deps").exists()
 
 
@@ -150,7 +151,7 @@ def test_dry_run_plan_for_umbrella_shaped_tree(tmp_path):
         (ort / rel).parent.mkdir(parents=True, exist_ok=True)
         (ort / rel).write_text("")
     cache = Cache(tmp_path / "cache")
-    pinned = {deps[0].url: "b" * 64}
+    pinned = {deps[0].archive.url: "b" * 64}
     ctx = FetchContext(cache, lock=LockFile(tmp_path / "x.lock.toml", pinned))
     reqs = Requirements.from_table(load_toml(recipe).table("requires"), recipe.parent)
     resolved = check(reqs, ["migraphx"], PreflightOptions(ort_home=ort, rocm_path=rocm, env={}))
@@ -160,7 +161,7 @@ def test_dry_run_plan_for_umbrella_shaped_tree(tmp_path):
     text = "\n".join(lines)
     assert f"CMake will ask the dependency provider for: {', '.join(UMBRELLA_NAMES)}" in text
     for dep in deps:
-        assert f"{dep.name} " in text and f"-> {(tmp_path / 'b/deps' / dep.name.lower()).as_posix()}  <- {dep.url}" in text
+        assert f"{dep.name} " in text and f"-> {(tmp_path / 'b/deps' / dep.name.lower()).as_posix()}  <- {dep.archive.url}" in text
     assert "absl (asked by protobuf)" in text and "-DFETCHCONTENT_FULLY_DISCONNECTED=ON" in text
     assert "sha256 bbbbbbbbbbbb..." in text and "to fetch" in text
     assert f"dependency ort: {ort.resolve()} (from --ort-home)" in text
@@ -186,7 +187,7 @@ def test_preflight_lists_everything_missing_at_once(tmp_path):
 
 
 def test_preflight_ort_from_recipe_package(tmp_path):
-    ort = OrtSettings(version="1.24.1", packages=(OrtPackage("linux-x64", "https://e/ort.tgz"),))
+    ort = OrtSettings(version="1.24.1", packages=(OrtPackage("linux-x64", PinnedArchive("https://e/ort.tgz")),))
     reqs = Requirements(always=("ort",))
     ok = preflight(reqs, [], PreflightOptions(platform="linux-x64", env={}), ort)
     assert ok.ort_package is not None and "release package https://e/ort.tgz" in ok.lines()[0]

@@ -20,6 +20,7 @@ from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import DownloadOptions
 from toolkit.sources.lock import LockFile, lock_path_for, lock_recipe, recipe_urls, require_pinned
+from toolkit.sources.pinned import PinnedArchive
 from toolkit.sources.settings import SourceSettings, source_from_argument
 from toolkit.sources.source import resolve_source
 from toolkit.util.tomlread import load_toml
@@ -185,19 +186,20 @@ def test_release_refuses_unpinned_source_at_fetch_time(server, tmp_path):
     url = server.add("/x.tar.gz", _tarball({"x/a": b"a"}))
     ctx = FetchContext(Cache(tmp_path / "cache"), release=True, options=FAST)
     with pytest.raises(ToolkitError) as err:
-        resolve_source(SourceSettings(url=url), ctx, tmp_path / "src")
+        resolve_source(SourceSettings(archive=PinnedArchive(url)), ctx, tmp_path / "src")
     assert url in str(err.value) and "release builds refuse unpinned" in str(err.value)
     assert server.hits["/x.tar.gz"] == 0
     # A development build downloads it, with a warning naming the checksum to pin.
     dev = FetchContext(Cache(tmp_path / "cache"), options=FAST)
-    assert (resolve_source(SourceSettings(url=url), dev, tmp_path / "src") / "a").read_bytes() == b"a"
+    tree = resolve_source(SourceSettings(archive=PinnedArchive(url)), dev, tmp_path / "src")
+    assert (tree / "a").read_bytes() == b"a"
 
 
 def test_url_source_is_unpacked_once(server, tmp_path):
     data = _tarball({"t/f.txt": b"f"})
     url = server.add("/t.tar.gz", data)
     ctx = FetchContext(Cache(tmp_path / "cache"), options=FAST)
-    settings = SourceSettings(url=url, sha256=hashlib.sha256(data).hexdigest())
+    settings = SourceSettings(archive=PinnedArchive(url, sha256=hashlib.sha256(data).hexdigest()))
     tree = resolve_source(settings, ctx, tmp_path / "src")
     stamp_mtime = (tmp_path / ".src.source.json").stat().st_mtime_ns
     (tree / "f.txt").touch()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from toolkit.util import log
 from toolkit.buildroot import make, packageset, record, sandbox
+from toolkit.sources.debian_mirror import debian_mirror
 from toolkit.util.errors import ToolkitError
 
 
@@ -57,7 +58,12 @@ def cmd_show(args) -> int:
     root = Path(os.environ[make.ENV_BUILDROOT]).resolve() if os.environ.get(make.ENV_BUILDROOT) \
         else make.root_path(spec)
     print(f"package set: {spec.file} (sha256 {spec.digest()})")
-    print(f"packages:    {len(spec.packages)} asked for, suites {', '.join(spec.apt_suites)} from {spec.mirror}")
+    try:
+        mirror = debian_mirror()
+        source = f"{mirror.url} (from {mirror.origin})"
+    except ToolkitError as exc:
+        source = f"no Debian mirror: {exc.hint}"
+    print(f"packages:    {len(spec.packages)} asked for, suites {', '.join(spec.apt_suites)} from {source}")
     if not (root / "usr").is_dir():
         print(f"root:        not made yet (would be {root}; `python -m toolkit root make {args.name}`)")
         return 0
@@ -67,7 +73,8 @@ def cmd_show(args) -> int:
         seconds = facts["seconds"]
         print(f"made:        {facts['made']}: debootstrap {seconds['debootstrap']} s, apt {seconds['apt']} s, "
               f"size {make.human_size(facts['bytes'])}")
-        print(f"installed:   {len(facts['packages'])} packages")
+        print(f"installed:   {len(facts['packages'])} packages" +
+              (f" from {facts['mirror']}" if facts.get("mirror") else ""))
     else:
         print("made:        elsewhere (no toolkit record inside)")
         print(f"installed:   {len(record.query(root))} packages")

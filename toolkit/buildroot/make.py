@@ -6,9 +6,10 @@
     <cache>/roots/debs, apt-archives          Debian packages downloaded once, reused by every rebuild
 
 The root is made with `debootstrap` (in a mount namespace of its own, so its /proc mount cannot outlive
-it), then apt inside the root through bubblewrap. Its exact record (every package and version) and the
-times each step took go to `var/lib/ort-amdgpu-toolkit/root.json` inside it; the committed lock file
-beside the package set is compared with it, and any difference is listed.
+it), then apt inside the root through bubblewrap, from this machine's Debian mirror
+(toolkit.sources.debian_mirror), which the root's record names but its digest does not. Its exact record
+(every package and version) and the times each step took go to `var/lib/ort-amdgpu-toolkit/root.json`
+inside it; the committed lock file beside the package set is compared with it, and any difference is listed.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ import os
 import shutil
 import time
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from toolkit.util import log
 from toolkit.buildroot import packageset, record, sandbox
 from toolkit.buildroot.packageset import PackageSet
+from toolkit.sources.debian_mirror import ENV as ENV_DEBIAN_MIRROR, debian_mirror
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text
 from toolkit.util.locks import WorkLock
@@ -84,6 +87,7 @@ def make_root(spec: PackageSet, cache: Path | None = None, *, locked: bool = Fal
 
 
 def _make(spec: PackageSet, work: Path, roots: Path) -> dict:
+    mirror = debian_mirror()   # before anything is written: without one, say how to name it
     debootstrap = shutil.which("debootstrap")
     if debootstrap is None:
         raise ToolkitError("debootstrap is not installed: it makes build roots from Debian's packages",
@@ -104,18 +108,20 @@ def _make(spec: PackageSet, work: Path, roots: Path) -> dict:
     if spec.path_exclude:
         atomic_write_text(work / "etc/dpkg/dpkg.cfg.d/toolkit-path-exclude", spec.dpkg_excludes())
 
-    log.stage("root", f"{spec.name}: debootstrap --variant={spec.variant} {spec.suite} from {spec.mirror}")
+    log.stage("root", f"{spec.name}: debootstrap --variant={spec.variant} {spec.suite} from {mirror.url} "
+                      f"(Debian mirror from {mirror.origin})")
     start = time.monotonic()
     argv = [unshare, "--mount", "--propagation", "private", "--", debootstrap, f"--variant={spec.variant}",
-            f"--cache-dir={debs}", spec.suite, str(work), spec.mirror]
-    run(argv, f"debootstrap {spec.suite} from {spec.mirror}", output="merge",
-        hint=f"check that {spec.mirror} is reachable and carries suite {spec.suite!r}")
+            f"--cache-dir={debs}", spec.suite, str(work), mirror.url]
+    run(argv, f"debootstrap {spec.suite} from {mirror.url}", output="merge",
+        hint=f"check that {mirror.url} (from {mirror.origin}) is reachable and carries suite {spec.suite!r}, "
+             f"or set {ENV_DEBIAN_MIRROR} to a Debian mirror that does")
     seconds = {"debootstrap": round(time.monotonic() - start, 1)}
     for deb in (work / "var/cache/apt/archives").glob("*.deb"):   # debootstrap's copies; --cache-dir has them
         deb.unlink()
 
     apt = work / "etc/apt"
-    atomic_write_text(apt / "sources.list", spec.sources_list())
+    atomic_write_text(apt / "sources.list", spec.sources_list(mirror.url))
     atomic_write_text(apt / "apt.conf.d/90toolkit", spec.apt_conf())
     if spec.pins:
         atomic_write_text(apt / "preferences.d/toolkit", spec.preferences())
@@ -125,15 +131,17 @@ def _make(spec: PackageSet, work: Path, roots: Path) -> dict:
     env = {"DEBIAN_FRONTEND": "noninteractive"}
     # Downloads go to the cache (bound at its own path), so the root holds none and a rebuild reuses them.
     apt_get = ["apt-get", "-q", "-o", f"Dir::Cache::Archives={archives}"]
-    sandbox.run(work, [*apt_get, "update"], binds=[archives], env=env, writable=True, capture=True)
+    # A Debian mirror on a local disk (file://) is bound at its own path, where sources.list names it.
+    binds = [archives] + ([Path(unquote(urlsplit(mirror.url).path))] if mirror.url.startswith("file:") else [])
+    sandbox.run(work, [*apt_get, "update"], binds=binds, env=env, writable=True, capture=True)
     sandbox.run(work, [*apt_get, "install", "-y", "--no-install-recommends", *spec.packages],
-                binds=[archives], env=env, writable=True, capture=True)
+                binds=binds, env=env, writable=True, capture=True)
     seconds["apt"] = round(time.monotonic() - start, 1)
     unsafe_io.unlink()
 
     packages = record.query(work)
     return {
-        "name": spec.name, "package_set": spec.digest(), "file": str(spec.file),
+        "name": spec.name, "package_set": spec.digest(), "file": str(spec.file), "mirror": mirror.url,
         "made": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": seconds,
         "bytes": _size(work), "packages": packages,
     }

@@ -1,9 +1,11 @@
-"""A build root's package set, read from `containers/roots/<name>.toml`: where Debian's packages come
-from (mirror, suites, pins, apt options) and which to install.
+"""A build root's package set, read from `containers/roots/<name>.toml`: which of Debian's packages
+(suites, pins, apt options) to install.
 
 The set is data; its digest (over the normalised fields, not the file's bytes, so comments and order
 of groups do not count) keys the cached root, and the root's exact package record lives beside it as
-`<name>.lock`.
+`<name>.lock`. The set names no Debian mirror: the mirror is where the packages come from, not what they
+are, so it is this machine's (toolkit.sources.debian_mirror: $TOOLKIT_DEBIAN_MIRROR, else the first
+Debian archive in its apt sources), resolved when the root is made and left out of the digest.
 """
 
 from __future__ import annotations
@@ -40,7 +42,6 @@ class Pin:
 class PackageSet:
     name: str
     file: Path
-    mirror: str
     suite: str
     variant: str
     apt_suites: tuple[str, ...]
@@ -59,7 +60,7 @@ class PackageSet:
 
     def digest(self) -> str:
         fields = {
-            "format": FORMAT, "mirror": self.mirror, "suite": self.suite, "variant": self.variant,
+            "format": FORMAT, "suite": self.suite, "variant": self.variant,
             "apt_suites": self.apt_suites, "components": self.components, "apt_options": self.apt_options,
             "pins": [[list(p.packages), p.release, p.priority] for p in self.pins],
             "path_exclude": self.path_exclude,
@@ -67,9 +68,10 @@ class PackageSet:
         }
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
-    def sources_list(self) -> str:
+    def sources_list(self, mirror: str) -> str:
+        """apt's sources.list for the root: every suite of the set from `mirror` (the resolved Debian mirror)."""
         components = " ".join(self.components)
-        return "".join(f"deb {self.mirror} {suite} {components}\n" for suite in self.apt_suites)
+        return "".join(f"deb {mirror} {suite} {components}\n" for suite in self.apt_suites)
 
     def apt_conf(self) -> str:
         return "".join(f"{option}\n" for option in self.apt_options)
@@ -102,9 +104,10 @@ def load(name_or_path: str | Path) -> PackageSet:
     path = find(name_or_path)
     doc = load_toml(path)
     root = doc.table("root")
-    mirror = root.str("mirror")
-    if not re.match(r"^(https?|file)://", mirror):
-        raise root.error("mirror", f"expected an http(s):// or file:// URL, got {mirror!r}")
+    if root.has("mirror"):
+        raise root.error("mirror", "a package set names no Debian mirror: the root is made from "
+                                   "$TOOLKIT_DEBIAN_MIRROR, else the first Debian archive in this machine's apt "
+                                   "sources; remove this key")
     suite = _word(root, "suite")
     variant = root.str("variant", "minbase", choices=("minbase", "buildd", "fakechroot", "-"))
     apt_suites = tuple(root.str_list("apt_suites", [suite]))
@@ -140,7 +143,7 @@ def load(name_or_path: str | Path) -> PackageSet:
     name = path.stem
     if not _NAME.match(name):
         raise ToolkitError(f"{path}: a root's name (the file's stem) must be letters, digits, '.', '_' or '-'")
-    return PackageSet(name, path, mirror.rstrip("/"), suite, variant, apt_suites, components, apt_options, pins,
+    return PackageSet(name, path, suite, variant, apt_suites, components, apt_options, pins,
                       path_exclude, tuple(sorted(packages)), from_root)
 
 

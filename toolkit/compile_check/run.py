@@ -83,7 +83,7 @@ def find_root() -> Path:
 
 def resolve_deps(settings: CompileCheckSettings, work: Path, root: Path, fetch_ctx) -> tuple[list[str], list[str]]:
     """(-I folders, report lines) for the recipe's deps: pinned archives, else the root's copies."""
-    from toolkit.sources.source import unpack_once
+    from toolkit.sources.archive import unpack_pinned
 
     incs: list[str] = []
     lines: list[str] = []
@@ -91,9 +91,7 @@ def resolve_deps(settings: CompileCheckSettings, work: Path, root: Path, fetch_c
     for dep in settings.deps:
         top = None
         try:
-            archive = fetch_ctx.fetch_url(dep.url, dep.sha256, f"compile check dep {dep.name}")
-            dest = unpack_once(archive, work / "deps" / dep.name, 1, f"compile check dep {dep.name}")
-            top = dest
+            top = unpack_pinned(dep.archive, fetch_ctx, work / "deps" / dep.name, f"compile check dep {dep.name}")
         except ToolkitError as exc:
             if not dep.fallback:
                 raise
@@ -101,7 +99,9 @@ def resolve_deps(settings: CompileCheckSettings, work: Path, root: Path, fetch_c
             lines.append(f"{dep.name}: root fallback {', '.join(dep.fallback)} (pinned archive unavailable: {first})")
             incs += [f for f in dep.fallback if f.rstrip("/") != "/usr/include"]
         if top is not None:
-            lines.append(f"{dep.name}: pinned {dep.url.rsplit('/', 1)[-1]} (sha256 {dep.sha256[:12]}) {dep.url}")
+            url = dep.archive.url
+            pin = f"sha256 {dep.archive.sha256[:12]}" if dep.archive.sha256 else f"content {dep.archive.content[:12]}"
+            lines.append(f"{dep.name}: pinned {url.rsplit('/', 1)[-1]} ({pin}) {url}")
             incs += [str((top / i).resolve()) for i in dep.include]
             if dep.protoc:
                 incs.append(str(_protoc(dep, top, work, root)))
@@ -112,7 +112,7 @@ def _protoc(dep: Dep, top: Path, work: Path, root: Path) -> Path:
     """Generate the .pb.h files the dep's headers include (onnx-ml.pb.h), with the root's protoc."""
     out = work / "deps" / f"{dep.name}-generated"
     stamp = out / ".stamp"
-    key = json.dumps([dep.sha256, list(dep.protoc)])
+    key = json.dumps([dep.archive.sha256 or dep.archive.content, list(dep.protoc)])
     if stamp.is_file() and stamp.read_text() == key:
         return out
     shutil.rmtree(out, ignore_errors=True)

@@ -16,7 +16,7 @@
     [[compile_check.dep]]                     # third-party headers at pinned versions
     name = "abseil"
     url = "https://github.com/abseil/abseil-cpp/archive/refs/tags/20240722.0.tar.gz"
-    sha256 = "..."
+    sha256 = "..."                            # and/or content (+ paths): toolkit.sources.pinned
     include = ["."]                           # folders of the unpacked tree put on -I
     fallback = ["/usr/include"]               # the build root's copy when the archive cannot be had
     protoc = ["onnx/onnx-ml.proto"]           # generate these with the root's protoc (onnx-ml.pb.h)
@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit.sources.pinned import PinnedArchive
 from toolkit.util.tomlread import Table
 
 MODES = ("syntax-only", "object")
@@ -34,9 +35,10 @@ MODES = ("syntax-only", "object")
 
 @dataclass(frozen=True)
 class Dep:
+    """Third-party headers: a pinned archive (sha256 and/or content, as every archive a recipe names)."""
+
     name: str
-    url: str
-    sha256: str
+    archive: PinnedArchive
     include: tuple[str, ...]
     fallback: tuple[str, ...]
     protoc: tuple[str, ...] = ()
@@ -79,10 +81,9 @@ def from_table(t: Table, recipe_dir: Path) -> CompileCheckSettings:
     compiler = t.str("compiler", "hipcc")
     deps = []
     for sub in t.tables("dep", []):
-        sha = sub.str("sha256")
-        if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha.lower()):
-            raise sub.error("sha256", "expected 64 hex digits")
-        deps.append(Dep(sub.str("name"), sub.str("url"), sha.lower(), tuple(sub.str_list("include", ["."])),
+        name = sub.str("name")
+        archive = PinnedArchive.from_table(sub, subdir=False, require_pin=True)
+        deps.append(Dep(name, archive, tuple(sub.str_list("include", ["."])),
                         tuple(sub.str_list("fallback", [])), tuple(sub.str_list("protoc", []))))
         sub.done()
     generated = []

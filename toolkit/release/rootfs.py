@@ -1,6 +1,6 @@
 """Root filesystems for images built with no registry in reach (`containers/local-rootfs.Containerfile`).
 
-Two ways: `debootstrap` (a Debian tree from Debian's mirror; needs the mirror, about half a minute) or
+Two ways: `debootstrap` (a Debian tree from this machine's Debian mirror; needs it, about half a minute) or
 `from_host_python` (the host's Debian python3, its standard library and every library they link; no
 network, a few seconds). Either tree goes into the build context as `rootfs/`.
 """
@@ -42,8 +42,14 @@ def from_host_python(root: Path, python: Path = Path("/usr/bin/python3")) -> Non
     (root / "tmp").chmod(0o1777)
 
 
-def debootstrap(root: Path, suite: str = "bookworm", mirror: str = "http://deb.debian.org/debian",
+def debootstrap(root: Path, suite: str = "bookworm", mirror: str | None = None,
                 include: tuple[str, ...] = ("python3",)) -> None:
+    """A minbase `suite` tree in root, from `mirror` (default: this machine's Debian mirror,
+    toolkit.sources.debian_mirror: $TOOLKIT_DEBIAN_MIRROR, else its apt sources)."""
+    if mirror is None:
+        from toolkit.sources.debian_mirror import debian_mirror
+
+        mirror = debian_mirror().url
     tool = shutil.which("debootstrap")
     if tool is None:
         raise ToolkitError("debootstrap is not installed", hint="apt-get install debootstrap")

@@ -7,6 +7,7 @@ The pipeline calls these:
     provider_defines(deps, ctx, dest, recipe, binary_dir) -> dict[str, str]
     preflight(requirements, features, options, ort, ctx) -> ResolvedPaths
     fetch_ort(settings, ctx) -> Path
+    unpack_pinned(archive, ctx, dest, what) -> Path   (every archive a recipe names is a PinnedArchive)
     lock_recipe(recipe_path, cache, mirrors) -> LockResult
     plan_lines(...) -> list[str]           (--dry-run: no network, no writes)
 """
@@ -34,6 +35,8 @@ _WHERE = {
     "lock_recipe": "lock",
     "recipe_urls": "lock",
     "require_pinned": "lock",
+    "PinnedArchive": "pinned",
+    "unpack_pinned": "archive",
     "plan_lines": "plan",
     "PreflightOptions": "preflight",
     "ResolvedPaths": "preflight",
@@ -69,7 +72,8 @@ __all__ = [
     "Cache", "default_cache_dir", "FetchContext", "fetch_ort", "platform_tag", "DownloadOptions", "fetch",
     "fetch_unpinned", "extract_archive", "provider_defines", "read_report",
     "plan_fetchcontent", "fetch_git", "LockFile", "lock_path_for", "lock_recipe", "recipe_urls",
-    "require_pinned", "plan_lines", "PreflightOptions", "ResolvedPaths", "check", "preflight",
+    "require_pinned", "PinnedArchive", "unpack_pinned", "plan_lines", "PreflightOptions", "ResolvedPaths", "check",
+    "preflight",
     "SECTION_READERS", "FetchContentDep", "active_deps", "OrtPackage", "OrtSettings", "Requirements", "SourceSettings",
     "fetchcontent_from_tables", "source_from_argument", "resolve_source",
 ]

@@ -1,8 +1,9 @@
 """Debian binary packages as build inputs: read a verified .deb's files, never install it.
 
 A .deb is an `ar` archive holding `debian-binary`, `control.tar.*` and `data.tar.*`; the data member is the
-file tree dpkg would write under `/`. `extract_deb` unpacks that tree into a folder with the same safety
-rules as every other archive (toolkit.sources.extract). The .deb itself arrives like any other download:
+file tree dpkg would write under `/`. `data_tar` takes that member out as a tar; toolkit.sources.extract
+(extract_archive, extract_deb) unpacks it with the same safety rules as every other archive. The .deb
+itself arrives like any other download:
 pinned by sha256 in the recipe and verified before use. `index_entry` reads a suite's `Packages` index,
 where apt finds the checksum it verifies a .deb against, so a pin can be checked against the archive.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import lzma
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,31 +70,30 @@ def _decompressor(name: str):
     return None  # tarfile reads gz, xz, bz2 and plain tars itself
 
 
-def extract_deb(deb: Path, dest: Path) -> Path:
-    """Unpack the data tree of `deb` into `dest` (replacing it, all or nothing)."""
-    from toolkit.sources.extract import extract_archive
+def data_tar(deb: Path, folder: Path) -> Path:
+    """Write the data member of `deb` into folder as a tar that tarfile reads (zstd decoded here); its path.
 
-    deb, dest = Path(deb), Path(dest)
+    Unpacking that tar safely is toolkit.sources.extract's job (extract_archive reads a .deb through this).
+    """
+    deb, folder = Path(deb), Path(folder)
     members = ar_members(deb)
     data = [m for m in members if m.name.startswith("data.tar")]
     if len(data) != 1:
         found = ", ".join(m.name for m in members) or "nothing"
         raise ToolkitError(f"{deb}: expected one data.tar.* member, found {found}", hint="is this a Debian package?")
     member = data[0]
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{dest.name}.", suffix=".deb", dir=dest.parent) as tmp:
-        raw = Path(tmp) / member.name
-        with open(deb, "rb") as src, open(raw, "wb") as out:
-            src.seek(member.offset)
-            _copy_exactly(src, out, member.size, deb, member.name)
-        decompress = _decompressor(member.name)
-        tar = raw
-        if decompress is not None:
-            tar = Path(tmp) / "data.tar"
-            with decompress(raw) as src, open(tar, "wb") as out:
-                shutil.copyfileobj(src, out, 1 << 20)
-        # Debian's trees start at ./usr: nothing to strip, the caller names the prefix inside (subdir).
-        return extract_archive(tar, dest, strip_components=0)
+    raw = folder / member.name
+    with open(deb, "rb") as src, open(raw, "wb") as out:
+        src.seek(member.offset)
+        _copy_exactly(src, out, member.size, deb, member.name)
+    decompress = _decompressor(member.name)
+    if decompress is None:
+        return raw
+    tar = folder / "data.tar"
+    with decompress(raw) as src, open(tar, "wb") as out:
+        shutil.copyfileobj(src, out, 1 << 20)
+    raw.unlink()
+    return tar
 
 
 def _copy_exactly(src, out, size: int, deb: Path, name: str) -> None:

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Mapping
 
 from toolkit.util.errors import ToolkitError
+from toolkit.sources.archive import unpack_pinned, with_lock_pins
 from toolkit.sources.context import FetchContext
 from toolkit.sources.settings import OrtPackage, OrtSettings
-from toolkit.sources.source import unpack_once
 
 _OS = {"Linux": "linux", "Windows": "win", "Darwin": "osx"}
 _ARCH = {"x86_64": "x64", "AMD64": "x64", "aarch64": "aarch64", "arm64": "arm64", "ARM64": "arm64"}
@@ -80,23 +80,30 @@ def locate(component: str, explicit: Path | None, env: Mapping[str, str],
 
 
 def fetch_ort(settings: OrtSettings, ctx: FetchContext, platform: str | None = None) -> Path:
-    """Fetch and unpack ORT's package for this platform (a release archive or a .deb); returns the prefix."""
+    """Fetch, verify and unpack ORT's package for this platform (a release archive or a .deb); returns the prefix."""
     platform = platform or platform_tag()
     package: OrtPackage | None = settings.package_for(platform)
     if package is None:
         known = ", ".join(p.platform for p in settings.packages) or "none"
         raise ToolkitError(f"[ort] {settings.version}: no package for platform {platform} (recipe has: {known})",
                            hint="add an [[ort.package]] for it, or pass --ort-home DIR")
-    archive = ctx.fetch_url(package.url, package.sha256, f"ort package {platform}")
-    # Unpacked once per machine beside the download (the folder name is its verified sha256), so every
-    # build and work tree shares one copy; the cache lock keeps parallel builds from unpacking it twice.
-    unpacked = ctx.cache.root / "unpacked" / archive.parent.name
-    with ctx.cache.lock(f"unpack-{archive.parent.name}", str(unpacked)):
-        unpack_once(archive, unpacked, package.strip_components, "ort")
-    folder = unpacked / package.subdir if package.subdir else unpacked
+    archive = package.archive
+    what = f"ort package {platform}"
+    # Unpacked once per machine in the cache, in a folder named by its pin (the verified sha256, else the
+    # content digest), so every build and work tree shares one copy; the cache lock keeps parallel builds
+    # from unpacking it twice.
+    pinned = with_lock_pins(archive, ctx)
+    key = pinned.sha256 or pinned.content
+    if key is None:  # a development build of an unpinned package: the bytes it got name the folder
+        key = ctx.fetch_url(archive.url, None, what).parent.name
+        archive = archive.with_pins(key, None)
+    unpacked = ctx.cache.root / "unpacked" / key
+    with ctx.cache.lock(f"unpack-{key}", str(unpacked)):
+        unpack_pinned(archive, ctx, unpacked, what)
+    folder = unpacked / archive.subdir if archive.subdir else unpacked
     missing = missing_markers("ort", folder)
     if missing:
-        raise ToolkitError(f"ORT package {package.url} unpacked into {folder} lacks: " + "; ".join(missing),
+        raise ToolkitError(f"ORT package {archive.url} unpacked into {folder} lacks: " + "; ".join(missing),
                            hint="check the package URL (a release package with headers and CMake config), "
                            "or pass --ort-home DIR")
     return folder

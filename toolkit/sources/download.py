@@ -25,6 +25,7 @@ from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import sha256_file
 from toolkit.sources.cache import Cache, url_key
+from toolkit.sources.debian_mirror import resolve_url
 from toolkit.sources.progress import Progress
 
 ENV_MIRRORS = "TOOLKIT_MIRRORS"
@@ -62,7 +63,11 @@ def mirror_url(base: str, url: str) -> str:
 
 
 def candidate_urls(url: str, mirrors: list[str] | tuple[str, ...] = ()) -> list[str]:
-    """Mirrors first, in the order given (an internal artifact server is closer and trusted), then upstream."""
+    """Mirrors first, in the order given (an internal artifact server is closer and trusted), then upstream.
+
+    A `debian:<path>` URL is first resolved against this machine's Debian mirror (debian_mirror.py).
+    """
+    url = resolve_url(url)
     out = [mirror_url(m, url) for m in mirrors]
     return out + [url] if url not in out else out
 
@@ -182,7 +187,7 @@ def _download_verified(url: str, part: Path, sha256: str | None, options: Downlo
 def _download_with_retries(url: str, part: Path, options: DownloadOptions, resume: bool = True) -> bool:
     """Download url into part; True when the file was joined from more than one piece (a resume)."""
     if url.startswith("file://"):
-        # A mirror on a local disk (--mirror file:///srv/mirror): copied, then verified like any download.
+        # A mirror on a local disk (--mirror file://<folder>): copied, then verified like any download.
         local = Path(unquote(urlsplit(url).path))
         if not local.is_file():
             raise _Permanent(f"no such file {local}")

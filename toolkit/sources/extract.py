@@ -24,6 +24,7 @@ from pathlib import Path
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import replace_dir
+from toolkit.sources import debian
 
 _TMP_SUFFIX = ".extract"
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tbz", ".tar", ".zip", ".deb")
@@ -50,10 +51,8 @@ class _Refused(Exception):
 def extract_archive(archive: Path, dest: Path, strip_components: int | None = None) -> Path:
     """Unpack archive into dest (replacing it). strip_components None strips a single top-level folder."""
     archive, dest = Path(archive), Path(dest)
-    from toolkit.sources import debian
-
-    if debian.is_deb(archive):  # a Debian package: its data tree (see debian.py)
-        return debian.extract_deb(archive, dest)
+    if debian.is_deb(archive):  # a Debian package: its data tree
+        return extract_deb(archive, dest)
     try:
         if _is_zip(archive):
             with zipfile.ZipFile(archive) as zf:
@@ -75,6 +74,16 @@ def extract_archive(archive: Path, dest: Path, strip_components: int | None = No
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
         raise ToolkitError(f"{archive}: cannot extract: {exc}", hint=f"nothing was written to {dest}") from None
     return dest
+
+
+def extract_deb(deb: Path, dest: Path) -> Path:
+    """Unpack the data tree of a Debian package into dest (replacing it, all or nothing), never installing it."""
+    deb, dest = Path(deb), Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{dest.name}.", suffix=".deb", dir=dest.parent) as tmp:
+        tar = debian.data_tar(deb, Path(tmp))
+        # Debian's trees start at ./usr: nothing to strip, the caller names the prefix inside (subdir).
+        return extract_archive(tar, dest, strip_components=0)
 
 
 def _is_zip(path: Path) -> bool:

@@ -16,6 +16,7 @@ from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.util.fsutil import atomic_write_text
 from toolkit.sources.cache import Cache
 from toolkit.sources.download import DownloadOptions, fetch_unpinned
+from toolkit.sources.pinned import PinnedArchive
 from toolkit.sources.settings import FetchContentDep, OrtSettings, SourceSettings, fetchcontent_from_tables
 from toolkit.util.tomlread import load_toml
 
@@ -82,36 +83,43 @@ def write_lock(path: Path, recipe_name: str, pins: dict[str, str], contents: dic
 
 @dataclass(frozen=True)
 class Pinnable:
-    """A URL a recipe names, where (dotted key) and the checksum the recipe itself gives, if any."""
+    """An archive a recipe names, where (dotted key), and how the lock pins it when the recipe does not."""
 
     where: str
-    url: str
-    sha256: str | None
-    # FetchContent dependencies are pinned by the digest of their unpacked tree (the recipe's, if given).
+    archive: PinnedArchive
+    # Pinned by the digest of the unpacked tree (FetchContent dependencies, and any archive with `paths`),
+    # which a mirror's re-packed archive shares, rather than by the archive's sha256.
     by_content: bool = False
-    content: str | None = None
+
+    @property
+    def url(self) -> str:
+        return self.archive.url
+
+    def pinned_by_recipe(self) -> bool:
+        return self.archive.sha256 is not None or self.archive.content is not None
 
 
 def recipe_urls(recipe: Path) -> list[Pinnable]:
-    """Every URL download in a recipe's [source], [[fetchcontent]] and [[ort.package]] sections."""
+    """Every archive download in a recipe's [source], [[fetchcontent]] and [[ort.package]] sections
+    ([[compile_check.dep]] archives are pinned in the recipe itself)."""
     root = load_toml(recipe)
     out: list[Pinnable] = []
     if root.has("source"):
         src = SourceSettings.from_table(root.table("source"), recipe.parent)
-        if src.url is not None:
-            out.append(Pinnable("source", src.url, src.sha256))
+        if src.archive is not None:
+            out.append(Pinnable("source", src.archive, bool(src.archive.paths)))
     if root.has("fetchcontent"):
         deps: tuple[FetchContentDep, ...] = fetchcontent_from_tables(root.tables("fetchcontent"), recipe.parent)
-        out += [Pinnable(f"fetchcontent {d.name}", d.url, d.sha256, True, d.content) for d in deps]
+        out += [Pinnable(f"fetchcontent {d.name}", d.archive, True) for d in deps]
     if root.has("ort"):
         ort = OrtSettings.from_table(root.table("ort"), recipe.parent)
-        out += [Pinnable(f"ort.package {p.platform}", p.url, p.sha256) for p in ort.packages]
+        out += [Pinnable(f"ort.package {p.platform}", p.archive, bool(p.archive.paths)) for p in ort.packages]
     return out
 
 
 def unpinned(items: list[Pinnable], lock: LockFile) -> list[Pinnable]:
-    return [i for i in items if i.sha256 is None and lock.get(i.url) is None
-            and not (i.by_content and (i.content or lock.get_content(i.url)))]
+    return [i for i in items if not i.pinned_by_recipe() and lock.get(i.url) is None
+            and not (i.by_content and lock.get_content(i.url))]
 
 
 def require_pinned(items: list[Pinnable], lock: LockFile, recipe: Path) -> None:
@@ -150,10 +158,10 @@ def lock_recipe(recipe: Path, cache: Cache, mirrors: tuple[str, ...] = (), refre
     kept: dict[str, str] = {}
     contents: dict[str, str] = {}
     for item in recipe_urls(recipe):
+        if item.pinned_by_recipe():
+            continue  # the recipe pins it itself
         if item.by_content:
             known = old.get_content(item.url)
-            if item.content is not None or item.sha256 is not None:
-                continue  # the recipe pins it itself
             if known is not None and not refresh:
                 contents[item.url] = kept[item.url] = known
                 continue
@@ -164,7 +172,7 @@ def lock_recipe(recipe: Path, cache: Cache, mirrors: tuple[str, ...] = (), refre
                 # builds that need it refuse it unpinned, naming it.
                 log.warn(f"lock: {item.where}: left unpinned: {exc}")
             continue
-        if item.sha256 is not None or item.url in pins:
+        if item.url in pins:
             continue
         known = old.get(item.url)
         if known is not None and not refresh:
@@ -182,18 +190,21 @@ def lock_recipe(recipe: Path, cache: Cache, mirrors: tuple[str, ...] = (), refre
 
 
 def _content_digest(item: Pinnable, cache: Cache, mirrors: tuple[str, ...], options: DownloadOptions) -> str:
-    """Download (through mirrors first), unpack into a temporary folder and digest the tree."""
+    """Download (through mirrors first), unpack into a temporary folder and digest the tree (or its `paths`)."""
     import shutil
     import tempfile
 
-    from toolkit.util.fsutil import tree_digest
     from toolkit.sources.extract import extract_archive
 
     log.info(f"lock: {item.where}: downloading {item.url} to digest its content")
     archive, _ = fetch_unpinned(item.url, cache, mirrors, options)
     tmp = Path(tempfile.mkdtemp(prefix=".lock-content."))
     try:
-        extract_archive(archive, tmp / "tree", None)
-        return tree_digest(tmp / "tree")
+        tree = extract_archive(archive, tmp / "tree", item.archive.strip_components)
+        missing = item.archive.unmatched_paths(tree)
+        if missing:
+            raise ToolkitError(f"lock: {item.where}: {item.url} unpacks to a tree where these `paths` match no "
+                               f"file: {', '.join(missing)}", hint="fix the globs in the recipe")
+        return item.archive.digest(tree)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

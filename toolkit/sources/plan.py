@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from toolkit.sources.archive import is_cached, with_lock_pins
 from toolkit.sources.context import FetchContext
 from toolkit.sources.fetchcontent import DISCONNECTED, expected_requests, plan_fetchcontent
 from toolkit.sources.preflight import ResolvedPaths
@@ -17,11 +18,10 @@ from toolkit.sources.settings import SourceSettings
 def plan_source(settings: SourceSettings, ctx: FetchContext, dest_dir: Path) -> str:
     if settings.path is not None:
         return f"source: local tree {settings.path}" + (f" (subdir {settings.subdir})" if settings.subdir else "")
-    if settings.url is not None:
-        sha = ctx.sha256_for(settings.url, settings.sha256)
-        pin = f"sha256 {sha[:12]}..." if sha else "UNPINNED"
-        cached = "cached" if sha and ctx.cache.find_download(sha) else "to download"
-        return f"source: {settings.url} [{pin}, {cached}] -> unpack into {dest_dir}"
+    if settings.archive is not None:
+        pins = with_lock_pins(settings.archive, ctx).describe_pins()
+        cached = "cached" if is_cached(settings.archive, ctx) else "to download"
+        return f"source: {settings.archive.url} [{pins}, {cached}] -> unpack into {dest_dir}"
     cached = "cached" if ctx.cache.git_path(settings.git, settings.commit).is_dir() else "to fetch"
     subs = " with submodules" if settings.submodules else ""
     return f"source: git {settings.git} at {settings.commit}{subs} [{cached}] -> {dest_dir}"

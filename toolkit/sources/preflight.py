@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Mapping
 
 from toolkit.util.errors import ToolkitError
+from toolkit.sources.archive import is_cached, with_lock_pins
 from toolkit.sources.context import FetchContext
+from toolkit.sources.debian_mirror import debian_mirror
 from toolkit.sources.deps import Located, components, locate, platform_tag
 from toolkit.sources.settings import OrtPackage, OrtSettings, Requirements
 
@@ -94,13 +96,22 @@ def _ort_from_recipe(ort: OrtSettings | None, platform: str,
         return Located("ort", None, "not found",
                        f"no --ort-home given and [ort] {ort.version} has no package for {platform} "
                        f"(recipe has: {known})"), None
-    origin = f"ORT {ort.version} release package {package.url} (fetched at build time)"
+    archive = package.archive
+    origin = f"ORT {ort.version} release package {archive.url} (fetched at build time)"
     if ctx is not None:
-        sha = ctx.sha256_for(package.url, package.sha256)
-        if sha is None and ctx.release:
-            return Located("ort", None, origin, f"{package.url} has no sha256 (run `nox -s lock`)"), package
-        if ctx.offline and (sha is None or ctx.cache.find_download(sha) is None):
-            return Located("ort", None, origin, f"offline and {package.url} is not in the download cache"), package
+        pinned = with_lock_pins(archive, ctx)
+        cached = is_cached(archive, ctx)
+        if pinned.sha256 is None and pinned.content is None and ctx.release:
+            return Located("ort", None, origin, f"{archive.url} has no sha256 (run `nox -s lock`)"), package
+        if ctx.offline and not cached:
+            return Located("ort", None, origin, f"offline and {archive.url} is not in the download cache"), package
+        if archive.is_debian and not cached:
+            try:
+                mirror = debian_mirror()
+            except ToolkitError as exc:
+                how = f"; {exc.hint}" if exc.hint else ""
+                return Located("ort", None, origin, f"{archive.url}: {exc.message}{how}"), package
+            origin = origin.replace(" (fetched", f" from the Debian mirror {mirror.url} ({mirror.origin}) (fetched")
     return Located("ort", None, origin), package
 
 

@@ -1,8 +1,9 @@
 """Recipe sections owned by the sources layer: [source], [[fetchcontent]], [ort], [requires].
 
-Each section is a frozen dataclass read strictly through tomlread.Table. A URL may be written without
-sha256 in a recipe: its checksum then comes from the lock file beside the recipe (`nox -s lock`), and
-release builds refuse it while neither holds one.
+Each section is a frozen dataclass read strictly through tomlread.Table. Every archive is a PinnedArchive
+(toolkit.sources.pinned: url, sha256, content, paths, strip_components, subdir, read in one place). A URL
+may be written without a pin in a recipe: its checksum then comes from the lock file beside the recipe
+(`nox -s lock`), and release builds refuse it while neither holds one.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit.sources.pinned import PinnedArchive, read_subdir
 from toolkit.util.errors import RecipeError
 from toolkit.util.tomlread import Table
 
@@ -22,59 +24,38 @@ _PLATFORM = re.compile(r"^[a-z0-9]+-[a-z0-9_]+$")
 COMPONENTS = ("ort", "rocm", "migraphx")
 
 
-def _sha256(t: Table, key: str = "sha256") -> str | None:
-    value = t.str(key, None)
-    if value is not None and not _SHA256.match(value):
-        raise t.error(key, f"expected 64 lowercase hex digits, got {value!r}")
-    return value
-
-
-def _url(t: Table, key: str = "url") -> str:
-    value = t.str(key)
-    if not re.match(r"^(https?|file)://", value):
-        raise t.error(key, f"expected an http(s):// or file:// URL, got {value!r}")
-    return value
-
-
-def _strip(t: Table) -> int | None:
-    value = t.int("strip_components", None)
-    if value is not None and value < 0:
-        raise t.error("strip_components", f"expected 0 or more, got {value}")
-    return value
-
-
-def _subdir(t: Table) -> str | None:
-    value = t.str("subdir", None)
-    if value is not None and (value.startswith("/") or ".." in Path(value).parts):
-        raise t.error("subdir", f"expected a relative path inside the tree, got {value!r}")
-    return value
-
-
 @dataclass(frozen=True)
 class SourceSettings:
-    """Where the tree to build comes from: exactly one of a local path, a URL archive, a git commit.
+    """Where the tree to build comes from: exactly one of a local path, a pinned archive, a git commit.
 
-    strip_components None means: strip the archive's single top-level folder when it has exactly one.
+    `subdir` is the folder inside the tree that is built, for every kind.
     """
 
     path: Path | None = None
-    url: str | None = None
-    sha256: str | None = None
+    archive: PinnedArchive | None = None
     git: str | None = None
     commit: str | None = None
     submodules: bool = False
-    strip_components: int | None = None
     subdir: str | None = None
 
     @property
     def kind(self) -> str:
-        return "path" if self.path is not None else "url" if self.url is not None else "git"
+        return "path" if self.path is not None else "url" if self.archive is not None else "git"
+
+    # The archive's URL and sha256, for readers that record where a tree came from (provenance).
+    @property
+    def url(self) -> str | None:
+        return self.archive.url if self.archive is not None else None
+
+    @property
+    def sha256(self) -> str | None:
+        return self.archive.sha256 if self.archive is not None else None
 
     def describe(self) -> str:
         if self.path is not None:
             return f"local path {self.path}"
-        if self.url is not None:
-            return f"archive {self.url}"
+        if self.archive is not None:
+            return f"archive {self.archive.url}"
         return f"git {self.git} at {self.commit}"
 
     @classmethod
@@ -88,19 +69,18 @@ class SourceSettings:
         kind = given[0]
         if kind == "path":
             path = (recipe_dir / t.str("path")).resolve()
-            subdir = _subdir(t)
+            subdir = read_subdir(t)
             t.done()
             return cls(path=path, subdir=subdir)
         if kind == "url":
-            url = _url(t)
-            value = cls(url=url, sha256=_sha256(t), strip_components=_strip(t), subdir=_subdir(t))
+            value = cls(archive=PinnedArchive.from_table(t, subdir=False), subdir=read_subdir(t))
             t.done()
             return value
         git = t.str("git")
         commit = t.str("commit")
         if not _COMMIT.match(commit):
             raise t.error("commit", f"expected a full 40-hex commit id (a branch or tag can move), got {commit!r}")
-        value = cls(git=git, commit=commit, submodules=t.bool("submodules", False), subdir=_subdir(t))
+        value = cls(git=git, commit=commit, submodules=t.bool("submodules", False), subdir=read_subdir(t))
         t.done()
         return value
 
@@ -119,7 +99,7 @@ def source_from_argument(value: str) -> SourceSettings:
             key, _, sha = fragment.partition("=")
             if key != "sha256" or not _SHA256.match(sha):
                 raise RecipeError(f"--source {value}: expected URL#sha256=<64 hex>, got fragment {fragment!r}")
-        return SourceSettings(url=url, sha256=sha)
+        return SourceSettings(archive=PinnedArchive(url, sha256=sha))
     path = Path(value).expanduser().resolve()
     if not path.is_dir():
         raise RecipeError(f"--source {value}: no such folder", hint="give a source tree folder, an archive URL or git+URL@COMMIT")
@@ -128,17 +108,15 @@ def source_from_argument(value: str) -> SourceSettings:
 
 @dataclass(frozen=True)
 class FetchContentDep:
-    """A third-party CMake dependency the source tree declares with FetchContent_Declare(name ...)."""
+    """A third-party CMake dependency the source tree declares with FetchContent_Declare(name ...).
+
+    Its archive is pinned by `sha256` (upstream's bytes, when known) and/or `content`, the digest of the
+    unpacked tree, which GitHub's tag archive and a mirror's re-packed archive of the same tag share.
+    """
 
     name: str
-    url: str
-    sha256: str | None = None
-    subdir: str | None = None
-    strip_components: int | None = None
+    archive: PinnedArchive
     when: str | None = None  # a feature name: mirrored only when that feature is on (e.g. DML-only deps)
-    # sha256 of the unpacked tree (toolkit.util.fsutil.tree_digest): GitHub's tag archive and a mirror's
-    # re-packed archive of the same tag differ in bytes but unpack to the same content.
-    content: str | None = None
     # Another dependency whose own CMake asks for this one (protobuf asks for absl), for the dry run.
     asked_by: str | None = None
     # Also answer find_package(<name>), with "not found": a tree that tries the system's copy first then
@@ -155,9 +133,8 @@ class FetchContentDep:
         name = t.str("name")
         if not _CONTENT_NAME.match(name):
             raise t.error("name", f"expected a FetchContent name (letters, digits, _ . + -), got {name!r}")
-        value = cls(name=name, url=_url(t), sha256=_sha256(t), subdir=_subdir(t), strip_components=_strip(t),
-                    when=t.str("when", None), content=_sha256(t, "content"), asked_by=t.str("asked_by", None),
-                    find_package=t.bool("find_package", False))
+        value = cls(name=name, archive=PinnedArchive.from_table(t), when=t.str("when", None),
+                    asked_by=t.str("asked_by", None), find_package=t.bool("find_package", False))
         t.done()
         return value
 
@@ -182,19 +159,18 @@ def fetchcontent_from_tables(tables: list[Table], recipe_dir: Path) -> tuple[Fet
 
 @dataclass(frozen=True)
 class OrtPackage:
+    """ORT's package for one platform: a release archive or a .deb; archive.subdir is the install prefix
+    inside the unpacked package ("usr" for a .deb)."""
+
     platform: str
-    url: str
-    sha256: str | None = None
-    strip_components: int | None = None
-    subdir: str | None = None  # the install prefix inside the unpacked package ("usr" for a .deb)
+    archive: PinnedArchive
 
     @classmethod
     def from_table(cls, t: Table, recipe_dir: Path) -> "OrtPackage":
         platform = t.str("platform")
         if not _PLATFORM.match(platform):
             raise t.error("platform", f"expected OS-ARCH such as 'linux-x64', got {platform!r}")
-        value = cls(platform=platform, url=_url(t), sha256=_sha256(t), strip_components=_strip(t),
-                    subdir=_subdir(t))
+        value = cls(platform=platform, archive=PinnedArchive.from_table(t))
         t.done()
         return value
 

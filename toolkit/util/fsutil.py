@@ -11,7 +11,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 _CHUNK = 1 << 20
 # Marks a per-process temporary folder: `.<name>.tmp-<pid>-<random>`, removed by the next run that holds the lock.
@@ -80,11 +80,18 @@ def iter_files(root: Path, skip_dirs: Iterable[str] = (".git",)) -> Iterator[Pat
             yield base / name
 
 
-def tree_digest(root: Path, skip_dirs: Iterable[str] = (".git",)) -> str:
-    """A hash of every file's relative path, mode bit for execution and content."""
+def tree_digest(root: Path, skip_dirs: Iterable[str] = (".git",),
+                include: Callable[[str], bool] | None = None) -> str:
+    """A hash of every file's relative path, mode bit for execution and content.
+
+    `include` (a posix relative path -> bool) limits it to the files it accepts: with it, a subset of a
+    tree and the whole tree digest alike over the files both hold.
+    """
     digest = hashlib.sha256()
     root = Path(root)
     for rel in iter_files(root, skip_dirs):
+        if include is not None and not include(rel.as_posix()):
+            continue
         full = root / rel
         digest.update(rel.as_posix().encode() + b"\0")
         if full.is_symlink():
