@@ -89,8 +89,8 @@ def _dist_name(requirement: str) -> str:
 
 
 def _named_paths(args: list[str]) -> list[Path]:
-    """Existing absolute host paths in arguments, to bind at the same path: `/x`, `--opt=/x`, `file:///x`, and
-    the repository of `git+file:///x@COMMIT` or an archive's `file:///x.tar.gz#sha256=HEX`."""
+    """Existing absolute host paths in arguments, to bind at the same path: `/x`, `--opt=/x`, a file:// URL of
+    `/x`, the repository of a `git+file://` source (`...@COMMIT`) and the archive of a `...#sha256=HEX` one."""
     found = []
     for arg in args:
         path = _local_path(arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg)
