@@ -30,7 +30,8 @@ from toolkit.hipify.warp import lane_warnings, rewrite_call
 __all__ = ["ENGINE_VERSION", "FileResult", "Finding", "Warning", "apply_substitutions", "convert_text",
            "split_args", "still_present"]
 
-# Bump when a change here changes any output: cached conversions from other versions are redone.
+# Bump when a change here or in lexer, declarations, warp or launches changes any output: cached
+# conversions from other versions are redone.
 ENGINE_VERSION = "2"
 
 _SKIPPED = frozenset({"comment", "raw", "string", "char"})
@@ -120,10 +121,10 @@ def _convert_tokens(text: str, rel: str, settings: HipifySettings, tables: Table
         new = ids.get(name)
         if new is None:
             rule = calls.get(name)
+            scoped = name in namespaces or name in qualified
             if rule is not None:
                 pos = rewrite_call(text, m, rule, edits.lines, result, edits.emit, detect_only)
-            elif not ((name in namespaces and _namespace_renamed(text, start, pos, name, tables, edits, detect_only))
-                      or (name in qualified and _qualified_renamed(text, start, pos, name, tables, edits, detect_only))):
+            elif not (scoped and _renamed_in_scope(text, start, pos, name, tables, edits, detect_only)):
                 _check_unknown(text, start, pos, name, tables, edits, defines)
             continue
         if start < directive_end and name == "__CUDA_ARCH__" and directive_name in ("if", "elif"):
@@ -185,29 +186,23 @@ def _include(text: str, pos: int, rel: str, settings: HipifySettings, tables: Ta
     return m.end()
 
 
-def _namespace_renamed(text: str, start: int, pos: int, name: str, tables: Tables, edits: _Edits,
-                       detect_only: bool) -> bool:
-    """A CUDA namespace used as one (`cub::`, `namespace cub`): renamed; False when not used as one."""
-    if not (text.startswith("::", skip_ws(text, pos))
-            or text[max(0, start - 16):start].rstrip().endswith("namespace")):
-        return False
-    if not detect_only:
-        edits.emit(start, pos, tables.namespaces[name])
-    return True
-
-
-def _qualified_renamed(text: str, start: int, pos: int, name: str, tables: Tables, edits: _Edits,
-                       detect_only: bool) -> bool:
-    """A name mapped only under a given qualifier (`thrust::cuda::par`): renamed when written under it."""
-    quals = tables.qualified[name]
-    if not quals:
-        return False
-    qual = _qualifier(text, start)
-    if qual not in quals:
-        return False
-    if not detect_only:
-        edits.emit(start, pos, quals[qual].rpartition("::")[2])
-    return True
+def _renamed_in_scope(text: str, start: int, pos: int, name: str, tables: Tables, edits: _Edits,
+                      detect_only: bool) -> bool:
+    """A CUDA namespace used as one (`cub::`, `namespace cub`), or a name mapped only under a given
+    qualifier (`thrust::cuda::par`): renamed. False when the name is not used that way here."""
+    if name in tables.namespaces and (text.startswith("::", skip_ws(text, pos))
+                                      or text[max(0, start - 16):start].rstrip().endswith("namespace")):
+        if not detect_only:
+            edits.emit(start, pos, tables.namespaces[name])
+        return True
+    quals = tables.qualified.get(name)
+    if quals:
+        qual = _qualifier(text, start)
+        if qual in quals:
+            if not detect_only:
+                edits.emit(start, pos, quals[qual].rpartition("::")[2])
+            return True
+    return False
 
 
 def _qualifier(text: str, start: int) -> str:
