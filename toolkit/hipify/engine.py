@@ -17,230 +17,42 @@ Whatever looks like CUDA (tables/_detect.json) and is not mapped is returned as 
 
 from __future__ import annotations
 
-import bisect
 import re
-from dataclasses import dataclass, field
 
+from toolkit.hipify.declarations import DECLARING, declared_type, declares, defined_macro
+from toolkit.hipify.launches import launches_to_ggl
+from toolkit.hipify.lexer import SCAN, Lines, skip_ws, split_args
+from toolkit.hipify.results import FileResult, Finding, Warning
 from toolkit.hipify.settings import HipifySettings, glob_match
 from toolkit.hipify.tables import Tables
+from toolkit.hipify.warp import lane_warnings, rewrite_call
 
-# Bump when a change here changes any output: cached conversions from other versions are redone.
+__all__ = ["ENGINE_VERSION", "FileResult", "Finding", "Warning", "apply_substitutions", "convert_text",
+           "split_args", "still_present"]
+
+# Bump when a change here or in lexer, declarations, warp or launches changes any output: cached
+# conversions from other versions are redone.
 ENGINE_VERSION = "2"
 
-_SCAN = re.compile(
-    r"""
-     (?P<comment>//[^\n]*(?:\\\n[^\n]*)*|/\*.*?\*/)
-    |(?P<raw>(?:u8|[uUL])?R"(?P<delim>[^()\\ \t\n]{0,16})\(.*?\)(?P=delim)")
-    |(?P<string>(?:u8|[uUL])?"(?:[^"\\\n]|\\.)*")
-    |(?P<char>(?:u8|[uUL])?'(?:[^'\\\n]|\\.)*')
-    |(?P<number>\.?[0-9](?:[eEpP][+-]|[\w.]|'(?=\w))*)
-    |(?P<ident>[A-Za-z_]\w*)
-    |(?P<directive>^[ \t]*\#[ \t]*(?P<dname>[A-Za-z_]\w*))
-    |(?P<launch><<<)
-    """,
-    re.S | re.M | re.X,
-)
+_SKIPPED = frozenset({"comment", "raw", "string", "char"})
+_INCLUDES = frozenset({"include", "include_next", "import"})
 _HEADER = re.compile(r'[ \t]*(<[^>\n]*>|"[^"\n]*")')
 _ARCH_CMP = re.compile(r"\s*(>=|<=|>|<|==|!=)\s*(\d+)")
-_FULL_MASK = re.compile(r"^\s*(?:0[xX][fF]{8}[uUlL]*|~0[uU]?|0[xX]FFFFFFFF[uUlL]*)\s*$")
-_LANE_MATH = re.compile(r"(?:%|&|/)\s*(?:32|31|0[xX]1[fF])\b(?!\.)|>>\s*5\b")
-_FULL_MASK_ANY = re.compile(r"\b0[xX][fF]{8}[uUlL]*\b")
-_LANE_WORDS = re.compile(r"threadIdx|lane|warp|Lane|Warp|LANE|WARP|__shfl|__ballot|activemask")
-_SHFL = re.compile(r"^__shfl(?:_up|_down|_xor)?_sync$")
-_NEW_NAME = re.compile(r"\s*(?:struct|class|enum(?:\s+class)?|union)\s+([A-Za-z_]\w*)")
-
-
-@dataclass(frozen=True)
-class Finding:
-    """A CUDA identifier or header left unmapped: where, what, and why."""
-    line: int
-    name: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class Warning:
-    """Code that converts but may be wrong on AMD (warp size 64) or was read with a policy."""
-    line: int
-    kind: str
-    message: str
-
-
-@dataclass
-class FileResult:
-    text: str
-    unmapped: list[Finding] = field(default_factory=list)
-    warnings: list[Warning] = field(default_factory=list)
-    defines: list[str] = field(default_factory=list)  # names this file defines (macros, types)
-
-
-class _Lines:
-    """Line numbers for increasing positions without rescanning from the start."""
-
-    def __init__(self, text: str):
-        self.text = text
-        self.pos = 0
-        self.line = 1
-
-    def at(self, pos: int) -> int:
-        if pos < self.pos:
-            return self.text.count("\n", 0, pos) + 1
-        self.line += self.text.count("\n", self.pos, pos)
-        self.pos = pos
-        return self.line
-
-
-def split_args(text: str, open_pos: int) -> tuple[list[tuple[int, int]], int] | None:
-    """Top-level argument spans of the call whose '(' is at open_pos, and the ')' position."""
-    depth = 0
-    spans: list[tuple[int, int]] = []
-    start = open_pos + 1
-    i = open_pos
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c in "\"'":
-            m = _SCAN.match(text, i)
-            i = m.end() if m else i + 1
-            continue
-        if c == "/" and i + 1 < n and text[i + 1] in "/*":
-            m = _SCAN.match(text, i)
-            i = m.end() if m else i + 1
-            continue
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                if text[start:i].strip() or spans:
-                    spans.append((start, i))
-                return spans, i
-        elif c == "," and depth == 1:
-            spans.append((start, i))
-            start = i + 1
-        i += 1
-    return None
+_QUALIFIER = re.compile(r"((?:[A-Za-z_]\w*\s*::\s*)+)$")
 
 
 def convert_text(text: str, rel: str, settings: HipifySettings, tables: Tables,
                  detect_only: bool = False) -> FileResult:
     """Convert one file's text. With detect_only, report what is left unmapped without changing it."""
-    out: list[str] = []
     result = FileResult(text="")
-    lines = _Lines(text)
-    skipped_spans: list[tuple[int, int]] = []  # comments and strings, for the warning pass
-    copied = 0  # text[copied:] is not yet in out
-    pos = 0
-    directive_end = -1
-    directive_name = ""
-    defines = set()
-    ids = tables.identifiers
-
-    def emit(start: int, end: int, new: str) -> None:
-        nonlocal copied
-        out.append(text[copied:start])
-        out.append(new)
-        copied = end
-
-    def unmapped(at: int, name: str, reason: str) -> None:
-        result.unmapped.append(Finding(lines.at(at), name, reason))
-
-    while True:
-        m = _SCAN.search(text, pos)
-        if m is None:
-            break
-        kind = m.lastgroup
-        start, pos = m.start(), m.end()
-        if kind in ("comment", "raw", "string", "char"):
-            skipped_spans.append((start, pos))
-            continue
-        if kind == "directive":
-            directive_name = m.group("dname")
-            eol = text.find("\n", pos)
-            while eol != -1 and text[eol - 1] == "\\":
-                eol = text.find("\n", eol + 1)
-            directive_end = len(text) if eol == -1 else eol
-            if directive_name in ("include", "include_next", "import"):
-                pos = _include(text, m.end(), rel, settings, tables, emit, unmapped, detect_only)
-            elif directive_name == "define":
-                name_m = re.compile(r"[ \t]*([A-Za-z_]\w*)").match(text, pos)
-                if name_m:
-                    defines.add(name_m.group(1))
-                    pos = name_m.end()
-            continue
-        if kind != "ident":
-            continue
-        name = m.group()
-        if name in ("struct", "class", "enum", "union"):
-            new_m = _NEW_NAME.match(text, start)
-            if new_m:
-                defines.add(new_m.group(1))
-            continue
-        if name == "using":
-            alias = re.compile(r"\s+([A-Za-z_]\w*)\s*=").match(text, pos)
-            if alias:
-                defines.add(alias.group(1))
-            continue
-        new = ids.get(name)
-        if new is None:
-            rule = tables.calls.get(name)
-            if rule is not None:
-                pos = _call(text, m, rule, lines, result, emit, detect_only)
-                continue
-            if name in tables.namespaces and (text.startswith("::", _skip_ws(text, pos))
-                                              or text[max(0, start - 16):start].rstrip().endswith("namespace")):
-                if not detect_only:
-                    emit(start, pos, tables.namespaces[name])
-                continue
-            quals = tables.qualified.get(name)
-            if quals:
-                qual = _qualifier(text, start)
-                if qual in quals:
-                    if not detect_only:
-                        emit(start, pos, quals[qual].rpartition("::")[2])
-                    continue
-            if name in tables.unsupported:
-                unmapped(start, name, tables.unsupported[name])
-            elif tables.is_cuda_identifier(name):
-                if _declares(text, start, pos):
-                    defines.add(name)
-                else:
-                    unmapped(start, name, "no HIP mapping known")
-            continue
-        if start < directive_end and name == "__CUDA_ARCH__" and directive_name in ("if", "elif"):
-            cmp = _ARCH_CMP.match(text, pos)
-            if cmp and cmp.group(1) in (">=", ">", "<", "<="):
-                expr = "defined(__HIP_DEVICE_COMPILE__)"
-                if cmp.group(1) in ("<", "<="):
-                    expr = "!" + expr
-                result.warnings.append(Warning(
-                    lines.at(start), "cuda-arch",
-                    f"'__CUDA_ARCH__ {cmp.group(1)} {cmp.group(2)}' read as '{expr}': every AMD device pass "
-                    "counts as newer than any CUDA compute capability"))
-                if not detect_only:
-                    emit(start, cmp.end(), expr)
-                pos = cmp.end()
-                continue
-            if cmp:
-                result.warnings.append(Warning(
-                    lines.at(start), "cuda-arch",
-                    f"'__CUDA_ARCH__ {cmp.group(1)} {cmp.group(2)}' compares a CUDA compute capability; "
-                    "it has no meaning on AMD"))
-        if new != name:
-            if detect_only:
-                unmapped(start, name, f"left as is (HIP name: {new})")
-            else:
-                emit(start, pos, new)
-
-    out.append(text[copied:])
-    converted = "".join(out)
+    converted, skipped_spans, defines = _convert_tokens(text, rel, settings, tables, detect_only, result)
     if not detect_only and settings.launch_syntax == "hipLaunchKernelGGL" and "<<<" in converted:
-        converted = _launches_to_ggl(converted, result)
+        converted = launches_to_ggl(converted, result)
     if not detect_only:
         converted = apply_substitutions(converted, rel, settings)
         result.unmapped = still_present(result.unmapped, converted)
     result.text = converted
-    _lane_warnings(text, skipped_spans, result)
+    lane_warnings(text, skipped_spans, result)
     result.defines = sorted(defines)
     # A name the file defines itself (CUDA_CHECK, a cudaFoo helper) is the project's, not CUDA's.
     result.unmapped = [f for f in result.unmapped if f.name not in defines]
@@ -248,34 +60,193 @@ def convert_text(text: str, rel: str, settings: HipifySettings, tables: Tables,
     return result
 
 
-_DECL_AFTER = re.compile(r"\s*(?:\(|=(?!=)|;|,|\[|\{|\))")
-_NOT_A_TYPE = frozenset({
-    "return", "new", "delete", "throw", "case", "goto", "else", "do", "sizeof", "alignof", "decltype",
-    "co_return", "co_yield", "co_await", "operator", "and", "or", "not", "typeid", "if", "while", "for",
-    "switch",
-})
+class _Edits:
+    """The converted text, built piece by piece, and the findings with their line numbers."""
+
+    def __init__(self, text: str, result: FileResult):
+        self.text = text
+        self.result = result
+        self.lines = Lines(text)
+        self.out: list[str] = []
+        self.copied = 0  # text[copied:] is not yet in out
+
+    def emit(self, start: int, end: int, new: str) -> None:
+        self.out.append(self.text[self.copied:start])
+        self.out.append(new)
+        self.copied = end
+
+    def unmapped(self, at: int, name: str, reason: str) -> None:
+        self.result.unmapped.append(Finding(self.lines.at(at), name, reason))
+
+    def finish(self) -> str:
+        self.out.append(self.text[self.copied:])
+        return "".join(self.out)
 
 
-def _declares(text: str, start: int, end: int) -> bool:
-    """Whether the name at text[start:end] is being declared: `void cuFoo(`, `T cudaT =`, `auto* cublasLt;`.
+def _convert_tokens(text: str, rel: str, settings: HipifySettings, tables: Tables, detect_only: bool,
+                    result: FileResult) -> tuple[str, list[tuple[int, int]], set[str]]:
+    """The token pass: the converted text, the comment and literal spans, the names the file defines.
 
-    The tree's own functions, variables and parameters that happen to look like CUDA names are the tree's,
-    not CUDA's: they are never reported as unmapped.
+    The common identifier, one in no table, costs a few dict look-ups here; anything rarer is a call.
     """
-    if not _DECL_AFTER.match(text, end):
-        return False
-    before = text[max(0, start - 120):start]
-    stripped = before.rstrip()
-    if not stripped or stripped == before:  # a declarator is separated from its type by space
-        if not stripped.endswith(("*", "&")) or stripped.endswith("&&"):
-            return False
-    last = stripped.rstrip("*& \t\n")
-    if stripped.endswith(("*", "&")) and last[-1:] in "=(,!|+-/%<?:":
-        return False
-    if last.endswith(">"):
+    edits = _Edits(text, result)
+    skipped_spans: list[tuple[int, int]] = []  # comments and strings, for the warning pass
+    defines: set[str] = set()
+    pos = 0
+    directive_end = -1
+    directive_name = ""
+    ids, calls, namespaces, qualified = tables.identifiers, tables.calls, tables.namespaces, tables.qualified
+    while True:
+        m = SCAN.search(text, pos)
+        if m is None:
+            break
+        kind = m.lastgroup
+        start, pos = m.start(), m.end()
+        if kind in _SKIPPED:
+            skipped_spans.append((start, pos))
+            continue
+        if kind == "directive":
+            directive_name = m.group("dname")
+            directive_end = _logical_line_end(text, pos)
+            pos = _directive(text, pos, directive_name, rel, settings, tables, edits, detect_only, defines)
+            continue
+        if kind != "ident":
+            continue
+        name = m.group()
+        if name in DECLARING:
+            declared = declared_type(text, name, start, pos)
+            if declared:
+                defines.add(declared)
+            continue
+        new = ids.get(name)
+        if new is None:
+            rule = calls.get(name)
+            scoped = name in namespaces or name in qualified
+            if rule is not None:
+                pos = rewrite_call(text, m, rule, edits.lines, result, edits.emit, detect_only)
+            elif not (scoped and _renamed_in_scope(text, start, pos, name, tables, edits, detect_only)):
+                _check_unknown(text, start, pos, name, tables, edits, defines)
+            continue
+        if start < directive_end and name == "__CUDA_ARCH__" and directive_name in ("if", "elif"):
+            arch_end = _cuda_arch(text, start, pos, edits, detect_only)
+            if arch_end is not None:
+                pos = arch_end
+                continue
+        if new != name:
+            if detect_only:
+                edits.unmapped(start, name, f"left as is (HIP name: {new})")
+            else:
+                edits.emit(start, pos, new)
+    return edits.finish(), skipped_spans, defines
+
+
+def _logical_line_end(text: str, pos: int) -> int:
+    """The end of the line holding pos, following backslash continuations."""
+    eol = text.find("\n", pos)
+    while eol != -1 and text[eol - 1] == "\\":
+        eol = text.find("\n", eol + 1)
+    return len(text) if eol == -1 else eol
+
+
+def _directive(text: str, pos: int, name: str, rel: str, settings: HipifySettings, tables: Tables,
+               edits: _Edits, detect_only: bool, defines: set[str]) -> int:
+    """An #include's header renamed, a #define's name noted; returns where scanning goes on."""
+    if name in _INCLUDES:
+        return _include(text, pos, rel, settings, tables, edits, detect_only)
+    if name == "define":
+        name_m = defined_macro(text, pos)
+        if name_m:
+            defines.add(name_m.group(1))
+            return name_m.end()
+    return pos
+
+
+def _include(text: str, pos: int, rel: str, settings: HipifySettings, tables: Tables, edits: _Edits,
+             detect_only: bool) -> int:
+    m = _HEADER.match(text, pos)
+    if not m:
+        return pos
+    token = m.group(1)
+    header = token[1:-1]
+    start = m.start(1)
+    new = tables.map_header(header)
+    if new is not None:
+        if not detect_only:
+            edits.emit(start, m.end(), token[0] + new + token[-1])
+        else:
+            edits.unmapped(start, header, f"left as is (HIP header: {new})")
+    elif header in tables.unsupported_headers:
+        edits.unmapped(start, header, tables.unsupported_headers[header])
+    elif token[0] == '"' and settings.rename_path(header) != header:
+        # A project header that the recipe's path renames move (e.g. "cuda/x.cuh" -> "rocm/x.cuh").
+        if not detect_only:
+            edits.emit(start, m.end(), f'"{settings.rename_path(header)}"')
+    elif tables.is_cuda_header(header):
+        edits.unmapped(start, header, "no HIP header known")
+    return m.end()
+
+
+def _renamed_in_scope(text: str, start: int, pos: int, name: str, tables: Tables, edits: _Edits,
+                      detect_only: bool) -> bool:
+    """A CUDA namespace used as one (`cub::`, `namespace cub`), or a name mapped only under a given
+    qualifier (`thrust::cuda::par`): renamed. False when the name is not used that way here."""
+    if name in tables.namespaces and (text.startswith("::", skip_ws(text, pos))
+                                      or text[max(0, start - 16):start].rstrip().endswith("namespace")):
+        if not detect_only:
+            edits.emit(start, pos, tables.namespaces[name])
         return True
-    word = re.search(r"([A-Za-z_]\w*)$", last)
-    return bool(word) and word.group(1) not in _NOT_A_TYPE
+    quals = tables.qualified.get(name)
+    if quals:
+        qual = _qualifier(text, start)
+        if qual in quals:
+            if not detect_only:
+                edits.emit(start, pos, quals[qual].rpartition("::")[2])
+            return True
+    return False
+
+
+def _qualifier(text: str, start: int) -> str:
+    """The `a::b` qualifier written right before position start ('' when none)."""
+    m = _QUALIFIER.search(text[max(0, start - 200):start])
+    if not m:
+        return ""
+    return re.sub(r"\s+", "", m.group(1))[:-2]
+
+
+def _check_unknown(text: str, start: int, pos: int, name: str, tables: Tables, edits: _Edits,
+                   defines: set[str]) -> None:
+    """A name in no mapping table: unmapped if it is CUDA's, noted as the file's own if declared here."""
+    if name in tables.unsupported:
+        edits.unmapped(start, name, tables.unsupported[name])
+    elif tables.is_cuda_identifier(name):
+        if declares(text, start, pos):
+            defines.add(name)
+        else:
+            edits.unmapped(start, name, "no HIP mapping known")
+
+
+def _cuda_arch(text: str, start: int, pos: int, edits: _Edits, detect_only: bool) -> int | None:
+    """`__CUDA_ARCH__ >= N` in an #if: rewritten for HIP's device pass; returns where scanning goes on
+    when rewritten, None when the name is left to the identifier table."""
+    cmp = _ARCH_CMP.match(text, pos)
+    if not cmp:
+        return None
+    op, number = cmp.group(1), cmp.group(2)
+    if op not in (">=", ">", "<", "<="):
+        edits.result.warnings.append(Warning(
+            edits.lines.at(start), "cuda-arch",
+            f"'__CUDA_ARCH__ {op} {number}' compares a CUDA compute capability; it has no meaning on AMD"))
+        return None
+    expr = "defined(__HIP_DEVICE_COMPILE__)"
+    if op in ("<", "<="):
+        expr = "!" + expr
+    edits.result.warnings.append(Warning(
+        edits.lines.at(start), "cuda-arch",
+        f"'__CUDA_ARCH__ {op} {number}' read as '{expr}': every AMD device pass "
+        "counts as newer than any CUDA compute capability"))
+    if not detect_only:
+        edits.emit(start, cmp.end(), expr)
+    return cmp.end()
 
 
 def still_present(findings: list[Finding], final_text: str) -> list[Finding]:
@@ -292,202 +263,3 @@ def apply_substitutions(text: str, rel: str, settings: HipifySettings) -> str:
         if glob_match(sub.glob, rel):
             text = re.sub(sub.from_, sub.to, text) if sub.regex else text.replace(sub.from_, sub.to)
     return text
-
-
-def _skip_ws(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos] in " \t":
-        pos += 1
-    return pos
-
-
-def _qualifier(text: str, start: int) -> str:
-    """The `a::b` qualifier written right before position start ('' when none)."""
-    m = re.search(r"((?:[A-Za-z_]\w*\s*::\s*)+)$", text[max(0, start - 200):start])
-    if not m:
-        return ""
-    return re.sub(r"\s+", "", m.group(1))[:-2]
-
-
-def _include(text, pos, rel, settings, tables, emit, unmapped, detect_only) -> int:
-    m = _HEADER.match(text, pos)
-    if not m:
-        return pos
-    token = m.group(1)
-    header = token[1:-1]
-    start = m.start(1)
-    new = tables.map_header(header)
-    if new is not None:
-        if not detect_only:
-            emit(start, m.end(), token[0] + new + token[-1])
-        else:
-            unmapped(start, header, f"left as is (HIP header: {new})")
-    elif header in tables.unsupported_headers:
-        unmapped(start, header, tables.unsupported_headers[header])
-    elif token[0] == '"' and settings.rename_path(header) != header:
-        # A project header that the recipe's path renames move (e.g. "cuda/x.cuh" -> "rocm/x.cuh").
-        if not detect_only:
-            emit(start, m.end(), f'"{settings.rename_path(header)}"')
-    elif tables.is_cuda_header(header):
-        unmapped(start, header, "no HIP header known")
-    return m.end()
-
-
-def _call(text, m, rule, lines, result, emit, detect_only) -> int:
-    """Rewrite a warp intrinsic call; returns where scanning goes on."""
-    name, start, pos = m.group(), m.start(), m.end()
-    open_pos = _skip_ws(text, pos)
-    parsed = split_args(text, open_pos) if text.startswith("(", open_pos) else None
-    if parsed is None:
-        if not detect_only:
-            emit(start, pos, rule.to)
-        return pos
-    spans, close = parsed
-    line = lines.at(start)
-    if _SHFL.match(name) and len(spans) < 4:
-        result.warnings.append(Warning(
-            line, "shfl-width",
-            f"{name} without a width: CUDA's default is 32 lanes, HIP's is warpSize (64 on gfx9 "
-            "data-center GPUs); pass the width the algorithm assumes"))
-    if spans and (rule.drop_first or rule.args is not None):
-        mask = text[spans[0][0]:spans[0][1]]
-        if _FULL_MASK.match(mask):
-            result.warnings.append(Warning(
-                line, "lane-mask",
-                f"{name} with the full 32-bit lane mask '{mask.strip()}' assumes 32 lanes; "
-                "the converted call covers the whole wavefront (64 lanes on gfx9)"))
-        elif rule.drop_first:
-            result.warnings.append(Warning(
-                line, "lane-mask",
-                f"{name}: lane mask '{mask.strip()}' dropped; on AMD every lane of the wavefront takes part"))
-    if detect_only:
-        result.unmapped.append(Finding(line, name, f"left as is (HIP: {rule.to})"))
-        return pos
-    if rule.args is not None:
-        emit(start, close + 1, f"{rule.to}({rule.args})")
-        return close + 1
-    if len(spans) <= 1:
-        emit(start, close, f"{rule.to}(")
-        return close
-    rest = spans[1][0]
-    while text[rest] in " \t\n":
-        rest += 1
-    emit(start, rest, f"{rule.to}(")
-    return rest
-
-
-def _lane_warnings(text: str, skipped: list[tuple[int, int]], result: FileResult) -> None:
-    """Literal 32-lane arithmetic and full 32-bit masks on lines that talk about lanes or warps."""
-    if "32" not in text and "31" not in text and ">>" not in text and "0x" not in text.lower():
-        return
-    starts = [s for s, _ in skipped]
-    seen = {(w.line, w.kind) for w in result.warnings}
-
-    def in_skipped(pos: int) -> bool:
-        i = bisect.bisect_right(starts, pos) - 1
-        return i >= 0 and skipped[i][0] <= pos < skipped[i][1]
-
-    lines = _Lines(text)
-    hits = [(m.start(), "lane-math", m.group()) for m in _LANE_MATH.finditer(text)]
-    hits += [(m.start(), "lane-mask", m.group()) for m in _FULL_MASK_ANY.finditer(text)]
-    for at, kind, snippet in sorted(hits):
-        if in_skipped(at):
-            continue
-        bol = text.rfind("\n", 0, at) + 1
-        eol = text.find("\n", at)
-        line_text = text[bol:eol if eol != -1 else len(text)]
-        if not _LANE_WORDS.search(line_text):
-            continue
-        line = lines.at(at)
-        if (line, kind) in seen:
-            continue
-        seen.add((line, kind))
-        if kind == "lane-math":
-            msg = (f"'{snippet.strip()}' is 32-lane arithmetic; AMD wavefronts have warpSize lanes "
-                   "(64 on gfx9, 32 on gfx10+): use warpSize")
-        else:
-            msg = f"'{snippet}' is a full 32-bit lane mask; wave64 needs 64 bits (use a 64-bit mask or __ballot)"
-        result.warnings.append(Warning(line, kind, msg))
-
-
-# -- kernel launches ------------------------------------------------------------------------------
-
-def _launches_to_ggl(text: str, result: FileResult) -> str:
-    positions = []
-    pos = 0
-    while True:
-        m = _SCAN.search(text, pos)
-        if m is None:
-            break
-        pos = m.end()
-        if m.lastgroup == "launch":
-            positions.append(m.start())
-    for at in reversed(positions):
-        rewritten = _launch_at(text, at)
-        if rewritten is None:
-            result.unmapped.append(Finding(text.count("\n", 0, at) + 1, "<<<",
-                                           "kernel launch not understood; left as <<<>>>"))
-            continue
-        start, end, new = rewritten
-        text = text[:start] + new + text[end:]
-    return text
-
-
-def _launch_at(text: str, at: int) -> tuple[int, int, str] | None:
-    # The kernel expression before '<<<': a qualified name, optionally with template arguments.
-    j = at
-    while j > 0 and text[j - 1] in " \t\n":
-        j -= 1
-    if j > 0 and text[j - 1] == ">":
-        depth = 0
-        while j > 0:
-            j -= 1
-            if text[j] == ">":
-                depth += 1
-            elif text[j] == "<":
-                depth -= 1
-                if depth == 0:
-                    break
-        if depth != 0:
-            return None
-    while j > 0 and (text[j - 1].isalnum() or text[j - 1] in "_:"):
-        j -= 1
-    kernel = text[j:at].strip()
-    if not kernel or not (kernel[0].isalpha() or kernel[0] in "_:"):
-        return None
-    # The launch configuration up to '>>>'.
-    i = at + 3
-    depth = 0
-    parts, part_start = [], i
-    while i < len(text):
-        if text.startswith(">>>", i) and depth == 0:
-            parts.append(text[part_start:i].strip())
-            break
-        c = text[i]
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(text[part_start:i].strip())
-            part_start = i + 1
-        i += 1
-    else:
-        return None
-    if not 2 <= len(parts) <= 4:
-        return None
-    open_pos = i + 3
-    while open_pos < len(text) and text[open_pos] in " \t\n":
-        open_pos += 1
-    if not text.startswith("(", open_pos):
-        return None
-    parsed = split_args(text, open_pos)
-    if parsed is None:
-        return None
-    spans, close = parsed
-    grid, block = parts[0], parts[1]
-    shmem = parts[2] if len(parts) > 2 else "0"
-    stream = parts[3] if len(parts) > 3 else "0"
-    if "<" in kernel:
-        kernel = f"({kernel})"
-    args = "".join(f", {text[s:e].strip()}" for s, e in spans)
-    return j, close + 1, f"hipLaunchKernelGGL({kernel}, dim3({grid}), dim3({block}), {shmem}, {stream}{args})"

@@ -136,14 +136,10 @@ def parse_patch(data: bytes) -> Patch:
     i = 0
     files: list[FileDiff] = []
     preamble_end: int | None = None
-
-    def text(k: int) -> bytes:
-        return strip_eol(lines[k])[0]
-
     while i < n:
-        line = text(i)
+        line = _text(lines, i)
         starts_git = line.startswith(b"diff --git ")
-        starts_plain = line.startswith(b"--- ") and i + 1 < n and text(i + 1).startswith(b"+++ ")
+        starts_plain = line.startswith(b"--- ") and i + 1 < n and _text(lines, i + 1).startswith(b"+++ ")
         if not (starts_git or starts_plain):
             if preamble_end is not None and line.startswith(b"@@ "):
                 raise DiffSyntaxError(i + 1, "hunk header outside of a file's diff")
@@ -153,79 +149,110 @@ def parse_patch(data: bytes) -> Patch:
             continue
         if preamble_end is None:
             preamble_end = i
-        start = i
-        old_path = new_path = None
-        have_paths = False
-        old_mode = new_mode = None
-        rename = False
-        creates = deletes = False
-        old_epoch = new_epoch = False
-        if starts_git:
-            m = _GIT_HEADER.match(line)
-            if m:
-                old_path, new_path = _unquote(m.group(1)), _unquote(m.group(2))
-            i += 1
-            while i < n:
-                h = text(i)
-                if h.startswith(b"diff --git ") or h.startswith(b"--- ") or h.startswith(b"@@ "):
-                    break
-                if h.startswith(b"new file mode "):
-                    creates, new_mode = True, int(h.split()[-1], 8)
-                elif h.startswith(b"deleted file mode "):
-                    deletes, old_mode = True, int(h.split()[-1], 8)
-                elif h.startswith(b"old mode "):
-                    old_mode = int(h.split()[-1], 8)
-                elif h.startswith(b"new mode "):
-                    new_mode = int(h.split()[-1], 8)
-                elif h.startswith(b"rename from "):
-                    rename, old_path = True, _unquote(b"a/" + h[len(b"rename from "):])
-                elif h.startswith(b"rename to "):
-                    rename, new_path = True, _unquote(b"b/" + h[len(b"rename to "):])
-                elif h.startswith(b"copy from ") or h.startswith(b"copy to "):
-                    raise DiffSyntaxError(i + 1, "git copies are not supported; write the new file as a creation")
-                elif h.startswith(b"Binary files ") or h.startswith(b"GIT binary patch"):
-                    raise DiffSyntaxError(i + 1, f"binary patch for {new_path or old_path} is not supported")
-                elif not (h.startswith(b"index ") or h.startswith(b"similarity index ")
-                          or h.startswith(b"dissimilarity index ")):
-                    break  # end of this header (the next commit's mail, say)
-                i += 1
-            if creates:
-                old_path = None
-            if deletes:
-                new_path = None
-        if i < n and text(i).startswith(b"--- "):
-            if not (i + 1 < n and text(i + 1).startswith(b"+++ ")):
-                raise DiffSyntaxError(i + 2, "expected a '+++ ' line after the '--- ' line")
-            old_path = _header_path(text(i)[4:])
-            new_path = _header_path(text(i + 1)[4:])
-            old_epoch, new_epoch = _epoch(text(i)), _epoch(text(i + 1))
-            have_paths = True
-            i += 2
-        hunks: list[Hunk] = []
-        while i < n and text(i).startswith(b"@@ "):
-            if not have_paths and not starts_git:
-                raise DiffSyntaxError(i + 1, "hunk without '--- ' / '+++ ' file lines")
-            hunk, i = _parse_hunk(lines, i)
-            hunks.append(hunk)
-        if not starts_git and len(hunks) == 1:
-            # `diff -N` names an absent file with its path and an epoch timestamp, and a 0,0 range.
-            if old_epoch and hunks[0].old_start == 0 and hunks[0].old_len == 0:
-                old_path = None
-            if new_epoch and hunks[0].new_start == 0 and hunks[0].new_len == 0:
-                new_path = None
-        if old_path is None and new_path is None:
-            raise DiffSyntaxError(start + 1, "a file diff with neither an old nor a new file")
-        if (old_path is None or new_path is None) and not hunks and not (creates or deletes):
-            raise DiffSyntaxError(start + 1, "a file diff without hunks")
-        if not hunks and not rename and old_mode is None and new_mode is None and not (creates or deletes):
-            raise DiffSyntaxError(start + 1, f"no hunks for {new_path or old_path}")
-        files.append(FileDiff(old_path, new_path, tuple(hunks), start + 1, old_mode, new_mode, rename))
+        fd, i = _parse_file(lines, i, starts_git)
+        files.append(fd)
     if not files:
         raise DiffSyntaxError(1, "no file diff in it (expected '--- a/FILE' and '+++ b/FILE' lines)")
     if preamble_end and lines[preamble_end - 1].startswith(b"diff "):
         preamble_end -= 1  # `diff -ruN old new` names the command that made the first file's diff
     preamble = b"".join(lines[:preamble_end]) if preamble_end else b""
     return Patch(preamble, tuple(files))
+
+
+def _text(lines: list[bytes], k: int) -> bytes:
+    return strip_eol(lines[k])[0]
+
+
+@dataclass
+class _Header:
+    """What a file diff's header lines say, as far as they have been read."""
+    old_path: str | None = None
+    new_path: str | None = None
+    old_mode: int | None = None
+    new_mode: int | None = None
+    rename: bool = False
+    creates: bool = False
+    deletes: bool = False
+
+
+def _parse_file(lines: list[bytes], start: int, starts_git: bool) -> tuple[FileDiff, int]:
+    """One file's diff from its first header line; returns it and the index of the line after it."""
+    n = len(lines)
+    h = _Header()
+    i = _read_git_header(lines, start, h) if starts_git else start
+    have_paths = False
+    old_epoch = new_epoch = False
+    if i < n and _text(lines, i).startswith(b"--- "):
+        if not (i + 1 < n and _text(lines, i + 1).startswith(b"+++ ")):
+            raise DiffSyntaxError(i + 2, "expected a '+++ ' line after the '--- ' line")
+        h.old_path = _header_path(_text(lines, i)[4:])
+        h.new_path = _header_path(_text(lines, i + 1)[4:])
+        old_epoch, new_epoch = _epoch(_text(lines, i)), _epoch(_text(lines, i + 1))
+        have_paths = True
+        i += 2
+    hunks: list[Hunk] = []
+    while i < n and _text(lines, i).startswith(b"@@ "):
+        if not have_paths and not starts_git:
+            raise DiffSyntaxError(i + 1, "hunk without '--- ' / '+++ ' file lines")
+        hunk, i = _parse_hunk(lines, i)
+        hunks.append(hunk)
+    if not starts_git and len(hunks) == 1:
+        # `diff -N` names an absent file with its path and an epoch timestamp, and a 0,0 range.
+        if old_epoch and hunks[0].old_start == 0 and hunks[0].old_len == 0:
+            h.old_path = None
+        if new_epoch and hunks[0].new_start == 0 and hunks[0].new_len == 0:
+            h.new_path = None
+    if h.old_path is None and h.new_path is None:
+        raise DiffSyntaxError(start + 1, "a file diff with neither an old nor a new file")
+    if (h.old_path is None or h.new_path is None) and not hunks and not (h.creates or h.deletes):
+        raise DiffSyntaxError(start + 1, "a file diff without hunks")
+    if not hunks and not h.rename and h.old_mode is None and h.new_mode is None and not (h.creates or h.deletes):
+        raise DiffSyntaxError(start + 1, f"no hunks for {h.new_path or h.old_path}")
+    return FileDiff(h.old_path, h.new_path, tuple(hunks), start + 1, h.old_mode, h.new_mode, h.rename), i
+
+
+def _read_git_header(lines: list[bytes], i: int, h: _Header) -> int:
+    """The `diff --git` line and git's extended header lines after it; returns the index after them."""
+    m = _GIT_HEADER.match(_text(lines, i))
+    if m:
+        h.old_path, h.new_path = _unquote(m.group(1)), _unquote(m.group(2))
+    i += 1
+    while i < len(lines):
+        line = _text(lines, i)
+        if line.startswith(b"diff --git ") or line.startswith(b"--- ") or line.startswith(b"@@ "):
+            break
+        if not _extended_header(line, i, h):
+            break  # end of this header (the next commit's mail, say)
+        i += 1
+    if h.creates:
+        h.old_path = None
+    if h.deletes:
+        h.new_path = None
+    return i
+
+
+def _extended_header(line: bytes, i: int, h: _Header) -> bool:
+    """Read one git extended header line into h; False when the line is not one."""
+    if line.startswith(b"new file mode "):
+        h.creates, h.new_mode = True, int(line.split()[-1], 8)
+    elif line.startswith(b"deleted file mode "):
+        h.deletes, h.old_mode = True, int(line.split()[-1], 8)
+    elif line.startswith(b"old mode "):
+        h.old_mode = int(line.split()[-1], 8)
+    elif line.startswith(b"new mode "):
+        h.new_mode = int(line.split()[-1], 8)
+    elif line.startswith(b"rename from "):
+        h.rename, h.old_path = True, _unquote(b"a/" + line[len(b"rename from "):])
+    elif line.startswith(b"rename to "):
+        h.rename, h.new_path = True, _unquote(b"b/" + line[len(b"rename to "):])
+    elif line.startswith(b"copy from ") or line.startswith(b"copy to "):
+        raise DiffSyntaxError(i + 1, "git copies are not supported; write the new file as a creation")
+    elif line.startswith(b"Binary files ") or line.startswith(b"GIT binary patch"):
+        raise DiffSyntaxError(i + 1, f"binary patch for {h.new_path or h.old_path} is not supported")
+    elif not (line.startswith(b"index ") or line.startswith(b"similarity index ")
+              or line.startswith(b"dissimilarity index ")):
+        return False
+    return True
 
 
 def _parse_hunk(lines: list[bytes], i: int) -> tuple[Hunk, int]:

@@ -24,11 +24,13 @@ from pathlib import Path
 
 from toolkit.util import log
 from toolkit.util.fsutil import atomic_write_bytes, iter_files, sha256_bytes
-from toolkit.patching.analysis import JOURNAL, SKIP_DIRS, TreeView, attempt, detect_strip, file_paths
+from toolkit.patching.analysis import JOURNAL
+from toolkit.patching.attempt import attempt, detect_strip, file_paths
 from toolkit.patching.diff import DiffSyntaxError, Patch, parse_patch, write_file_diff
 from toolkit.patching.errors import PatchError
 from toolkit.patching.hunks import MAX_FUZZ
 from toolkit.patching.series import Series, SeriesEntry, checksum_problem, rewrite_series, write_series
+from toolkit.patching.treeview import SKIP_DIRS, TreeView
 
 _UNKNOWN = object()
 
@@ -60,6 +62,15 @@ class _Step:
     ok: bool
 
 
+@dataclass
+class _NewSeries:
+    """The refreshed series before anything is written."""
+    data: dict[str, bytes] = field(default_factory=dict)  # patch name -> its new bytes
+    dropped: set[str] = field(default_factory=set)
+    sha_updates: dict[str, str] = field(default_factory=dict)
+    appended: list[tuple[str, str, str, str]] = field(default_factory=list)  # (name, phase, sha256, why)
+
+
 def _files(root: Path) -> set[str]:
     return {p.as_posix() for p in iter_files(root, SKIP_DIRS) if p.as_posix() != JOURNAL}
 
@@ -82,6 +93,25 @@ def refresh_series(series: Series, pristine_tree: Path, edited_tree: Path, phase
         if not tree.is_dir():
             raise PatchError(f"{tree}: not a directory (refresh needs PRISTINE and EDITED trees)")
     enabled, _ = series.select(phase, features)
+    steps = _replay(series, enabled, pristine)
+    last: dict[str, int] = {}  # file -> index of the last patch that touches it
+    for index, step in enumerate(steps):
+        for rel in step.touched:
+            last[rel] = index
+
+    out = RefreshResult(series.path)
+    new = _NewSeries()
+    for index in range(len(steps)):
+        _refresh_patch(index, steps, last, pristine, edited, new, out)
+    _append_extra(series, phase, last, pristine, edited, new, out)
+    _verify(series, steps, new.dropped, new.data, new.appended, pristine, edited)
+    if write:
+        _write(series, steps, new, out)
+    return out
+
+
+def _replay(series: Series, enabled: list[SeriesEntry], pristine: TreeView) -> list[_Step]:
+    """The enabled patches applied in memory, in order, each with its files before and after it."""
     state = pristine.copy()
     steps: list[_Step] = []
     for entry in enabled:
@@ -117,92 +147,91 @@ def refresh_series(series: Series, pristine_tree: Path, edited_tree: Path, phase
                     else:
                         step.after[rel] = _UNKNOWN
         steps.append(step)
+    return steps
 
-    last: dict[str, int] = {}
-    for index, step in enumerate(steps):
-        for rel in step.touched:
-            last[rel] = index
 
-    out = RefreshResult(series.path)
-    new_bytes: dict[str, bytes] = {}
-    dropped: set[str] = set()
-    sha_updates: dict[str, str] = {}
-    for index, step in enumerate(steps):
-        diffs: list[bytes] = []
-        same = step.ok
-        for rel in step.touched:
-            if last[rel] == index:
-                new, new_mode = edited.read(rel), edited.mode(rel)
-            else:
-                new, new_mode = step.after.get(rel, _UNKNOWN), step.after_mode.get(rel, 0o100644)
-                if new is _UNKNOWN:
-                    later = steps[last[rel]].entry.path
-                    raise PatchError(
-                        f"cannot refresh {step.entry.path}: it does not apply to {pristine.root / rel}, "
-                        f"and the later patch {later} changes that file too, so the edits cannot be split "
-                        f"between them",
-                        f"run `python -m toolkit patch check` to see the failing hunk, fix "
-                        f"{step.entry.name} first, then refresh")
-            if step.ok and (new != step.after[rel] or new_mode != step.after_mode[rel]):
-                same = False
-            old = step.before[rel]
-            diffs.append(write_file_diff(rel, old, new, step.before_mode[rel] if old is not None else None,
-                                         new_mode if new is not None else None))
-        if same:
-            out.statuses.append((step.entry.name, "unchanged"))
-            new_bytes[step.entry.name] = step.original
-            continue
-        body = b"".join(diffs)
-        if not body:
-            dropped.add(step.entry.name)
-            out.statuses.append((step.entry.name, "dropped from the series: the edited tree no longer has "
-                                                  "any of its changes"))
-            continue
-        data = step.preamble + body
-        new_bytes[step.entry.name] = data
-        sha_updates[step.entry.name] = sha256_bytes(data)
-        out.statuses.append((step.entry.name, f"rewritten ({', '.join(step.touched)})"))
+def _refresh_patch(index: int, steps: list[_Step], last: dict[str, int], pristine: TreeView, edited: TreeView,
+                   new: _NewSeries, out: RefreshResult) -> None:
+    """Patch `index` kept, rewritten or dropped: each file goes to the edited content where this patch is
+    the last to touch it, else to what the patch made of it."""
+    step = steps[index]
+    name = step.entry.name
+    diffs: list[bytes] = []
+    same = step.ok
+    for rel in step.touched:
+        if last[rel] == index:
+            new_data, new_mode = edited.read(rel), edited.mode(rel)
+        else:
+            new_data, new_mode = step.after.get(rel, _UNKNOWN), step.after_mode.get(rel, 0o100644)
+            if new_data is _UNKNOWN:
+                later = steps[last[rel]].entry.path
+                raise PatchError(
+                    f"cannot refresh {step.entry.path}: it does not apply to {pristine.root / rel}, "
+                    f"and the later patch {later} changes that file too, so the edits cannot be split "
+                    f"between them",
+                    f"run `python -m toolkit patch check` to see the failing hunk, fix "
+                    f"{step.entry.name} first, then refresh")
+        if step.ok and (new_data != step.after[rel] or new_mode != step.after_mode[rel]):
+            same = False
+        old = step.before[rel]
+        diffs.append(write_file_diff(rel, old, new_data, step.before_mode[rel] if old is not None else None,
+                                     new_mode if new_data is not None else None))
+    if same:
+        out.statuses.append((name, "unchanged"))
+        new.data[name] = step.original
+        return
+    body = b"".join(diffs)
+    if not body:
+        new.dropped.add(name)
+        out.statuses.append((name, "dropped from the series: the edited tree no longer has any of its changes"))
+        return
+    data = step.preamble + body
+    new.data[name] = data
+    new.sha_updates[name] = sha256_bytes(data)
+    out.statuses.append((name, f"rewritten ({', '.join(step.touched)})"))
 
-    # Edits to files no enabled patch touches go into one new patch at the end.
+
+def _append_extra(series: Series, phase: str, last: dict[str, int], pristine: TreeView, edited: TreeView,
+                  new: _NewSeries, out: RefreshResult) -> None:
+    """Edits to files no enabled patch touches go into one new patch at the end."""
     extra: list[bytes] = []
     extra_files: list[str] = []
     for rel in sorted(_files(pristine.root) | _files(edited.root)):
         if rel in last:
             continue
-        old, new = pristine.read(rel), edited.read(rel)
+        old, new_data = pristine.read(rel), edited.read(rel)
         old_mode = pristine.mode(rel) if old is not None else None
-        new_mode = edited.mode(rel) if new is not None else None
-        diff = write_file_diff(rel, old, new, old_mode, new_mode)
+        new_mode = edited.mode(rel) if new_data is not None else None
+        diff = write_file_diff(rel, old, new_data, old_mode, new_mode)
         if diff:
             extra.append(diff)
             extra_files.append(rel)
-    appended: list[tuple[str, str, str, str]] = []
-    if extra:
-        name = _next_name(series)
-        data = b"".join(extra)
-        new_bytes[name] = data
-        why = (f"Added by refresh: edits to {', '.join(extra_files)}, which no patch touched.\n"
-               f"TODO: replace these lines with why this change is needed.")
-        appended.append((name, phase, sha256_bytes(data), why))
-        out.statuses.append((name, f"added ({', '.join(extra_files)}); say why it exists in the series"))
+    if not extra:
+        return
+    name = _next_name(series)
+    data = b"".join(extra)
+    new.data[name] = data
+    why = (f"Added by refresh: edits to {', '.join(extra_files)}, which no patch touched.\n"
+           f"TODO: replace these lines with why this change is needed.")
+    new.appended.append((name, phase, sha256_bytes(data), why))
+    out.statuses.append((name, f"added ({', '.join(extra_files)}); say why it exists in the series"))
 
-    _verify(series, steps, dropped, new_bytes, appended, pristine, edited)
-    if not write:
-        return out
+
+def _write(series: Series, steps: list[_Step], new: _NewSeries, out: RefreshResult) -> None:
+    """Patch files first, the series last, each atomically; a patch whose file changed on disk is rewritten."""
     for step in steps:
         name = step.entry.name
-        if name in sha_updates or (name not in dropped and checksum_problem(step.entry, series.path)):
-            atomic_write_bytes(step.entry.path, new_bytes[name])
-            sha_updates[name] = sha256_bytes(new_bytes[name])
+        if name in new.sha_updates or (name not in new.dropped and checksum_problem(step.entry, series.path)):
+            atomic_write_bytes(step.entry.path, new.data[name])
+            new.sha_updates[name] = sha256_bytes(new.data[name])
             out.written.append(step.entry.path)
-    for name, *_ in appended:
-        atomic_write_bytes(series.directory / name, new_bytes[name])
+    for name, *_ in new.appended:
+        atomic_write_bytes(series.directory / name, new.data[name])
         out.written.append(series.directory / name)
-    text = rewrite_series(series, sha_updates, dropped, appended)
+    text = rewrite_series(series, new.sha_updates, new.dropped, new.appended)
     if text != series.text:
         write_series(series.path, text)
         out.written.append(series.path)
-    return out
 
 
 def _verify(series: Series, steps: list[_Step], dropped: set[str], new_bytes: dict[str, bytes],

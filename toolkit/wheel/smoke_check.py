@@ -208,7 +208,7 @@ def wrong_session(ort, onnx, device, provider_options: dict, pattern: str, check
     check.fail(f"provider options {provider_options} were accepted; expected an error matching /{pattern}/")
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--package", action="append", required=True, help="import package of an EP wheel")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE, {library:MODULE} resolved")
@@ -221,24 +221,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wrong-provider-option", action="append", default=[],
                         help="KEY=VALUE that must make session creation fail")
     parser.add_argument("--wrong-error", help="regex the failure of the wrong session must match")
-    args = parser.parse_args(argv)
-    pairs = lambda items: dict(item.split("=", 1) for item in items)  # noqa: E731
-    check = Checker()
+    return parser.parse_args(argv)
 
-    resolve_env(args.env, check)
-    try:
-        import numpy  # noqa: F401  (the model check needs it; fail here, not halfway)
-        import onnx
-        import onnxruntime as ort
-    except Exception as exc:
-        check.fail(f"import onnxruntime/onnx/numpy: {type(exc).__name__}: {exc}")
-        return 1
-    check.ok(f"onnxruntime {ort.__version__} from {os.path.dirname(ort.__file__)}")
 
-    libraries = [c for name in args.package for c in package_components(name, check)]
+def pairs(items: list[str]) -> dict[str, str]:
+    return dict(item.split("=", 1) for item in items)
+
+
+def register_all(ort, libraries: list[tuple[str, str]], capture: StderrCapture, check: Checker):
+    """Register each EP library; returns those registered and the EP devices the registrations added."""
     before = {device_key(d) for d in ort.get_ep_devices()}
     registered: list[tuple[str, str]] = []
-    capture = StderrCapture()
     new_devices = []
     with capture:
         for path, ep_name in libraries:
@@ -250,6 +243,11 @@ def main(argv: list[str] | None = None) -> int:
         new_devices = [d for d in ort.get_ep_devices() if device_key(d) not in before]
     for path, ep_name in registered:
         check.ok(f"registered {ep_name} from {path}")
+    return registered, new_devices
+
+
+def check_registration(registered: list[tuple[str, str]], new_devices: list, check: Checker) -> None:
+    """Our entry points ran: each library is mapped, and each device offered is under a registered EP name."""
     mapped = mapped_files()
     for path, ep_name in registered:
         if os.path.realpath(path) in mapped:
@@ -266,7 +264,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print("INFO the registered libraries offered no EP device", flush=True)
 
-    gpus = [d for d in new_devices if d.device.type.name == "GPU"]
+
+def check_devices(ort, onnx, gpus: list, registered: list[tuple[str, str]], args: argparse.Namespace,
+                  capture: StderrCapture, check: Checker) -> None:
+    """The model on each GPU device (and the wrong session, when asked), then every library unregistered."""
     with capture:
         if gpus:
             for device in gpus:
@@ -283,6 +284,42 @@ def main(argv: list[str] | None = None) -> int:
                 ort.unregister_execution_provider_library(ep_name)
             except Exception as exc:
                 check.fail(f"unregister {ep_name}: {type(exc).__name__}: {exc}")
+
+
+def check_log(log: str, patterns: list[str], check: Checker) -> None:
+    """Show what ORT and the EP libraries wrote to stderr, and match the expected lines in it."""
+    if log.strip():
+        print("---- stderr of ORT and the EP libraries ----", flush=True)
+        print(log.rstrip("\n"), flush=True)
+        print("----", flush=True)
+    for pattern in patterns:
+        if re.search(pattern, log, re.MULTILINE):
+            check.ok(f"log matches {pattern!r}")
+        else:
+            check.fail(f"log has no line matching {pattern!r} (are the entry points called, AMDGPU_EP_VERBOSE=1 set?)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    check = Checker()
+
+    resolve_env(args.env, check)
+    try:
+        import numpy  # noqa: F401  (the model check needs it; fail here, not halfway)
+        import onnx
+        import onnxruntime as ort
+    except Exception as exc:
+        check.fail(f"import onnxruntime/onnx/numpy: {type(exc).__name__}: {exc}")
+        return 1
+    check.ok(f"onnxruntime {ort.__version__} from {os.path.dirname(ort.__file__)}")
+
+    libraries = [c for name in args.package for c in package_components(name, check)]
+    capture = StderrCapture()
+    registered, new_devices = register_all(ort, libraries, capture, check)
+    check_registration(registered, new_devices, check)
+
+    gpus = [d for d in new_devices if d.device.type.name == "GPU"]
+    check_devices(ort, onnx, gpus, registered, args, capture, check)
     if not gpus:
         offered = ", ".join(describe(d) for d in new_devices) or "none"
         why = f"no EP device of type GPU came from {[ep for _, ep in registered]} (devices offered: {offered})"
@@ -291,17 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             check.skip(f"device checks skipped: {why}")
 
-    log = capture.text()
-    if log.strip():
-        print("---- stderr of ORT and the EP libraries ----", flush=True)
-        print(log.rstrip("\n"), flush=True)
-        print("----", flush=True)
-    for pattern in args.expect_log:
-        if re.search(pattern, log, re.MULTILINE):
-            check.ok(f"log matches {pattern!r}")
-        else:
-            check.fail(f"log has no line matching {pattern!r} (are the entry points called, AMDGPU_EP_VERBOSE=1 set?)")
-
+    check_log(capture.text(), args.expect_log, check)
     if check.failures:
         print(f"SMOKE FAIL: {check.failures} check(s) failed", flush=True)
         return 1

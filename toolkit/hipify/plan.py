@@ -1,0 +1,77 @@
+"""Which input goes to which output, and which outputs are still up to date.
+
+Every input file is counted once: excluded (with the rule's reason), ignored (not selected, or its
+output is left out), replaced by a hand-written overlay, or planned with an output path. Two inputs
+writing the same output is an error, never a silent overwrite.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import iter_files, sha256_bytes
+from toolkit.hipify.report import HipifyReport
+from toolkit.hipify.settings import HipifySettings
+
+
+def plan_outputs(settings: HipifySettings, src_dir: Path, out_dir: Path, old_files: dict[str, dict],
+                 report: HipifyReport) -> tuple[dict[str, dict], list[str]]:
+    """Fill report's counts and outputs; returns the cache entries still valid and the inputs to convert."""
+    entries: dict[str, dict] = {}
+    todo: list[str] = []
+    owners: dict[str, str] = {}
+    files = [p.as_posix() for p in iter_files(src_dir)]
+    # A hand-written overlay file takes the place of the converted file that would land on its path
+    # (ORT's ROCm build put its hand-written folder first on the include path).
+    overlays = {settings.rename_path(rel): rel for rel in files
+                if settings.overlay and settings.overlaid(rel) and settings.excluded(rel) is None}
+    for rel in files:
+        report.total += 1
+        out_rel = _output_for(settings, rel, overlays, report)
+        if out_rel is None:
+            continue
+        if out_rel in owners:
+            raise ToolkitError(f"hipify: {owners[out_rel]} and {rel} would both be written to {out_rel}",
+                               "exclude the CUDA file a hand-written overlay replaces ([[hipify.exclude]]), "
+                               "or change the [[hipify.rename]] / suffixes rules")
+        owners[out_rel] = rel
+        report.outputs[rel] = out_rel
+        sha = sha256_bytes((src_dir / rel).read_bytes())
+        cached = old_files.get(rel)
+        if _up_to_date(cached, sha, out_rel, out_dir / out_rel):
+            entries[rel] = cached
+            report.unchanged += 1
+        else:
+            todo.append(rel)
+    return entries, todo
+
+
+def _output_for(settings: HipifySettings, rel: str, overlays: dict[str, str], report: HipifyReport) -> str | None:
+    """The output path of input rel, or None (counted in report) when it gets none."""
+    rule = settings.excluded(rel)
+    if rule is not None:
+        report.excluded.append((rel, rule.reason))
+        return None
+    if not settings.included(rel) and not settings.overlaid(rel):
+        report.ignored += 1
+        return None
+    out_rel = settings.rename_path(rel)
+    if settings.left_out(out_rel):
+        report.ignored += 1
+        return None
+    if out_rel in overlays and overlays[out_rel] != rel:
+        report.excluded.append((rel, f"the hand-written {overlays[out_rel]} takes its place (overlay)"))
+        return None
+    return out_rel
+
+
+def _up_to_date(cached: dict | None, sha: str, out_rel: str, out: Path) -> bool:
+    """Same input bytes, same output path, and the output as this cache last wrote it (size and mtime)."""
+    if not (cached and cached.get("input_sha256") == sha and cached.get("output") == out_rel):
+        return False
+    try:
+        st = out.stat()
+    except FileNotFoundError:
+        return False
+    return st.st_size == cached["output_size"] and st.st_mtime_ns == cached["output_mtime_ns"]
