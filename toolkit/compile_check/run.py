@@ -22,7 +22,7 @@ from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text, iter_files
 from toolkit.compile_check.settings import CompileCheckSettings, Dep
-from toolkit.hipify.settings import glob_match
+from toolkit.util.globs import glob_match
 
 DRIVER = Path(__file__).with_name("driver.py")
 ROOT_NAME = "debian-sid-rocm"

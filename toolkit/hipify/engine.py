@@ -23,7 +23,8 @@ from toolkit.hipify.declarations import DECLARING, declared_type, declares, defi
 from toolkit.hipify.launches import launches_to_ggl
 from toolkit.hipify.lexer import SCAN, Lines, skip_ws, split_args
 from toolkit.hipify.results import FileResult, Finding, Warning
-from toolkit.hipify.settings import HipifySettings, glob_match
+from toolkit.hipify.settings import HipifySettings
+from toolkit.util.globs import glob_match
 from toolkit.hipify.tables import Tables
 from toolkit.hipify.warp import lane_warnings, rewrite_call
 

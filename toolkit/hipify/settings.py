@@ -26,9 +26,9 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from pathlib import Path
 
+from toolkit.util.globs import glob_match
 from toolkit.util.tomlread import Table
 
 ENGINES = ("builtin", "hipify-perl")
@@ -175,31 +175,3 @@ def from_table(t: Table, recipe_dir: Path) -> HipifySettings:
         exclude=tuple(excludes), renames=tuple(renames), suffixes=tuple(suffixes.items()),
         substitutions=tuple(subs), hipify_perl=perl,
     )
-
-
-@lru_cache(maxsize=256)
-def _glob_regex(pattern: str) -> re.Pattern:
-    out = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
-def glob_match(pattern: str, rel: str) -> bool:
-    """Match a posix relative path: `*` stays within a component, `**/` spans any number of them."""
-    return bool(_glob_regex(pattern).match(rel))

@@ -1,8 +1,8 @@
 """Path globs over posix relative paths, the syntax recipes use for file sets.
 
 `*` and `?` stay within one path component, `**/` spans any number of folders (none included), and a
-trailing `**` matches everything below. The same rules as the hipify stage's include/overlay globs
-(toolkit.hipify.settings.glob_match), so a recipe's `paths` pin can repeat those globs as they are.
+trailing `**` matches everything below. Every file set of a recipe uses them (hipify's include, exclude and
+overlay, compile-check's units, an archive's `paths` pin), so one glob means the same everywhere.
 """
 
 from __future__ import annotations
