@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from tests.buildroot_support import sid_root  # noqa: F401  (fixture)
 from toolkit.buildroot import record, run_in_root
+from tests.support.tools import ROOT
 
 
 def test_hipcc_is_clang_21(sid_root):
@@ -38,9 +38,7 @@ def test_toolkit_command_runs_inside_the_root(sid_root, tmp_path):
     import os
     import subprocess
     import sys
-    from pathlib import Path
 
-    repo = Path(__file__).resolve().parent.parent
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     (mirror / "seen.txt").write_text("mirror\n")
@@ -48,19 +46,19 @@ def test_toolkit_command_runs_inside_the_root(sid_root, tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "toolkit", "container", "--root", "debian-sid-rocm", "build", "--dry-run",
          "--mirror", f"file://{mirror}"],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "$ /usr/bin/cmake -S " in proc.stdout and "-DCMAKE_MAKE_PROGRAM=/usr/bin/ninja" in proc.stdout
     assert f"{tmp_path}/build/amdgpu-ep/release" in proc.stdout
     plan = subprocess.run(
         [sys.executable, "-m", "toolkit", "container", "--root", "debian-sid-rocm", "--dry-run", "build",
-         "--mirror", f"file://{mirror}"], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+         "--mirror", f"file://{mirror}"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     binds = plan.stdout.splitlines()[0].split("binds: ")[1].split()
-    assert binds == [str(repo), str(mirror), str(tmp_path / "build")], plan.stdout
+    assert binds == [str(ROOT), str(mirror), str(tmp_path / "build")], plan.stdout
     inside = subprocess.run(
         [sys.executable, "-m", "toolkit", "root", "run", "--bind", str(mirror), "--", "sh", "-c",
          f"cmake --version; python3 --version; cat {mirror}/seen.txt"],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert inside.returncode == 0, inside.stderr
     assert re.match(r"cmake version 4\.\d+", inside.stdout) and "Python 3.1" in inside.stdout
     assert inside.stdout.endswith("mirror\n")
@@ -72,12 +70,10 @@ def test_sample_builds_inside_the_root_with_its_compiler(sid_root, tmp_path):
     import os
     import subprocess
     import sys
-    from pathlib import Path
 
-    repo = Path(__file__).resolve().parent.parent
     env = {**os.environ, "TOOLKIT_BUILD_DIR": str(tmp_path)}
     proc = subprocess.run([sys.executable, "-m", "toolkit", "container", "--root", "debian-sid-rocm", "build"],
-                          cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lib = tmp_path / "amdgpu-ep/release/lib/libamdgpu-ep.so"
     comment = run_in_root(sid_root, ["readelf", "-p", ".comment", str(lib)], binds=[tmp_path], capture=True).stdout

@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools import need
+from tests.support.tools import ROOT, need
 from toolkit.buildroot import ENV_BUILDROOT, ensure_root, make, packageset, record, run_in_root
 from toolkit.util.errors import ToolkitError
 
-REPO = Path(__file__).resolve().parent.parent
 
 TINY = """\
 # a minimal root: what the cache, the record and the diff are proven on
@@ -36,12 +35,12 @@ tiny = ["hello"]
 
 
 def _toolkit(*args: str, env: dict[str, str], **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "toolkit", *args], cwd=REPO, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "toolkit", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, **kw)
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
+def tiny_root(tmp_path_factory):
     """(package set file, cache dir, root, env, the two makers' stderr), made by two racing processes."""
     need("debootstrap")
     need("bwrap", "bubblewrap")
@@ -51,7 +50,7 @@ def tiny(tmp_path_factory):
     cache = base / "cache"
     env = {**os.environ, "TOOLKIT_CACHE_DIR": str(cache)}
     env.pop(ENV_BUILDROOT, None)
-    makers = [subprocess.Popen([sys.executable, "-m", "toolkit", "root", "make", str(spec)], cwd=REPO, env=env,
+    makers = [subprocess.Popen([sys.executable, "-m", "toolkit", "root", "make", str(spec)], cwd=ROOT, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [m.communicate(timeout=900) for m in makers]
     for m, (out, err) in zip(makers, outs):
@@ -62,16 +61,16 @@ def tiny(tmp_path_factory):
 
 
 @pytest.fixture
-def in_cache(tiny, monkeypatch):
-    monkeypatch.setenv("TOOLKIT_CACHE_DIR", str(tiny[1]))
+def in_cache(tiny_root, monkeypatch):
+    monkeypatch.setenv("TOOLKIT_CACHE_DIR", str(tiny_root[1]))
     monkeypatch.delenv(ENV_BUILDROOT, raising=False)
-    return tiny
+    return tiny_root
 
 
 # -- making, caching, recording -------------------------------------------------------------------------
 
-def test_two_processes_make_the_root_once(tiny):
-    spec, cache, root, env, errs = tiny
+def test_two_processes_make_the_root_once(tiny_root):
+    spec, cache, root, env, errs = tiny_root
     made = [e for e in errs if "debootstrap --variant=minbase sid" in e]
     assert len(made) == 1, errs                      # one debootstrap, the other process waited and reused
     assert "made by another process" in "".join(errs)
@@ -80,8 +79,8 @@ def test_two_processes_make_the_root_once(tiny):
     assert (root / "usr/bin/hello").is_file()
 
 
-def test_made_root_is_reused_without_debootstrap(tiny):
-    spec, cache, root, env, _ = tiny
+def test_made_root_is_reused_without_debootstrap(tiny_root):
+    spec, cache, root, env, _ = tiny_root
     start = time.monotonic()
     again = _toolkit("root", "make", str(spec), env=env, timeout=60)
     assert again.returncode == 0, again.stderr
@@ -96,7 +95,7 @@ def test_record_holds_every_installed_package(in_cache):
     assert packages == record.query(root)
     assert {"hello", "dpkg", "libc6", "apt"} <= set(packages)
     status = (root / "var/lib/dpkg/status").read_text()
-    assert f"Package: hello\nStatus: install ok installed" in status
+    assert "Package: hello\nStatus: install ok installed" in status
     assert f"Version: {packages['hello']}" in status
     assert facts["package_set"] == packageset.load(spec).digest()
     assert facts["seconds"]["debootstrap"] > 0 and facts["bytes"] > 50 * 2**20
@@ -147,8 +146,8 @@ def test_locked_rebuild_refuses_a_root_that_differs(in_cache):
         make._check_lock(loaded, packages, locked=True)
 
 
-def test_changed_package_set_is_another_root(tiny, tmp_path):
-    spec = packageset.load(tiny[0])
+def test_changed_package_set_is_another_root(tiny_root, tmp_path):
+    spec = packageset.load(tiny_root[0])
     other = tmp_path / "tiny.toml"
     other.write_text(TINY.replace('"hello"', '"hello", "file"'))
     commented = tmp_path / "sub"
@@ -225,7 +224,7 @@ def test_killed_caller_leaves_no_process_or_mount(in_cache, tmp_path):
     seconds = str(3000 + os.getpid() % 1000)
     script = ("import sys; from toolkit.buildroot import run_in_root; "
               f"run_in_root(sys.argv[1], ['sleep', '{seconds}'], binds=[sys.argv[2]])")
-    caller = subprocess.Popen([sys.executable, "-c", script, str(root), str(tmp_path)], cwd=REPO, env=env)
+    caller = subprocess.Popen([sys.executable, "-c", script, str(root), str(tmp_path)], cwd=ROOT, env=env)
 
     def sleepers() -> list[str]:
         found = []
@@ -252,9 +251,9 @@ def test_killed_caller_leaves_no_process_or_mount(in_cache, tmp_path):
 
 # -- naming and bad input -----------------------------------------------------------------------------------
 
-def test_env_buildroot_is_taken_as_is(tmp_path, monkeypatch, tiny):
-    monkeypatch.setenv(ENV_BUILDROOT, str(tiny[2]))
-    assert ensure_root() == tiny[2]
+def test_env_buildroot_is_taken_as_is(tmp_path, monkeypatch, tiny_root):
+    monkeypatch.setenv(ENV_BUILDROOT, str(tiny_root[2]))
+    assert ensure_root() == tiny_root[2]
     monkeypatch.setenv(ENV_BUILDROOT, str(tmp_path))
     with pytest.raises(ToolkitError, match=f"env TOOLKIT_BUILDROOT={tmp_path}: not a build root folder"):
         ensure_root()
@@ -289,7 +288,7 @@ def test_cli_errors_have_no_traceback(tmp_path):
 
 def test_shipped_sid_rocm_set():
     spec = packageset.load("debian-sid-rocm")
-    assert spec.file == REPO / "containers/roots/debian-sid-rocm.toml"
+    assert spec.file == ROOT / "containers/roots/debian-sid-rocm.toml"
     assert {"hipcc", "migraphx-dev", "libonnxruntime-dev", "libmiopen-dev", "libsafeint-dev"} <= set(spec.packages)
     assert spec.sources_list() == ("deb http://deb.debian.org/debian sid main\n"
                                    "deb http://deb.debian.org/debian experimental main\n")

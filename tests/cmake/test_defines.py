@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools import need, require_tool, run_toolkit as toolkit
+from tests.support.tools import need, require_tool, run_toolkit as toolkit
 from toolkit.cmake.commands import read_cache
 from toolkit.util.errors import ToolkitError
 from toolkit.binary.offload_bundle import gpu_targets
 from toolkit.engine.options import BuildOptions
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 

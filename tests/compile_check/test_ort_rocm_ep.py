@@ -13,11 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.buildroot_support import sid_root  # noqa: F401 (fixture)
-from tests.tools import require_tool
+from tests.support.tools import require_tool, ROOT
 from toolkit.recipe.load import load_recipe
 
-ROOT = Path(__file__).resolve().parent.parent
 RECIPE = ROOT / "recipes" / "onnxruntime-rocm-ep.toml"
 ARCHIVE = "onnxruntime-1.22.1-subset.tar.gz"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from toolkit.cmake.commands import read_cache
+from tests.support.tools import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 ENTRY_POINTS = ["CreateEpFactories", "ReleaseEpFactory"]
 
 

@@ -16,12 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools import require_tool
+from tests.support.tools import require_tool, ROOT
 from toolkit.cli import build_parser
 from toolkit.util.errors import ToolkitError
 from toolkit.binary.hip import HipToolchain, find_hip
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def toolkit(*args, cwd=ROOT, env=None, check=True):

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_release_records import builder, libs, two_entries  # noqa: F401 (libs is a fixture)
+from tests.support.release_wheels import builder, two_entries
 from toolkit.binary.elf import read_elf
 from toolkit.util.fsutil import tree_digest
+from tests.support.tools import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 ENTRY_POINTS = ["CreateEpFactories", "ReleaseEpFactory"]
 ROUNDS = 20
 
@@ -123,7 +123,7 @@ def test_second_build_waits_then_runs(tmp_path, patched_digest):
     assert not stale.exists()
 
 
-def test_release_output_folder_is_locked(libs, tmp_path):  # noqa: F811
+def test_release_output_folder_is_locked(release_libs, tmp_path):
     from toolkit.util.errors import ToolkitError
     from toolkit.release.orchestrator import run_release
     from toolkit.util.locks import WorkLock
@@ -131,12 +131,12 @@ def test_release_output_folder_is_locked(libs, tmp_path):  # noqa: F811
     out = tmp_path / "dist"
     with WorkLock(out, wait=False):
         with pytest.raises(ToolkitError, match=f"{out} is in use by pid {os.getpid()}"):
-            run_release(two_entries(), builder(libs), out, toolchain={}, no_wait=True)
+            run_release(two_entries(), builder(release_libs), out, toolchain={}, no_wait=True)
     assert not out.exists()
     # A killed release's staging folder goes; another output folder's stays.
     ours, theirs = tmp_path / ".dist.staging.tmp-1-abcd", tmp_path / ".dist2.staging.tmp-1-abcd"
     ours.mkdir()
     theirs.mkdir()
-    run_release(two_entries(), builder(libs), out, toolchain={}, no_wait=True)
+    run_release(two_entries(), builder(release_libs), out, toolchain={}, no_wait=True)
     assert (out / "SHA256SUMS").is_file()
     assert not ours.exists() and theirs.exists()

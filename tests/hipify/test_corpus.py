@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.hipify_support import HIP_TARGETS, hip_env, require_hipcc
+from tests.support.hipify_support import HIP_TARGETS, hip_env, require_hipcc
 from toolkit.hipify import HipifySettings, hipify_tree
 from toolkit.binary.offload_bundle import gpu_targets
+from tests.support.tools import ROOT, DATA
 
-DATA = Path(__file__).parent / "data"
 CORPUS = DATA / "cuda_corpus"
 EXPECTED = DATA / "cuda_corpus_expected"
-SAMPLE_KERNEL = Path(__file__).parent.parent / "samples" / "umbrella-ep" / "kernels" / "cuda" / "batch_pad.cu"
+SAMPLE_KERNEL = ROOT / "samples" / "umbrella-ep" / "kernels" / "cuda" / "batch_pad.cu"
 COMPILED = [line.strip() for line in (CORPUS / "compile.txt").read_text().splitlines()
             if line.strip() and not line.startswith("#")]
 

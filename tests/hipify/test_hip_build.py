@@ -4,11 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools import need, require_tool, run_toolkit as toolkit
+from tests.support.tools import need, require_tool, run_toolkit as toolkit
 from toolkit.binary.elf import read_elf
 from toolkit.binary.offload_bundle import gpu_targets
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 

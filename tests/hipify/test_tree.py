@@ -14,8 +14,9 @@ from toolkit.util.errors import ToolkitError
 from toolkit.hipify import HipifySettings, hipify_tree
 from toolkit.hipify.settings import Exclude, Rename
 from toolkit.hipify.tree import CACHE_NAME
+from tests.support.tools import DATA
 
-CORPUS = Path(__file__).parent / "data" / "cuda_corpus"
+CORPUS = DATA / "cuda_corpus"
 
 
 @pytest.fixture

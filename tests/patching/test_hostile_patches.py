@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_patch_apply import make_patch, write_series
+from tests.support.patches import make_patch, write_series
 from toolkit.patching import PatchError, analyze, apply_series, load_series, patched_contents
 
 OLD = 1_000_000_000

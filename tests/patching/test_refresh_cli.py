@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from test_patch_apply import AFTER, BASE, edited, hashes, make_patch, write_series, write_tree
+from tests.support.patches import AFTER, BASE, edited, hashes, make_patch, write_series, write_tree
 from toolkit.patching import PatchError, analyze, apply_series, load_series, refresh_series
+from tests.support.tools import ROOT
 
 TWO = {"src/a.cc": BASE, "src/b.cc": BASE, "README": "readme\n"}
 MID = edited(BASE, "int line20 = 20;\n", "int line20 = 200;\n")
@@ -131,7 +132,7 @@ def test_refresh_refuses_to_split_a_failing_patch(tmp_path):
 
 def toolkit(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "toolkit", *args], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parent.parent)
+                          cwd=ROOT)
 
 
 def test_cli_check_apply_refresh(project, tmp_path):

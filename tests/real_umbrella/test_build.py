@@ -18,9 +18,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.buildroot_support import sid_root  # noqa: F401  (the build root, made once per session)
-from tests.real_umbrella_support import MIRROR, PROJECT, VENV, ensure_venv, run_in_root
-from tests.tools import require_tool
+from tests.support.real_umbrella_support import MIRROR, PROJECT, SMOKE_SCRIPT, binds, toolkit_env, toolkit_python
+from tests.support.tools import require_tool
+from toolkit.buildroot import run_in_root
 from toolkit.binary.elf import read_elf
 from toolkit.sources.fetchcontent import read_report
 from toolkit.wheel.data import rocm_excludes
@@ -33,14 +33,18 @@ LIBS = {"libamdgpu-ep.so", "libmigraphx-backend.so", "libhip-backend.so"}
 @pytest.fixture(scope="session")
 def sid(sid_root):
     require_tool(MIRROR.is_dir(), f"the upstream mirror {MIRROR} is not there")
-    return SimpleNamespace(root=sid_root, python=ensure_venv(sid_root))
+    return SimpleNamespace(root=sid_root, python=toolkit_python(sid_root))
+
+
+def inside(sid, argv: list[str], **kw) -> subprocess.CompletedProcess:
+    """argv inside the root (read-only), the project and the mirror bound, run from the project."""
+    return run_in_root(sid.root, argv, binds=binds(), cwd=PROJECT, **kw)
 
 
 def toolkit(sid, *args: str) -> subprocess.CompletedProcess:
     """python -m toolkit ARGS inside the root, without network: nothing can reach GitHub."""
-    env = {"PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin"}
-    return run_in_root(sid.root, [str(sid.python), "-m", "toolkit", *args], env=env, network=False,
-                       check=False, capture=True)
+    return inside(sid, [str(sid.python), "-m", "toolkit", *args], env=toolkit_env(sid.python), network=False,
+                  check=False, capture=True)
 
 
 @pytest.fixture(scope="session")
@@ -109,7 +113,7 @@ def test_wheel_has_no_rocm_files_and_its_tag_is_the_roots_glibc(sid, real_build)
     assert "libc.so.6" in external_libraries(sbom, "system")
     # The tag auditwheel computed inside the root: the glibc symbol versions the libraries use, which the
     # root's glibc (sid's, newer than manylinux_2_28's) bounds. Public manylinux_2_28 wheels need that image.
-    glibc = run_in_root(sid.root, ["ldd", "--version"], capture=True).stdout.splitlines()[0].split()[-1]
+    glibc = inside(sid, ["ldd", "--version"], capture=True).stdout.splitlines()[0].split()[-1]
     tag = re.search(r"-manylinux_2_(\d+)_x86_64\.whl$", wheels[0].name)
     assert tag is not None, wheels[0].name
     assert int(tag.group(1)) <= int(glibc.split(".")[1]), (wheels[0].name, glibc)
@@ -120,11 +124,10 @@ def test_wheel_registers_in_fresh_venv_and_loads_backends_from_inside_it(sid, re
     venv = BUILD / "smoke-venv"
     shutil.rmtree(venv, ignore_errors=True)
     # Debian's python3-onnxruntime 1.27.1 through --system-site-packages; the wheel itself, no index.
-    run_in_root(sid.root, ["python3", "-m", "venv", "--system-site-packages", str(venv)], network=False)
-    run_in_root(sid.root, [str(venv / "bin/pip"), "install", "-q", "--no-deps", "--no-index", str(wheel)],
-                network=False)
-    proc = run_in_root(sid.root, [str(venv / "bin/python"), str(PROJECT / "tests/real_umbrella_smoke.py")],
-                       env={"ORT_AMDGPU_TRACE_ROUTING": "1"}, network=False, check=False, capture=True)
+    inside(sid, ["python3", "-m", "venv", "--system-site-packages", str(venv)], network=False)
+    inside(sid, [str(venv / "bin/pip"), "install", "-q", "--no-deps", "--no-index", str(wheel)], network=False)
+    proc = inside(sid, [str(venv / "bin/python"), str(SMOKE_SCRIPT)], env={"ORT_AMDGPU_TRACE_ROUTING": "1"},
+                  network=False, check=False, capture=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
     print(json.dumps(seen, indent=1), proc.stderr, sep="\n")

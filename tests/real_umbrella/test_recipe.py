@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.real_umbrella_support import MIRROR
-from tests.tools import need, require_tool
+from tests.support.real_umbrella_support import MIRROR
+from tests.support.tools import need, require_tool, ROOT
 from toolkit.recipe import features as feat
 from toolkit.util.errors import RecipeError
 from toolkit.recipe.load import load_recipe
 
-ROOT = Path(__file__).resolve().parents[1]
 COMMIT = "a2ea3b25f420c5eb8d25edc366fbc17d6de4fe22"
 ARCHIVE = MIRROR / f"github.com/onnxruntime/onnxruntime-ep-amdgpu/archive/{COMMIT}.tar.gz"
 

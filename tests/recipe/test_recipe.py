@@ -7,8 +7,8 @@ import pytest
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.recipe.features import select_features
 from toolkit.recipe.load import load_recipe
+from tests.support.tools import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "recipes" / "amdgpu-ep.toml"
 
 

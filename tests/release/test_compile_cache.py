@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools import need
+from tests.support.tools import need
 from toolkit.util.errors import ToolkitError
 from toolkit.release import compile_cache
 from toolkit.release.compile_cache import compile_cache_config, resolve_url

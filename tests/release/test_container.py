@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools import need
+from tests.support.tools import need, ROOT
 from toolkit.util.errors import ToolkitError
 from toolkit.release import container, rootfs
 
-REPO = Path(__file__).resolve().parent.parent
 RECIPE = """\
 [recipe]
 name = "boxed"
@@ -79,12 +78,12 @@ def test_dry_run_prints_mounts_env_and_session(tmp_path, monkeypatch):
         [sys.executable, "-m", "toolkit", "container", "--engine", "docker", "--image", "img:1", "--dry-run",
          "--source", str(src), "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "out"),
          "-e", "EXTRA=1", "release", "--", "--only", "cp311-cdna"],
-        cwd=REPO, env=env, capture_output=True, text=True)
+        cwd=ROOT, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     argv = shlex.split(proc.stdout)
     assert argv[:3] == [str(Path(path) / "docker"), "run", "--rm"]
     volumes = [argv[i + 1] for i, a in enumerate(argv) if a == "--volume"]
-    assert volumes == [f"{REPO}:/work/project", f"{src}:/work/source",
+    assert volumes == [f"{ROOT}:/work/project", f"{src}:/work/source",
                        f"{tmp_path / 'cache'}:/cache", f"{tmp_path / 'out'}:/work/out"]
     envs = dict(argv[i + 1].split("=", 1) for i, a in enumerate(argv) if a == "--env")
     assert envs["TOOLKIT_COMPILE_CACHE"] == "redis://c:6379"
@@ -97,7 +96,7 @@ def test_dry_run_prints_mounts_env_and_session(tmp_path, monkeypatch):
 
 def test_missing_image_is_a_clear_error():
     proc = subprocess.run([sys.executable, "-m", "toolkit", "container", "--dry-run", "release"],
-                          cwd=REPO, capture_output=True, text=True)
+                          cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 2
     assert "no image to run in" in proc.stderr
 
@@ -114,7 +113,7 @@ def podman_image(tmp_path_factory):
     rootfs.from_host_python(context / "rootfs")
     tag = "localhost/toolkit-release-test:1"
     engine = container.detect_engine("podman")
-    argv = container.build_argv(engine, REPO / "containers/local-rootfs.Containerfile", context, tag)
+    argv = container.build_argv(engine, ROOT / "containers/local-rootfs.Containerfile", context, tag)
     proc = subprocess.run(argv, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return tag, env, base
@@ -126,7 +125,7 @@ def _container_cli(image_env, *args) -> subprocess.CompletedProcess:
         [sys.executable, "-m", "toolkit", "container", "--engine", "podman", "--image", tag,
          "--runner", "toolkit", "--source", str(base / "src"), "--cache", str(base / "cache"),
          "--out", str(base / "out"), *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
 def test_toolkit_session_runs_inside_podman_image(podman_image):
@@ -137,7 +136,7 @@ def test_toolkit_session_runs_inside_podman_image(podman_image):
                             "--print-matrix")
     assert inside.returncode == 0, inside.stderr
     host = subprocess.run([sys.executable, "-m", "toolkit", "release", "--recipe", str(base / "src/boxed.toml"),
-                           "--print-matrix"], cwd=REPO, capture_output=True, text=True, check=True)
+                           "--print-matrix"], cwd=ROOT, capture_output=True, text=True, check=True)
     # the image holds no toolkit: this ran the project's mounted copy, reading the mounted source folder
     assert json.loads(inside.stdout) == json.loads(host.stdout)
     assert len(json.loads(inside.stdout)["include"]) == 6

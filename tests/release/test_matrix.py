@@ -14,8 +14,8 @@ from toolkit.release import checksums
 from toolkit.release.matrix import matrix_json, plan_matrix, select
 from toolkit.release.settings import from_table
 from toolkit.util.tomlread import load_toml
+from tests.support.tools import ROOT
 
-REPO = Path(__file__).resolve().parent.parent
 
 FULL = """\
 [recipe]
@@ -101,7 +101,7 @@ def test_print_matrix_cli_prints_one_json_entry_per_build(tmp_path):
     recipe.parent.mkdir()
     recipe.write_text(FULL)
     proc = subprocess.run([sys.executable, "-m", "toolkit", "release", "--recipe", str(recipe), "--print-matrix"],
-                          cwd=REPO, capture_output=True, text=True)
+                          cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     ids = [e["id"] for e in data["include"]]
@@ -113,11 +113,11 @@ def test_print_matrix_cli_prints_one_json_entry_per_build(tmp_path):
     assert proc.stdout == matrix_json(plan_matrix(_settings(tmp_path, FULL)))
 
     only = subprocess.run([sys.executable, "-m", "toolkit", "release", "--recipe", str(recipe), "--print-matrix",
-                           "--only", "cp312-rdna-hipdnn"], cwd=REPO, capture_output=True, text=True)
+                           "--only", "cp312-rdna-hipdnn"], cwd=ROOT, capture_output=True, text=True)
     assert [e["id"] for e in json.loads(only.stdout)["include"]] == ["cp312-rdna-hipdnn"]
 
     bad = subprocess.run([sys.executable, "-m", "toolkit", "release", "--recipe", str(recipe), "--only", "nope"],
-                         cwd=REPO, capture_output=True, text=True)
+                         cwd=ROOT, capture_output=True, text=True)
     assert bad.returncode == 2 and "--only nope: no such matrix entry" in bad.stderr
 
 
@@ -126,7 +126,7 @@ def test_dry_run_shows_plan_and_redacted_cache(tmp_path):
     recipe.write_text(FULL)
     env = {"PATH": "/usr/bin:/bin", "TOOLKIT_COMPILE_CACHE": "redis://:pw@cache:6379"}
     proc = subprocess.run([sys.executable, "-m", "toolkit", "release", "--recipe", str(recipe), "--dry-run",
-                           "--only", "cp311-rdna"], cwd=REPO, capture_output=True, text=True, env=env)
+                           "--only", "cp311-rdna"], cwd=ROOT, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     assert "compile cache: redis://:***@cache:6379 (from env TOOLKIT_COMPILE_CACHE)" in proc.stdout
     assert "entry cp311-rdna: python 3.11, targets gfx1100;gfx1201, features none" in proc.stdout

@@ -5,12 +5,10 @@ import os
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 
-from tests.tools import need
+from tests.support.tools import need, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_release_one_entry_end_to_end(tmp_path):

@@ -7,7 +7,6 @@ all-or-nothing publishing.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
@@ -18,101 +17,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools import need
+from tests.support.release_wheels import PATCH_SHA, SOURCE_SHA, builder, make_wheel, two_entries
+from tests.support.tools import need
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import sha256_file
 from toolkit.release import sbom
-from toolkit.release.matrix import Entry, plan_matrix
+from toolkit.release.matrix import Entry
 from toolkit.release.orchestrator import run_release
-from toolkit.release.settings import ReleaseSettings, TargetSet
-
-
-def _need(tool: str) -> str:
-    return need(tool)
 
 
 @pytest.fixture(scope="module")
-def libs(tmp_path_factory) -> Path:
-    """A fake ROCm runtime, a library the wheel bundles, and an extension linking both plus libm."""
-    _need("gcc")
-    d = tmp_path_factory.mktemp("libs")
-    (d / "hip.c").write_text("int hipGetDeviceCount(int *n) { *n = 0; return 100; }\n")
-    (d / "foo.c").write_text("double foo_scale(double x) { return 2.0 * x; }\n")
-    (d / "ext.c").write_text(
-        "#include <math.h>\n"
-        "int hipGetDeviceCount(int *n);\n"
-        "double foo_scale(double x);\n"
-        "double ext_value(double x) { int n; hipGetDeviceCount(&n); return foo_scale(sqrt(x)) + n; }\n")
-
-    def gcc(*args):
-        subprocess.run(["gcc", *args], cwd=d, check=True)
-
-    gcc("-shared", "-fPIC", "-Wl,-soname,libamdhip64.so.6", "-o", "libamdhip64.so.6", "hip.c")
-    os.symlink("libamdhip64.so.6", d / "libamdhip64.so")
-    gcc("-shared", "-fPIC", "-Wl,-soname,libfoo.so.1", "-o", "libfoo.so.1", "foo.c")
-    os.symlink("libfoo.so.1", d / "libfoo.so")
-    gcc("-shared", "-fPIC", "-o", "_ext.so", "ext.c", f"-L{d}", "-lamdhip64", "-lfoo", "-lm",
-        "-Wl,-rpath,$ORIGIN/../tinypkg.libs")
-    return d
-
-
-def make_wheel(libs: Path, dest: Path, entry: Entry) -> Path:
-    """A tiny but well-formed wheel (METADATA, WHEEL, RECORD) holding the extension and its bundled lib."""
-    local = entry.target_set + ("." + ".".join(entry.features) if entry.features else "")
-    version = f"1.0+{local}"
-    tag = f"{entry.python_tag}-{entry.python_tag}-linux_x86_64"
-    dist = f"tinypkg-{version}.dist-info"
-    files = {
-        "tinypkg/__init__.py": b"from ._ext import *\n",
-        "tinypkg/_ext.so": (libs / "_ext.so").read_bytes(),
-        "tinypkg.libs/libfoo.so.1": (libs / "libfoo.so.1").read_bytes(),
-        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: tinypkg\nVersion: {version}\n".encode(),
-        f"{dist}/WHEEL": f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: {tag}\n".encode(),
-    }
-    record = []
-    for name, data in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{name},sha256={digest},{len(data)}")
-    record.append(f"{dist}/RECORD,,")
-    files[f"{dist}/RECORD"] = ("\n".join(record) + "\n").encode()
-    wheel = dest / f"tinypkg-{version}-{tag}.whl"
-    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in files.items():
-            zf.writestr(name, data)
-    return wheel
-
-
-SOURCE_SHA = "a" * 64
-PATCH_SHA = "b" * 64
-
-
-def builder(libs: Path, calls: list | None = None, facts_override: dict | None = None):
-    def build(entry: Entry, work: Path):
-        if calls is not None:
-            calls.append(entry.id)
-        wheel = make_wheel(libs, work, entry)
-        facts = {
-            "sources": [{"name": "umbrella-ep", "uri": "https://example.invalid/ep.tar.gz", "sha256": SOURCE_SHA}],
-            "patches": [{"name": "0001-rename-hipep-to-hipdnn.patch", "sha256": PATCH_SHA}],
-            "commands": [["cmake", "-S", "src", "-B", "build", f"-DGPU_TARGETS={';'.join(entry.gpu_targets)}"],
-                         ["cmake", "--build", "build"]],
-        }
-        facts.update(facts_override or {})
-        return wheel, facts
-    return build
-
-
-def two_entries() -> list[Entry]:
-    settings = ReleaseSettings(python=("3.11",),
-                               target_sets=(TargetSet("cdna", ("gfx90a", "gfx942")),),
-                               features=((), ("hipdnn",)))
-    return plan_matrix(settings)
-
-
-@pytest.fixture(scope="module")
-def release(libs, tmp_path_factory):
+def release(release_libs, tmp_path_factory):
     out = tmp_path_factory.mktemp("rel") / "release"
-    return run_release(two_entries(), builder(libs), out, recipe="recipes/test.toml")
+    return run_release(two_entries(), builder(release_libs), out, recipe="recipes/test.toml")
 
 
 def test_release_writes_wheels_sboms_provenance_and_sums(release):
@@ -129,7 +46,7 @@ def test_release_writes_wheels_sboms_provenance_and_sums(release):
 
 
 def test_sha256sums_verifies_with_coreutils(release):
-    _need("sha256sum")
+    need("sha256sum")
     proc = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=release.out_dir, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count(": OK") == 5  # 2 wheels, 2 SBOMs, provenance.json
@@ -207,17 +124,17 @@ def _snapshot(folder: Path) -> dict[str, str]:
     return {p.name: sha256_file(p) for p in folder.iterdir()}
 
 
-def test_failed_entry_leaves_previous_release_untouched(libs, tmp_path):
+def test_failed_entry_leaves_previous_release_untouched(release_libs, tmp_path):
     out = tmp_path / "release"
     entries = two_entries()
-    run_release(entries[:1], builder(libs), out, toolchain={})
+    run_release(entries[:1], builder(release_libs), out, toolchain={})
     before = _snapshot(out)
     calls = []
 
     def failing(entry, work):
         if entry.id.endswith("hipdnn"):
             raise ToolkitError(f"build of {entry.id} failed")
-        return builder(libs, calls)(entry, work)
+        return builder(release_libs, calls)(entry, work)
 
     with pytest.raises(ToolkitError, match="build of cp311-cdna-hipdnn failed"):
         run_release(entries, failing, out, toolchain={})
@@ -225,27 +142,27 @@ def test_failed_entry_leaves_previous_release_untouched(libs, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["release"]
 
 
-def test_source_without_checksum_is_refused(libs, tmp_path):
-    bad = builder(libs, facts_override={"sources": [{"name": "umbrella-ep", "uri": "https://x.invalid/a.tgz"}]})
+def test_source_without_checksum_is_refused(release_libs, tmp_path):
+    bad = builder(release_libs, facts_override={"sources": [{"name": "umbrella-ep", "uri": "https://x.invalid/a.tgz"}]})
     with pytest.raises(ToolkitError, match="source 'umbrella-ep' has no valid sha256"):
         run_release(two_entries(), bad, tmp_path / "release", toolchain={})
     assert not (tmp_path / "release").exists()
 
 
-def test_refuses_to_replace_a_folder_it_did_not_write(libs, tmp_path):
+def test_refuses_to_replace_a_folder_it_did_not_write(release_libs, tmp_path):
     out = tmp_path / "dist"
     out.mkdir()
     (out / "notes.txt").write_text("mine")
     with pytest.raises(ToolkitError, match="not a release folder"):
-        run_release(two_entries(), builder(libs), out, toolchain={})
+        run_release(two_entries(), builder(release_libs), out, toolchain={})
     assert (out / "notes.txt").read_text() == "mine"
 
 
-def test_two_entries_with_the_same_wheel_name_are_an_error(libs, tmp_path):
+def test_two_entries_with_the_same_wheel_name_are_an_error(release_libs, tmp_path):
     entries = two_entries()
     same = [entries[0], Entry("cp311-other", "3.11", "cdna", ("gfx90a",), ())]
     with pytest.raises(ToolkitError, match="both produced tinypkg-1.0"):
-        run_release(same, builder(libs), tmp_path / "release", toolchain={})
+        run_release(same, builder(release_libs), tmp_path / "release", toolchain={})
 
 
 def test_not_a_wheel_is_reported_with_its_path(tmp_path):
@@ -255,17 +172,17 @@ def test_not_a_wheel_is_reported_with_its_path(tmp_path):
         sbom.read_wheel(junk)
 
 
-def test_same_wheel_gives_same_sbom_with_source_date_epoch(libs, tmp_path, monkeypatch):
+def test_same_wheel_gives_same_sbom_with_source_date_epoch(release_libs, tmp_path, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    wheel = make_wheel(libs, tmp_path, two_entries()[0])
+    wheel = make_wheel(release_libs, tmp_path, two_entries()[0])
     first, second = sbom.wheel_sbom(wheel), sbom.wheel_sbom(wheel)
     assert first == second
     assert first["metadata"]["timestamp"] == "2023-11-14T22:13:20Z"
 
 
-def test_release_command_builds_with_the_shared_cache_env(libs, tmp_path, monkeypatch):
+def test_release_command_builds_with_the_shared_cache_env(release_libs, tmp_path, monkeypatch):
     """The CLI path: recipe -> matrix -> injected build function, with the compile cache in the env."""
-    _need("ccache")
+    need("ccache")
     from toolkit import cli
     from toolkit.release import cli as release_cli
 
@@ -276,7 +193,7 @@ def test_release_command_builds_with_the_shared_cache_env(libs, tmp_path, monkey
 
     def build(entry, work):
         seen[entry.id] = (os.environ.get("CCACHE_REMOTE_STORAGE"), os.environ.get("CMAKE_CXX_COMPILER_LAUNCHER"))
-        return builder(libs)(entry, work)
+        return builder(release_libs)(entry, work)
 
     monkeypatch.setattr(release_cli, "_pipeline_build_fn", lambda recipe_path: build)
     monkeypatch.setenv("TOOLKIT_COMPILE_CACHE", "redis://127.0.0.1:6390")

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools import require_tool
-from tests.sample_tree import (SAMPLE_DIR, SAMPLE_SERIES, cmake_and_ninja, configure_and_build,
-                            series_patches)
+from tests.support.sample_tree import (SAMPLE_DIR, SAMPLE_SERIES, cmake_and_ninja, configure_and_build,
+                                       series_patches)
+from tests.support.tools import DATA, require_tool
+from toolkit.patching import load_series
 
 LIBS = {"amdgpu-ep", "migraphx-backend", "hipdnn-backend"}
 
@@ -252,24 +253,16 @@ def test_directml_profile_names_the_missing_windows_backend(sample_libs):
 
 # The patch series itself: checksums, and both patch tools accept it in order on a fresh copy.
 
-def series_entries() -> list[tuple[str, str, str]]:
-    entries = []
-    for line in SAMPLE_SERIES.read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            name, phase, digest = line.split()
-            entries.append((name, phase, digest))
-    return entries
-
-
 def test_series_checksums_and_comments():
+    """The series file itself, read by the toolkit's loader: both patches, phase base, each with the sha256
+    of its file (computed here) and a comment saying why."""
+    entries = load_series(SAMPLE_SERIES).entries
+    assert [e.name for e in entries] == ["0001-rename-hipep-to-hipdnn.patch", "0002-make-hipdnn-opt-in.patch"]
     lines = SAMPLE_SERIES.read_text().splitlines()
-    entries = series_entries()
-    assert [name for name, _, _ in entries] == ["0001-rename-hipep-to-hipdnn.patch", "0002-make-hipdnn-opt-in.patch"]
-    for name, phase, digest in entries:
-        assert phase == "phase=base"
-        assert digest == "sha256=" + hashlib.sha256((SAMPLE_SERIES.parent / name).read_bytes()).hexdigest(), name
-        index = next(i for i, line in enumerate(lines) if line.startswith(name))
-        assert index > 0 and lines[index - 1].startswith("# "), f"{name} has no comment saying why"
+    for e in entries:
+        assert e.phase == "base" and not e.when, e.name
+        assert e.sha256 == hashlib.sha256(e.path.read_bytes()).hexdigest(), e.name
+        assert e.why.strip() and lines[e.line - 2].startswith("# "), f"{e.name} has no comment saying why"
 
 
 @pytest.mark.parametrize("tool", ["patch", "git"])
@@ -345,13 +338,13 @@ def test_hipified_kernels_compile_for_the_gpu_targets(tmp_path, monkeypatch):
 # device and real session options. What needs a device (the backend's OrtEp running a session) is the GPU
 # smoke run's job (README, "GPU smoke run").
 
-DRIVER_SOURCE = Path(__file__).parent / "data" / "umbrella_route_driver.cc"
+DRIVER_SOURCE = DATA / "umbrella_route_driver.cc"
 
 
 @pytest.fixture(scope="module")
 def route_driver(tmp_path_factory) -> tuple[Path, Path]:
     require_tool(shutil.which("g++") is not None, "g++ is needed to build the routing driver (apt-get install g++)")
-    from tests.sample_tree import ort_prefix
+    from tests.support.sample_tree import ort_prefix
 
     include = ort_prefix() / "include" / "onnxruntime"
     out = tmp_path_factory.mktemp("driver")

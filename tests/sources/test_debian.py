@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.tools import require_tool
+from tests.support.tools import require_tool
 from toolkit.util.errors import ToolkitError
 from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
 from toolkit.sources import Cache, FetchContext, fetch_ort

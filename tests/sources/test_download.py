@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sources_http import FaultServer
+from tests.support.http import FaultServer
 from toolkit.util.errors import ToolkitError
 from toolkit.sources.cache import Cache
 from toolkit.sources.download import DownloadOptions, candidate_urls, fetch, fetch_unpinned, mirror_url

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools import require_tool
-from tests.sources_http import FaultServer
+from tests.support.tools import require_tool, ROOT
+from tests.support.http import FaultServer
 from toolkit.util.errors import ToolkitError
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
@@ -134,7 +134,7 @@ def _umbrella_tree(root: Path) -> Path:
 
 
 def test_dry_run_plan_for_umbrella_shaped_tree(tmp_path):
-    recipe = Path(__file__).resolve().parents[1] / "recipes" / "umbrella-ep-real.toml"
+    recipe = ROOT / "recipes" / "umbrella-ep-real.toml"
     all_deps = fetchcontent_from_tables(load_toml(recipe).tables("fetchcontent"), recipe.parent)
     deps = active_deps(all_deps, ["amdgpu", "migraphx"])  # a Linux build: the DML-only deps drop out
     assert [d.name for d in deps] == UMBRELLA_NAMES and len(all_deps) == 12
@@ -208,13 +208,13 @@ def test_preflight_finds_debian_hip_under_usr():
 def test_build_dry_run_on_real_tree_shows_provider_and_paths(tmp_path):
     """`nox -s build -- --recipe umbrella-ep-real --source DIR --dry-run`, through the real CLI, on AMD's tree
     unpacked from the shared mirror (the recipe's patches are checked against it first)."""
-    from tests.real_umbrella_support import MIRROR
+    from tests.support.real_umbrella_support import MIRROR
     from toolkit.sources.extract import extract_archive
 
     archive = MIRROR / ("github.com/onnxruntime/onnxruntime-ep-amdgpu/archive/"
                         "a2ea3b25f420c5eb8d25edc366fbc17d6de4fe22.tar.gz")
     require_tool(archive.is_file(), f"the upstream mirror does not hold {archive}")
-    root = Path(__file__).resolve().parents[1]
+    root = ROOT
     tree = extract_archive(archive, tmp_path / "amdgpu-ep")
     rocm, ort = tmp_path / "rocm", tmp_path / "ort"
     for base, rels in ((rocm, ["include/hip/hip_runtime.h", "lib/cmake/hip/hip-config.cmake",
@@ -246,7 +246,7 @@ def test_build_dry_run_on_real_tree_shows_provider_and_paths(tmp_path):
 
 
 def test_build_preflight_lists_everything_missing(tmp_path):
-    root = Path(__file__).resolve().parents[1]
+    root = ROOT
     tree = _umbrella_tree(tmp_path / "amdgpu-ep")
     proc = subprocess.run(
         [sys.executable, "-m", "toolkit", "build", "--recipe", "umbrella-ep-real", "--source", str(tree),

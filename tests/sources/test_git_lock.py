@@ -13,8 +13,8 @@ import pytest
 
 from toolkit.util.fsutil import tree_digest
 
-from tests.tools import need
-from tests.sources_http import FaultServer
+from tests.support.tools import need
+from tests.support.http import FaultServer
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext

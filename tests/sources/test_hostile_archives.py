@@ -130,7 +130,7 @@ def test_pax_name_with_nul_is_a_clear_refusal(tmp_path):
 def test_cli_fetch_of_a_nul_name_archive_is_an_error_line_not_a_traceback(tmp_path):
     import hashlib
 
-    from tests.sources_http import FaultServer
+    from tests.support.http import FaultServer
 
     archive = _tar(tmp_path / "nul.tar", [("x", "file", b"evil", {"path": "ev\x00il.txt"})], tarfile.PAX_FORMAT)
     server = FaultServer()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sources_http import FaultServer
+from tests.support.http import FaultServer
 from toolkit.util import log
 from toolkit.recipe.load import PROJECT_ROOT
 from toolkit.sources.cache import Cache

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.sources_http import FaultServer
-from tests.tools import need, require_tool
+from tests.support.http import FaultServer
+from tests.support.tools import need, require_tool
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import tree_digest
 from toolkit.sources.cache import Cache

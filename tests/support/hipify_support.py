@@ -6,7 +6,7 @@ import os
 
 
 HIP_TARGETS = ("gfx908", "gfx90a", "gfx940", "gfx1030")
-from tests.tools import need
+from tests.support.tools import need
 
 
 def require_hipcc() -> str:

@@ -1,34 +1,35 @@
-"""Helpers for tests of the bundled sample tree: where it lives, its patch series, building it with CMake."""
+"""Helpers for tests of the bundled sample tree: where it lives, its patch series, building it with CMake
+(the tools the toolkit itself finds) or through the toolkit's whole pipeline."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
-from tests.tools import require_tool
+from tests.support.tools import ROOT, require_tool
+from toolkit.patching import load_series
+from toolkit.util.errors import ToolkitError
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "samples" / "umbrella-ep"
 SAMPLE_SERIES = ROOT / "patches" / "amdgpu-ep" / "series"
 
 
-
 def cmake_and_ninja() -> tuple[str, str]:
-    """PyPI's cmake and ninja: the sample needs CMake >= 4.2, newer than Debian's /usr/bin/cmake."""
+    """The CMake (>= 4.2, checked) and Ninja the toolkit's stages use: PyPI's first, then PATH's."""
+    from toolkit.cmake.commands import check_cmake_version, find_cmake, find_ninja
+
     try:
-        import cmake
-        import ninja
-    except ImportError as exc:
-        require_tool(False, f"PyPI cmake and ninja are needed to build the sample: {exc}")
-    return os.path.join(cmake.CMAKE_BIN_DIR, "cmake"), os.path.join(ninja.BIN_DIR, "ninja")
+        cmake, ninja = find_cmake(), find_ninja()
+        check_cmake_version(cmake)
+    except ToolkitError as exc:
+        require_tool(False, f"the sample needs CMake >= 4.2 and Ninja: {exc.message}"
+                           + (f" ({exc.hint})" if exc.hint else ""))
+    return str(cmake), str(ninja)
 
 
 def series_patches(series: Path = SAMPLE_SERIES) -> list[Path]:
-    """The patch files a series names, in order (comment and blank lines skipped)."""
-    lines = series.read_text().splitlines()
-    names = [line.split()[0] for line in lines if line.strip() and not line.startswith("#")]
-    return [series.parent / name for name in names]
+    """The patch files a series names, in order, as the toolkit's series loader reads them."""
+    return [entry.path for entry in load_series(series).entries]
 
 
 def ort_prefix() -> Path:
@@ -41,10 +42,21 @@ def ort_prefix() -> Path:
 
 
 def configure_and_build(source: Path, build: Path, lib: Path, defines: list[str]) -> None:
+    """Configure and build `source` with CMake directly (no toolkit stages), libraries into `lib`."""
+    from toolkit.cmake.commands import configure_command
+
     cmake, ninja = cmake_and_ninja()
-    configure = [cmake, "-S", str(source), "-B", str(build), "-G", "Ninja",
-                 f"-DCMAKE_MAKE_PROGRAM={ninja}", f"-DAMDGPU_EP_OUTPUT_DIR={lib}",
-                 f"-DCMAKE_PREFIX_PATH={ort_prefix()}", *defines]
-    for command in (configure, [cmake, "--build", str(build)]):
+    configure = configure_command(Path(cmake), source, build, "Ninja", Path(ninja),
+                                  {"AMDGPU_EP_OUTPUT_DIR": str(lib), "CMAKE_PREFIX_PATH": str(ort_prefix())})
+    for command in (configure + defines, [cmake, "--build", str(build)]):
         done = subprocess.run(command, capture_output=True, text=True)
         assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}"
+
+
+def build_sample(work: Path, hipdnn: bool = False) -> Path:
+    """Builds the bundled sample through the toolkit's pipeline (patched, USE_AMDGPU=ON); returns lib/."""
+    from toolkit.engine.options import BuildOptions
+    from toolkit.engine.pipeline import run_build
+
+    build, _ = run_build(BuildOptions(build_root=work, with_features=("hipdnn",) if hipdnn else ()))
+    return build.workspace.lib

@@ -27,7 +27,15 @@ def need(tool: str, package: str | None = None) -> str:
     return path
 
 
-ROOT = Path(__file__).resolve().parent.parent
+def has_gpu() -> bool:
+    """Whether this machine shows a GPU device node: AMD's /dev/kfd, or a DRM render node."""
+    return Path("/dev/kfd").exists() or any(Path("/dev/dri").glob("renderD*"))
+
+
+ROOT = Path(__file__).resolve().parents[2]
+"""The project root (the checkout)."""
+DATA = ROOT / "tests" / "data"
+"""Test data shared by several areas: the CUDA corpus, the umbrella route driver."""
 
 
 def run_toolkit(*args: str) -> subprocess.CompletedProcess:

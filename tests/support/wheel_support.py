@@ -1,17 +1,18 @@
-"""Helpers for the wheel-stage tests: real small libraries from C, and the real sample build."""
+"""Helpers for the wheel-stage tests: real small libraries from C (plugin-EP-shaped ones, and any soname),
+the wheel settings of the bundled sample, its build facts, and auditwheel's own view of a wheel's tag."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
-
-from tests.sample_tree import series_patches
-from tests.tools import require_tool
+from tests.support.sample_tree import SAMPLE_SERIES
+from tests.support.tools import need, require_tool
+from toolkit.patching import load_series
 from toolkit.wheel.settings import Component, SmokeSettings, WheelSettings
-
-ROOT = Path(__file__).resolve().parent.parent
 
 EP_SOURCE = r"""
 #include <stddef.h>
@@ -70,16 +71,29 @@ def stand_in_lib_dir(folder: Path, hipdnn: bool = False, umbrella_flags: list[st
     return folder
 
 
-def build_sample(work: Path, hipdnn: bool) -> Path:
-    """Build the bundled sample through the toolkit's pipeline (patched, USE_AMDGPU=ON); returns lib/."""
-    from toolkit.engine.options import BuildOptions
-    from toolkit.engine.pipeline import run_build
-
-    build, _ = run_build(BuildOptions(build_root=work, with_features=("hipdnn",) if hipdnn else ()))
-    return build.workspace.lib
-
-
 def sample_build_info(hipdnn: bool) -> dict:
-    patches = [p.name for p in series_patches()]
+    """The build facts a wheel of the sample records: its patch series as the toolkit reads it."""
+    patches = [entry.name for entry in load_series(SAMPLE_SERIES).entries]
     return {"source_revision": "sample", "patches": patches, "features": {"hipdnn": hipdnn},
             "rocm_version": None, "gpu_targets": []}
+
+
+def shared_library(folder: Path, soname: str, needs: list[str] = (), file: str | None = None) -> Path:
+    """A real shared library with the given soname, linked against `needs` (sonames of files in `folder`)."""
+    need("gcc")
+    folder.mkdir(parents=True, exist_ok=True)
+    source = folder / f".{soname}.c"
+    symbol = "f_" + "".join(c if c.isalnum() else "_" for c in soname)
+    source.write_text(f"int {symbol}(void) {{ return 7; }}\n")
+    out = folder / (file or soname)
+    cmd = ["gcc", "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(out), str(source),
+           "-Wl,--no-as-needed", f"-L{folder}", *[f"-l:{n}" for n in needs]]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, f"{' '.join(cmd)}:\n{done.stderr}"
+    return out
+
+
+def auditwheel_sym_tag(wheel: Path) -> str:
+    done = subprocess.run([sys.executable, "-m", "auditwheel", "show", "--json", str(wheel)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["sym_tag"]

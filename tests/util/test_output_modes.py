@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_release_records import builder, libs, two_entries  # noqa: F401 (libs is a fixture)
+from tests.support.release_wheels import builder, two_entries
 from toolkit.util.fsutil import atomic_write_text
 from toolkit.release.orchestrator import run_release
+from tests.support.tools import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 UMASKS = [0o022, 0o002]
 
 
@@ -61,9 +61,9 @@ def test_shared_helpers_honour_umask(tmp_path, umask):
 
 
 @pytest.mark.parametrize("umask", UMASKS, indirect=True)
-def test_release_folder_honours_umask(libs, tmp_path, umask):  # noqa: F811
+def test_release_folder_honours_umask(release_libs, tmp_path, umask):
     out = tmp_path / "dist"
-    result = run_release(two_entries(), builder(libs), out, toolchain={})
+    result = run_release(two_entries(), builder(release_libs), out, toolchain={})
     names = {p.name for p in out.iterdir()}
     assert {"SHA256SUMS", "provenance.json"} <= names and len(result.sboms) == 2
     assert_umask_modes(out, umask)

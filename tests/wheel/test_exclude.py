@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools import need
-from tests.wheel_support import SETTINGS, build_c_library, stand_in_lib_dir
+from tests.support.tools import need
+from tests.support.wheel_support import SETTINGS, build_c_library, shared_library, stand_in_lib_dir
 from toolkit.binary.elf import read_elf
 from toolkit.util.errors import ToolkitError
 from toolkit.release import sbom
@@ -31,21 +31,6 @@ ROCM_SONAMES = [
     "libhipsparse.so.1", "libhipblas.so.3", "librocblas.so.5", "libhipdnn_backend.so", "libdrm_amdgpu.so.1",
     "libdrm.so.2", "libnuma.so.1", "libhsakmt.so.1", "librocprofiler-sdk.so.1", "libamd_smi.so.25",
 ]
-
-
-def shared_library(folder: Path, soname: str, needs: list[str] = (), file: str | None = None) -> Path:
-    """A real shared library with the given soname, linked against `needs` (sonames of files in `folder`)."""
-    need("gcc")
-    folder.mkdir(parents=True, exist_ok=True)
-    source = folder / f".{soname}.c"
-    symbol = "f_" + "".join(c if c.isalnum() else "_" for c in soname)
-    source.write_text(f"int {symbol}(void) {{ return 7; }}\n")
-    out = folder / (file or soname)
-    cmd = ["gcc", "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(out), str(source),
-           "-Wl,--no-as-needed", f"-L{folder}", *[f"-l:{n}" for n in needs]]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    assert done.returncode == 0, f"{' '.join(cmd)}:\n{done.stderr}"
-    return out
 
 
 def wheel_linking(tmp_path: Path, folder: Path, umbrella: list[str], backend: list[str] = (),

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools import require_tool
-from tests.wheel_support import SETTINGS, build_c_library, stand_in_lib_dir
+from tests.support.tools import require_tool
+from tests.support.wheel_support import SETTINGS, auditwheel_sym_tag, build_c_library, stand_in_lib_dir
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import sha256_file
 from toolkit.wheel.build import build_wheel
@@ -33,12 +33,6 @@ def load_package(wheel: Path, dest: Path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def auditwheel_sym_tag(wheel: Path) -> str:
-    done = subprocess.run([sys.executable, "-m", "auditwheel", "show", "--json", str(wheel)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)["sym_tag"]
 
 
 def test_wheel_holds_the_components_of_the_features_that_are_on(tmp_path):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -10,17 +9,25 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools import require_tool
+from tests.support.tools import require_tool
+from toolkit.sources.cache import default_cache_dir
 from toolkit.wheel.inspection import inspect_wheel
 
+# pip downloads it from PyPI on a cold cache.
+pytestmark = pytest.mark.network
+
 ROCM_WHEEL = "onnxruntime-rocm==1.22.2.post3"
-# Downloaded once into a cache that outlives the test session; TOOLKIT_TEST_CACHE moves it.
-CACHE = Path(os.environ.get("TOOLKIT_TEST_CACHE", Path.home() / ".cache" / "ort-amdgpu-toolkit" / "test-wheels"))
+
+
+def cache() -> Path:
+    """Downloaded once into a cache that outlives the test session: the toolkit's cache folder
+    (TOOLKIT_CACHE_DIR or the user cache dir), or TOOLKIT_TEST_CACHE."""
+    return Path(os.environ.get("TOOLKIT_TEST_CACHE") or default_cache_dir() / "test-wheels")
 
 
 @pytest.fixture(scope="module")
 def rocm_wheel() -> Path:
-    folder = CACHE / "onnxruntime-rocm"
+    folder = cache() / "onnxruntime-rocm"
     found = sorted(folder.glob("onnxruntime_rocm-1.22.2.post3-*.whl"))
     if not found:
         # Pinned to one build (cp311, manylinux_2_34) so the test reads the same bytes on any Python.

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_wheel_exclude import shared_library
-from tests.wheel_support import EP_SOURCE, build_c_library
+from tests.support.wheel_support import EP_SOURCE, build_c_library, shared_library
 from toolkit.binary.elf import read_elf
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.util.fsutil import sha256_file

@@ -17,15 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.wheel_support import SETTINGS, SMOKE, build_sample, sample_build_info
+from tests.support.sample_tree import build_sample
+from tests.support.wheel_support import SETTINGS, SMOKE, auditwheel_sym_tag, sample_build_info
 from toolkit.util.fsutil import sha256_file
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.data import rocm_excludes
 from toolkit.wheel.repair import matches_any, repair_wheel
 from toolkit.wheel.smoke import run_smoke
-from tests.test_wheel_package import auditwheel_sym_tag
+from tests.support.tools import ROOT
 
-CHECKER = Path(__file__).resolve().parent.parent / "toolkit" / "wheel" / "smoke_check.py"
+CHECKER = ROOT / "toolkit" / "wheel" / "smoke_check.py"
 
 
 @pytest.fixture(scope="module")
@@ -151,21 +152,3 @@ def test_cli_smoke_require_gpu_fails_without_a_gpu_device(sample, tmp_path):
         assert "SMOKE FAIL" in done.stdout
     # The wheel under test was installed into the fresh venv, not found beside the toolkit.
     assert list((tmp_path / "smoke" / "venv").glob("lib/python3*/site-packages/onnxruntime_ep_amdgpu/libamdgpu-ep.so"))
-
-
-def test_recipe_smoke_routes_by_profile_and_runs_genai(tmp_path):
-    from toolkit.util.errors import RecipeError
-    from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
-    from toolkit.wheel.settings import smoke_from_table
-    from tests.test_wheel_settings import GOOD, read
-
-    smoke = load_recipe(find_recipe("amdgpu-ep", PROJECT_ROOT)).extra["smoke"]
-    assert smoke.provider_options == {"profile": "migraphx"}
-    assert smoke.session_config == {"ep.migraphx.max_dynamic_batch": "4"}
-    assert smoke.wrong_provider_options == {"profile": "no-such-backend"}
-    assert re.search(smoke.wrong_error, "AMDGPUExecutionProvider: unknown profile 'no-such-backend' (from session "
-                                        "option ep.amdgpuexecutionprovider.profile); accepted: auto, migraphx, hipdnn")
-    assert smoke.genai and "onnxruntime-genai>=0.16" in smoke.packages
-    table, path = read(tmp_path, GOOD.replace("atol = 1e-3", "atol = 1e-3\nwrong_error = 'x'"))
-    with pytest.raises(RecipeError, match="key 'smoke.wrong_error': wrong_provider_options and wrong_error go together"):
-        smoke_from_table(table.table("smoke"), tmp_path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,18 @@ def test_errors_name_file_and_key(tmp_path, old, new, message):
         smoke_from_table(table.table("smoke"), tmp_path)
     assert str(err.value).startswith(f"{path}: ")
     assert message in str(err.value)
+
+
+def test_recipe_smoke_routes_by_profile_and_runs_genai(tmp_path):
+    from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
+
+    smoke = load_recipe(find_recipe("amdgpu-ep", PROJECT_ROOT)).extra["smoke"]
+    assert smoke.provider_options == {"profile": "migraphx"}
+    assert smoke.session_config == {"ep.migraphx.max_dynamic_batch": "4"}
+    assert smoke.wrong_provider_options == {"profile": "no-such-backend"}
+    assert re.search(smoke.wrong_error, "AMDGPUExecutionProvider: unknown profile 'no-such-backend' (from session "
+                                        "option ep.amdgpuexecutionprovider.profile); accepted: auto, migraphx, hipdnn")
+    assert smoke.genai and "onnxruntime-genai>=0.16" in smoke.packages
+    table, path = read(tmp_path, GOOD.replace("atol = 1e-3", "atol = 1e-3\nwrong_error = 'x'"))
+    with pytest.raises(RecipeError, match="key 'smoke.wrong_error': wrong_provider_options and wrong_error go together"):
+        smoke_from_table(table.table("smoke"), tmp_path)
