@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from toolkit.buildroot import record, run_in_root
 from tests.support.tools import ROOT
+from toolkit.buildroot import record, run_in_root
 
 
 def test_hipcc_is_clang_21(sid_root):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.cmake.commands import read_cache
 from tests.support.tools import ROOT
+from toolkit.cmake.commands import read_cache
 
 ENTRY_POINTS = ["CreateEpFactories", "ReleaseEpFactory"]
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.release_wheels import builder, two_entries
+from tests.support.tools import ROOT
 from toolkit.binary.elf import read_elf
 from toolkit.util.fsutil import tree_digest
-from tests.support.tools import ROOT
 
 ENTRY_POINTS = ["CreateEpFactories", "ReleaseEpFactory"]
 ROUNDS = 20

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.tools import DATA
 from toolkit.cli import main
 from toolkit.util.errors import ToolkitError
 from toolkit.hipify import HipifySettings, hipify_tree
 from toolkit.hipify.settings import Exclude, Rename
 from toolkit.hipify.tree import CACHE_NAME
-from tests.support.tools import DATA
 
 CORPUS = DATA / "cuda_corpus"
 

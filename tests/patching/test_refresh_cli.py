@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.patches import AFTER, BASE, edited, hashes, make_patch, write_series, write_tree
-from toolkit.patching import PatchError, analyze, apply_series, load_series, refresh_series
 from tests.support.tools import ROOT
+from toolkit.patching import PatchError, analyze, apply_series, load_series, refresh_series
 
 TWO = {"src/a.cc": BASE, "src/b.cc": BASE, "README": "readme\n"}
 MID = edited(BASE, "int line20 = 20;\n", "int line20 = 200;\n")

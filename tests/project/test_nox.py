@@ -7,8 +7,11 @@ import subprocess
 import sys
 
 import pytest
+
 from tests.support.tools import ROOT
 
+# A fresh nox envdir: its one environment pip-installs the toolkit's dependencies from PyPI.
+pytestmark = pytest.mark.network
 
 
 @pytest.fixture(scope="module")

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.tools import ROOT
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.recipe.features import select_features
 from toolkit.recipe.load import load_recipe
-from tests.support.tools import ROOT
 
 SAMPLE = ROOT / "recipes" / "amdgpu-ep.toml"
 

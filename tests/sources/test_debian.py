@@ -84,6 +84,7 @@ def sample_ort_packages():
     return recipe, recipe.extra["ort"]
 
 
+@pytest.mark.network  # Debian's live Packages index
 @pytest.mark.parametrize("arch", ["amd64", "arm64"])
 def test_recipe_pins_match_the_archive_packages_index(arch):
     # apt's own chain: the suite's Packages index names each .deb's pool path and sha256.

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.release_wheels import builder, two_entries
+from tests.support.tools import ROOT
 from toolkit.util.fsutil import atomic_write_text
 from toolkit.release.orchestrator import run_release
-from tests.support.tools import ROOT
 
 UMASKS = [0o022, 0o002]
 

@@ -19,12 +19,12 @@ import pytest
 
 from tests.support.sample_tree import build_sample
 from tests.support.wheel_support import SETTINGS, SMOKE, auditwheel_sym_tag, sample_build_info
+from tests.support.tools import ROOT
 from toolkit.util.fsutil import sha256_file
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.data import rocm_excludes
 from toolkit.wheel.repair import matches_any, repair_wheel
 from toolkit.wheel.smoke import run_smoke
-from tests.support.tools import ROOT
 
 CHECKER = ROOT / "toolkit" / "wheel" / "smoke_check.py"
 
@@ -56,6 +56,7 @@ def assert_device_outcome(output: str) -> None:
             or "matches the CPU EP" in output), output
 
 
+@pytest.mark.network  # the smoke venv installs onnxruntime, its WebGPU EP and onnxruntime-genai from PyPI
 @pytest.mark.parametrize("hipdnn", [False, True], ids=["default", "hipdnn"])
 def test_sample_wheel_repairs_clean_and_smokes_in_a_fresh_venv(sample, capfd, hipdnn):
     libs, built, result = sample(hipdnn)
