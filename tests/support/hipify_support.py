@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 
+from tests.support.tools import need, require_tool
+from toolkit.binary.hip import HipToolchain, find_hip
 
 HIP_TARGETS = ("gfx908", "gfx90a", "gfx940", "gfx1030")
-from tests.support.tools import need
 
 
 def require_hipcc() -> str:
@@ -14,5 +15,8 @@ def require_hipcc() -> str:
 
 
 def hip_env() -> dict[str, str]:
-    # CUDA is installed too: without HIP_PLATFORM=amd, hipcc hands the file to nvcc.
-    return {**os.environ, "HIP_PLATFORM": "amd"}
+    """The environment hipcc runs in, as the toolkit's own HIP finder sets it (HIP_PLATFORM=amd: CUDA is
+    installed too, and without it hipcc hands the file to nvcc)."""
+    hip = find_hip()
+    require_tool(isinstance(hip, HipToolchain), getattr(hip, "reason", "no HIP compiler"))
+    return {**os.environ, **hip.env}
