@@ -14,8 +14,6 @@ from toolkit.binary.offload_bundle import gpu_targets
 from toolkit.engine.options import BuildOptions
 
 
-
-
 def test_plain_configure_passes_the_kernel_defines_empty(tmp_path):
     plan = toolkit("build", "--build-dir", str(tmp_path), "--dry-run").stdout
     for define in ("GPU_TARGETS", "AMDGPU_EP_HIP_SOURCES_DIR", "CMAKE_HIP_FLAGS", "CMAKE_PREFIX_PATH"):

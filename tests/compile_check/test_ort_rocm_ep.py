@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.tools import require_tool, ROOT
+from tests.support.tools import ROOT, require_tool
 from toolkit.recipe.load import load_recipe
 
 RECIPE = ROOT / "recipes" / "onnxruntime-rocm-ep.toml"

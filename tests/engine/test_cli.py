@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.tools import require_tool, ROOT
+from tests.support.tools import ROOT, require_tool
 from toolkit.cli import build_parser
 from toolkit.util.errors import ToolkitError
 from toolkit.binary.hip import HipToolchain, find_hip
-
 
 
 def toolkit(*args, cwd=ROOT, env=None, check=True):

@@ -9,8 +9,6 @@ from toolkit.binary.elf import read_elf
 from toolkit.binary.offload_bundle import gpu_targets
 
 
-
-
 @pytest.fixture(scope="module")
 def hip_available():
     need("hipcc", "hipcc libamdhip64-dev rocm-device-libs")

@@ -21,6 +21,7 @@ from toolkit.patching import PatchError, analyze, apply_series, load_series, pat
 from toolkit.patching import apply as apply_mod
 from toolkit.patching.analysis import JOURNAL
 
+
 def _need(tool: str) -> None:
     need(tool)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.real_umbrella_support import MIRROR
-from tests.support.tools import need, require_tool, ROOT
+from tests.support.tools import ROOT, need, require_tool
 from toolkit.recipe import features as feat
 from toolkit.util.errors import RecipeError
 from toolkit.recipe.load import load_recipe

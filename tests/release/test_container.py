@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.tools import need, ROOT
+from tests.support.tools import ROOT, need
 from toolkit.util.errors import ToolkitError
 from toolkit.release import container, rootfs
 

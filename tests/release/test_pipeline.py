@@ -6,9 +6,7 @@ import subprocess
 import sys
 import zipfile
 
-
-from tests.support.tools import need, ROOT
-
+from tests.support.tools import ROOT, need
 
 
 def test_release_one_entry_end_to_end(tmp_path):

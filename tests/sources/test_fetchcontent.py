@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.tools import require_tool, ROOT
+from tests.support.tools import ROOT, require_tool
 from tests.support.http import FaultServer
 from toolkit.util.errors import ToolkitError
 from toolkit.sources.cache import Cache
@@ -168,7 +168,6 @@ def test_dry_run_plan_for_umbrella_shaped_tree(tmp_path):
     assert f"dependency migraphx: {rocm.resolve()} (from next to rocm)" in text
     assert f"-DCMAKE_PREFIX_PATH={ort.resolve().as_posix()};{rocm.resolve().as_posix()}" in text
     assert sorted(p.as_posix() for p in tmp_path.rglob("*")) == before  # the plan wrote nothing
-
 
 
 def test_preflight_lists_everything_missing_at_once(tmp_path):

@@ -47,7 +47,6 @@ SMOKE = SmokeSettings(
 )
 
 
-
 def build_c_library(out: Path, extra_flags: list[str] = (), libs: list[str] = ()) -> Path:
     """A real plugin-EP-shaped shared library: two exported functions, a version script."""
     require_tool(shutil.which("gcc") is not None, "gcc is needed to build test libraries (apt-get install gcc)")
