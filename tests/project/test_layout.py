@@ -132,3 +132,21 @@ def test_no_package_mirror_host_in_code_or_data():
         pytest.fail("package mirror hosts written into code or data; mirrors come from options (--mirror), the "
                     "environment or the machine's own apt/pip configuration:\n  " + "\n  ".join(found),
                     pytrace=False)
+
+
+def test_tests_mirror_the_packages_and_share_helpers_only_through_support():
+    """Every folder of tests/ is a package (test file names may repeat across areas), and no test file
+    imports another test file or a conftest: shared helpers live in tests/support/, fixtures in conftest.py."""
+    tests = ROOT / "tests"
+    folders = [d for d in sorted(tests.rglob("*")) if d.is_dir() and "__pycache__" not in d.parts
+               and d.relative_to(tests).parts[0] != "data"]
+    assert not [rel(d) for d in [tests, *folders] if not (d / "__init__.py").is_file()]
+    crossing = []
+    for path in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names] \
+                if isinstance(node, ast.ImportFrom) else []
+            if any(n.split(".")[-1].startswith("test_") or n.split(".")[-1] == "conftest" for n in names):
+                crossing.append(f"{rel(path)}:{node.lineno}")
+    assert not crossing, f"test files imported by others (move what they share to tests/support/): {crossing}"
