@@ -20,14 +20,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from toolkit.wheel.inspection import inspect_wheel  # noqa: E402
 from toolkit.binary.offload_bundle import offload_report  # noqa: E402
+from toolkit.sources.cache import default_cache_dir  # noqa: E402
 
-DEFAULT = Path.home() / ".cache" / "ort-amdgpu-toolkit" / "test-wheels" / "onnxruntime-rocm"
+# Where tests/wheel/test_rocm_wheel.py keeps it (TOOLKIT_TEST_CACHE moves it there too).
+DEFAULT = Path(os.environ.get("TOOLKIT_TEST_CACHE") or default_cache_dir() / "test-wheels") / "onnxruntime-rocm"
 
 
 def main() -> None:
     wheel = Path(sys.argv[1]) if len(sys.argv) > 1 else next(iter(sorted(DEFAULT.glob("*.whl"))), None)
     if wheel is None:
-        sys.exit("no wheel: run tests/test_wheel_rocm.py once, or pass a wheel path")
+        sys.exit("no wheel: run tests/wheel/test_rocm_wheel.py once, or pass a wheel path")
     print(f"machine: {platform.platform()}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs")
     start = time.perf_counter()
     report = inspect_wheel(wheel)

@@ -25,7 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.real_umbrella_support import MIRROR, PROJECT, VENV, buildroot, ensure_venv, run_in_root  # noqa: E402
+from tests.support.buildroot_support import SID_ROOT  # noqa: E402
+from tests.support.real_umbrella_support import MIRROR, PROJECT, binds, toolkit_env, toolkit_python  # noqa: E402
+from toolkit.buildroot import ensure_root, run_in_root  # noqa: E402
 
 
 def machine() -> str:
@@ -40,10 +42,9 @@ def machine() -> str:
 def build(root: Path, python: Path, build_dir: Path, ccache: Path, jobs: int) -> float:
     args = [str(python), "-m", "toolkit", "build", "--recipe", "umbrella-ep-real", "--mirror", MIRROR.as_uri(),
             "--offline", "--with-hipdnn", "--wheel", "--jobs", str(jobs), "--build-dir", str(build_dir)]
-    env = {"PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin", "CCACHE_DIR": str(ccache)}
+    env = {**toolkit_env(python), "CCACHE_DIR": str(ccache)}
     started = time.monotonic()
-    proc = run_in_root(root, args, env=env, network=False, check=False,
-                       capture=True)
+    proc = run_in_root(root, args, binds=binds(), env=env, cwd=PROJECT, network=False, check=False, capture=True)
     took = time.monotonic() - started
     if proc.returncode != 0:
         sys.exit(f"build failed (exit {proc.returncode}):\n{(proc.stdout + proc.stderr)[-4000:]}")
@@ -57,9 +58,9 @@ def main() -> int:
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     p.add_argument("--skip-cold", action="store_true", help="reuse the ccache of an earlier run (no cold build)")
     args = p.parse_args()
-    root = args.root or buildroot()
+    root = args.root or ensure_root(SID_ROOT)
     print(f"machine: {machine()}")
-    python = ensure_venv(root)
+    python = toolkit_python(root)
     work = Path(tempfile.mkdtemp(prefix="real-umbrella-bench.", dir=PROJECT / "build"))
     ccache = PROJECT / "build" / "bench-ccache"
     try:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.sources_http import FaultServer  # noqa: E402
+from tests.support.http import FaultServer  # noqa: E402
 from toolkit.sources.cache import Cache  # noqa: E402
 from toolkit.sources.download import DownloadOptions, fetch  # noqa: E402
 from toolkit.sources.extract import extract_archive  # noqa: E402

@@ -1,21 +1,59 @@
-"""Shared fixtures. `sample_libs` builds the bundled sample tree, patched, once per session and variant."""
+"""Shared fixtures and the markers' rules.
+
+Fixtures: `sample_libs` builds the bundled sample tree, patched, once per session and variant;
+`sid_root` is the Debian sid ROCm build root (made once, cached); `release_libs` are the gcc-built
+libraries the release tests pack into wheels.
+
+Markers (registered in pyproject.toml): the markers a fixture implies (FIXTURE_MARKERS) are put on every
+test that uses it, whatever route it takes to it (directly or through another fixture), so `buildroot` is
+on every test that uses `sid_root` and `-m "not buildroot"` leaves none behind; `gpu` tests need a GPU
+device and skip, saying so, without one. Under CI=true nothing may skip: a skip, from wherever it comes, is
+reported as a failure.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
-from toolkit.engine.options import BuildOptions
-from toolkit.engine.pipeline import run_build
+from tests.support import buildroot_support
+from tests.support.release_wheels import build_release_libs
+from tests.support.sample_tree import build_sample
+from tests.support.tools import has_gpu, require_tool
+
+CI = os.environ.get("CI") == "true"
 
 
-def build_sample(tmp_path: Path, hipdnn: bool) -> Path:
-    """Builds the bundled sample through the toolkit's pipeline (patched, USE_AMDGPU=ON); returns lib/."""
-    options = BuildOptions(build_root=tmp_path, with_features=("hipdnn",) if hipdnn else ())
-    build, _ = run_build(options)
-    return build.workspace.lib
+# Fixture -> the markers every test using it gets. tiny_root (tests/buildroot/test_tiny_root.py) makes
+# a small root of its own with debootstrap from deb.debian.org.
+FIXTURE_MARKERS = {"sid_root": ("buildroot",), "tiny_root": ("buildroot", "network")}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        for fixture, markers in FIXTURE_MARKERS.items():
+            for name in markers if fixture in used else ():
+                if item.get_closest_marker(name) is None:
+                    item.add_marker(name)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("gpu") is not None:
+        require_tool(has_gpu(), "no GPU device here (/dev/kfd or /dev/dri/renderD*): the test needs one")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report = outcome.get_result()
+    if CI and report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"skipped under CI=true, where tests must not skip: {reason}"
 
 
 @pytest.fixture(scope="session")
@@ -29,3 +67,16 @@ def sample_libs(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]
         return built[hipdnn]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def sid_root() -> Path:
+    """The `debian-sid-rocm` build root: hipcc (clang 21), MIGraphX, ORT 1.27 headers; run commands in it
+    with toolkit.buildroot.run_in_root. Tests using it are marked `buildroot`."""
+    return buildroot_support.sid_root()
+
+
+@pytest.fixture(scope="session")
+def release_libs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fake ROCm runtime, a library a wheel bundles, and an extension linking both plus libm (gcc-built)."""
+    return build_release_libs(tmp_path_factory.mktemp("release-libs"))

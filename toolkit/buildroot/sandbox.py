@@ -5,9 +5,11 @@ so nothing is ever mounted on the host and nothing can be left mounted, whatever
 command; `--die-with-parent` and a PID namespace end the whole process tree when the caller dies.
 
 Layout inside: the root's own top-level folders (read-only, unless the root is being made), fresh
-/proc, /dev, a private /tmp, /var/tmp and /run, the host's resolv.conf and CA bundle (network is
-kept), the toolkit cache (TOOLKIT_CACHE_DIR, with CCACHE_DIR under it) and each requested bind, all
-at the same path as on the host, so host paths stay valid inside.
+/proc, /dev, a private /tmp, /var/tmp and /run, the host's resolv.conf and CA bundle (the host's
+network is kept unless `network=False`, which gives the command a network namespace of its own with
+only a loopback device), the toolkit cache (TOOLKIT_CACHE_DIR, with CCACHE_DIR under it) and each
+requested bind, all at the same path as on the host, so host paths stay valid inside. `timeout`
+kills the command (and, through the PID namespace, everything it started) after that many seconds.
 
 A bind whose path does not exist in a read-only root needs a folder made for it: the folders of its
 path that do exist in the root are rebuilt in bwrap's own tmpfs "/" from binds of their entries, so
@@ -54,34 +56,39 @@ def ccache_dir(cache: Path) -> Path:
 
 
 def run_in_root(root: Path, argv: list[str], *, binds: Sequence[Path] = (), env: Mapping[str, str] | None = None,
-                cwd: Path | None = None, check: bool = True, capture: bool = False,
-                what: str | None = None) -> subprocess.CompletedProcess:
+                cwd: Path | None = None, check: bool = True, capture: bool = False, network: bool = True,
+                timeout: float | None = None, what: str | None = None) -> subprocess.CompletedProcess:
     """Run `argv` inside `root` (read-only) with `binds` and the toolkit cache mounted at their own paths.
 
     The environment inside is clean: PATH, HOME=/tmp, LANG, TOOLKIT_CACHE_DIR, CCACHE_DIR (in the
     toolkit cache), then `env`. `cwd` defaults to the caller's folder when a bind holds it, else /.
     A failure (with `check`) is a ToolkitError naming `what` (default "a command"), the root, `argv`, its
-    exit code and, with `capture`, its last lines of output.
+    exit code and, with `capture`, its last lines of output. `network=False` cuts the command off from every
+    network (only a loopback device inside); `timeout` (seconds) kills it, and everything it started, when it
+    runs longer, with a ToolkitError naming it and the limit.
     """
     cache = cache_dir()
     ccache = ccache_dir(cache)
     ccache.mkdir(parents=True, exist_ok=True)
     base = {"TOOLKIT_CACHE_DIR": str(cache), "CCACHE_DIR": str(ccache)}
     return run(root, argv, binds=[cache, *binds], env={**base, **(env or {})}, cwd=cwd, check=check,
-               capture=capture, writable=False, what=what)
+               capture=capture, writable=False, network=network, timeout=timeout, what=what)
 
 
 def run(root: Path, argv: list[str], *, binds: Sequence[Path] = (), env: Mapping[str, str] | None = None,
         cwd: Path | None = None, check: bool = True, capture: bool = False, writable: bool = False,
-        what: str | None = None) -> subprocess.CompletedProcess:
+        network: bool = True, timeout: float | None = None, what: str | None = None) -> subprocess.CompletedProcess:
     """run_in_root without the toolkit cache; `writable` lets the command change the root (making it)."""
-    full = bwrap_argv(root, argv, binds=binds, env=env, cwd=cwd, writable=writable)
-    return run_command(full, f"{what or 'a command'} in build root {root}",
-                       output="capture" if capture else "terminal", check=check, shown=argv)
+    if timeout is not None and not timeout > 0:
+        raise ToolkitError(f"run_in_root: timeout must be a positive number of seconds, got {timeout!r}")
+    full = bwrap_argv(root, argv, binds=binds, env=env, cwd=cwd, writable=writable, network=network)
+    # On timeout bwrap is killed; --die-with-parent and the PID namespace take the rest down.
+    return run_command(full, f"{what or 'a command'} in build root {root}", output="capture" if capture else "terminal",
+                       check=check, shown=argv, timeout=timeout)
 
 
 def bwrap_argv(root: Path, argv: list[str], *, binds: Sequence[Path] = (), env: Mapping[str, str] | None = None,
-               cwd: Path | None = None, writable: bool = False) -> list[str]:
+               cwd: Path | None = None, writable: bool = False, network: bool = True) -> list[str]:
     root = Path(root).resolve()
     if not (root / "usr").is_dir():
         raise ToolkitError(f"{root}: not a build root (no usr/ in it)",
@@ -90,6 +97,8 @@ def bwrap_argv(root: Path, argv: list[str], *, binds: Sequence[Path] = (), env: 
         raise ToolkitError("run_in_root: no command given")
     hosts = _binds(binds)
     out = [bwrap_path(), "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    if not network:
+        out.append("--unshare-net")   # a network namespace of its own: loopback only, nothing reachable
     out += _root_layout(root, hosts, writable)
     # /tmp world-writable with the sticky bit, as apt's unprivileged _apt user and every build expect.
     out += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", "--tmpfs", "/run"]

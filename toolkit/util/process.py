@@ -68,8 +68,11 @@ def run(cmd: Sequence[str | os.PathLike], what: str | None = None, *, output: st
     except OSError as exc:
         raise ToolkitError(f"{lead}cannot start {named}: {exc.strerror or exc}",
                            hint=hint or f"is {argv[0]} installed (and on PATH)?") from None
-    except subprocess.TimeoutExpired:
-        raise ToolkitError(f"{lead}{named} did not finish in {timeout:g} s", hint=hint) from None
+    except subprocess.TimeoutExpired as exc:
+        # What it printed before it was killed often says where it hung.
+        printed = subprocess.CompletedProcess(argv, -9, _text(exc.stdout), _text(exc.stderr))
+        raise ToolkitError(f"{lead}{named} did not finish within its time limit of {timeout:g} s and was killed"
+                           + _tail(printed, output, log_file), hint=hint) from None
     if interrupted(proc.returncode):
         raise KeyboardInterrupt
     if check and proc.returncode != 0:
@@ -78,6 +81,10 @@ def run(cmd: Sequence[str | os.PathLike], what: str | None = None, *, output: st
                            hint=hint or ("the tool's output above says why" if output == "terminal" and
                                          log_file is None else None))
     return proc
+
+
+def _text(data: str | bytes | None) -> str:
+    return data.decode("utf-8", errors="surrogateescape") if isinstance(data, bytes) else (data or "")
 
 
 def _tail(proc: subprocess.CompletedProcess, output: str, log_file: Path | None) -> str:

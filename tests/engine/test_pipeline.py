@@ -1,0 +1,131 @@
+"""The pipeline's stages: provided by their packages, ordered in one list, kept per recipe; the CLI's
+`--until`, the dry run and README's stage table all come from that list."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.tools import ROOT, run_toolkit
+from toolkit.cli import build_parser, expand_feature_flags
+from toolkit.engine import pipeline
+from toolkit.engine.cli import build_argv, options_from_args
+from toolkit.engine.options import BuildOptions
+from toolkit.util.errors import RecipeError
+
+
+def toolkit_fails(*args: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "toolkit", *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode != 0, proc.stdout
+    return proc
+
+
+def planned_stages(output: str) -> list[str]:
+    return re.search(r"stages: (.*)", output).group(1).split(" -> ")
+
+
+def test_every_stage_is_provided_by_its_own_package():
+    for name, _, module in pipeline.stage_table():
+        package = module.split("/")[1]
+        assert package not in ("engine", "util"), f"{name} is provided by {module}, not by the package doing its work"
+        assert (ROOT / module).is_file()
+    assert len(set(pipeline.STAGE_NAMES)) == len(pipeline.STAGE_NAMES)
+
+
+def test_until_choices_are_the_pipeline_stages():
+    build = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)][0].choices["build"]
+    until = next(a for a in build._actions if "--until" in a.option_strings)
+    assert tuple(until.choices) == pipeline.STAGE_NAMES
+
+
+def test_readme_stage_table_is_the_pipelines():
+    text = (ROOT / "README.md").read_text()
+    table = text.split("### Stages")[1].split("| stage | what it does | provided by |")[1].split("\n\n")[0]
+    rows = [[cell.strip().strip("`") for cell in line.strip("|").split("|")] for line in table.strip().splitlines()[1:]]
+    assert [tuple(r) for r in rows] == pipeline.stage_table()
+
+
+def test_readme_package_table_matches_the_tree():
+    text = (ROOT / "README.md").read_text()
+    listed = set(re.findall(r"^\| `toolkit/([a-z_]+)/` \|", text, flags=re.M))
+    packages = {p.parent.name for p in (ROOT / "toolkit").glob("*/__init__.py")}
+    assert listed == packages
+
+
+def test_ort_recipe_plans_no_cmake_configure(tmp_path):
+    proc = run_toolkit("build", "--recipe", "onnxruntime-rocm-ep", "--until", "compile-check", "--dry-run",
+                       "--build-dir", str(tmp_path))
+    out = proc.stdout + proc.stderr
+    assert planned_stages(proc.stderr) == ["patch", "hipify", "compile-check"]
+    assert "configure" not in out and "-DAMDGPU_EP" not in out and "cmake -S" not in out
+
+
+def test_sample_plans_every_cmake_stage_with_its_own_defines(tmp_path):
+    proc = run_toolkit("build", "--dry-run", "--build-dir", str(tmp_path))
+    assert planned_stages(proc.stderr) == ["patch", "hipify", "configure", "build", "check"]
+    assert f"define AMDGPU_EP_OUTPUT_DIR={tmp_path / 'amdgpu-ep' / 'release' / 'cmake' / 'out'}" in proc.stdout
+    assert "define AMDGPU_EP_HIP_SOURCES_DIR=\n" in proc.stdout
+    wheel = run_toolkit("build", "--dry-run", "--wheel", "--build-dir", str(tmp_path))
+    assert planned_stages(wheel.stderr)[-2:] == ["wheel", "repair"]
+
+
+def test_the_samples_cmake_surface_is_recipe_data_not_code():
+    found = subprocess.run(["git", "grep", "-n", "-E", "AMDGPU_EP_(OUTPUT_DIR|HIP_SOURCES_DIR)", "--", "toolkit/"],
+                           cwd=ROOT, capture_output=True, text=True)
+    assert found.stdout == ""
+
+
+def test_until_a_stage_the_recipe_does_not_run_names_its_stages(tmp_path):
+    proc = toolkit_fails("build", "--recipe", "onnxruntime-rocm-ep", "--until", "configure", "--dry-run",
+                         "--build-dir", str(tmp_path))
+    assert "recipe onnxruntime-rocm-ep runs no stage named 'configure'" in proc.stderr
+    assert "its stages: patch, hipify, compile-check" in proc.stderr
+
+
+def test_a_recipe_naming_an_unknown_stage_is_an_error(tmp_path):
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(f'[recipe]\nname = "r"\nstages = ["patch", "compile"]\n[source]\npath = "{tmp_path}"\n')
+    proc = toolkit_fails("build", "--recipe", str(recipe), "--dry-run", "--build-dir", str(tmp_path / "b"))
+    assert f"{recipe}: key 'recipe.stages[1]': no stage named 'compile'" in proc.stderr
+    assert "compile-check" in proc.stderr
+
+
+def test_output_dir_collection_needs_the_trees_variable(tmp_path):
+    from toolkit.recipe.load import load_recipe
+
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('[recipe]\nname = "r"\n[build]\ncollect = "output-dir"\n')
+    with pytest.raises(RecipeError, match=r"key 'build.collect': \"output-dir\" needs output_dir_define"):
+        load_recipe(recipe)
+
+
+def test_a_packaging_stage_asked_of_a_recipe_without_wheel_is_an_error(tmp_path):
+    proc = toolkit_fails("build", "--recipe", "onnxruntime-rocm-ep", "--wheel", "--dry-run",
+                         "--build-dir", str(tmp_path))
+    assert "recipe onnxruntime-rocm-ep builds no wheel" in proc.stderr
+
+
+def _parse_build(argv: list[str]) -> BuildOptions:
+    args = build_parser().parse_args(expand_feature_flags(argv[3:]))
+    return options_from_args(args)
+
+
+@pytest.mark.parametrize("options", [
+    BuildOptions(jobs=3),
+    BuildOptions(recipe="umbrella-ep-real", variant="release-x", with_features=("hipdnn",),
+                 without_features=("dml",), gpu_targets=("gfx90a", "gfx942"), source="git+file:///r@abc",
+                 build_root=Path("/tmp/b"), offline=True, mirrors=("file:///m", "http://127.0.0.1:1/m"),
+                 rocm_path=Path("/opt/rocm"), local_version="gfx90a.hipdnn", hipify_engine="hipify-perl",
+                 no_wait=True, force=True, jobs=3),
+])
+def test_the_recorded_build_command_gives_back_the_same_options(options):
+    argv = build_argv(options, "-j", "3")
+    assert argv[:4] == ["python", "-m", "toolkit", "build"]
+    assert _parse_build(argv) == options

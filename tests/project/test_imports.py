@@ -1,0 +1,167 @@
+"""No import cycle among the toolkit's modules.
+
+Every module of toolkit/ is read with `ast` (nothing is imported), every import statement counts, those
+inside functions included: `import a.b` is an edge to a.b; `from a import b` is an edge to a.b when that
+is a module, else to a (relative imports resolved against the importing module's package). Only edges
+between toolkit modules are kept. Any strongly connected group of two or more modules (or a module
+importing itself) fails the test, printed as one concrete cycle with the file:line of each import.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import deque
+from pathlib import Path
+
+import pytest
+
+from tests.support.tools import ROOT
+
+PACKAGE = ROOT / "toolkit"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def toolkit_modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (level - 1)] if level > 1 else base
+    return ".".join([*base, *([target] if target else [])])
+
+
+def import_edges(modules: dict[str, Path]) -> dict[str, dict[str, int]]:
+    """module -> {imported toolkit module: line of the first import of it}."""
+    edges: dict[str, dict[str, int]] = {name: {} for name in modules}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                source = node.module if node.level == 0 else _resolve_relative(
+                    name, path.name == "__init__.py", node.level, node.module)
+                for alias in node.names:
+                    candidate = f"{source}.{alias.name}"
+                    targets.append(candidate if candidate in modules else source)
+            for target in targets:
+                if target in modules:
+                    edges[name].setdefault(target, node.lineno)
+    return edges
+
+
+def strongly_connected(edges: dict[str, dict[str, int]]) -> list[list[str]]:
+    """Tarjan's algorithm, iteratively; groups in a stable order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+    counter = 0
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                groups.append(sorted(group))
+    return groups
+
+
+def shortest_cycle(group: list[str], edges: dict[str, dict[str, int]]) -> list[str]:
+    """A shortest cycle through the group's first module, staying inside the group."""
+    start, members = group[0], set(group)
+    previous: dict[str, str] = {}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for child in sorted(edges[node]):
+            if child not in members:
+                continue
+            if child == start:
+                path = [node]
+                while path[-1] != start:
+                    path.append(previous[path[-1]])
+                return [start, *reversed(path[:-1]), start] if len(path) > 1 else [start, start]
+            if child not in previous:
+                previous[child] = node
+                queue.append(child)
+    return [start, start]
+
+
+def describe(cycle: list[str], edges: dict[str, dict[str, int]], modules: dict[str, Path]) -> str:
+    steps = [f"  {a} -> {b}   ({modules[a].relative_to(ROOT)}:{edges[a][b]})" for a, b in zip(cycle, cycle[1:])]
+    return " -> ".join(cycle) + "\n" + "\n".join(steps)
+
+
+def import_cycles() -> list[str]:
+    modules = toolkit_modules()
+    edges = import_edges(modules)
+    cycles = []
+    for group in strongly_connected(edges):
+        if len(group) > 1 or group[0] in edges[group[0]]:
+            cycles.append(describe(shortest_cycle(group, edges), edges, modules)
+                          + (f"\n  (one cycle of the group {', '.join(group)})" if len(group) > 2 else ""))
+    return cycles
+
+
+def test_edges_follow_from_imports_and_functions_too():
+    """The walker itself, on the toolkit as it is: a function-level import counts, `from pkg import mod`
+    is an edge to the module, `from pkg import name` to the package."""
+    modules = toolkit_modules()
+    edges = import_edges(modules)
+    assert "toolkit.cli" in modules and "toolkit.engine.pipeline" in modules
+    assert "toolkit.util.errors" in edges["toolkit.cli"]          # from toolkit.util.errors import ToolkitError
+    assert "toolkit.util.log" in edges["toolkit.cli"]             # from toolkit.util import log
+    assert "toolkit.util" not in edges["toolkit.cli"]
+    assert "toolkit" in edges["toolkit.cli"]                      # from toolkit import __version__
+    assert "toolkit.sources.cache" in edges["toolkit.buildroot.sandbox"]  # imported inside cache_dir()
+
+
+def test_cycle_finder_on_a_made_up_graph():
+    """a -> b -> c -> a and d -> d are cycles; e -> a is not part of one."""
+    edges = {"a": {"b": 1}, "b": {"c": 2}, "c": {"a": 3, "d": 4}, "d": {"d": 5}, "e": {"a": 6}}
+    groups = strongly_connected(edges)
+    assert sorted(groups) == [["a", "b", "c"], ["d"], ["e"]]
+    assert shortest_cycle(["a", "b", "c"], edges) == ["a", "b", "c", "a"]
+    assert shortest_cycle(["d"], edges) == ["d", "d"]
+
+
+def test_no_import_cycles():
+    cycles = import_cycles()
+    if cycles:
+        pytest.fail(f"{len(cycles)} import cycle(s) among toolkit's modules:\n" + "\n".join(cycles), pytrace=False)

@@ -1,0 +1,94 @@
+"""Recipe validation: every mistake names the file and the key."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.tools import ROOT
+from toolkit.util.errors import RecipeError, ToolkitError
+from toolkit.recipe.features import select_features
+from toolkit.recipe.load import load_recipe
+
+SAMPLE = ROOT / "recipes" / "amdgpu-ep.toml"
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "src").mkdir(exist_ok=True)
+    path = tmp_path / "r.toml"
+    path.write_text(text)
+    return path
+
+
+MINIMAL = """
+[recipe]
+name = "demo"
+[source]
+path = "src"
+[features.a]
+define = "USE_A"
+default = true
+"""
+
+
+def test_sample_recipe_loads():
+    r = load_recipe(SAMPLE)
+    assert r.name == "amdgpu-ep"
+    assert set(r.features) == {"amdgpu", "migraphx", "dml", "hipdnn"}
+    assert [s.define for s in r.features["hipdnn"].spellings] == ["USE_HIPDNN", "USE_HIP", "USE_HIPEP"]
+    assert r.features["hipdnn"].default is False
+    assert r.source.path == (ROOT / "samples" / "umbrella-ep").resolve()
+
+
+@pytest.mark.parametrize("text, key, expected", [
+    (MINIMAL.replace('default = true', 'default = "yes"'), "features.a.default",
+     "expected a boolean, got string 'yes'"),
+    (MINIMAL.replace('name = "demo"', 'name = 3'), "recipe.name", "expected a string, got integer 3"),
+    (MINIMAL.replace('[source]\npath = "src"', '[source]\npath = 3'), "source.path",
+     "expected a string, got integer 3"),
+    (MINIMAL + 'typo = 1\n', "features.a.typo", "unknown key"),
+    (MINIMAL.replace('define = "USE_A"', 'define = "USE A"'), "features.a.define",
+     "expected a CMake option name"),
+    (MINIMAL + '[[outputs]]\nfeature = "nope"\n', "outputs[0].feature", "no feature named 'nope'"),
+    (MINIMAL.replace('default = true', 'default = true\nimplies = ["b"]'), "features.a.implies[0]",
+     "no feature named 'b'"),
+    (MINIMAL.replace('default = true', 'default = true\nplatforms = ["macos"]'), "features.a.platforms[0]",
+     "expected one of linux, windows"),
+])
+def test_bad_recipe_names_file_and_key(tmp_path, text, key, expected):
+    path = write(tmp_path, text)
+    with pytest.raises(RecipeError) as err:
+        load_recipe(path)
+    message = str(err.value)
+    assert str(path) in message
+    assert f"key '{key}'" in message
+    assert expected in message
+
+
+def test_source_needs_exactly_one_kind(tmp_path):
+    path = write(tmp_path, MINIMAL.replace('[source]\npath = "src"', '[source]\npth = "src"'))
+    with pytest.raises(RecipeError, match=r"r\.toml: table 'source': expected exactly one of 'path', 'url', 'git'"):
+        load_recipe(path)
+
+
+def test_invalid_toml_names_file(tmp_path):
+    path = write(tmp_path, "[recipe\nname=1")
+    with pytest.raises(RecipeError, match=r"r\.toml: not valid TOML"):
+        load_recipe(path)
+
+
+def test_feature_selection_defaults_and_flags():
+    r = load_recipe(SAMPLE)
+    assert select_features(r, [], [], "linux") == {"amdgpu": True, "migraphx": True, "dml": False,
+                                                   "hipdnn": False}
+    assert select_features(r, ["hipdnn"], [], "linux")["hipdnn"] is True
+
+
+def test_feature_errors():
+    r = load_recipe(SAMPLE)
+    with pytest.raises(ToolkitError, match="unknown feature 'cuda'.*"):
+        select_features(r, ["cuda"], [], "linux")
+    with pytest.raises(ToolkitError, match="feature 'dml' is not available on linux"):
+        select_features(r, ["dml"], [], "linux")
+    with pytest.raises(ToolkitError, match="feature 'migraphx' is required by 'amdgpu'"):
+        select_features(r, [], ["migraphx"], "linux")
+    assert select_features(r, [], ["amdgpu", "migraphx"], "linux")["migraphx"] is False

@@ -1,0 +1,145 @@
+"""The [release] section and the matrix: strict reading, entry ids, --print-matrix JSON, --only."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.tools import ROOT
+from toolkit.util.errors import RecipeError, ToolkitError
+from toolkit.release import checksums
+from toolkit.release.matrix import matrix_json, plan_matrix, select
+from toolkit.release.settings import from_table
+from toolkit.util.tomlread import load_toml
+
+
+FULL = """\
+[recipe]
+name = "amdgpu-ep"
+
+[release]
+python = ["3.11", "3.12"]
+features = [[], ["hipdnn"]]
+compile_cache = "redis://cache.internal:6379"
+
+[[release.target_set]]
+targets = ["gfx90a", "gfx942"]
+
+[[release.target_set]]
+name = "rdna"
+targets = ["gfx1100", "gfx1201"]
+
+[release.container]
+image = "localhost/ort-amdgpu-manylinux_2_28-rocm:7.1.1"
+containerfile = "../containers/manylinux_2_28-rocm.Containerfile"
+runner = "nox"
+"""
+
+
+def _settings(tmp_path: Path, text: str):
+    recipe = tmp_path / "recipes" / "r.toml"
+    recipe.parent.mkdir(parents=True, exist_ok=True)
+    recipe.write_text(text)
+    return from_table(load_toml(recipe).table("release"), recipe.parent)
+
+
+def test_full_section_reads_into_typed_settings(tmp_path):
+    s = _settings(tmp_path, FULL)
+    assert s.python == ("3.11", "3.12")
+    assert [(t.name, t.targets) for t in s.target_sets] == [
+        ("gfx90a_gfx942", ("gfx90a", "gfx942")), ("rdna", ("gfx1100", "gfx1201"))]
+    assert s.features == ((), ("hipdnn",))
+    assert s.compile_cache == "redis://cache.internal:6379"
+    assert s.container.containerfile == (tmp_path / "containers/manylinux_2_28-rocm.Containerfile").resolve()
+    assert s.container.runner == "nox"
+
+
+def test_matrix_is_the_product_with_stable_ids(tmp_path):
+    entries = plan_matrix(_settings(tmp_path, FULL))
+    assert [e.id for e in entries] == [
+        "cp311-gfx90a_gfx942", "cp311-gfx90a_gfx942-hipdnn", "cp311-rdna", "cp311-rdna-hipdnn",
+        "cp312-gfx90a_gfx942", "cp312-gfx90a_gfx942-hipdnn", "cp312-rdna", "cp312-rdna-hipdnn"]
+    assert entries[3].gpu_targets == ("gfx1100", "gfx1201") and entries[3].features == ("hipdnn",)
+    assert [e.id for e in select(entries, ["cp312-rdna", "cp311-rdna"])] == ["cp311-rdna", "cp312-rdna"]
+
+
+def test_only_unknown_entry_lists_the_known_ones(tmp_path):
+    entries = plan_matrix(_settings(tmp_path, FULL))
+    with pytest.raises(ToolkitError, match="--only cp310-rdna: no such matrix entry") as info:
+        select(entries, ["cp310-rdna"])
+    assert "cp311-rdna-hipdnn" in str(info.value)
+
+
+@pytest.mark.parametrize("body, key, message", [
+    ('python = ["3.11", "3.11"]', "release.python", "duplicate value '3.11'"),
+    ('python = ["311"]', "release.python[0]", "expected a CPython version"),
+    ('python = []', "release.python", "at least one Python version"),
+    ('features = [["hipdnn"], "x"]', "release.features[1]", "expected an array of feature names"),
+    ('features = [["HipDNN"]]', "release.features[0]", "must be lower-case"),
+    ('features = [[], []]', "release.features", "duplicate feature set ''"),
+    ('[[release.target_set]]\ntargets = ["sm_90"]', "release.target_set[0].targets[0]",
+     "expected a GPU target like"),
+    ('[[release.target_set]]\ntargets = ["gfx90a"]\n[[release.target_set]]\ntargets = ["gfx90a"]',
+     "release.target_set", "duplicate target set name 'gfx90a'"),
+    ('pyhton = ["3.12"]', "release.pyhton", "unknown key"),
+    ('[release.container]\nrunner = "make"', "release.container.runner", "expected one of 'nox', 'toolkit'"),
+])
+def test_bad_release_section_names_file_and_key(tmp_path, body, key, message):
+    with pytest.raises(RecipeError) as info:
+        _settings(tmp_path, "[release]\n" + body + "\n")
+    text = str(info.value)
+    assert f"r.toml: key '{key}'" in text
+    assert message in text
+
+
+def test_print_matrix_cli_prints_one_json_entry_per_build(tmp_path):
+    recipe = tmp_path / "recipes" / "r.toml"
+    recipe.parent.mkdir()
+    recipe.write_text(FULL)
+    proc = subprocess.run([sys.executable, "-m", "toolkit", "release", "--recipe", str(recipe), "--print-matrix"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    ids = [e["id"] for e in data["include"]]
+    assert len(ids) == 8 == len(set(ids))
+    first = data["include"][0]
+    assert first == {"id": "cp311-gfx90a_gfx942", "python": "3.11", "python_tag": "cp311",
+                     "target_set": "gfx90a_gfx942", "gpu_targets": ["gfx90a", "gfx942"],
+                     "gpu_targets_cmake": "gfx90a;gfx942", "features": [], "args": ["--only", "cp311-gfx90a_gfx942"]}
+    assert proc.stdout == matrix_json(plan_matrix(_settings(tmp_path, FULL)))
+
+    only = subprocess.run([sys.executable, "-m", "toolkit", "release", "--recipe", str(recipe), "--print-matrix",
+                           "--only", "cp312-rdna-hipdnn"], cwd=ROOT, capture_output=True, text=True)
+    assert [e["id"] for e in json.loads(only.stdout)["include"]] == ["cp312-rdna-hipdnn"]
+
+    bad = subprocess.run([sys.executable, "-m", "toolkit", "release", "--recipe", str(recipe), "--only", "nope"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert bad.returncode == 2 and "--only nope: no such matrix entry" in bad.stderr
+
+
+def test_dry_run_shows_plan_and_redacted_cache(tmp_path):
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(FULL)
+    env = {"PATH": "/usr/bin:/bin", "TOOLKIT_COMPILE_CACHE": "redis://:pw@cache:6379"}
+    proc = subprocess.run([sys.executable, "-m", "toolkit", "release", "--recipe", str(recipe), "--dry-run",
+                           "--only", "cp311-rdna"], cwd=ROOT, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "compile cache: redis://:***@cache:6379 (from env TOOLKIT_COMPILE_CACHE)" in proc.stdout
+    assert "entry cp311-rdna: python 3.11, targets gfx1100;gfx1201, features none" in proc.stdout
+    assert ":pw@" not in proc.stdout
+
+
+def test_checksums_verify_reports_changed_and_missing(tmp_path):
+    (tmp_path / "a.whl").write_bytes(b"a")
+    (tmp_path / "b.json").write_bytes(b"b")
+    checksums.write(tmp_path, ["a.whl", "b.json"])
+    assert checksums.verify(tmp_path) == []
+    (tmp_path / "a.whl").write_bytes(b"changed")
+    (tmp_path / "b.json").unlink()
+    assert checksums.verify(tmp_path) == ["a.whl", "b.json"]
+    with pytest.raises(ToolkitError, match="names must be plain file names"):
+        checksums.write(tmp_path, ["sub/a.whl"])

@@ -1,0 +1,40 @@
+"""AMD's real umbrella EP tree inside the Debian sid build root (shared by the real-tree tests and
+benchmarks/real_umbrella_build.py): where the shared upstream mirror is, the toolkit's Python inside the
+root, and the host folders and environment a toolkit command inside needs.
+
+Commands run with the toolkit's own runner, toolkit.buildroot.run_in_root (the root read-only,
+`network=False` to prove a build reaches no GitHub). The toolkit's Python dependencies live in the venv
+toolkit.buildroot.session makes for `container --root` (in the toolkit cache, with the root's
+python3 and --system-site-packages, so Debian's python3-onnxruntime is visible).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.support.buildroot_support import SID_ROOT
+from tests.support.tools import ROOT
+
+PROJECT = ROOT
+MIRROR = Path(os.environ.get("TOOLKIT_UPSTREAM", PROJECT.parent / "shared" / "upstream")) / "mirror"
+SMOKE_SCRIPT = Path(__file__).resolve().with_name("real_umbrella_smoke.py")
+"""Run by a fresh venv's python inside the root: registers the installed wheel with onnxruntime."""
+
+
+def toolkit_python(root: Path) -> Path:
+    """The python inside `root` that runs the toolkit: `container --root`'s venv, made once per root."""
+    from toolkit.buildroot import packageset, session
+
+    return session.toolkit_python(root, PROJECT, packageset.load(SID_ROOT).from_root)
+
+
+def binds() -> list[Path]:
+    """Host folders a command inside needs at their own paths: the project (builds write under build/)
+    and the shared upstream folder that holds the mirror."""
+    return [PROJECT, *([MIRROR.parent] if MIRROR.is_dir() else [])]
+
+
+def toolkit_env(python: Path) -> dict[str, str]:
+    """The environment of `python -m toolkit` inside: the venv's tools first, the project's checkout."""
+    return {"PATH": f"{python.parent}:/usr/local/bin:/usr/bin:/bin", "PYTHONPATH": str(PROJECT)}

@@ -1,0 +1,98 @@
+"""Helpers for the wheel-stage tests: real small libraries from C (plugin-EP-shaped ones, and any soname),
+the wheel settings of the bundled sample, its build facts, and auditwheel's own view of a wheel's tag."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.sample_tree import SAMPLE_SERIES
+from tests.support.tools import need, require_tool
+from toolkit.patching import load_series
+from toolkit.wheel.settings import Component, SmokeSettings, WheelSettings
+
+EP_SOURCE = r"""
+#include <stddef.h>
+void* CreateEpFactories(const char* name, const void* api, const void* logger, void** factories,
+                        size_t max_factories, size_t* num_factories) {
+  (void)name; (void)api; (void)logger; (void)factories; (void)max_factories;
+  *num_factories = 0;
+  return NULL;
+}
+void* ReleaseEpFactory(void* factory) { (void)factory; return NULL; }
+"""
+VERSION_SCRIPT = "{ global: CreateEpFactories; ReleaseEpFactory; local: *; };\n"
+
+SETTINGS = WheelSettings(
+    version="0.1.0",
+    components=(
+        Component("amdgpu-ep", "AMDGPUExecutionProvider"),
+        Component("migraphx-backend"),
+        Component("hipdnn-backend", feature="hipdnn"),
+    ),
+    onnxruntime=">=1.24",
+)
+
+SMOKE = SmokeSettings(
+    packages=("onnxruntime-ep-webgpu",),
+    env={"AMDGPU_MIGRAPHX_EP_LIBRARY": "{library:onnxruntime_ep_webgpu}", "AMDGPU_EP_VERBOSE": "1"},
+    expect_log=(
+        r"^\[amdgpu-ep\] forwarded [1-9]\d* factor(y|ies) from .*/libmigraphx-backend\.so$",
+        r"^\[migraphx-backend\] forwarded [1-9]\d* factor(y|ies) from .*/libonnxruntime_providers_webgpu\.so$",
+        r"^\[amdgpu-ep\] released a factory of .*/libmigraphx-backend\.so",
+    ),
+)
+
+
+def build_c_library(out: Path, extra_flags: list[str] = (), libs: list[str] = ()) -> Path:
+    """A real plugin-EP-shaped shared library: two exported functions, a version script."""
+    require_tool(shutil.which("gcc") is not None, "gcc is needed to build test libraries (apt-get install gcc)")
+    work = out.parent / f".{out.name}.src"
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "ep.c").write_text(EP_SOURCE)
+    (work / "exports.map").write_text(VERSION_SCRIPT)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cmd = ["gcc", "-shared", "-fPIC", "-O2", f"-Wl,--version-script={work / 'exports.map'}", *extra_flags,
+           "-o", str(out), str(work / "ep.c"), "-Wl,--no-as-needed", *libs]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, f"{' '.join(cmd)}:\n{done.stderr}"
+    return out
+
+
+def stand_in_lib_dir(folder: Path, hipdnn: bool = False, umbrella_flags: list[str] = (), umbrella_libs=()) -> Path:
+    build_c_library(folder / "libamdgpu-ep.so", umbrella_flags, umbrella_libs)
+    build_c_library(folder / "libmigraphx-backend.so")
+    if hipdnn:
+        build_c_library(folder / "libhipdnn-backend.so")
+    return folder
+
+
+def sample_build_info(hipdnn: bool) -> dict:
+    """The build facts a wheel of the sample records: its patch series as the toolkit reads it."""
+    patches = [entry.name for entry in load_series(SAMPLE_SERIES).entries]
+    return {"source_revision": "sample", "patches": patches, "features": {"hipdnn": hipdnn},
+            "rocm_version": None, "gpu_targets": []}
+
+
+def shared_library(folder: Path, soname: str, needs: list[str] = (), file: str | None = None) -> Path:
+    """A real shared library with the given soname, linked against `needs` (sonames of files in `folder`)."""
+    need("gcc")
+    folder.mkdir(parents=True, exist_ok=True)
+    source = folder / f".{soname}.c"
+    symbol = "f_" + "".join(c if c.isalnum() else "_" for c in soname)
+    source.write_text(f"int {symbol}(void) {{ return 7; }}\n")
+    out = folder / (file or soname)
+    cmd = ["gcc", "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(out), str(source),
+           "-Wl,--no-as-needed", f"-L{folder}", *[f"-l:{n}" for n in needs]]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, f"{' '.join(cmd)}:\n{done.stderr}"
+    return out
+
+
+def auditwheel_sym_tag(wheel: Path) -> str:
+    done = subprocess.run([sys.executable, "-m", "auditwheel", "show", "--json", str(wheel)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["sym_tag"]
