@@ -69,5 +69,12 @@ def ensure_venv(root: Path) -> Path:
         shutil.rmtree(VENV, ignore_errors=True)
         run_in_root(root, ["python3", "-m", "venv", "--system-site-packages", str(VENV)])
         run_in_root(root, [str(python), "-m", "pip", "install", "-q", *PY_NEEDS])
+        # The zig toolchain's ziglang, by hash (toolkit/cmake/toolchains.toml), as the toolkit's own root venv.
+        from toolkit.buildroot.session import pinned_requirements
+
+        listing = VENV / "pinned-requirements.txt"
+        listing.write_text("\n".join(pinned_requirements()) + "\n")
+        run_in_root(root, [str(python), "-m", "pip", "install", "-q", "--no-deps", "--only-binary=:all:",
+                           "--require-hashes", "-r", str(listing)])
         (VENV / ".complete").write_text("ok\n")
     return python
