@@ -18,13 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.buildroot_support import sid_root  # noqa: F401  (the build root, made once per session)
+from tests import buildroot_support, test_real_umbrella
 from tests.real_umbrella_support import run_in_root
-from tests.test_real_umbrella import BUILD, real_build, sid  # noqa: F401  (the shared build, made once)
 from toolkit.binary.elf import highest_version, read_elf, version_needs
 from toolkit.cmake.toolchain import resolve
 
 pytestmark = pytest.mark.buildroot
+# The root and the real build are test_real_umbrella's session fixtures: one build shared by both modules.
+sid_root = buildroot_support.sid_root
+sid = test_real_umbrella.sid
+real_build = test_real_umbrella.real_build
+BUILD = test_real_umbrella.BUILD
 FLOOR = (2, 28)
 ZIG = resolve("zig", "2.28").identity()
 

@@ -69,7 +69,8 @@ def test_zig_pin_is_the_pyproject_pin_and_a_hash_checked_requirement():
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert f"ziglang=={PINS['version']}" in pyproject
     zig = tc.resolve("zig")
-    assert zig.zig.requirement() == f"ziglang=={PINS['version']} --hash=sha256:{PINS['machines']['x86_64']['wheel_sha256']}"
+    wheel_sha256 = PINS["machines"]["x86_64"]["wheel_sha256"]
+    assert zig.zig.requirement() == f"ziglang=={PINS['version']} --hash=sha256:{wheel_sha256}"
     identity = zig.identity()
     assert identity["target"] == "x86_64-linux-gnu.2.28" == f"x86_64-linux-gnu.{PINS['default_glibc_floor']}"
     assert identity["wheel_sha256"] == PINS["machines"]["x86_64"]["wheel_sha256"]
