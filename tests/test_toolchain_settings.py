@@ -99,8 +99,8 @@ def test_choosing_zig_changes_defines_fingerprint_and_build_facts(tmp_path):
     zig, zig_inputs = settled("zig")
     assert "CMAKE_CXX_COMPILER" not in system.defines()
     defines = zig.defines()
-    wrapper = zig.toolchain_dir / "zig-0.17.1-x86_64-linux-gnu.2.28" / "zig-clang++"
-    assert defines["CMAKE_CXX_COMPILER"] == str(wrapper)
+    folder = f"zig-0.17.1-x86_64-linux-gnu.2.28-{zig.toolchain().link_digest[:8]}"
+    assert defines["CMAKE_CXX_COMPILER"] == str(zig.toolchain_dir / folder / "zig-clang++")
     assert defines["CMAKE_LIBRARY_ARCHITECTURE"] == "x86_64-linux-gnu"
     assert defines["CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES"] == "/usr/include"
     assert system_inputs["toolchain"] == {"name": "system"}

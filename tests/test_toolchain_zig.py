@@ -5,7 +5,9 @@ a minute or more; the wrappers keep it in the toolkit cache.)"""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 
 import pytest
 
@@ -75,6 +77,48 @@ def test_without_the_hidden_reference_lld_exports_the_bounds(tmp_path):
     """Why hide_section_bounds exists: lld exports __start_/__stop_ (protected) despite `local: *`."""
     library, _ = build(tmp_path, ())
     assert set(read_elf(library).defined) == {"CreateEpFactories", "__start_pb_defaults", "__stop_pb_defaults"}
+
+
+# A library with a C++ static object: its destructor is registered with __cxa_atexit under the library's handle.
+STATIC = r"""
+#include <cstdio>
+#include <string>
+struct Noisy { std::string name{"a static object with a destructor, long enough to live on the heap"};
+               ~Noisy() { std::printf("destroyed at unload\n"); std::fflush(stdout); } };
+static Noisy noisy;
+extern "C" int answer() { return static_cast<int>(noisy.name.size()); }
+"""
+UNLOAD = "import ctypes, _ctypes, sys; h = ctypes.CDLL(sys.argv[1]); h.answer(); _ctypes.dlclose(h._handle); print('closed')"
+
+
+def unload_and_exit(library) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", UNLOAD, str(library)], capture_output=True, text=True, timeout=120)
+
+
+def test_unloaded_library_runs_its_destructors_and_the_process_exits_cleanly(tmp_path):
+    toolchain = tc.resolve("zig", "2.28")
+    tools = tmp_path / "toolchain"
+    toolchain.prepare(tools, default_cache_dir())
+    (tmp_path / "static.cc").write_text(STATIC)
+    wrapped, bare = tmp_path / "libwrapped.so", tmp_path / "libbare.so"
+    base = ["-std=c++17", "-fPIC", "-shared", str(tmp_path / "static.cc")]
+    subprocess.run([str(toolchain.wrapper(tools, "CXX")), *base, "-o", str(wrapped)], check=True)
+    assert "__cxa_finalize" in _undefined(wrapped)
+    proc = unload_and_exit(wrapped)
+    assert proc.returncode == 0 and proc.stdout == "destroyed at unload\nclosed\n", proc
+    # zig on its own: the destructor stays in the exit list after dlclose, and exit jumps into unmapped code.
+    env_cache = {"ZIG_GLOBAL_CACHE_DIR": str(default_cache_dir() / "zig")}
+    subprocess.run([sys.executable, "-m", "ziglang", "c++", "-target", toolchain.target, *base, "-o", str(bare)],
+                   check=True, env={**os.environ, **env_cache})
+    assert unload_and_exit(bare).returncode == -11
+
+
+def _undefined(library) -> list[str]:
+    from elftools.elf.elffile import ELFFile
+
+    with open(library, "rb") as handle:
+        dynsym = ELFFile(handle).get_section_by_name(".dynsym")
+        return [s.name for s in dynsym.iter_symbols() if s["st_shndx"] == "SHN_UNDEF"]
 
 
 def test_check_stage_names_the_recipe_key_for_section_bounds(tmp_path):

@@ -54,7 +54,7 @@ class Toolchain:
     name: str  # "system" or "zig"
     glibc_floor: str | None = None
     zig: ZigPin | None = None
-    # Sections whose linker-made __start_/__stop_ symbols must stay inside the library (see bounds_source).
+    # Sections whose linker-made __start_/__stop_ symbols must stay inside the library (see link_object_source).
     hide_section_bounds: tuple[str, ...] = ()
 
     @property
@@ -63,8 +63,16 @@ class Toolchain:
 
     @property
     def key(self) -> str:
-        """A folder name per toolchain and target: a changed floor is a changed compiler path to CMake."""
-        return f"zig-{self.zig.version}-{self.target}" if self.zig else "system"
+        """A folder name per toolchain, target and link object: a changed floor, or a changed object every
+        shared library links, is a changed compiler path to CMake, so everything is built and linked again
+        (the wrappers' own text names no input of their own: only this key does)."""
+        if self.zig is None:
+            return "system"
+        return f"zig-{self.zig.version}-{self.target}-{self.link_digest[:8]}"
+
+    @property
+    def link_digest(self) -> str:
+        return hashlib.sha256(link_object_source(self.hide_section_bounds).encode()).hexdigest()
 
     def identity(self) -> dict:
         """What the configure fingerprint, the build facts and the provenance record of the compiler."""
@@ -73,7 +81,8 @@ class Toolchain:
         return {"name": "zig", "distribution": self.zig.distribution, "version": self.zig.version,
                 "target": self.target, "glibc_floor": self.glibc_floor, "wheel": self.zig.wheel,
                 "wheel_sha256": self.zig.wheel_sha256, "zig_sha256": self.zig.zig_sha256,
-                "cxx_runtime": "libc++ (static)", "hide_section_bounds": list(self.hide_section_bounds)}
+                "cxx_runtime": "libc++ (static)", "hide_section_bounds": list(self.hide_section_bounds),
+                "link_object_sha256": self.link_digest}
 
     def describe(self) -> str:
         if self.zig is None:
@@ -106,29 +115,31 @@ class Toolchain:
                                         f"-idirafter {self.zig.system_include}"}
 
     def prepare(self, tools_root: Path, cache: Path) -> None:
-        """Check the installed zig against the pin; write the wrappers (and the section-bounds object)."""
+        """Check the installed zig against the pin; write the wrappers and the object every shared library links."""
         if self.zig is None:
             return
         installed_zig(self.zig)
         folder = tools_root / self.key
-        hide = folder / "section-bounds.o" if self.hide_section_bounds else None
+        extra = folder / "shared-library.o"
         for lang in WRAPPERS:
-            text = wrapper_text(self, lang, Path(cache) / "zig", hide)
+            text = wrapper_text(self, lang, Path(cache) / "zig", extra)
             path = self.wrapper(tools_root, lang)
             if not path.is_file() or path.read_text() != text:
                 atomic_write_text(path, text, mode=0o755)
-        if hide is not None:
-            source = folder / "section-bounds.c"
-            atomic_write_text(source, bounds_source(self.hide_section_bounds))
-            _run([str(self.wrapper(tools_root, "C")), "-fPIC", "-c", "-o", str(hide), str(source)], "section bounds")
+        source = folder / "shared-library.c"
+        text = link_object_source(self.hide_section_bounds)
+        if not extra.is_file() or not source.is_file() or source.read_text() != text:
+            atomic_write_text(source, text)
+            _run([str(self.wrapper(tools_root, "C")), "-fPIC", "-O2", "-c", "-o", str(extra), str(source)],
+                 "the shared-library object")
 
 
-def wrapper_text(tc: Toolchain, lang: str, zig_cache: Path, hide: Path | None) -> str:
+def wrapper_text(tc: Toolchain, lang: str, zig_cache: Path, extra: Path) -> str:
     """A POSIX shell script running `python -m ziglang cc|c++ -target TARGET` with the system headers last.
 
     It drops `-Wl,-rpath-link,DIR`: CMake passes it for GNU-style linkers, zig's lld ignores it with a warning on
     every link (lld needs no help finding the libraries a shared library itself links). With `-shared` it
-    links the section-bounds object in (see bounds_source).
+    links the toolkit's shared-library object in (see link_object_source).
     """
     assert tc.zig is not None
     driver = "cc" if lang == "C" else "c++"
@@ -150,29 +161,41 @@ def wrapper_text(tc: Toolchain, lang: str, zig_cache: Path, hide: Path | None) -
         '  set -- "$@" "$arg"',
         "done",
     ]
-    if hide is not None:
-        lines.append(f'[ -n "$shared" ] && set -- "$@" {shlex.quote(str(hide))}')
+    lines.append(f'[ -n "$shared" ] && set -- "$@" {shlex.quote(str(extra))}')
     lines.append(f'exec {shlex.join(command)} "$@"')
     return "\n".join(lines) + "\n"
 
 
-def bounds_source(sections: tuple[str, ...]) -> str:
-    """C source that references each section's __start_/__stop_ symbols with hidden visibility.
+def link_object_source(sections: tuple[str, ...]) -> str:
+    """C source of the object the wrappers link into every shared library: what zig's startup files for a
+    glibc shared library lack, and hidden references to linker-made section bounds.
 
-    lld defines these linker-made symbols (protobuf's `pb_defaults` registry reads its section through them)
+    __cxa_finalize: C++ static destructors (ours and libc++'s) are registered with __cxa_atexit under the
+    library's __dso_handle; GCC's crtbeginS.o runs `__cxa_finalize(__dso_handle)` when the library is
+    unloaded, zig's do not. A dlclose()d library (the umbrella unloads its backends) then leaves its destructors
+    in the exit list, pointing into unmapped code, and the process crashes when it exits. A destructor of
+    our own does what crtbeginS.o does.
+
+    Section bounds: lld defines __start_SEC/__stop_SEC (protobuf reads its `pb_defaults` registry through them)
     with protected visibility, so a version script's `local: *` does not hide them and they would be
-    exported; zig's driver refuses `-z start-stop-visibility=hidden`. ELF gives a symbol the most
-    constraining visibility of all its references, so one hidden reference keeps them inside the library.
-    Weak: a library without the section links as before.
+    exported; zig's driver refuses `-z start-stop-visibility=hidden`. ELF gives a symbol the most constraining
+    visibility of all its references, so one hidden reference keeps them inside. Weak: a library without the
+    section links as before.
     """
-    out = ["/* Written by the ort-amdgpu toolkit: keeps linker-made section bounds out of the exports. */"]
+    out = ["/* Written by the ort-amdgpu toolkit (toolkit/cmake/toolchain.py); linked into shared libraries. */",
+           'extern char __dso_handle[] __attribute__((visibility("hidden")));',
+           "extern void __cxa_finalize(void *) __attribute__((weak));",
+           '__attribute__((destructor, visibility("hidden"))) void toolkit_finalize(void) {',
+           "  if (__cxa_finalize) __cxa_finalize(__dso_handle);",
+           "}"]
     refs = []
     for section in sections:
         for edge in ("start", "stop"):
             out.append(f'extern char __{edge}_{section}[] __attribute__((weak, visibility("hidden")));')
             refs.append(f"__{edge}_{section}")
-    out.append('__attribute__((used, visibility("hidden"))) char *const toolkit_section_bounds[] = {'
-               + ", ".join(refs) + "};")
+    if refs:
+        out.append('__attribute__((used, visibility("hidden"))) char *const toolkit_section_bounds[] = {'
+                   + ", ".join(refs) + "};")
     return "\n".join(out) + "\n"
 
 
