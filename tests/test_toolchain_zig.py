@@ -88,7 +88,8 @@ struct Noisy { std::string name{"a static object with a destructor, long enough 
 static Noisy noisy;
 extern "C" int answer() { return static_cast<int>(noisy.name.size()); }
 """
-UNLOAD = "import ctypes, _ctypes, sys; h = ctypes.CDLL(sys.argv[1]); h.answer(); _ctypes.dlclose(h._handle); print('closed')"
+UNLOAD = ("import ctypes, _ctypes, sys; h = ctypes.CDLL(sys.argv[1]); h.answer(); _ctypes.dlclose(h._handle); "
+          "print('closed')")
 
 
 def unload_and_exit(library) -> subprocess.CompletedProcess:
