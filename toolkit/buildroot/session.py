@@ -36,7 +36,8 @@ def toolkit_python(root: Path, project: Path, from_root: tuple[str, ...] = ()) -
     skip = {_dist_name(n) for n in from_root} | {_dist_name(r) for r in pinned}
     deps = [d for d in _dependencies(project) if _dist_name(d) not in skip]
     python = sandbox.run(root, ["python3", "-c", "import sys; print(sys.version.split()[0])"], capture=True).stdout
-    key = hashlib.sha256("\n".join([str(Path(root).resolve()), python.strip(), *deps, *pinned]).encode()).hexdigest()[:16]
+    listed = [str(Path(root).resolve()), python.strip(), *deps, *pinned]
+    key = hashlib.sha256("\n".join(listed).encode()).hexdigest()[:16]
     venv = sandbox.cache_dir() / "roots" / "venvs" / key
     if (venv / _COMPLETE).is_file():
         return venv / "bin" / "python"
