@@ -27,6 +27,10 @@ def test_sample_built_with_zig_repairs_to_manylinux_2_28_and_smokes(tmp_path):
     assert len(wheels) == 1 and wheels[0].name.startswith("onnxruntime_ep_amdgpu_sample-0.1.0-py3-none-")
     tags = re.findall(r"manylinux_(\d+)_(\d+)_x86_64", wheels[0].name)
     assert tags and all((int(a), int(b)) <= (2, 28) for a, b in tags), wheels[0].name
+    report = subprocess.run([sys.executable, "-m", "toolkit", "inspect", str(wheels[0])], cwd=ROOT,
+                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
+    assert re.findall(r"highest symbol versions: GLIBC 2\.\d+, GLIBCXX none", report) and "GLIBCXX 3" not in report
+    assert "toolchain: zig 0.17.1 for x86_64-linux-gnu.2.28" in report
     with zipfile.ZipFile(wheels[0]) as archive:
         for name in (n for n in archive.namelist() if n.endswith(".so")):
             library = archive.extract(name, tmp_path / "unpacked")
