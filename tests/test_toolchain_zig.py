@@ -67,6 +67,14 @@ def test_library_needs_glibc_2_28_at_most_and_no_libstdcxx(built):
     assert not [n for n in needed if "stdc++" in n or "c++" in n], needed  # libc++ is linked in
 
 
+def test_prepare_writes_the_outputs_the_configure_stage_records(tmp_path):
+    toolchain = tc.resolve("zig", "2.28", ("pb_defaults",))
+    toolchain.prepare(tmp_path, default_cache_dir())
+    assert all(path.is_file() for path in toolchain.outputs(tmp_path))
+    assert "__cxa_finalize" in (tmp_path / toolchain.key / "shared-library.c").read_text()
+    assert tc.resolve("system").outputs(tmp_path) == []
+
+
 def test_wrapper_drops_rpath_link_and_hides_section_bounds(built):
     library, stderr = built
     assert "rpath-link" not in stderr

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from toolkit.cmake.commands import (check_cmake_version, configure_command, configure_fingerprint, find_cmake,
-                                    find_ninja, read_cache)
+from toolkit.cmake.commands import (
+    check_cmake_version,
+    configure_command,
+    configure_fingerprint,
+    find_cmake,
+    find_ninja,
+    read_cache,
+)
 from toolkit.engine.build import Build
 from toolkit.engine.runner import Stage, StageSpec
 from toolkit.sources.fetchcontent import PROVIDER, read_report
@@ -101,7 +107,8 @@ def configure_stage(b: Build) -> Stage:
         lines += [f"env {k}={v}" for k, v in sorted(kernel_env.items())]
         return lines + [kernel_note, "$ " + " ".join(command())]
 
-    return Stage("configure", inputs, [ws.cmake / "CMakeCache.txt"], run, plan)
+    outputs = [ws.cmake / "CMakeCache.txt", *b.toolchain().outputs(b.toolchain_dir)]
+    return Stage("configure", inputs, outputs, run, plan)
 
 
 def switches_compiler(b: Build) -> bool:

@@ -93,6 +93,12 @@ class Toolchain:
     def wrapper(self, tools_root: Path, lang: str) -> Path:
         return tools_root / self.key / WRAPPERS[lang]
 
+    def outputs(self, tools_root: Path) -> list[Path]:
+        """The files prepare() writes, which builds use: removed, the configure stage runs again."""
+        if self.zig is None:
+            return []
+        return [*(self.wrapper(tools_root, lang) for lang in WRAPPERS), tools_root / self.key / "shared-library.o"]
+
     def defines(self, tools_root: Path) -> dict[str, str]:
         """The CMake defines that make CMake build with this toolchain (none for the system's)."""
         if self.zig is None:
