@@ -7,57 +7,16 @@ the toolkit cache dir) is shared by all tests here; the default feature set is c
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import time
 import zipfile
 from pathlib import Path
-from types import SimpleNamespace
 
-import pytest
 
-from tests.support.real_umbrella_support import MIRROR, PROJECT, SMOKE_SCRIPT, binds, toolkit_env, toolkit_python
-from tests.support.tools import require_tool
-from toolkit.buildroot import run_in_root
+from tests.support.real_umbrella_support import BUILD, COMMON, LIBS, SMOKE_SCRIPT, inside, toolkit
 from toolkit.binary.elf import read_elf
 from toolkit.sources.fetchcontent import read_report
 from toolkit.wheel.data import rocm_excludes
-
-BUILD = PROJECT / "build"  # the default build folder: a second run (or a build made by hand) is a no-op
-COMMON = ["--recipe", "umbrella-ep-real", "--mirror", MIRROR.as_uri(), "--offline", "--build-dir", str(BUILD)]
-LIBS = {"libamdgpu-ep.so", "libmigraphx-backend.so", "libhip-backend.so"}
-
-
-@pytest.fixture(scope="session")
-def sid(sid_root):
-    require_tool(MIRROR.is_dir(), f"the upstream mirror {MIRROR} is not there")
-    return SimpleNamespace(root=sid_root, python=toolkit_python(sid_root))
-
-
-def inside(sid, argv: list[str], **kw) -> subprocess.CompletedProcess:
-    """argv inside the root (read-only), the project and the mirror bound, run from the project."""
-    return run_in_root(sid.root, argv, binds=binds(), cwd=PROJECT, **kw)
-
-
-def toolkit(sid, *args: str) -> subprocess.CompletedProcess:
-    """python -m toolkit ARGS inside the root, without network: nothing can reach GitHub."""
-    return inside(sid, [str(sid.python), "-m", "toolkit", *args], env=toolkit_env(sid.python), network=False,
-                  check=False, capture=True)
-
-
-@pytest.fixture(scope="session")
-def real_build(sid):
-    dry = toolkit(sid, "build", *COMMON, "--with-hipdnn", "--dry-run")
-    assert dry.returncode == 0, dry.stdout + dry.stderr
-    started = time.monotonic()
-    proc = toolkit(sid, "build", *COMMON, "--with-hipdnn", "--jobs", str(os.cpu_count() or 2), "--wheel")
-    log = proc.stdout + proc.stderr
-    print(f"real umbrella build + wheel: {time.monotonic() - started:.0f} s")
-    assert proc.returncode == 0, log[-6000:]
-    return SimpleNamespace(dry=dry.stdout, log=log, ws=BUILD / "umbrella-ep-real" / "release")
-
 
 def test_libraries_from_install_rules_with_declared_exports_and_needed(real_build):
     lib = real_build.ws / "lib"
@@ -112,7 +71,7 @@ def test_wheel_has_no_rocm_files_and_its_tag_is_the_roots_glibc(sid, real_build)
     assert {"libmigraphx_c.so.3", "libamdhip64.so.6"} <= set(external_libraries(sbom, "rocm"))
     assert "libc.so.6" in external_libraries(sbom, "system")
     # The tag auditwheel computed inside the root: the glibc symbol versions the libraries use, which the
-    # root's glibc (sid's, newer than manylinux_2_28's) bounds. Public manylinux_2_28 wheels need that image.
+    # root's glibc bounds (the recipe's zig toolchain keeps them at 2.28: tests/cmake/test_toolchain_real.py).
     glibc = inside(sid, ["ldd", "--version"], capture=True).stdout.splitlines()[0].split()[-1]
     tag = re.search(r"-manylinux_2_(\d+)_x86_64\.whl$", wheels[0].name)
     assert tag is not None, wheels[0].name

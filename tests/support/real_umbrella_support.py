@@ -11,10 +11,12 @@ python3 and --system-site-packages, so Debian's python3-onnxruntime is visible).
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from tests.support.buildroot_support import SID_ROOT
 from tests.support.tools import ROOT
+from toolkit.buildroot import run_in_root
 
 PROJECT = ROOT
 MIRROR = Path(os.environ.get("TOOLKIT_UPSTREAM", PROJECT.parent / "shared" / "upstream")) / "mirror"
@@ -38,3 +40,19 @@ def binds() -> list[Path]:
 def toolkit_env(python: Path) -> dict[str, str]:
     """The environment of `python -m toolkit` inside: the venv's tools first, the project's checkout."""
     return {"PATH": f"{python.parent}:/usr/local/bin:/usr/bin:/bin", "PYTHONPATH": str(PROJECT)}
+
+
+BUILD = PROJECT / "build"  # the default build folder: a second run (or a build made by hand) is a no-op
+COMMON = ["--recipe", "umbrella-ep-real", "--mirror", MIRROR.as_uri(), "--offline", "--build-dir", str(BUILD)]
+LIBS = {"libamdgpu-ep.so", "libmigraphx-backend.so", "libhip-backend.so"}
+
+
+def inside(sid, argv: list[str], **kw) -> subprocess.CompletedProcess:
+    """argv inside the root (read-only), the project and the mirror bound, run from the project."""
+    return run_in_root(sid.root, argv, binds=binds(), cwd=PROJECT, **kw)
+
+
+def toolkit(sid, *args: str) -> subprocess.CompletedProcess:
+    """python -m toolkit ARGS inside the root, without network: nothing can reach GitHub."""
+    return inside(sid, [str(sid.python), "-m", "toolkit", *args], env=toolkit_env(sid.python), network=False,
+                  check=False, capture=True)

@@ -123,3 +123,32 @@ def section_extent(path: Path, name: str) -> tuple[int, int] | None:
         if section is None or section["sh_type"] == "SHT_NOBITS":
             return None
         return section["sh_offset"], section["sh_size"]
+
+
+def version_needs(path: Path) -> dict[str, tuple[str, ...]]:
+    """The symbol versions a library needs, per library that provides them (its .gnu.version_r section):
+    {"libc.so.6": ("GLIBC_2.2.5", "GLIBC_2.17"), ...}. These, not the build machine, bound the oldest glibc the
+    library loads on, and so the manylinux tag auditwheel gives it."""
+    out: dict[str, tuple[str, ...]] = {}
+    try:
+        with open(path, "rb") as handle:
+            elf = ELFFile(handle)
+            for section in elf.iter_sections():
+                if section["sh_type"] != "SHT_GNU_verneed":
+                    continue
+                for verneed, auxiliaries in section.iter_versions():
+                    out[verneed.name] = tuple(aux.name for aux in auxiliaries)
+    except (ELFError, OSError, ValueError) as exc:
+        raise ToolkitError(f"{path}: cannot read its symbol version needs: {exc}") from None
+    return out
+
+
+def highest_version(needs: dict[str, tuple[str, ...]], prefix: str) -> str | None:
+    """The highest `PREFIX_X.Y[.Z]` version among `needs` (GLIBC, GLIBCXX, CXXABI), as "X.Y[.Z]"; None if none."""
+    found = []
+    for versions in needs.values():
+        for name in versions:
+            head, _, number = name.partition("_")
+            if head == prefix and number and all(part.isdigit() for part in number.split(".")):
+                found.append(tuple(int(part) for part in number.split(".")))
+    return ".".join(map(str, max(found))) if found else None

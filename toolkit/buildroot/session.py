@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import platform
 import re
 import shlex
 import shutil
@@ -32,9 +33,12 @@ _COMPLETE = ".toolkit-complete"
 def toolkit_python(root: Path, project: Path, from_root: tuple[str, ...] = ()) -> Path:
     """A python inside `root` that can import the toolkit's dependencies; made once per root and
     dependency list, in the toolkit cache."""
-    deps = [d for d in _dependencies(project) if _dist_name(d) not in {_dist_name(n) for n in from_root}]
+    pinned = pinned_requirements()
+    skip = {_dist_name(n) for n in from_root} | {_dist_name(r) for r in pinned}
+    deps = [d for d in _dependencies(project) if _dist_name(d) not in skip]
     python = sandbox.run(root, ["python3", "-c", "import sys; print(sys.version.split()[0])"], capture=True).stdout
-    key = hashlib.sha256("\n".join([str(Path(root).resolve()), python.strip(), *deps]).encode()).hexdigest()[:16]
+    listed = [str(Path(root).resolve()), python.strip(), *deps, *pinned]
+    key = hashlib.sha256("\n".join(listed).encode()).hexdigest()[:16]
     venv = sandbox.cache_dir() / "roots" / "venvs" / key
     if (venv / _COMPLETE).is_file():
         return venv / "bin" / "python"
@@ -47,6 +51,8 @@ def toolkit_python(root: Path, project: Path, from_root: tuple[str, ...] = ()) -
             sandbox.run_in_root(root, ["python3", "-m", "venv", "--system-site-packages", str(venv)], capture=True)
             sandbox.run_in_root(root, [str(venv / "bin/python"), "-m", "pip", "install", "-q",
                                        "--disable-pip-version-check", *deps], capture=True)
+            if pinned:
+                install_pinned(root, venv, pinned)
             (venv / _COMPLETE).write_text("\n".join(deps) + "\n")
     return venv / "bin" / "python"
 
@@ -74,6 +80,24 @@ def run_command(name: str, command: str, args: list[str], *, project: Path, bind
     log.stage("root", f"{spec.name}: python -m toolkit {shlex.join([command, *args])}")
     return sandbox.run_in_root(root, [str(python), "-m", "toolkit", command, *args], binds=all_binds,
                                env=inside_env, cwd=project, check=False).returncode
+
+
+def pinned_requirements() -> list[str]:
+    """Dependencies installed by hash, not by name: the zig toolchain's ziglang wheel (toolchains.toml)."""
+    from toolkit.cmake.toolchain import TOOLCHAINS_FILE, read_pin
+    from toolkit.util.tomlread import load_toml
+
+    return [read_pin(load_toml(TOOLCHAINS_FILE).table("zig"), platform.machine()).requirement()]
+
+
+def install_pinned(root: Path, venv: Path, requirements: list[str]) -> None:
+    """pip in hash-checking mode (a requirements file is the only way to give it hashes): the wheel installed
+    is the one pinned, or the install fails."""
+    listing = venv / "pinned-requirements.txt"
+    listing.write_text("\n".join(requirements) + "\n")
+    sandbox.run_in_root(root, [str(venv / "bin/python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                               "--no-deps", "--only-binary=:all:", "--require-hashes", "-r", str(listing)],
+                        capture=True)
 
 
 def _dependencies(project: Path) -> list[str]:

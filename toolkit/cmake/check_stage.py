@@ -38,9 +38,19 @@ def check_exports(b: Build) -> None:
             raise ToolkitError(
                 f"{path} exports {found}, expected exactly {sorted(exports)}"
                 + (f"; unexpected: {extra}" if extra else "") + (f"; missing: {missing}" if missing else ""),
-                hint="the library's version script should export only the plugin EP entry points",
+                hint=_exports_hint(b, extra),
             )
         log.stage("check", f"{path.name}: exports {', '.join(found)}")
+
+
+def _exports_hint(b: Build, extra: list[str]) -> str:
+    """Linker-made section bounds (__start_SEC/__stop_SEC) have a fix of their own: they are no entry points."""
+    sections = sorted({name.split("_", 3)[3] for name in extra if name.startswith(("__start_", "__stop_"))})
+    if sections and len(sections) * 2 >= len(extra):
+        return (f"{', '.join(extra)} are the linker's bounds of section(s) {', '.join(sections)}, which lld exports: "
+                f"list them in [build] hide_section_bounds of {b.recipe.file} (the zig toolchain then keeps them "
+                "hidden)")
+    return "the library's version script should export only the plugin EP entry points"
 
 
 def check_code_objects(b: Build) -> None:

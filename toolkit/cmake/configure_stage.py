@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from toolkit.cmake.commands import check_cmake_version, configure_command, configure_fingerprint, find_cmake, find_ninja
+from toolkit.cmake.commands import (
+    check_cmake_version,
+    configure_command,
+    configure_fingerprint,
+    find_cmake,
+    find_ninja,
+    read_cache,
+)
 from toolkit.engine.build import Build
 from toolkit.engine.runner import Stage, StageSpec
 from toolkit.sources.fetchcontent import PROVIDER, read_report
@@ -76,22 +83,41 @@ def configure_stage(b: Build) -> Stage:
         # The tools' identity, not their paths: each nox session or venv has its own copy of CMake.
         check_cmake_version(cmake)
         return {**configure_fingerprint(command(), [cmake, ninja], ws.cmake), "env": kernel_env,
-                "provider": sha256_file(PROVIDER)}
+                "provider": sha256_file(PROVIDER), "toolchain": b.toolchain().identity()}
 
     def run() -> None:
+        toolchain = b.toolchain()
+        log.stage("configure", f"toolchain: {toolchain.describe()}")
         log.stage("configure", kernel_note)
-        run_tool(command(), "configure", {**kernel_env, **b.ccache_env()}, ws.root / "logs")
+        toolchain.prepare(b.toolchain_dir, b.fetch.cache.root)
+        cmd = command()
+        if switches_compiler(b):
+            # CMake keeps a compiler it detected until its cache is deleted; --fresh starts from no cache.
+            log.stage("configure", "the toolchain changed: configuring from a fresh CMake cache")
+            cmd.insert(1, "--fresh")
+        run_tool(cmd, "configure", {**kernel_env, **b.ccache_env()}, ws.root / "logs")
         asked = read_report(ws.cmake)
         log.stage("configure", "CMake asked the dependency provider for: FetchContent "
                   + (", ".join(asked["fetchcontent"]) or "none") + "; find_package "
                   + (", ".join(asked["find_package"]) or "none"))
 
     def plan() -> list[str]:
-        lines = [f"define {k}={v}" for k, v in sorted(configure_defines(b).items())]
+        lines = [f"toolchain {b.toolchain().describe()}"]
+        lines += [f"define {k}={v}" for k, v in sorted(configure_defines(b).items())]
         lines += [f"env {k}={v}" for k, v in sorted(kernel_env.items())]
         return lines + [kernel_note, "$ " + " ".join(command())]
 
-    return Stage("configure", inputs, [ws.cmake / "CMakeCache.txt"], run, plan)
+    outputs = [ws.cmake / "CMakeCache.txt", *b.toolchain().outputs(b.toolchain_dir)]
+    return Stage("configure", inputs, outputs, run, plan)
+
+
+def switches_compiler(b: Build) -> bool:
+    """Whether the CMake cache holds another compiler than this build's toolchain gives (zig's wrapper for
+    another target, or a wrapper where the system's compilers are wanted: CMake would keep the cached one)."""
+    cached = read_cache(b.workspace.cmake).get("CMAKE_CXX_COMPILER")
+    wanted = b.toolchain().defines(b.toolchain_dir).get("CMAKE_CXX_COMPILER")
+    ours = str(b.toolchain_dir) + "/"
+    return bool(cached) and cached != wanted and bool(wanted or cached.startswith(ours))
 
 
 def has_cmake_build(b: Build) -> bool:

@@ -17,6 +17,7 @@ from toolkit.recipe import features as feat
 from toolkit.engine import validate
 from toolkit.util.fsutil import sha256_file
 from toolkit.cmake.commands import compiler_launcher
+from toolkit.cmake.toolchain import Toolchain, resolve as resolve_toolchain
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import tree_digest
 from toolkit.engine.options import BuildOptions
@@ -52,6 +53,7 @@ class Build:
     _source_digest: str | None = None
     _features: tuple[Path, dict[str, feat.ResolvedFeature]] | None = None
     _series: patching.Series | None = None
+    _toolchain: Toolchain | None = None
     # Held from prepare() until unlock(): no other process writes into this work tree meanwhile.
     lock: WorkLock | None = None
 
@@ -123,8 +125,21 @@ class Build:
         from toolkit.buildroot.sandbox import ccache_dir
 
         wanted = {"CCACHE_DIR": str(ccache_dir(self.fetch.cache.root)), "CCACHE_BASEDIR": str(self.workspace.root),
-                  "CCACHE_NOHASHDIR": "true"}
+                  "CCACHE_NOHASHDIR": "true", **self.toolchain().ccache_env()}
         return {k: v for k, v in wanted.items() if k not in os.environ}
+
+    def toolchain(self) -> Toolchain:
+        """The C/C++ toolchain: --toolchain, else the recipe's [build] toolchain, for the recipe's glibc floor."""
+        if self._toolchain is None:
+            settings = self.recipe.build
+            self._toolchain = resolve_toolchain(self.options.toolchain or settings.toolchain, settings.glibc_floor,
+                                                settings.hide_section_bounds)
+        return self._toolchain
+
+    @property
+    def toolchain_dir(self) -> Path:
+        """Where the toolchain's wrapper scripts live: one folder per toolchain and target under it."""
+        return self.workspace.root / "toolchain"
 
     def defines(self) -> dict[str, str]:
         defines = dict(self.recipe.build.defines)
@@ -132,6 +147,7 @@ class Build:
         defines.update(self.deps.cmake_defines(self.ort_home))
         defines.update(self.fetchcontent_defines())
         defines.update(feat.cmake_defines(self.resolved_features()))
+        defines.update(self.toolchain().defines(self.toolchain_dir))
         launcher = compiler_launcher()
         if launcher:
             defines["CMAKE_C_COMPILER_LAUNCHER"] = launcher
@@ -172,7 +188,8 @@ class Build:
         return toolchain, ""
 
     def build_facts(self) -> dict:
-        """What the wheel records about its build: source revision, patches, features, ROCm, GPU targets."""
+        """What the wheel records about its build: source revision, patches, features, ROCm, GPU targets, and
+        the C/C++ toolchain (its identity: for zig, the pinned version, target and wheel sha256)."""
         toolchain, _ = self.kernel_toolchain()
         return {
             "source_revision": f"{self.source_dir.name}@sha256:{self.source_digest()}",
@@ -180,6 +197,7 @@ class Build:
             "features": sorted(self.enabled()),
             "rocm_version": f"HIP {toolchain.version} ({toolchain.kind})" if toolchain else None,
             "gpu_targets": list(self.options.gpu_targets) if toolchain else [],
+            "toolchain": self.toolchain().identity(),
         }
 
 

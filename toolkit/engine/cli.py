@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from toolkit.engine import pipeline
+from toolkit.cmake.toolchain import NAMES as TOOLCHAINS
 from toolkit.engine.options import BuildOptions, positive_int
 from toolkit.hipify.settings import ENGINES as HIPIFY_ENGINES
 from toolkit.patching import workflow
@@ -40,6 +41,9 @@ def add_build_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--migraphx-home", type=Path, metavar="DIR", help="MIGraphX install (default: inside ROCm)")
     p.add_argument("--local-version", metavar="LABEL", default=None,
                    help="local version label of the wheel (VERSION+LABEL), as release entries use")
+    p.add_argument("--toolchain", choices=TOOLCHAINS, default=None,
+                   help="C/C++ toolchain instead of the recipe's [build] toolchain: system (CMake's pick) or zig "
+                        "(pinned ziglang, for the recipe's glibc floor, libc++ linked in statically)")
 
 
 def options_from_args(args: argparse.Namespace) -> BuildOptions:
@@ -61,6 +65,7 @@ def options_from_args(args: argparse.Namespace) -> BuildOptions:
         no_wait=args.no_wait,
         hipify_engine=getattr(args, "hipify_engine", None),
         local_version=args.local_version,
+        toolchain=args.toolchain,
     )
     if args.jobs:
         kwargs["jobs"] = args.jobs
@@ -75,7 +80,7 @@ def build_argv(options: BuildOptions, *extra: str) -> list[str]:
         "--gpu-targets": ",".join(options.gpu_targets), "--source": options.source,
         "--build-dir": options.build_root, "--ort-home": options.ort_home, "--rocm-path": options.rocm_path,
         "--migraphx-home": options.migraphx_home, "--local-version": options.local_version,
-        "--hipify-engine": options.hipify_engine,
+        "--hipify-engine": options.hipify_engine, "--toolchain": options.toolchain,
     }
     for flag, value in valued.items():
         if value:

@@ -37,6 +37,8 @@ class BuildOptions:
     hipify_engine: str | None = None
     # Fail at once instead of waiting when another process holds the work tree's lock.
     no_wait: bool = False
+    # The C/C++ toolchain instead of the recipe's [build] toolchain (system, zig).
+    toolchain: str | None = None
 
     def __post_init__(self) -> None:
         check_variant(self.variant)

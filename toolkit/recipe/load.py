@@ -66,6 +66,12 @@ class BuildSettings:
     # folder of hipified kernel sources it compiles. Part of the tree's CMake surface, so recipe data.
     output_dir_define: str | None = None
     kernels_define: str | None = None
+    # The C/C++ toolchain (toolkit/cmake/toolchains.toml): "system" (CMake's pick) or "zig", which builds for
+    # `glibc_floor` (None: that file's default) with libc++ linked in statically.
+    toolchain: str = "system"
+    glibc_floor: str | None = None
+    # Sections whose linker-made __start_/__stop_ symbols zig's lld would export (toolkit/cmake/toolchain.py).
+    hide_section_bounds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -221,9 +227,27 @@ def _read_build(t: Table | None) -> BuildSettings:
     if collect == "output-dir" and output_dir_define is None:
         raise t.error("collect", "\"output-dir\" needs output_dir_define: the CMake variable naming the folder "
                                  "the tree writes its libraries to")
+    toolchain, floor, hidden = _read_toolchain(t)
     t.done()
     return BuildSettings(build_type, generator, defines, option_files, strip_runpath, collect,
-                         output_dir_define, kernels_define)
+                         output_dir_define, kernels_define, toolchain, floor, hidden)
+
+
+def _read_toolchain(t: Table) -> tuple[str, str | None, tuple[str, ...]]:
+    """[build] toolchain, glibc_floor and hide_section_bounds (see toolkit/cmake/toolchain.py)."""
+    from toolkit.cmake.toolchain import NAMES, floor_problem
+
+    toolchain = t.str("toolchain", "system", choices=NAMES)
+    floor = t.str("glibc_floor", None)
+    problem = floor_problem(floor) if floor is not None else None
+    if problem:
+        raise t.error("glibc_floor", problem)
+    hidden = tuple(t.str_list("hide_section_bounds", []))
+    for i, section in enumerate(hidden):
+        if not _DEFINE.match(section):
+            raise t.error(f"hide_section_bounds[{i}]", f"expected a section name that is a C identifier, got "
+                                                       f"{section!r} (only those get __start_/__stop_ symbols)")
+    return toolchain, floor, hidden
 
 
 def _read_features(t: Table | None, inherited: dict[str, Feature] | None = None) -> dict[str, Feature]:

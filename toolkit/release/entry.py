@@ -34,7 +34,9 @@ def build_release_entry(recipe_path: Path, entry, work_dir: Path, no_wait: bool 
                           configure_defines(b)),
         build_command(cmake, b.workspace.cmake, options.jobs),
     ]
-    return wheels[0], {"sources": [source_record(b)], "patches": patches, "commands": commands}
+    # The C/C++ toolchain's identity (zig: pinned version, target, wheel sha256), as the configure fingerprint has it.
+    return wheels[0], {"sources": [source_record(b)], "patches": patches, "commands": commands,
+                       "toolchain": b.toolchain().identity()}
 
 
 def source_record(b: Build) -> dict:

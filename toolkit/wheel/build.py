@@ -6,6 +6,7 @@ environment carries scikit-build-core, and an isolated build would need the netw
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import tempfile
@@ -16,7 +17,8 @@ from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
 from toolkit.wheel.buildinfo import BuildInfo
-from toolkit.wheel.data import ep_entry_points
+from toolkit.wheel.data import ep_entry_points, rocm_excludes
+from toolkit.wheel.repair import matches_any
 from toolkit.binary.elf import is_elf, read_elf
 from toolkit.wheel.project import generate_project
 from toolkit.wheel.settings import Component, WheelSettings
@@ -65,6 +67,7 @@ def build_wheel(
     info = build_info if isinstance(build_info, BuildInfo) else BuildInfo.from_mapping(build_info)
     ensure_tools()
     components = select_components(settings, lib_dir, info)
+    info = dataclasses.replace(info, rocm_libraries=linked_rocm(lib_dir, components))
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".wheel-build-", dir=out_dir) as tmp:
         project = generate_project(settings, components, lib_dir, info, Path(tmp) / "project")
@@ -80,6 +83,13 @@ def build_wheel(
         os.replace(wheels[0], final)
     log.stage("wheel", f"wrote {final}")
     return final
+
+
+def linked_rocm(lib_dir: Path, components: tuple[Component, ...]) -> tuple[str, ...]:
+    """The ROCm sonames the components link (NEEDED entries matching the ROCm names repair keeps external):
+    which ROCm the wheel needs at run time, e.g. libamdhip64.so.6 (HIP 6) and libmigraphx_c.so.3."""
+    needed = {name for c in components for name in read_elf(Path(lib_dir) / c.filename).needed}
+    return tuple(sorted(name for name in needed if matches_any(name, rocm_excludes())))
 
 
 def _build_env() -> dict[str, str]:

@@ -15,11 +15,17 @@ class BuildInfo:
     features: tuple[str, ...] = ()  # the features that were on
     rocm_version: str | None = None
     gpu_targets: tuple[str, ...] = ()
+    # The C/C++ toolchain's identity (toolkit/cmake/toolchain.py): {"name": "system"} or zig's pin and target.
+    toolchain: dict | None = None
+    # The ROCm libraries the packaged libraries link, by soname (HIP's, MIGraphX's): filled in by the wheel
+    # build from their ELF NEEDED entries, so an installed wheel says which ROCm it needs.
+    rocm_libraries: tuple[str, ...] = ()
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], where: str = "build info") -> "BuildInfo":
         """Accept the pipeline's dict; `features` may be a list of names or a {name: bool} table."""
-        known = {"source_revision", "patches", "features", "rocm_version", "gpu_targets"}
+        known = {"source_revision", "patches", "features", "rocm_version", "gpu_targets", "toolchain",
+                 "rocm_libraries"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ToolkitError(f"{where}: unknown key {unknown[0]!r}", f"known keys: {', '.join(sorted(known))}")
@@ -32,12 +38,17 @@ class BuildInfo:
         rocm = data.get("rocm_version")
         if rocm is not None and not isinstance(rocm, str):
             raise ToolkitError(f"{where}: 'rocm_version' must be a string or null, got {rocm!r}")
+        toolchain = data.get("toolchain")
+        if toolchain is not None and not (isinstance(toolchain, Mapping) and isinstance(toolchain.get("name"), str)):
+            raise ToolkitError(f"{where}: 'toolchain' must be a table with a 'name' or null, got {toolchain!r}")
         return cls(
             source_revision=revision,
             patches=_strings(data.get("patches", ()), where, "patches"),
             features=tuple(sorted(_strings(features, where, "features"))),
             rocm_version=rocm,
             gpu_targets=_strings(data.get("gpu_targets", ()), where, "gpu_targets"),
+            toolchain=dict(toolchain) if toolchain is not None else None,
+            rocm_libraries=_strings(data.get("rocm_libraries", ()), where, "rocm_libraries"),
         )
 
     def to_dict(self) -> dict[str, Any]:

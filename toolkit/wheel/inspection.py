@@ -22,7 +22,7 @@ from pathlib import Path
 
 from toolkit.util.errors import ToolkitError
 from toolkit.wheel.data import ep_entry_points, rocm_excludes, system_libraries
-from toolkit.binary.elf import ELF_MAGIC, read_elf
+from toolkit.binary.elf import ELF_MAGIC, highest_version, read_elf, version_needs
 from toolkit.binary.offload_bundle import natural_key, offload_report
 from toolkit.wheel.repair import matches_any
 from toolkit.wheel.wheelfile import parse_wheel_filename, read_entry_points, read_headers
@@ -42,6 +42,9 @@ class LibraryReport:
     gpu_targets: tuple[str, ...]
     offload_bundles: int
     compressed_bundles: int
+    # The highest GLIBC_x.y and GLIBCXX_x.y.z symbol versions it needs (ELF version needs); None: none.
+    glibc: str | None = None
+    glibcxx: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,7 @@ def _library_report(archive: zipfile.ZipFile, info: zipfile.ZipInfo, scratch: Pa
         shutil.copyfileobj(src, dst, 1 << 20)
     try:
         facts = read_elf(target)
+        needs = version_needs(target)
         offload = offload_report(target, label=f"{archive.filename}: {info.filename}")
     finally:
         target.unlink()
@@ -120,6 +124,8 @@ def _library_report(archive: zipfile.ZipFile, info: zipfile.ZipInfo, scratch: Pa
         gpu_targets=offload.targets,
         offload_bundles=offload.bundles,
         compressed_bundles=offload.compressed_bundles,
+        glibc=highest_version(needs, "GLIBC"),
+        glibcxx=highest_version(needs, "GLIBCXX"),
     )
 
 
@@ -171,6 +177,16 @@ def inspect_wheel(path: Path) -> WheelReport:
         )
 
 
+def describe_toolchain(identity: dict | None) -> str:
+    """A build info's toolchain in words (wheels built before it was recorded have none)."""
+    if not identity:
+        return "not recorded"
+    if identity.get("name") != "zig":
+        return str(identity.get("name"))
+    return (f"zig {identity.get('version')} for {identity.get('target')} ({identity.get('cxx_runtime')}; "
+            f"{identity.get('wheel')} sha256 {identity.get('wheel_sha256')})")
+
+
 def _join(values) -> str:
     return ", ".join(values) if values else "none"
 
@@ -190,11 +206,13 @@ def format_report(report: WheelReport) -> str:
             f"  features: {_join(b.get('features', []))}",
             f"  ROCm version: {b.get('rocm_version') or 'none'}",
             f"  GPU targets built: {_join(b.get('gpu_targets', []))}",
+            f"  toolchain: {describe_toolchain(b.get('toolchain'))}",
         ]
     lines.append(f"  shared libraries ({len(report.libraries)}):")
     for lib in report.libraries:
         lines.append(f"    {lib.path}")
         lines.append(f"      needs: {_join(lib.needed)}")
+        lines.append(f"      highest symbol versions: GLIBC {lib.glibc or 'none'}, GLIBCXX {lib.glibcxx or 'none'}")
         if lib.runpath:
             lines.append(f"      RUNPATH: {':'.join(lib.runpath)}")
         if lib.rpath:

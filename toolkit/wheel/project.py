@@ -78,19 +78,33 @@ def readme_text(settings: WheelSettings, components: tuple[Component, ...], info
         f"- Features: {listing(info.features)}",
         f"- ROCm version: {info.rocm_version or 'none (built without ROCm)'}",
         f"- GPU targets: {listing(info.gpu_targets)}",
+        f"- Compiler: {toolchain_words(info.toolchain)}",
+        f"- ROCm libraries it links (not bundled; the machine's ROCm install provides them): "
+        f"{listing(info.rocm_libraries)}",
         "",
-        "## Libraries",
+        "## Libraries, and what each needs at run time",
         "",
     ]
     for c in components:
-        rows.append(f"- `{c.filename}`" + (f": EP `{c.ep_name}`" if c.ep_name else ": backend"))
+        what = f"EP `{c.ep_name}`" if c.ep_name else "backend"
+        rows.append(f"- `{c.filename}` ({what})" + (f": {c.runtime}" if c.runtime else ""))
     rows += ["", f"Requires `{settings.onnxruntime_requirement}`.", ""]
     return "\n".join(rows)
 
 
-def wheel_info(components: tuple[Component, ...], info: BuildInfo) -> dict:
+def toolchain_words(identity: dict | None) -> str:
+    if not identity or identity.get("name") != "zig":
+        return "the build machine's C/C++ compilers"
+    return (f"zig {identity['version']} for {identity['target']} (glibc {identity['glibc_floor']} symbols at most), "
+            f"{identity['cxx_runtime']}")
+
+
+def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: WheelSettings) -> dict:
     return {
-        "components": [{"file": c.filename, "ep_name": c.ep_name, "feature": c.feature} for c in components],
+        "distribution": settings.distribution,
+        "version": settings.version,
+        "components": [{"file": c.filename, "ep_name": c.ep_name, "feature": c.feature, "runtime": c.runtime}
+                       for c in components],
         "build": info.to_dict(),
     }
 
@@ -118,6 +132,6 @@ def generate_project(
     atomic_write_text(dest / "README.md", readme_text(settings, components, info))
     init = _template("package_init.py").replace("@IMPORT_PACKAGE@", settings.import_package)
     atomic_write_text(package / "__init__.py", init, mode=0o644)
-    info_json = json.dumps(wheel_info(components, info), indent=2, sort_keys=True) + "\n"
+    info_json = json.dumps(wheel_info(components, info, settings), indent=2, sort_keys=True) + "\n"
     atomic_write_text(package / INFO_FILE, info_json, mode=0o644)
     return dest

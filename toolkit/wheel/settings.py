@@ -14,6 +14,7 @@
     runpath = "$ORIGIN"                         # optional: RUNPATH repair gives it ($ORIGIN-relative entries)
     loads = ["migraphx-backend"]                # optional: components it dlopens by bare name; repair
                                                 # checks its RUNPATH finds them inside the wheel
+    runtime = "MIGraphX and HIP from ROCm"      # optional: what it needs at run time (the wheel's description)
 
     [smoke]
     packages = ["onnxruntime-ep-webgpu"]        # installed into the smoke venv beside the wheel
@@ -53,6 +54,7 @@ class Component:
     feature: str | None = None
     runpath: tuple[str, ...] = ()  # entries, each "$ORIGIN" or "$ORIGIN/<folder inside the wheel>"
     loads: tuple[str, ...] = ()  # libraries of other components it dlopens by bare name
+    runtime: str | None = None  # what it needs at run time, in words (the wheel's description says it)
 
     @property
     def filename(self) -> str:
@@ -159,8 +161,9 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
         for i, name in enumerate(loads):
             if not _LIBRARY_NAME.match(name):
                 raise ct.error(f"loads[{i}]", f"expected a component's library name such as 'migraphx-backend', got {name!r}")
+        runtime = ct.str("runtime", None)
         ct.done()
-        components.append(Component(library, ep_name, feature, runpath, loads))
+        components.append(Component(library, ep_name, feature, runpath, loads, runtime))
     if not components:
         raise t.error("components", "at least one component is required")
     for i, c in enumerate(components):

@@ -15,6 +15,9 @@ import pathlib
 _HERE = pathlib.Path(__file__).resolve().parent
 _INFO = json.loads((_HERE / "_wheel_info.json").read_text(encoding="utf-8"))
 
+# The wheel's version, as ORT's other plugin EP packages expose it.
+__version__: str = _INFO["version"]
+
 
 def get_components() -> list[tuple[str, str | None]]:
     """Every packaged library as (absolute path, EP name or None), in the recipe's order."""
@@ -42,5 +45,16 @@ def get_ep_name() -> str:
 
 
 def get_build_info() -> dict:
-    """Source revision, patches applied, features, ROCm version and GPU targets of this build."""
+    """Source revision, patches applied, features, ROCm version, GPU targets, compiler and the ROCm libraries
+    linked, of this build."""
     return dict(_INFO["build"])
+
+
+def get_rocm_libraries() -> list[str]:
+    """The ROCm libraries (sonames) the packaged libraries link; the machine's ROCm install must provide them."""
+    return list(_INFO["build"].get("rocm_libraries", []))
+
+
+def get_runtime_needs() -> dict[str, str]:
+    """What each packaged library needs at run time, in words, by file name (those the recipe describes)."""
+    return {c["file"]: c["runtime"] for c in _INFO["components"] if c.get("runtime")}

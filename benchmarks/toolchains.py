@@ -1,0 +1,93 @@
+"""Build times of AMD's real umbrella EP per toolchain, side by side in one run, inside the Debian sid root.
+
+    python benchmarks/toolchains.py [--root DIR] [--jobs N] [--toolchains system,zig]
+
+For each toolchain (`build --toolchain NAME`, hip backend on, wheel included):
+  cold        fresh build folder, empty ccache of its own, and for zig an empty zig cache (libc++ built again)
+  ccache-warm another fresh build folder with the ccache (and zig cache) the cold build filled
+then the wheel each made: its manylinux tag (auditwheel's) and the highest GLIBC symbol version it needs.
+Prints the machine (CPUs, memory, load average before the run). Every toolkit command runs without network
+(bwrap --unshare-net); the sources come from the shared mirror. Reuses benchmarks/real_umbrella_build.py's
+machine line and tests/real_umbrella_support.py's root and venv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from real_umbrella_build import machine  # noqa: E402
+
+from tests.real_umbrella_support import MIRROR, PROJECT, VENV, buildroot, ensure_venv, run_in_root  # noqa: E402
+from toolkit.binary.elf import highest_version, version_needs  # noqa: E402
+
+
+def build(root: Path, python: Path, build_dir: Path, caches: Path, toolchain: str, jobs: int) -> float:
+    args = [str(python), "-m", "toolkit", "build", "--recipe", "umbrella-ep-real", "--mirror", MIRROR.as_uri(),
+            "--offline", "--with-hipdnn", "--wheel", "--jobs", str(jobs), "--build-dir", str(build_dir),
+            "--toolchain", toolchain]
+    env = {"PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin", "CCACHE_DIR": str(caches / "ccache"),
+           "ZIG_GLOBAL_CACHE_DIR": str(caches / "zig")}
+    started = time.monotonic()
+    proc = run_in_root(root, args, env=env, network=False, check=False, capture=True)
+    took = time.monotonic() - started
+    if proc.returncode != 0:
+        sys.exit(f"{toolchain} build failed (exit {proc.returncode}):\n{(proc.stdout + proc.stderr)[-4000:]}")
+    return took
+
+
+def wheel_facts(build_dir: Path) -> tuple[str, str]:
+    """(the wheel's platform tag, the highest GLIBC version any of its libraries needs)."""
+    wheel = next((build_dir / "umbrella-ep-real" / "release" / "wheelhouse").glob("*.whl"))
+    highest = []
+    with zipfile.ZipFile(wheel) as archive, tempfile.TemporaryDirectory() as scratch:
+        for name in archive.namelist():
+            if name.endswith(".so"):
+                target = Path(archive.extract(name, scratch))
+                highest.append(highest_version(version_needs(target), "GLIBC") or "0")
+    top = max(highest, key=lambda v: tuple(int(p) for p in v.split(".")))
+    return wheel.name.rsplit("-", 1)[1].removesuffix(".whl"), top
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--root", type=Path, default=None,
+                   help="build root (default $TOOLKIT_BUILDROOT, else the toolkit's debian-sid-rocm root)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    p.add_argument("--toolchains", default="system,zig", help="comma-separated toolchains to compare")
+    args = p.parse_args()
+    root = args.root or buildroot()
+    print(f"machine: {machine()}", flush=True)
+    python = ensure_venv(root)
+    rows = []
+    work = Path(tempfile.mkdtemp(prefix="toolchains-bench.", dir=PROJECT / "build"))
+    try:
+        for toolchain in args.toolchains.split(","):
+            caches = work / toolchain / "caches"
+            caches.mkdir(parents=True)
+            cold = build(root, python, work / toolchain / "cold", caches, toolchain, args.jobs)
+            print(f"{toolchain}: cold {cold:.0f} s", flush=True)
+            warm = build(root, python, work / toolchain / "warm", caches, toolchain, args.jobs)
+            print(f"{toolchain}: ccache-warm {warm:.0f} s", flush=True)
+            rows.append((toolchain, cold, warm, *wheel_facts(work / toolchain / "warm")))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"\nreal umbrella (hip backend on, wheel included), -j{args.jobs}, {machine()}")
+    print(f"{'toolchain':<10} {'cold':>8} {'ccache-warm':>12}  {'wheel tag':<40} highest GLIBC needed")
+    for toolchain, cold, warm, tag, glibc in rows:
+        print(f"{toolchain:<10} {cold:>7.0f}s {warm:>11.0f}s  {tag:<40} {glibc}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

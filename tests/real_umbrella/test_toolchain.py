@@ -1,0 +1,114 @@
+"""AMD's real umbrella built with its recipe's release default, the zig toolchain for glibc 2.28, inside the
+Debian sid root (glibc 2.42): the SAME build tests/real_umbrella/test_build.py makes (its session fixture; one cold
+build per CI run). The wheel's manylinux tag is auditwheel's and at most manylinux_2_28, every library's
+needed GLIBC versions (read from its ELF version needs) are at or below the floor, no C++ runtime is needed,
+and the installed package follows ORT's plugin EP wheel conventions and says which ROCm it links.
+Registration with the root's ORT 1.27.1 (zero devices, no error) is tests/real_umbrella/test_build.py's
+test_wheel_registers_in_fresh_venv_and_loads_backends_from_inside_it, on this same wheel."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.support.real_umbrella_support import BUILD
+from toolkit.buildroot import run_in_root
+from toolkit.binary.elf import highest_version, read_elf, version_needs
+from toolkit.cmake.toolchain import resolve
+
+pytestmark = pytest.mark.buildroot
+# The root and the real build are this folder's session fixtures (conftest.py): one build for every test here.
+FLOOR = (2, 28)
+ZIG = resolve("zig", "2.28").identity()
+
+
+def version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+@pytest.fixture(scope="module")
+def wheel(real_build):
+    wheels = sorted((real_build.ws / "wheelhouse").glob("*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+def test_zig_built_it_and_the_identity_is_recorded(real_build):
+    assert "toolchain: zig 0.17.1 (ziglang, wheel sha256" in real_build.log
+    assert "rpath-link" not in real_build.log
+    info = json.loads((real_build.ws / "build-info.json").read_text())
+    assert info["toolchain"] == ZIG
+    assert re.search(r"/zig-0\.17\.1-x86_64-linux-gnu\.2\.28-[0-9a-f]{8}/zig-clang\+\+$",
+                     info["defines"]["CMAKE_CXX_COMPILER"])
+
+
+def test_wheel_tag_is_auditwheels_and_at_most_manylinux_2_28(real_build, wheel):
+    tags = re.findall(r"manylinux_(\d+)_(\d+)_x86_64", wheel.name)
+    assert tags and all((int(a), int(b)) <= FLOOR for a, b in tags), wheel.name
+    # repair says where the tag came from: auditwheel's computation, never a relabelling.
+    assert re.search(r"repair: .*: tag manylinux_2_\d+_x86_64 \(computed by auditwheel", real_build.log)
+
+
+def test_every_library_needs_glibc_at_most_the_floor_and_no_cxx_runtime(wheel):
+    with zipfile.ZipFile(wheel) as archive, tempfile.TemporaryDirectory() as scratch:
+        libraries = [Path(archive.extract(n, scratch)) for n in archive.namelist() if n.endswith(".so")]
+        assert {p.name for p in libraries} == {"libamdgpu-ep.so", "libmigraphx-backend.so", "libhip-backend.so"}
+        for library in libraries:
+            needs = version_needs(library)
+            glibc = highest_version(needs, "GLIBC")
+            assert glibc is not None and version(glibc) <= FLOOR, (library.name, needs)
+            assert highest_version(needs, "GLIBCXX") is None, (library.name, needs)
+            assert not [n for n in read_elf(library).needed if "c++" in n], library.name
+
+
+def test_shipped_runpaths_have_no_empty_entries(real_build):
+    """The build tree's RUNPATH of empty entries (`:::::::`) is CMake's padding for rewriting it in place at
+    install (GCC builds get the same); what is installed and shipped carries the real entries only."""
+    for library in (real_build.ws / "cmake").rglob("*.so"):
+        if library.is_file() and not library.is_symlink():
+            facts = read_elf(library)
+            if "" in facts.runpath:  # padding only: never mixed with real folders
+                assert set(facts.runpath) == {""}, (library, facts.runpath)
+    for folder in ("install/bin", "lib"):
+        for library in (real_build.ws / folder).glob("*.so"):
+            facts = read_elf(library)
+            assert "" not in facts.runpath + facts.rpath, (library, facts.runpath)
+
+
+def test_inspect_prints_the_glibc_maxima_and_the_toolchain(wheel):
+    proc = subprocess.run([sys.executable, "-m", "toolkit", "inspect", str(wheel)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    maxima = re.findall(r"highest symbol versions: GLIBC (\S+), GLIBCXX (\S+)", proc.stdout)
+    assert len(maxima) == 3 and all(version(g) <= FLOOR and cxx == "none" for g, cxx in maxima), proc.stdout
+    assert "toolchain: zig 0.17.1 for x86_64-linux-gnu.2.28 (libc++ (static);" in proc.stdout
+
+
+def test_package_follows_plugin_ep_conventions_and_names_its_rocm(sid, wheel):
+    venv = BUILD / "toolchain-venv"
+    run_in_root(sid.root, ["rm", "-rf", str(venv)], network=False)
+    run_in_root(sid.root, ["python3", "-m", "venv", "--system-site-packages", str(venv)], network=False)
+    run_in_root(sid.root, [str(venv / "bin/pip"), "install", "-q", "--no-deps", "--no-index", str(wheel)],
+                network=False)
+    script = ("import json, onnxruntime_ep_amdgpu as p; print(json.dumps({'version': p.__version__, "
+              "'path': p.get_library_path(), 'name': p.get_ep_name(), 'names': p.get_ep_names(), "
+              "'rocm': p.get_rocm_libraries(), 'needs': p.get_runtime_needs(), "
+              "'toolchain': p.get_build_info()['toolchain']}))")
+    proc = run_in_root(sid.root, [str(venv / "bin/python"), "-c", script], network=False, capture=True)
+    seen = json.loads(proc.stdout)
+    assert seen["version"] == wheel.name.split("-")[1]
+    assert seen["path"].endswith("/onnxruntime_ep_amdgpu/libamdgpu-ep.so")
+    assert seen["name"] == "AMDGPUExecutionProvider" and seen["names"] == ["AMDGPUExecutionProvider"]
+    assert {"libamdhip64.so.6", "libmigraphx_c.so.3"} <= set(seen["rocm"])
+    assert "libhipgpu.so" in seen["needs"]["libhip-backend.so"]
+    assert seen["toolchain"]["target"] == "x86_64-linux-gnu.2.28"
+    metadata = zipfile.ZipFile(wheel).read(f"{wheel.name.split('-')[0]}-{seen['version']}.dist-info/METADATA")
+    description = metadata.decode()
+    assert "libamdhip64.so.6" in description and "libmigraphx_c.so.3" in description
+    assert "libhipgpu.so" in description and "glibc 2.28 symbols at most" in description

@@ -1,0 +1,285 @@
+"""The C/C++ toolchain a build compiles with: the system's compilers, or zig for a glibc floor.
+
+zig (PyPI's `ziglang`, pinned in toolchains.toml) compiles the tree and every FetchContent dependency for
+`<multiarch>.<glibc floor>` with libc++ linked in statically, so the libraries need no newer glibc than the
+floor and no libstdc++; ROCm's and ORT's libraries are still linked by soname from the machine that builds.
+CMake gets it as two small wrapper scripts the toolkit writes into the work tree (CMake wants one executable
+per language; ccache stays the launcher in front of them).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import importlib.util
+import platform
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_text
+from toolkit.util.tomlread import Table, load_toml
+
+TOOLCHAINS_FILE = Path(__file__).resolve().with_name("toolchains.toml")
+NAMES = ("system", "zig")
+_FLOOR = re.compile(r"2\.(\d+)")
+# Names contain "clang" so that ccache treats them as the clang they are (its option handling per compiler).
+WRAPPERS = {"C": "zig-clang", "CXX": "zig-clang++"}
+
+
+@dataclass(frozen=True)
+class ZigPin:
+    """toolchains.toml's [zig] for this machine."""
+
+    version: str
+    wheel: str
+    wheel_sha256: str
+    zig_sha256: str
+    multiarch: str
+    system_include: str
+    distribution: str = "ziglang"
+
+    def requirement(self) -> str:
+        """A pip requirement line that installs exactly the pinned wheel (pip's hash-checking mode)."""
+        return f"{self.distribution}=={self.version} --hash=sha256:{self.wheel_sha256}"
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    name: str  # "system" or "zig"
+    glibc_floor: str | None = None
+    zig: ZigPin | None = None
+    # Sections whose linker-made __start_/__stop_ symbols must stay inside the library (see link_object_source).
+    hide_section_bounds: tuple[str, ...] = ()
+
+    @property
+    def target(self) -> str | None:
+        return f"{self.zig.multiarch}.{self.glibc_floor}" if self.zig else None
+
+    @property
+    def key(self) -> str:
+        """A folder name per toolchain, target and link object: a changed floor, or a changed object every
+        shared library links, is a changed compiler path to CMake, so everything is built and linked again
+        (the wrappers' own text names no input of their own: only this key does)."""
+        if self.zig is None:
+            return "system"
+        return f"zig-{self.zig.version}-{self.target}-{self.link_digest[:8]}"
+
+    @property
+    def link_digest(self) -> str:
+        return hashlib.sha256(link_object_source(self.hide_section_bounds).encode()).hexdigest()
+
+    def identity(self) -> dict:
+        """What the configure fingerprint, the build facts and the provenance record of the compiler."""
+        if self.zig is None:
+            return {"name": "system"}
+        return {"name": "zig", "distribution": self.zig.distribution, "version": self.zig.version,
+                "target": self.target, "glibc_floor": self.glibc_floor, "wheel": self.zig.wheel,
+                "wheel_sha256": self.zig.wheel_sha256, "zig_sha256": self.zig.zig_sha256,
+                "cxx_runtime": "libc++ (static)", "hide_section_bounds": list(self.hide_section_bounds),
+                "link_object_sha256": self.link_digest}
+
+    def describe(self) -> str:
+        if self.zig is None:
+            return "system compilers (as CMake finds them)"
+        return (f"zig {self.zig.version} ({self.zig.distribution}, wheel sha256 {self.zig.wheel_sha256[:12]}...) "
+                f"for {self.target}, libc++ linked statically")
+
+    def wrapper(self, tools_root: Path, lang: str) -> Path:
+        return tools_root / self.key / WRAPPERS[lang]
+
+    def outputs(self, tools_root: Path) -> list[Path]:
+        """The files prepare() writes, which builds use: removed, the configure stage runs again."""
+        if self.zig is None:
+            return []
+        return [*(self.wrapper(tools_root, lang) for lang in WRAPPERS), tools_root / self.key / "shared-library.o"]
+
+    def defines(self, tools_root: Path) -> dict[str, str]:
+        """The CMake defines that make CMake build with this toolchain (none for the system's)."""
+        if self.zig is None:
+            return {}
+        include = self.zig.system_include
+        return {
+            "CMAKE_C_COMPILER": str(self.wrapper(tools_root, "C")),
+            "CMAKE_CXX_COMPILER": str(self.wrapper(tools_root, "CXX")),
+            "CMAKE_LIBRARY_ARCHITECTURE": self.zig.multiarch,
+            "CMAKE_C_IMPLICIT_INCLUDE_DIRECTORIES": include,
+            "CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES": include,
+        }
+
+    def ccache_env(self) -> dict[str, str]:
+        """ccache identifies a compiler by its file's mtime by default: a wrapper written again (a fresh work
+        tree) would miss every entry. The pinned zig and the target say everything the wrapper compiles with."""
+        if self.zig is None:
+            return {}
+        return {"CCACHE_COMPILERCHECK": f"string:zig {self.zig.zig_sha256} {self.target} "
+                                        f"-idirafter {self.zig.system_include}"}
+
+    def prepare(self, tools_root: Path, cache: Path) -> None:
+        """Check the installed zig against the pin; write the wrappers and the object every shared library links."""
+        if self.zig is None:
+            return
+        installed_zig(self.zig)
+        folder = tools_root / self.key
+        extra = folder / "shared-library.o"
+        for lang in WRAPPERS:
+            text = wrapper_text(self, lang, Path(cache) / "zig", extra)
+            path = self.wrapper(tools_root, lang)
+            if not path.is_file() or path.read_text() != text:
+                atomic_write_text(path, text, mode=0o755)
+        source = folder / "shared-library.c"
+        text = link_object_source(self.hide_section_bounds)
+        if not extra.is_file() or not source.is_file() or source.read_text() != text:
+            atomic_write_text(source, text)
+            _run([str(self.wrapper(tools_root, "C")), "-fPIC", "-O2", "-c", "-o", str(extra), str(source)],
+                 "the shared-library object")
+
+
+def wrapper_text(tc: Toolchain, lang: str, zig_cache: Path, extra: Path) -> str:
+    """A POSIX shell script running `python -m ziglang cc|c++ -target TARGET` with the system headers last.
+
+    It drops `-Wl,-rpath-link,DIR`: CMake passes it for GNU-style linkers, zig's lld ignores it with a warning on
+    every link (lld needs no help finding the libraries a shared library itself links). With `-shared` it
+    links the toolkit's shared-library object in (see link_object_source).
+    """
+    assert tc.zig is not None
+    driver = "cc" if lang == "C" else "c++"
+    command = [sys.executable, "-m", "ziglang", driver, "-target", str(tc.target), "-idirafter", tc.zig.system_include]
+    lines = [
+        "#!/bin/sh",
+        f"# Written by the ort-amdgpu toolkit (toolkit/cmake/toolchain.py): {tc.describe()}.",
+        "# zig keeps the libc++ it builds (about a minute, once) in the toolkit cache, not in $HOME.",
+        f': "${{ZIG_GLOBAL_CACHE_DIR:={zig_cache}}}"',
+        ': "${ZIG_LOCAL_CACHE_DIR:=$ZIG_GLOBAL_CACHE_DIR}"',
+        "export ZIG_GLOBAL_CACHE_DIR ZIG_LOCAL_CACHE_DIR",
+        "shared=",
+        "for arg do",
+        "  shift",
+        '  case $arg in',
+        "    -Wl,-rpath-link,*|-Wl,-rpath-link=*) continue ;;",
+        "    -shared) shared=1 ;;",
+        "  esac",
+        '  set -- "$@" "$arg"',
+        "done",
+    ]
+    lines.append(f'[ -n "$shared" ] && set -- "$@" {shlex.quote(str(extra))}')
+    lines.append(f'exec {shlex.join(command)} "$@"')
+    return "\n".join(lines) + "\n"
+
+
+def link_object_source(sections: tuple[str, ...]) -> str:
+    """C source of the object the wrappers link into every shared library: what zig's startup files for a
+    glibc shared library lack, and hidden references to linker-made section bounds.
+
+    __cxa_finalize: C++ static destructors (ours and libc++'s) are registered with __cxa_atexit under the
+    library's __dso_handle; GCC's crtbeginS.o runs `__cxa_finalize(__dso_handle)` when the library is
+    unloaded, zig's do not. A dlclose()d library (the umbrella unloads its backends) then leaves its destructors
+    in the exit list, pointing into unmapped code, and the process crashes when it exits. A destructor of
+    our own does what crtbeginS.o does.
+
+    Section bounds: lld defines __start_SEC/__stop_SEC (protobuf reads its `pb_defaults` registry through them)
+    with protected visibility, so a version script's `local: *` does not hide them and they would be
+    exported; zig's driver refuses `-z start-stop-visibility=hidden`. ELF gives a symbol the most constraining
+    visibility of all its references, so one hidden reference keeps them inside. Weak: a library without the
+    section links as before.
+    """
+    out = ["/* Written by the ort-amdgpu toolkit (toolkit/cmake/toolchain.py); linked into shared libraries. */",
+           'extern char __dso_handle[] __attribute__((visibility("hidden")));',
+           "extern void __cxa_finalize(void *) __attribute__((weak));",
+           '__attribute__((destructor, visibility("hidden"))) void toolkit_finalize(void) {',
+           "  if (__cxa_finalize) __cxa_finalize(__dso_handle);",
+           "}"]
+    refs = []
+    for section in sections:
+        for edge in ("start", "stop"):
+            out.append(f'extern char __{edge}_{section}[] __attribute__((weak, visibility("hidden")));')
+            refs.append(f"__{edge}_{section}")
+    if refs:
+        out.append('__attribute__((used, visibility("hidden"))) char *const toolkit_section_bounds[] = {'
+                   + ", ".join(refs) + "};")
+    return "\n".join(out) + "\n"
+
+
+def _run(cmd: list[str], what: str) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ToolkitError(f"zig toolchain: {what} failed (exit {proc.returncode}): {shlex.join(cmd)}\n"
+                           + (proc.stdout + proc.stderr)[-3000:])
+
+
+# -- settling and checking -------------------------------------------------------------------------
+
+def resolve(name: str, glibc_floor: str | None = None, hide_section_bounds: tuple[str, ...] = (),
+            file: Path = TOOLCHAINS_FILE) -> Toolchain:
+    if name not in NAMES:
+        raise ToolkitError(f"no toolchain named {name!r}", hint=f"toolchains: {', '.join(NAMES)}")
+    if name == "system":
+        return Toolchain("system")
+    data = load_toml(file)
+    zig_table = data.table("zig")
+    default = check_floor(zig_table.str("default_glibc_floor"), f"{file}: key 'zig.default_glibc_floor'")
+    pin = read_pin(zig_table, platform.machine())
+    zig_table.done()
+    return Toolchain("zig", glibc_floor or default, pin, tuple(hide_section_bounds))
+
+
+def read_pin(t: Table, machine: str) -> ZigPin:
+    machines = t.table("machines")
+    if not machines.has(machine):
+        raise t.error(f"machines.{machine}", f"no ziglang wheel pinned for this machine ({machine}); pinned: "
+                      f"{', '.join(machines.keys())}. Add its wheel's name and sha256 and its zig's sha256")
+    m = machines.table(machine)
+    pin = ZigPin(t.str("version"), m.str("wheel"), m.str("wheel_sha256"), m.str("zig_sha256"), m.str("multiarch"),
+                 t.str("system_include"), t.str("distribution", "ziglang"))
+    for key in ("wheel_sha256", "zig_sha256"):
+        if not re.fullmatch(r"[0-9a-f]{64}", getattr(pin, key)):
+            raise m.error(key, "expected 64 lowercase hex digits")
+    m.done()
+    return pin
+
+
+def floor_problem(floor: str) -> str | None:
+    """What is wrong with a glibc floor, or None: it is `2.N` (as zig's target suffix and a manylinux_2_N tag
+    spell it), N >= 17 (manylinux2014's glibc, the oldest auditwheel still tags)."""
+    match = _FLOOR.fullmatch(floor)
+    if match is None or int(match.group(1)) < 17:
+        return f"expected a glibc version 2.N with N >= 17 (e.g. \"2.28\"), got {floor!r}"
+    return None
+
+
+def check_floor(floor: str, where: str) -> str:
+    problem = floor_problem(floor)
+    if problem:
+        raise ToolkitError(f"{where}: {problem}")
+    return floor
+
+
+@functools.cache
+def installed_zig(pin: ZigPin) -> Path:
+    """The zig executable of the ziglang this Python imports, checked against the pin; the error says how to
+    install the pinned one."""
+    fix = (f"pip install '{pin.distribution}=={pin.version}' (pinned in {TOOLCHAINS_FILE}); in a build root the "
+           "toolkit's venv installs it by hash")
+    spec = importlib.util.find_spec(pin.distribution)
+    if spec is None or spec.origin is None:
+        raise ToolkitError(f"the zig toolchain needs the {pin.distribution} package, which {sys.executable} "
+                           "cannot import", hint=fix)
+    version = importlib.metadata.version(pin.distribution)
+    if version != pin.version:
+        raise ToolkitError(f"{pin.distribution} {version} is installed, the toolchain is pinned to {pin.version}",
+                           hint=fix)
+    zig = Path(spec.origin).parent / "zig"
+    digest = hashlib.sha256()
+    with open(zig, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != pin.zig_sha256:
+        raise ToolkitError(f"{zig}: sha256 {digest.hexdigest()} is not the pinned zig_sha256 {pin.zig_sha256} "
+                           f"({TOOLCHAINS_FILE})",
+                           hint=f"reinstall it: pip install --force-reinstall '{pin.distribution}=={pin.version}'")
+    return zig
