@@ -140,17 +140,22 @@ def check(files: TreeFiles, keys: list[str], cmake_texts: list[str], path: Path 
     for lines in sources.values():
         own |= cxxscan.declared_names("\n".join(line.text for line in lines))
     for lib in chosen:
-        folder = header_folder(lib, files.include_dirs)
-        result.libraries[lib.key] = facts = LibraryFacts(lib.name, folder, header_version(lib, folder),
+        folder = header_folder(lib, [d for d in files.include_dirs if not _inside(d, files.tree)])
+        result.libraries[lib.key] = LibraryFacts(lib.name, folder, header_version(lib, folder),
                                                          owning_package(folder))
         if folder is None:
             continue
-        words = header_words(folder.parent, lib.headers)
-        found = _uses(lib, sources, lambda name: name in words or name in own)
+        words, pasted = header_words(folder.parent, lib.headers)
+
+        def known(name: str, words=words, pasted=pasted) -> bool:
+            # Names a header makes by token pasting (migraphx_shape_##x, with x from a list macro) are known
+            # when the pasted part is a word of the headers.
+            return name in words or name in own or any(name.startswith(p) and name[len(p):] in words for p in pasted)
+
+        found = _uses(lib, sources, known)
         for (api, guard), (where, count) in sorted(found.items(), key=lambda item: item[1][0]):
             missing = Missing(lib.name, api, where, count, lib.has_it(api), guard)
             (result.guarded if guard else result.missing).append(missing)
-        del facts
     return result
 
 
@@ -191,20 +196,29 @@ def header_folder(lib: Library, include_dirs: list[Path]) -> Path | None:
     return None
 
 
-_WORDS_CACHE: dict[Path, set[str]] = {}
+_WORDS_CACHE: dict[Path, tuple[set[str], set[str]]] = {}
+_PASTED = re.compile(rb"\b([A-Za-z_]\w*)\s*##")
 
 
-def header_words(include_dir: Path, folders: tuple[str, ...]) -> set[str]:
-    """Every identifier in the headers under include_dir/<folder> (declarations, macros, members alike)."""
+def header_words(include_dir: Path, folders: tuple[str, ...]) -> tuple[set[str], set[str]]:
+    """Every identifier in the headers under include_dir/<folder> (declarations, macros, members alike), and
+    the prefixes their macros paste names onto (`migraphx_shape_##x`)."""
     key = Path(include_dir) / "|".join(folders)
     if key not in _WORDS_CACHE:
         words: set[bytes] = set()
+        pasted: set[bytes] = set()
         for folder in folders:
             for path in (Path(include_dir) / folder).rglob("*"):
                 if path.is_file() and path.suffix in _HEADER_SUFFIXES:
-                    words.update(_WORD.findall(path.read_bytes()))
-        _WORDS_CACHE[key] = {w.decode("ascii") for w in words}
+                    data = path.read_bytes()
+                    words.update(_WORD.findall(data))
+                    pasted.update(_PASTED.findall(data))
+        _WORDS_CACHE[key] = ({w.decode("ascii") for w in words}, {p.decode("ascii") for p in pasted})
     return _WORDS_CACHE[key]
+
+
+def _inside(path: Path, tree: Path) -> bool:
+    return Path(path) == tree or Path(tree) in Path(path).parents
 
 
 def header_version(lib: Library, folder: Path | None) -> str | None:

@@ -156,7 +156,8 @@ def _survey_until_settled(result: Bump, staging: Staging, req: BumpRequest, ctx)
         if not any(c.content for c in todo):
             break
     result.deps = list(known.values())
-    if result.survey is not None:
+    if result.survey is not None and result.survey["configure"]["ok"]:
+        # An unfinished configure wrote no install rules: nothing to compare them with.
         result.libraries = surface.compare_libraries(result.survey["expected_libraries"], result.survey["libraries"])
         if result.survey.get("api_check"):
             result.apis = ApiCheck.from_json(result.survey["api_check"])

@@ -28,6 +28,10 @@ def human_items(b) -> list[str]:
         items.append(f"patch {v.name} does not apply ({v.summary}): on a copy of the new tree run `python -m "
                      f"toolkit patch apply --partial SERIES COPY`, make its failed hunks by hand, then `python -m "
                      f"toolkit patch refresh SERIES PRISTINE COPY`; or drop it if upstream made the change")
+    for v in b.series.verdicts if b.series else []:
+        if v.action == patches.REFRESH and "fuzz" in v.summary:
+            items.append(f"patch {v.name} applied only with fuzz ({v.summary.removeprefix('applies with ')}): it "
+                         f"was regenerated from where it landed; check the new patch does what the old one did")
     for f in b.options.lost if b.options else []:
         default = b.recipe.features[f.feature].default
         effect = "the default build fails" if default else f"builds with --with-{f.feature} fail up front"

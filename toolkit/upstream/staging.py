@@ -29,9 +29,15 @@ class Staging:
 
     @classmethod
     def create(cls, recipe: Recipe, scratch: Path) -> "Staging":
-        folders = [recipe.dir] + ([recipe.series.parent] if recipe.series else [])
-        base = Path(os.path.commonpath([str(f) for f in folders]))
+        """Copy the recipe, its lock file, the file it extends and its series' folder into `scratch`."""
+        files = [recipe.file, lock_path_for(recipe.file)] + _extended(recipe.file)
+        folders = [recipe.series.parent] if recipe.series else []
+        base = Path(os.path.commonpath([str(p.parent) for p in files] + [str(f) for f in folders]))
         shutil.rmtree(scratch, ignore_errors=True)
+        for path in files:
+            if path.is_file():
+                (scratch / path.relative_to(base)).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, scratch / path.relative_to(base))
         for folder in folders:
             shutil.copytree(folder, scratch / folder.relative_to(base), dirs_exist_ok=True,
                             ignore=shutil.ignore_patterns("*.toolkit-bump.tmp"))
@@ -107,3 +113,12 @@ def dep_edits(staging: Staging, changes) -> None:
         elif c.kind == REMOVED:
             staging.edit_recipe(lambda text, c=c: edit.remove_dep(text, c.name))
             staging.set_content(c.recipe_url, None, drop=c.recipe_url)
+
+
+def _extended(recipe_file: Path) -> list[Path]:
+    """The shared fragment a recipe extends ([recipe] extends), if any."""
+    import tomllib
+
+    data = tomllib.loads(recipe_file.read_text(encoding="utf-8"))
+    extends = data.get("recipe", {}).get("extends")
+    return [(recipe_file.parent / extends).resolve()] if extends else []

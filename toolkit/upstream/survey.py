@@ -18,7 +18,7 @@ from toolkit.cmake.commands import configure_command, find_cmake, find_ninja
 from toolkit.cmake.configure_stage import configure_defines
 from toolkit.engine import pipeline
 from toolkit.engine.options import BuildOptions
-from toolkit.sources.fetchcontent import read_report
+from toolkit.sources.fetchcontent import REPORT_NAME, read_report
 from toolkit.sources.survey import read_survey, survey_define
 from toolkit.upstream import apis, compiledb, surface
 from toolkit.upstream.stage import cmake_texts
@@ -35,7 +35,8 @@ def survey(options: BuildOptions) -> dict:
     binary = ws.root / "survey"
     # Fresh: FetchContent and the CMake cache remember earlier answers, which would hide requests.
     shutil.rmtree(binary, ignore_errors=True)
-    defines = {**configure_defines(b), **survey_define(binary), "CMAKE_EXPORT_COMPILE_COMMANDS": "ON"}
+    defines = {**configure_defines(b), **survey_define(binary), "CMAKE_EXPORT_COMPILE_COMMANDS": "ON",
+               "TOOLKIT_PROVIDER_REPORT": (binary / REPORT_NAME).as_posix()}
     cmd = configure_command(find_cmake(), ws.source, binary, b.recipe.build.generator, find_ninja(), defines)
     log.stage("survey", "$ " + " ".join(cmd))
     proc = subprocess.run(cmd, capture_output=True, text=True)
