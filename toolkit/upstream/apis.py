@@ -135,10 +135,10 @@ def check(files: TreeFiles, keys: list[str], cmake_texts: list[str], path: Path 
     chosen = [libraries[k] for k in keys]
     guards = cxxscan.probe_macros(cmake_texts) | {m for lib in libraries.values() for m in lib.version_macros}
     result = ApiCheck(files=len(files.paths))
-    sources = {rel: cxxscan.code_lines(text, guards, skip) for rel, text in files.texts()}
-    own: set[str] = set()
-    for lines in sources.values():
-        own |= cxxscan.declared_names("\n".join(line.text for line in lines))
+    sources, own = {}, set()
+    for rel, text in files.texts():
+        sources[rel] = cxxscan.code_lines(text, guards, skip)
+        own |= cxxscan.declared_names(cxxscan.strip_code(text))
     for lib in chosen:
         folder = header_folder(lib, [d for d in files.include_dirs if not _inside(d, files.tree)])
         result.libraries[lib.key] = LibraryFacts(lib.name, folder, header_version(lib, folder),

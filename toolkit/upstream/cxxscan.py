@@ -24,6 +24,8 @@ typeid not and or if while for switch do""".split())
 _DECLARED = re.compile(r"(\w+|[>*&])[\s*&]+([A-Za-z_]\w*)\s*(?=[=;({\[,):])")
 _TYPE_DECL = re.compile(r"\b(?:struct|class|enum|union|namespace|using|typedef)\s+(?:class\s+|struct\s+)?([A-Za-z_]\w*)")
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)", re.M)
+_MACRO_HEAD = re.compile(r"^\s*#\s*define\s+[A-Za-z_]\w*(?:\([^)]*\))?")
+_ANY_DIRECTIVE = re.compile(r"^\s*#.*$", re.M)
 _CHECKS = re.compile(r"\bcheck_\w+\s*\(", re.I)
 
 
@@ -114,10 +116,14 @@ def code_lines(text: str, guard_macros: set[str], skip_macros: set[str]) -> list
     out: list[CodeLine] = []
     for index, line in enumerate(lines):
         match = _DIRECTIVE.match(line)
-        if match:
+        if match and match.group(1) != "define":
             _directive(stack, match.group(1), match.group(2), guard_macros, skip_macros,
                        lines[index + 1] if index + 1 < len(lines) else "")
             continue
+        if match:
+            # A macro's body is code wherever the macro is used: keep it, without the name it defines.
+            body = _MACRO_HEAD.match(line)
+            line = " " * body.end() + line[body.end():] if body else line
         if any(frame[0] == "skip" for frame in stack):
             continue
         guards = [frame[1] for frame in stack if frame[0] == "guarded"]
@@ -160,7 +166,9 @@ def _branch_kind(names: set[str], negative: bool, guard_macros: set[str],
 
 def declared_names(code: str) -> set[str]:
     """Names a source declares itself (macros, types, variables, functions, parameters)."""
-    names = set(_DEFINE.findall(code)) | set(_TYPE_DECL.findall(code))
+    names = set(_DEFINE.findall(code))
+    code = _ANY_DIRECTIVE.sub("", code)  # a macro body names what it uses, it declares nothing
+    names |= set(_TYPE_DECL.findall(code))
     for prev, name in _DECLARED.findall(code):
         if prev not in _KEYWORDS and name not in _KEYWORDS:
             names.add(name)
