@@ -121,7 +121,8 @@ class Series:
 
     def for_tree(self, tree: Path) -> tuple["Series", list[tuple[SeriesEntry, str]]]:
         """The series with only the entries this source tree needs, and (entry, why) for those it does not."""
-        kept, skipped = [], []
+        kept: list[SeriesEntry] = []
+        skipped: list[tuple[SeriesEntry, str]] = []
         for e in self.entries:
             reason = e.why_not_needed(tree)
             if reason is None:

@@ -68,7 +68,7 @@ class Bump:
 
     @property
     def old_commit(self) -> str:
-        return self.recipe.source.commit
+        return str(getattr(self.recipe.source, "commit", ""))
 
     def needs_human(self) -> list[str]:
         """What a person must do or decide before this revision builds as the recipe means it to."""
@@ -80,7 +80,7 @@ class Bump:
 def bump(req: BumpRequest) -> Bump:
     recipe = load_recipe(find_recipe(req.recipe, PROJECT_ROOT))
     source = recipe.source
-    if source is None or source.kind != "git":
+    if not isinstance(source, sources.SourceSettings) or source.kind != "git":
         raise ToolkitError(f"bump: recipe {recipe.name} has no git source to move ({recipe.file})",
                            hint="bump moves [source] git + commit to another revision")
     ctx = sources.FetchContext.create(recipe.file, offline=req.offline, mirrors=list(req.mirrors))

@@ -44,8 +44,8 @@ def commit(project: Path, writes: dict[Path, bytes], deletes: list[Path]) -> lis
                 os.chmod(tmp, path.stat().st_mode & 0o7777)
             staged.append((str(tmp), str(path)))
     except BaseException:
-        for tmp, _ in staged:
-            Path(tmp).unlink(missing_ok=True)
+        for name, _ in staged:
+            Path(name).unlink(missing_ok=True)
         raise
     atomic_write_text(project / JOURNAL, json.dumps({"rename": staged, "delete": [str(p) for p in deletes]}) + "\n")
     _finish(project)

@@ -27,6 +27,11 @@ def _tables(lines: list[str]) -> list[tuple[str, int, int]]:
     return out
 
 
+def _key(line: str) -> str | None:
+    match = _KEY.match(line)
+    return match.group(1) if match else None
+
+
 def _value(line: str) -> str | None:
     match = re.match(r'^\s*[A-Za-z0-9_-]+\s*=\s*"([^"]*)"', line)
     return match.group(1) if match else None
@@ -34,8 +39,7 @@ def _value(line: str) -> str | None:
 
 def _fetchcontent(lines: list[str], name: str) -> tuple[int, int]:
     for header, start, end in _tables(lines):
-        if header == "[[fetchcontent]]" and any(_KEY.match(ln) and _KEY.match(ln).group(1) == "name"
-                                                and (_value(ln) or "").lower() == name.lower()
+        if header == "[[fetchcontent]]" and any(_key(ln) == "name" and (_value(ln) or "").lower() == name.lower()
                                                 for ln in lines[start:end]):
             return start, end
     raise ToolkitError(f"bump: no [[fetchcontent]] entry named {name!r} to edit")
@@ -46,7 +50,7 @@ def set_commit(text: str, commit: str) -> str:
     for header, start, end in _tables(lines):
         if header == "[source]":
             for i in range(start, end):
-                if _KEY.match(lines[i]) and _KEY.match(lines[i]).group(1) == "commit":
+                if _key(lines[i]) == "commit":
                     lines[i] = f'commit = "{commit}"'
                     return "\n".join(lines) + "\n"
     raise ToolkitError("bump: the recipe has no [source] commit to move", hint="bump moves a git source's commit")
@@ -58,10 +62,10 @@ def set_dep_url(text: str, name: str, url: str) -> str:
     start, end = _fetchcontent(lines, name)
     block = []
     for line in lines[start:end]:
-        key = _KEY.match(line)
-        if key and key.group(1) in ("sha256", "content"):
+        key = _key(line)
+        if key in ("sha256", "content"):
             continue
-        block.append(f"url = {json.dumps(url)}" if key and key.group(1) == "url" else line)
+        block.append(f"url = {json.dumps(url)}" if key == "url" else line)
     return "\n".join(lines[:start] + block + lines[end:]) + "\n"
 
 

@@ -89,8 +89,8 @@ def plan(series: patching.Series, tree: Path, features: list[str]) -> SeriesPlan
             data = regenerate(entry.path.read_bytes(), a.changes, state, tree)
             result.rewritten[entry.name] = data
             sha_updates[entry.name] = sha256_bytes(data)
-        for rel, (data, _mode) in a.changes.items():
-            state[rel] = data
+        for rel, (after, _mode) in a.changes.items():
+            state[rel] = after
     result.text = rewrite_series(series, sha_updates, set(result.dropped), [])
     if not result.conflicts:
         verify(result, tree, features)

@@ -10,6 +10,7 @@ import json
 from toolkit.engine.build import Build
 from toolkit.engine.runner import Stage, StageSpec
 from toolkit.upstream import apis, compiledb
+from toolkit.upstream.settings import ApiCheckSettings
 from toolkit.util import log
 from toolkit.util.fsutil import atomic_write_text, sha256_file
 
@@ -20,9 +21,15 @@ def cmake_texts(tree) -> list[str]:
             if p.is_file() and (p.name == "CMakeLists.txt" or p.suffix == ".cmake") and ".git" not in p.parts]
 
 
-def run_check(b: Build, binary_dir, tree) -> apis.ApiCheck:
+def libraries(b: Build) -> list[str]:
+    """The libraries the recipe's [api_check] names."""
     settings = b.recipe.extra["api_check"]
-    return apis.check(compiledb.read(binary_dir, tree), list(settings.libraries), cmake_texts(tree))
+    assert isinstance(settings, ApiCheckSettings)
+    return list(settings.libraries)
+
+
+def run_check(b: Build, binary_dir, tree) -> apis.ApiCheck:
+    return apis.check(compiledb.read(binary_dir, tree), libraries(b), cmake_texts(tree))
 
 
 def api_check_stage(b: Build) -> Stage:
@@ -31,7 +38,7 @@ def api_check_stage(b: Build) -> Stage:
 
     def inputs() -> dict:
         db = ws.cmake / compiledb.COMPILE_DB
-        return {"libraries": list(b.recipe.extra["api_check"].libraries), "data": sha256_file(apis.DATA),
+        return {"libraries": libraries(b), "data": sha256_file(apis.DATA),
                 "compile_commands": sha256_file(db) if db.is_file() else None}
 
     def run() -> None:
@@ -43,11 +50,11 @@ def api_check_stage(b: Build) -> Stage:
             log.stage("api-check", f"guarded by {m.guard}: {m.line(result.found_in(m.library))}")
         if result.missing:
             raise result.error(f"the source tree {b.source.describe()}")
-        log.stage("api-check", f"{result.files} file(s): every {', '.join(b.recipe.extra['api_check'].libraries)} "
+        log.stage("api-check", f"{result.files} file(s): every {', '.join(libraries(b))} "
                                f"API they call is declared")
 
     def plan() -> list[str]:
-        return [f"check {', '.join(b.recipe.extra['api_check'].libraries)} API uses of "
+        return [f"check {', '.join(libraries(b))} API uses of "
                 f"{ws.cmake / compiledb.COMPILE_DB} against the headers the compile uses -> {report}"]
 
     return Stage("api-check", inputs, [report], run, plan)

@@ -21,7 +21,7 @@ from toolkit.engine.options import BuildOptions
 from toolkit.sources.fetchcontent import REPORT_NAME, read_report
 from toolkit.sources.survey import read_survey, survey_define
 from toolkit.upstream import apis, compiledb, surface
-from toolkit.upstream.stage import cmake_texts
+from toolkit.upstream.stage import cmake_texts, libraries
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text
@@ -64,8 +64,7 @@ def _errors(output: str) -> list[str]:
 
 
 def _api_check(b, binary: Path, tree: Path) -> dict | None:
-    settings = b.recipe.extra.get("api_check")
-    if settings is None:
+    if "api_check" not in b.recipe.extra:
         return None
     try:
         files = compiledb.read(binary, tree)
@@ -76,7 +75,7 @@ def _api_check(b, binary: Path, tree: Path) -> dict | None:
                                                            if p.suffix in (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp")
                                                            and ".git" not in p.parts))
         note = "the configure wrote no compile_commands.json: every C/C++ file of the tree was read"
-    result = apis.check(files, list(settings.libraries), cmake_texts(tree)).to_json()
+    result = apis.check(files, libraries(b), cmake_texts(tree)).to_json()
     result["note"] = note
     return result
 
