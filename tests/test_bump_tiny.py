@@ -279,3 +279,20 @@ def test_offline_reads_a_local_git_repository_not_in_the_cache(upstream, tmp_pat
     checkout = fetch_git((mirror / "example.org" / "tiny.git").as_uri(), revs["first"], Cache(tmp_path / "cache"),
                          offline=True)
     assert (checkout / "tiny.c").read_text() == TINY_C
+
+
+def test_offline_reads_a_pinned_archive_from_a_local_mirror(upstream, tmp_path):
+    mirror, _ = upstream
+    import hashlib
+
+    from toolkit.sources.cache import Cache
+    from toolkit.sources.download import fetch
+    from toolkit.util.errors import ToolkitError
+
+    url = "https://example.org/dep/archive/refs/tags/v1.1.0.tar.gz"
+    sha = hashlib.sha256((mirror / "example.org/dep/archive/refs/tags/v1.1.0.tar.gz").read_bytes()).hexdigest()
+    got = fetch(url, sha, Cache(tmp_path / "cache"), (mirror.as_uri(),), offline=True)
+    assert hashlib.sha256(got.read_bytes()).hexdigest() == sha
+    with pytest.raises(ToolkitError, match="offline: .* is not in the download cache"):
+        fetch(url.replace("v1.1.0", "v9"), sha.replace(sha[0], "0" if sha[0] != "0" else "1", 1),
+              Cache(tmp_path / "other"), (mirror.as_uri(),), offline=True)

@@ -86,15 +86,19 @@ def fetch(url: str, sha256: str, cache: Cache, mirrors: list[str] | tuple[str, .
     hit = cache.find_download(sha256)
     if hit is not None and sha256_file(hit) == sha256:
         return hit
-    if offline and hit is None:
-        raise _offline_error(url, sha256, cache)
+    candidates = candidate_urls(url, mirrors)
+    if offline:
+        # Reading a local file is not network access: offline still takes a file:// URL or mirror that exists.
+        candidates = [c for c in candidates if c.startswith("file://") and Path(c[len("file://"):]).is_file()]
+        if hit is None and not candidates:
+            raise _offline_error(url, sha256, cache)
     with _locked(cache, sha256, url):
-        hit = _verified_hit(cache, sha256, url, offline)
+        hit = _verified_hit(cache, sha256, url, offline and not candidates)
         if hit is not None:
             return hit  # another process finished it while this one waited
         part = cache.partial_path(sha256)
         failures = []
-        for candidate in candidate_urls(url, mirrors):
+        for candidate in candidates:
             try:
                 _download_verified(candidate, part, sha256, options)
             except _Permanent as exc:
