@@ -140,6 +140,7 @@ def test_upstreamed_patch_is_dropped_and_the_recipe_builds(upstream, recipe):
     assert "verdict: **automatic**" in proc.stdout
     assert "| 0004-no-device-is-zero-devices.patch | drop (upstream has it) | already applied, skipping |" in proc.stdout
     assert "| 0001-probe-migraphx-apis.patch | keep | applies cleanly |" in proc.stdout
+    assert "| 0006-guard-advance-backend-option-before-nchw.patch | skip (not needed here) |" in proc.stdout
     assert "Unchanged: 9 of 9 requests." in proc.stdout
     series = (recipe.parents[1] / "patches/umbrella-ep-real/series").read_text()
     assert "0004" not in series and "0003-missing-hip-backend-not-fatal.patch" in series
@@ -188,7 +189,7 @@ def test_an_api_the_roots_migraphx_lacks_stops_the_build_before_the_compile(upst
     mirror, revs = upstream
     proc = bump(recipe, mirror, "compile-mode")
     assert proc.returncode == 1
-    assert "| 0001-probe-migraphx-apis.patch | refresh (regenerated) | applies with offset +1" in proc.stdout
+    assert "| 0005-guard-advance-backend-option.patch | refresh (regenerated) | applies with offset +1" in proc.stdout
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("- MIGraphX API `migraphx_compile_mode_eager`"))
     # The line is the patched copy's, which the compile reads (0001 adds lines above it).
     assert re.search(rf"\({MGX_EP}:\d+\) is not in the headers of MIGraphX 2.14.0 \(/usr/include/migraphx\)", line)

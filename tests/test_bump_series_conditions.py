@@ -108,3 +108,24 @@ def test_the_patch_stage_skips_a_patch_the_revision_does_not_need(tmp_path):
     _series(tmp_path / "p", "")
     refused = build("new")
     assert refused.returncode == 2 and "0001-two.patch: FAILS" in refused.stderr
+
+
+def test_the_real_series_serves_revisions_before_and_after_the_nchw_option(tmp_path):
+    """recipes/umbrella-ep-real's series guards set_advance_backend_option in the form each revision writes
+    it: 0005 where the tree sets convolution_layout (the pinned commit), 0006 where it does not yet."""
+    from tests.tools import need, require_tool
+    from toolkit import patching
+
+    need("git")
+    repo = ROOT.parent / "shared" / "upstream" / "mirror" / "github.com/onnxruntime/onnxruntime-ep-amdgpu.git"
+    require_tool(repo.is_dir(), f"the shared upstream mirror is not at {repo}")
+    series = load_series(ROOT / "patches" / "umbrella-ep-real" / "series")
+    for rev, needs, skips in (("a2ea3b25", "0005", "0006"), ("a2ea3b25~3", "0006", "0005")):
+        tree = tmp_path / rev
+        tree.mkdir()
+        subprocess.run(f"git -C {repo} archive {rev} | tar -x -C {tree}", shell=True, check=True)
+        kept, skipped = series.for_tree(tree)
+        assert [e.name[:4] for e, _ in skipped] == [skips]
+        analyses = patching.analyze(kept, tree, "base", ["amdgpu", "migraphx", "hipdnn"])
+        assert all(a.ok for a in analyses), patching.format_report(analyses)
+        assert any(a.entry.name.startswith(needs) and a.status in ("clean", "offset") for a in analyses)
