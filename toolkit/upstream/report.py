@@ -141,6 +141,9 @@ def _apis(b) -> list[str]:
     out = ["## System APIs (the headers the compile uses)", ""]
     out += [f"- {facts.describe()}" for facts in a.libraries.values()]
     out.append(f"- {a.files} file(s) read (units and the tree headers they include)")
+    note = (b.survey or {}).get("api_check", {}).get("note")
+    if note:
+        out.append(f"- note: {note}")
     out += [f"- **missing**: {line}" for line in a.problems()]
     out += [f"- guarded by `{m.guard}` (the tree copes without it): {m.line(a.found_in(m.library))}"
             for m in a.guarded]
