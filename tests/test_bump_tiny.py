@@ -100,7 +100,8 @@ def commit_change(work: Path, branch: str, edits: dict[str, str]) -> str:
     git(work, "checkout", "-q", "-B", branch, "main")
     for rel, text in edits.items():
         (work / rel).write_text(text)
-    git(work, "commit", "-q", "-am", branch)
+    git(work, "add", ".")
+    git(work, "commit", "-q", "-m", branch)
     git(work, "push", "-q", "origin", branch)
     return git(work, "rev-parse", "HEAD")
 
@@ -134,6 +135,9 @@ def upstream(tmp_path_factory):
         "int tiny(void)\n{\n    return DEP_VALUE;\n}", "int tiny(void) { return DEP_VALUE + 1; }")})
     revs["library"] = commit_change(work, "library", {"CMakeLists.txt": CMAKE.replace(
         "install(TARGETS tiny ", "set_target_properties(tiny PROPERTIES OUTPUT_NAME tiny-ep)\ninstall(TARGETS tiny ")})
+    revs["nodep"] = commit_change(work, "nodep", {"dep.h": "#define DEP_VALUE 1\n", "CMakeLists.txt": CMAKE.replace(
+        "FetchContent_Declare(dep URL https://example.org/dep/releases/download/v1.0.0/dep-1.0.0.zip)\n"
+        "FetchContent_MakeAvailable(dep)\n", "").replace("target_link_libraries(tiny PRIVATE dep)\n", "")})
     git(work, "tag", "v2", revs["deps"])
     git(work, "push", "-q", "origin", "v2")
     for version, value in (("1.0.0", 1), ("1.1.0", 2)):
@@ -296,3 +300,15 @@ def test_offline_reads_a_pinned_archive_from_a_local_mirror(upstream, tmp_path):
     with pytest.raises(ToolkitError, match="offline: .* is not in the download cache"):
         fetch(url.replace("v1.1.0", "v9"), sha.replace(sha[0], "0" if sha[0] != "0" else "1", 1),
               Cache(tmp_path / "other"), (mirror.as_uri(),), offline=True)
+
+
+def test_a_dependency_the_tree_no_longer_asks_for_is_dropped(upstream, recipe):
+    mirror, revs = upstream
+    proc = bump(recipe, mirror, "nodep")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "| dep | removed | - | https://example.org/dep/archive/refs/tags/v1.0.0.tar.gz |" in proc.stdout
+    assert "[[fetchcontent]]" not in recipe.read_text()
+    assert "example.org/dep" not in recipe.with_name("tiny.lock.toml").read_text()
+    built = build(recipe, mirror)
+    assert built.returncode == 0, built.stderr[-3000:]
+    assert "CMake asked the dependency provider for: FetchContent none" in built.stderr
