@@ -122,7 +122,8 @@ def test_a_build_stops_before_the_compile_naming_the_api_and_the_release_with_it
     assert proc.returncode == 2
     assert "stages: patch -> configure -> api-check -> build -> check" in proc.stderr
     assert f"the source tree local path {tree} calls APIs the system's libraries lack" in proc.stderr
-    assert "MIGraphX API `migraphx_compile_mode_eager` (local.h:2) is not in the headers of MIGraphX 2.14.0" in proc.stderr
+    assert ("MIGraphX API `migraphx_compile_mode_eager` (local.h:2) is not in the headers of MIGraphX 2.14.0"
+            in proc.stderr)
     assert "a MIGraphX newer than 7.1.1 (compile modes" in proc.stderr
     assert "guarded by HAS_NEW_API: MIGraphX API `set_compile_mode`" in proc.stderr
     assert not list((tmp_path / "build").rglob("*.o")), "nothing may compile before the check"

@@ -78,7 +78,7 @@ def _compile_mode(work: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def upstream(sid_root):
+def upstream(sid_root):  # noqa: F811  (the fixture imported above)
     """A mirror holding a copy of the real repository with the four synthetic branches."""
     require_tool((SHARED / REPO).is_dir(), f"the upstream mirror {SHARED} is not there")
     mirror = WORK / "mirror"
@@ -138,7 +138,8 @@ def test_upstreamed_patch_is_dropped_and_the_recipe_builds(upstream, recipe):
     proc = bump(recipe, mirror, "upstreamed")
     assert proc.returncode == 0
     assert "verdict: **automatic**" in proc.stdout
-    assert "| 0004-no-device-is-zero-devices.patch | drop (upstream has it) | already applied, skipping |" in proc.stdout
+    assert ("| 0004-no-device-is-zero-devices.patch | drop (upstream has it) | already applied, skipping |"
+            in proc.stdout)
     assert "| 0001-probe-migraphx-apis.patch | keep | applies cleanly |" in proc.stdout
     assert "| 0006-guard-advance-backend-option-before-nchw.patch | skip (not needed here) |" in proc.stdout
     assert "Unchanged: 9 of 9 requests." in proc.stdout

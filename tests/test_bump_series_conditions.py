@@ -34,7 +34,8 @@ def test_conditions_are_read_judged_on_the_tree_and_kept_by_a_rewrite(tmp_path):
     assert [(c.field, c.path, c.text) for c in entry.conditions] == [
         ("if-tree-has", "tiny.c", None), ("unless-tree-has", "tiny.c", "fixed upstream")]
     old, new, empty = tmp_path / "old", tmp_path / "new", tmp_path / "empty"
-    for tree, text in ((old, "int tiny(void) { return 1; }\n"), (new, "int tiny(void) { return 2; } /* fixed upstream */\n")):
+    for tree, text in ((old, "int tiny(void) { return 1; }\n"),
+                       (new, "int tiny(void) { return 2; } /* fixed upstream */\n")):
         tree.mkdir()
         (tree / "tiny.c").write_text(text)
     empty.mkdir()

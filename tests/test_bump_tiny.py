@@ -126,7 +126,8 @@ def upstream(tmp_path_factory):
     revs["shifted"] = commit_change(work, "shifted", {"tiny.c": "/* a licence header */\n\n" + TINY_C})
     revs["upstreamed"] = commit_change(work, "upstreamed", {"tiny.c": TINY_C.replace(
         "{\n    return", "{\n    /* the toolkit's fix */\n    return")})
-    revs["renamed"] = commit_change(work, "renamed", {"CMakeLists.txt": CMAKE.replace("USE_EXTRA", "USE_EXTRA_BACKEND")})
+    revs["renamed"] = commit_change(work, "renamed",
+                                    {"CMakeLists.txt": CMAKE.replace("USE_EXTRA", "USE_EXTRA_BACKEND")})
     revs["deps"] = commit_change(work, "deps", {"CMakeLists.txt": CMAKE.replace("v1.0.0/dep-1.0.0", "v1.1.0/dep-1.1.0")
                                  .replace("FetchContent_MakeAvailable(dep)", "FetchContent_Declare(other URL "
                                           "https://example.org/other/archive/refs/tags/v2.0.0.zip)\n"
@@ -155,7 +156,8 @@ def recipe(upstream, tmp_path):
     import hashlib
 
     sha = hashlib.sha256(PATCH.encode()).hexdigest()
-    (tmp_path / "patches" / "series").write_text(f"# The toolkit's fix to tiny().\n0001-fix.patch phase=base sha256={sha}\n")
+    (tmp_path / "patches" / "series").write_text(
+        f"# The toolkit's fix to tiny().\n0001-fix.patch phase=base sha256={sha}\n")
     path = tmp_path / "tiny.toml"
     path.write_text(RECIPE.format(commit=revs["first"]))
     toolkit("lock", "--recipe", str(path), "--mirror", mirror.as_uri())
@@ -191,7 +193,8 @@ def test_moved_context_is_refreshed_and_the_new_pin_written(upstream, recipe):
     assert recipe.read_text() == before.replace(revs["first"], revs["shifted"])
     patch = (recipe.parent / "patches" / "0001-fix.patch").read_text()
     assert "@@ -3,5 +3,6 @@" in patch  # three lines of context, on the new line numbers
-    again = toolkit("patch", "check", str(recipe.parent / "patches" / "series"), str(recipe.parent / "build" / "tiny" / "bump" / "source"), ok=False)
+    survey_copy = recipe.parent / "build" / "tiny" / "bump" / "source"
+    again = toolkit("patch", "check", str(recipe.parent / "patches" / "series"), str(survey_copy), ok=False)
     assert "0001-fix.patch: already applied" in again.stdout  # the survey's patched copy holds the refreshed fix
     built = build(recipe, mirror)
     assert built.returncode == 0, built.stderr[-3000:]

@@ -119,7 +119,7 @@ class Series:
             (enabled if e.enabled(feats) else disabled).append(e)
         return enabled, disabled
 
-    def for_tree(self, tree: Path) -> tuple["Series", list[tuple[SeriesEntry, str]]]:
+    def for_tree(self, tree: Path) -> tuple[Series, list[tuple[SeriesEntry, str]]]:
         """The series with only the entries this source tree needs, and (entry, why) for those it does not."""
         kept: list[SeriesEntry] = []
         skipped: list[tuple[SeriesEntry, str]] = []

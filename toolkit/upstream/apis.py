@@ -111,7 +111,7 @@ class ApiCheck:
                 "files": self.files}
 
     @classmethod
-    def from_json(cls, data: dict) -> "ApiCheck":
+    def from_json(cls, data: dict) -> ApiCheck:
         libs = {k: LibraryFacts(v["name"], Path(v["headers"]) if v["headers"] else None, v["version"], v["package"])
                 for k, v in data["libraries"].items()}
         return cls(libs, [Missing(**m) for m in data["missing"]], [Missing(**m) for m in data["guarded"]],

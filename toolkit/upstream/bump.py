@@ -188,4 +188,5 @@ def run_survey(staging: Staging, req: BumpRequest, features: list[str], off: lis
     from toolkit.upstream.survey import survey
 
     return survey(BuildOptions(recipe=str(staging.recipe_file), variant="bump", with_features=tuple(features),
-                               without_features=tuple(off), mirrors=tuple(req.mirrors), offline=req.offline, build_root=req.build_dir))
+                               without_features=tuple(off), mirrors=tuple(req.mirrors), offline=req.offline,
+                               build_root=req.build_dir))

@@ -3,7 +3,8 @@
 Every new file is first written beside its destination under a temporary name and synced; then a journal
 (<project>/.toolkit-bump-journal.json) lists the renames and deletions still to do, and only then are they
 done. A crash before the journal exists leaves the project as it was (at most a stray `*.toolkit-bump.tmp`,
-which the next bump of that file overwrites); after, the next bump finishes what the journal lists. No half-written recipe is ever left in place.
+which the next bump of that file overwrites); after, the next bump finishes what the journal lists. No
+half-written recipe is ever left in place.
 """
 
 from __future__ import annotations

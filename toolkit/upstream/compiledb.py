@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from toolkit.upstream import cxxscan
 from toolkit.util.errors import ToolkitError

@@ -22,7 +22,8 @@ _KEYWORDS = frozenset("""return case else throw new delete sizeof alignof co_ret
 typeid not and or if while for switch do""".split())
 # `T name =`, `T* name;`, `T& name(`, `> name{`: a name declared after a type (or a template's closing `>`).
 _DECLARED = re.compile(r"(\w+|[>*&])[\s*&]+([A-Za-z_]\w*)\s*(?=[=;({\[,):])")
-_TYPE_DECL = re.compile(r"\b(?:struct|class|enum|union|namespace|using|typedef)\s+(?:class\s+|struct\s+)?([A-Za-z_]\w*)")
+_TYPE_DECL = re.compile(
+    r"\b(?:struct|class|enum|union|namespace|using|typedef)\s+(?:class\s+|struct\s+)?([A-Za-z_]\w*)")
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)", re.M)
 _MACRO_HEAD = re.compile(r"^\s*#\s*define\s+[A-Za-z_]\w*(?:\([^)]*\))?")
 _ANY_DIRECTIVE = re.compile(r"^\s*#.*$", re.M)

@@ -111,7 +111,8 @@ def _deps(b) -> list[str]:
            f"{', '.join(b.features)}). Unchanged: {len(b.survey['fetchcontent']) - len(b.deps)} of "
            f"{len(b.survey['fetchcontent'])} requests."]
     if b.deps:
-        out += ["", "| dependency | change | the tree declares | recipe URL now | pin |", "| --- | --- | --- | --- | --- |"]
+        out += ["", "| dependency | change | the tree declares | recipe URL now | pin |",
+                "| --- | --- | --- | --- | --- |"]
         for c in b.deps:
             version = f"{c.old_version} -> {c.new_version}" if c.kind == depmod.REVERSIONED else c.kind
             pin = f"content `{c.content[:16]}...`" if c.content else (c.problem or "")

@@ -18,7 +18,7 @@ class ApiCheckSettings:
     libraries: tuple[str, ...]
 
     @classmethod
-    def from_table(cls, t: Table, recipe_dir: Path) -> "ApiCheckSettings":
+    def from_table(cls, t: Table, recipe_dir: Path) -> ApiCheckSettings:
         from toolkit.upstream.apis import load_libraries
 
         known, _ = load_libraries()

@@ -28,7 +28,7 @@ class Staging:
     touched: set[Path] = field(default_factory=set)
 
     @classmethod
-    def create(cls, recipe: Recipe, scratch: Path) -> "Staging":
+    def create(cls, recipe: Recipe, scratch: Path) -> Staging:
         """Copy the recipe, its lock file, the file it extends and its series' folder into `scratch`."""
         files = [recipe.file, lock_path_for(recipe.file)] + _extended(recipe.file)
         folders = [recipe.series.parent] if recipe.series else []
