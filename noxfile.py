@@ -96,6 +96,12 @@ def lock(session: nox.Session) -> None:
 
 
 @nox.session(venv_backend="none")
+def bump(session: nox.Session) -> None:
+    """Move a recipe to another upstream revision: `-- --recipe NAME --to REV [--root NAME] [--check]`."""
+    _toolkit(session, "bump")
+
+
+@nox.session(venv_backend="none")
 def release(session: nox.Session) -> None:
     """The release matrix: `-- --print-matrix` for CI fan-out, `-- --only ID` to build one entry."""
     _toolkit(session, "release")

@@ -27,6 +27,7 @@ COMMAND_MODULES: list[str] = [
     "toolkit.buildroot.cli",
     "toolkit.engine.workdirs_cli",
     "toolkit.compile_check.cli",
+    "toolkit.upstream.cli",
 ]
 
 

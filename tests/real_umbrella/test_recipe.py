@@ -99,9 +99,12 @@ def test_patch_check_passes_on_the_pinned_commit_from_the_mirror(tmp_path):
                     "--with", "hipdnn", "--check", "--build-dir", str(tmp_path / "b"), cache=tmp_path / "cache")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for name in ("0001-probe-migraphx-apis.patch", "0002-runpath-for-bare-name-backends.patch",
-                 "0003-missing-hip-backend-not-fatal.patch", "0004-no-device-is-zero-devices.patch"):
+                 "0003-missing-hip-backend-not-fatal.patch", "0004-no-device-is-zero-devices.patch",
+                 "0005-guard-advance-backend-option.patch"):
         assert f"{name}: applies" in proc.stdout
-    assert "4 of 4 patch(es) of phase base apply" in proc.stderr
+    # 0006 guards the same call as older revisions write it: this one does not need it (if-tree-has).
+    assert "patch 0006-guard-advance-backend-option-before-nchw.patch: not needed on this revision" in proc.stderr
+    assert "5 of 5 patch(es) of phase base apply" in proc.stderr
     # Without the hip backend, its patch is not applied (when=hipdnn).
     proc = _toolkit("patch", "--recipe", "umbrella-ep-real", "--mirror", MIRROR.as_uri(), "--offline",
                     "--check", "--build-dir", str(tmp_path / "b"), cache=tmp_path / "cache")

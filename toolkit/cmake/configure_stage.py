@@ -64,6 +64,9 @@ def configure_defines(b: Build) -> dict[str, str]:
     active = {dep.define for dep in b.fetchcontent_deps()}
     defines.update({dep.define: "" for dep in b.recipe.extra.get("fetchcontent", ()) if dep.define not in active})
     defines.update(b.defines())
+    if "api_check" in b.recipe.extra:
+        # The api-check stage reads the units CMake will compile, and their include folders, from here.
+        defines["CMAKE_EXPORT_COMPILE_COMMANDS"] = "ON"
     # Libraries land in a staging folder; the build stage copies exactly the expected ones to lib/.
     if settings.collect == "output-dir":
         defines[settings.output_dir_define] = str(b.workspace.cmake / "out")

@@ -18,6 +18,7 @@ from toolkit.engine import validate
 from toolkit.util.fsutil import sha256_file
 from toolkit.cmake.commands import compiler_launcher
 from toolkit.cmake.toolchain import Toolchain, resolve as resolve_toolchain
+from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import tree_digest
 from toolkit.engine.options import BuildOptions
@@ -159,8 +160,15 @@ class Build:
 
     # -- facts several stages share ----------------------------------------------------------
     def series(self) -> patching.Series | None:
+        """The recipe's series as this source revision needs it: entries whose revision conditions
+        (if-tree-has, unless-tree-has) say the fetched tree does not need them are left out, and said so once."""
         if self.recipe.series is not None and self._series is None:
-            self._series = patching.load_series(self.recipe.series)
+            loaded = patching.load_series(self.recipe.series)
+            if not self.source_dir.is_dir():
+                return loaded  # a dry run before the fetch: the conditions cannot be judged yet
+            self._series, skipped = loaded.for_tree(self.source_dir)
+            for entry, why in skipped:
+                log.info(f"patch {entry.name}: {why}")
         return self._series
 
     def active_patches(self, phase: str) -> list[patching.SeriesEntry]:

@@ -18,6 +18,7 @@ from toolkit.engine.options import BuildOptions
 from toolkit.engine.runner import StageResult, StageRunner, StageSpec
 from toolkit.hipify import stage as hipify_stage
 from toolkit.patching import stage as patch_stage
+from toolkit.upstream import stage as api_check_stage
 from toolkit.util import log
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.wheel import stage as wheel_stage
@@ -28,6 +29,7 @@ ORDER: tuple[StageSpec, ...] = (
     patch_stage.HIPIFIED,
     compile_check_stage.STAGE,
     configure_stage.STAGE,
+    api_check_stage.STAGE,
     build_stage.STAGE,
     check_stage.STAGE,
     wheel_stage.WHEEL,

@@ -9,6 +9,11 @@ Format (one entry per patch, in order; the `#` lines directly above an entry say
 
 Fields: `phase` is `base` (applied before hipify) or `hipified` (after); `sha256` is the patch file's
 checksum; `when` (optional) lists features that must all be enabled, `!name` one that must be off.
+Revision conditions (optional, for a series that serves several revisions of the tree) say on which trees
+the patch is needed, judged on the fetched source before any patch: `if-tree-has=PATH[:TEXT]` (needed only
+while the file exists, holding TEXT), `unless-tree-has=PATH[:TEXT]` (not needed once it does: the fix is
+upstream). A value with spaces is quoted: `unless-tree-has="src/a.cc:return 0;"`. Revision ranges are not
+offered: a build fetches one commit without its history, so only the tree itself can be asked.
 Comments separated from an entry by a blank line are file comments, not a reason. Every mistake is an
 error naming the series file and line, because a series that is read loosely is a series nobody trusts.
 """
@@ -16,7 +21,8 @@ error naming the series file and line, because a series that is read loosely is 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+import shlex
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -24,9 +30,39 @@ from toolkit.util.fsutil import atomic_write_text, sha256_file
 from toolkit.patching.errors import SeriesError
 
 PHASES = ("base", "hipified")
-FIELDS = ("phase", "sha256", "when")
+CONDITIONS = ("if-tree-has", "unless-tree-has")
+FIELDS = ("phase", "sha256", "when", *CONDITIONS)
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _FEATURE = re.compile(r"!?[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+@dataclass(frozen=True)
+class TreeCondition:
+    """`if-tree-has` / `unless-tree-has`: whether the source tree holds `text` in `path` (or the file at all)."""
+
+    field: str
+    path: str
+    text: str | None
+
+    def found(self, tree: Path) -> bool:
+        file = Path(tree) / self.path
+        if not file.is_file():
+            return False
+        return self.text is None or self.text.encode("utf-8") in file.read_bytes()
+
+    def why_not_needed(self, tree: Path) -> str | None:
+        """None when this condition wants the patch on `tree`, else why not."""
+        what = f"{self.path}" + (f" holding {self.text!r}" if self.text is not None else "")
+        found = self.found(tree)
+        if self.field == "if-tree-has" and not found:
+            return f"not needed on this revision: the tree has no {what} ({self.field})"
+        if self.field == "unless-tree-has" and found:
+            return f"not needed on this revision: the tree has {what} ({self.field})"
+        return None
+
+    def token(self) -> str:
+        value = self.path if self.text is None else f"{self.path}:{self.text}"
+        return f"{self.field}={shlex.quote(value)}"
 
 
 @dataclass(frozen=True)
@@ -39,6 +75,15 @@ class SeriesEntry:
     why: str  # the comment lines above the entry, joined with newlines
     line: int  # 1-based line of the entry in the series file
     comment_line: int  # 1-based line where the why-comment starts
+    conditions: tuple[TreeCondition, ...] = ()  # on which revisions of the tree it is needed
+
+    def why_not_needed(self, tree: Path) -> str | None:
+        """None when the tree (the fetched source, before any patch) needs this patch, else why not."""
+        for condition in self.conditions:
+            reason = condition.why_not_needed(tree)
+            if reason:
+                return reason
+        return None
 
     def enabled(self, features: Iterable[str]) -> bool:
         on = set(features)
@@ -73,6 +118,18 @@ class Series:
                 continue
             (enabled if e.enabled(feats) else disabled).append(e)
         return enabled, disabled
+
+    def for_tree(self, tree: Path) -> tuple[Series, list[tuple[SeriesEntry, str]]]:
+        """The series with only the entries this source tree needs, and (entry, why) for those it does not."""
+        kept: list[SeriesEntry] = []
+        skipped: list[tuple[SeriesEntry, str]] = []
+        for e in self.entries:
+            reason = e.why_not_needed(tree)
+            if reason is None:
+                kept.append(e)
+            else:
+                skipped.append((e, reason))
+        return replace(self, entries=tuple(kept)), skipped
 
 
 def load_series(path: Path) -> Series:
@@ -110,7 +167,11 @@ def load_series(path: Path) -> Series:
 
 def _parse_entry(path: Path, number: int, line: str, why: list[str], why_start: int) -> SeriesEntry:
     where = f"{path}:{number}"
-    tokens = line.split()
+    try:
+        tokens = shlex.split(line)
+    except ValueError as exc:
+        raise SeriesError(f"{where}: cannot split the entry into fields ({exc})",
+                          "close the quotes around a value with spaces: unless-tree-has=\"PATH:TEXT\"") from None
     name = tokens[0]
     if "=" in name:
         raise SeriesError(f"{where}: expected a patch file name first, got '{name}'",
@@ -147,11 +208,22 @@ def _parse_entry(path: Path, number: int, line: str, why: list[str], why_start: 
         if bad:
             raise SeriesError(f"{where}: when='{values['when']}' has a bad feature name '{bad[0]}'",
                               "write when=feature1,feature2 (all must be enabled; !feature: must be off)")
+    conditions = tuple(_condition(where, key, values[key]) for key in CONDITIONS if key in values)
     patch_path = path.parent / name
     if not patch_path.is_file():
         raise SeriesError(f"{where}: patch file {patch_path} not found",
                           "add the file, or remove its entry from the series")
-    return SeriesEntry(name, patch_path, values["phase"], values["sha256"], when, "\n".join(why), number, why_start)
+    return SeriesEntry(name, patch_path, values["phase"], values["sha256"], when, "\n".join(why), number, why_start,
+                       conditions)
+
+
+def _condition(where: str, key: str, value: str) -> TreeCondition:
+    file, sep, text = value.partition(":")
+    if not file or file.startswith("/") or ".." in Path(file).parts or (sep and not text):
+        raise SeriesError(f"{where}: {key}={value!r} must be PATH or PATH:TEXT, PATH relative to the tree "
+                          f"without '..' and TEXT not empty",
+                          f"for instance {key}=\"src/CMakeLists.txt:option(USE_HIP\"")
+    return TreeCondition(key, file, text if sep else None)
 
 
 def checksum_problem(entry: SeriesEntry, series_path: Path) -> str | None:
@@ -163,10 +235,13 @@ def checksum_problem(entry: SeriesEntry, series_path: Path) -> str | None:
             f"the patch file changed since the series was written")
 
 
-def entry_line(name: str, phase: str, sha256: str, when: tuple[str, ...]) -> str:
+def entry_line(name: str, phase: str, sha256: str, when: tuple[str, ...],
+               conditions: tuple[TreeCondition, ...] = ()) -> str:
     fields = f"{name} phase={phase} sha256={sha256}"
     if when:
         fields += f" when={','.join(when)}"
+    for condition in conditions:
+        fields += f" {condition.token()}"
     return fields
 
 
@@ -180,7 +255,7 @@ def rewrite_series(series: Series, sha_updates: dict[str, str], dropped: set[str
         if e.name in dropped:
             remove.update(range(e.comment_line, e.line + 1))
         elif e.name in sha_updates:
-            lines[e.line - 1] = entry_line(e.name, e.phase, sha_updates[e.name], e.when)
+            lines[e.line - 1] = entry_line(e.name, e.phase, sha_updates[e.name], e.when, e.conditions)
     out = [text for n, text in enumerate(lines, start=1) if n not in remove]
     for name, phase, sha, why in appended:
         if out and out[-1].strip():

@@ -169,6 +169,7 @@ _SECTIONS = {
     "release": ("toolkit.release.settings", "from_table"),
     "wheel": ("toolkit.wheel.settings", "from_table"),
     "smoke": ("toolkit.wheel.settings", "smoke_from_table"),
+    "api_check": ("toolkit.upstream.settings", "from_table"),
 }
 
 

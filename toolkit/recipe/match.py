@@ -17,7 +17,7 @@ def series_failures(recipe: Recipe, tree: Path, features) -> list[str]:
 
     if recipe.series is None:
         return []
-    series = patching.load_series(recipe.series)
+    series, _ = patching.load_series(recipe.series).for_tree(tree)
     return [f"{a.entry.name}: {a.summary}" for a in patching.analyze(series, tree, "base", sorted(features))
             if not a.ok]
 

@@ -91,14 +91,15 @@ def fetch(url: str, sha256: str, cache: Cache, mirrors: list[str] | tuple[str, .
     hit = cache.find_download(sha256)
     if hit is not None and sha256_file(hit) == sha256:
         return hit
-    if offline and hit is None:
+    candidates = _candidates(url, mirrors, offline)
+    if offline and hit is None and not candidates:
         raise _offline_error(url, sha256, cache)
     with cache.lock(sha256, url):
-        hit = _verified_hit(cache, sha256, url, offline)
+        hit = _verified_hit(cache, sha256, url, offline and not candidates)
         if hit is not None:
             return hit  # another process finished it while this one waited
         part = cache.partial_path(sha256)
-        _download_from_any(url, mirrors, part, sha256, options)
+        _download_from_any(url, candidates, part, sha256, options)
         return _publish(part, cache.download_path(sha256, url))
 
 
@@ -131,7 +132,7 @@ def fetch_unpinned(url: str, cache: Cache, mirrors: list[str] | tuple[str, ...] 
     key = "url-" + url_key(url)
     with cache.lock(key, url):
         part = cache.partial_path(key)
-        _download_from_any(url, mirrors, part, None, options)
+        _download_from_any(url, candidate_urls(url, mirrors), part, None, options)
         digest = sha256_file(part)
         with cache.lock(digest, url):
             existing = _verified_hit(cache, digest, url, offline=False)
@@ -141,12 +142,21 @@ def fetch_unpinned(url: str, cache: Cache, mirrors: list[str] | tuple[str, ...] 
             return _publish(part, cache.download_path(digest, url)), digest
 
 
-def _download_from_any(url: str, mirrors: list[str] | tuple[str, ...], part: Path, sha256: str | None,
+def _candidates(url: str, mirrors: list[str] | tuple[str, ...], offline: bool) -> list[str]:
+    """Where url may come from: its mirrors, then url itself. Reading a local file is not network access, so
+    offline still takes a file:// mirror or URL that exists."""
+    candidates = candidate_urls(url, mirrors)
+    if offline:
+        candidates = [c for c in candidates if c.startswith("file://") and Path(c[len("file://"):]).is_file()]
+    return candidates
+
+
+def _download_from_any(url: str, candidates: list[str], part: Path, sha256: str | None,
                        options: DownloadOptions) -> None:
-    """Download url into part from the first of its mirrors (then url itself) that serves it (verified against
+    """Download url into part from the first of its candidate locations that serves it (verified against
     sha256 when given); raises an error listing every location's failure when none does."""
     failures = []
-    for candidate in candidate_urls(url, mirrors):
+    for candidate in candidates:
         try:
             _download_verified(candidate, part, sha256, options)
             return

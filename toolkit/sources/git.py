@@ -49,7 +49,8 @@ def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, off
 
     candidates = [mirror_url(m, url) for m in mirrors if not offline or m.startswith("file://")]
     candidates = [c for c in candidates if not c.startswith("file://") or Path(c[len("file://"):]).is_dir()]
-    if not offline:
+    # Reading a local repository is not network access: offline still reads a file:// (or plain path) source.
+    if not offline or _is_local(url):
         candidates.append(url)
     if not candidates:
         raise ToolkitError(

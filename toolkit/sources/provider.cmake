@@ -9,6 +9,12 @@
 # copy), TOOLKIT_PROVIDER_RECIPE (the recipe file, for the error); TOOLKIT_PROVIDER_REPORT is where each request
 # is written, one "<method> <name>" line per request.
 # A FetchContent name the map lacks stops the configure: CMake would otherwise download it unverified.
+#
+# Survey mode (TOOLKIT_PROVIDER_SURVEY names a file; `python -m toolkit survey`, which `bump` runs): each
+# FetchContent request is also written there with what the tree declared for it (CMake hands the provider
+# FetchContent_Declare's arguments after the name: URL, GIT_REPOSITORY, GIT_TAG, ...), one line per request:
+# "<name>\t<served|stub>\t<argument>\t<argument>...". A name the map lacks gets an empty stand-in folder
+# instead of stopping the configure, so one configure of a new revision lists every dependency it declares.
 
 if(NOT DEFINED TOOLKIT_PROVIDER_MAP)
   message(FATAL_ERROR "toolkit provider: TOOLKIT_PROVIDER_MAP is not set (the toolkit passes it with the provider)")
@@ -16,6 +22,9 @@ endif()
 include("${TOOLKIT_PROVIDER_MAP}")
 include(FetchContent)
 file(WRITE "${TOOLKIT_PROVIDER_REPORT}" "")
+if(DEFINED TOOLKIT_PROVIDER_SURVEY AND NOT "${TOOLKIT_PROVIDER_SURVEY}" STREQUAL "")
+  file(WRITE "${TOOLKIT_PROVIDER_SURVEY}" "")
+endif()
 # A folder FetchContent cached in an earlier configure would be taken without asking the provider.
 foreach(_toolkit_name IN LISTS TOOLKIT_FC_NAMES)
   string(TOUPPER "${_toolkit_name}" _toolkit_uc)
@@ -45,19 +54,39 @@ function(_toolkit_make_available name folder)
   unset(FETCHCONTENT_SOURCE_DIR_${upper} CACHE)
 endfunction()
 
+# Survey mode: record the request with its declared details; serve a name the map lacks from an empty
+# stand-in folder (its targets are missing, which the configure reports after every request was seen).
+function(_toolkit_survey name)
+  string(TOLOWER "${name}" lc)
+  set(state served)
+  if(NOT DEFINED TOOLKIT_FC_DIR_${lc})
+    set(state stub)
+    set(stub "${CMAKE_BINARY_DIR}/_toolkit_survey_stubs/${lc}")
+    file(WRITE "${stub}/CMakeLists.txt" "# toolkit survey: '${name}' is not in the recipe; an empty stand-in\n")
+    _toolkit_make_available("${name}" "${stub}")
+  endif()
+  set(details ${ARGN})
+  list(JOIN details "\t" joined)
+  file(APPEND "${TOOLKIT_PROVIDER_SURVEY}" "${lc}\t${state}\t${joined}\n")
+endfunction()
+
 macro(toolkit_provide_dependency method name)
   if("${method}" STREQUAL "FETCHCONTENT_MAKEAVAILABLE_SERIAL")
     string(TOLOWER "${name}" _toolkit_lc)
     string(TOUPPER "${name}" _toolkit_uc)
     file(APPEND "${TOOLKIT_PROVIDER_REPORT}" "fetchcontent ${_toolkit_lc}\n")
-    if(NOT DEFINED TOOLKIT_FC_DIR_${_toolkit_lc})
+    if(DEFINED TOOLKIT_PROVIDER_SURVEY AND NOT "${TOOLKIT_PROVIDER_SURVEY}" STREQUAL "")
+      _toolkit_survey("${name}" ${ARGN})
+    elseif(NOT DEFINED TOOLKIT_FC_DIR_${_toolkit_lc})
       file(RELATIVE_PATH _toolkit_where "${CMAKE_SOURCE_DIR}" "${CMAKE_CURRENT_LIST_FILE}")
       message(FATAL_ERROR
         "toolkit: FetchContent dependency '${name}' (asked for by ${_toolkit_where}) is not listed in "
         "${TOOLKIT_PROVIDER_RECIPE}; add\n  [[fetchcontent]]\n  name = \"${_toolkit_lc}\"\n  url = \"<archive URL>\"\n"
         "to ${TOOLKIT_PROVIDER_RECIPE}, then run `nox -s lock` to pin it. CMake downloads nothing here.")
     endif()
-    _toolkit_make_available("${name}" "${TOOLKIT_FC_DIR_${_toolkit_lc}}")
+    if(DEFINED TOOLKIT_FC_DIR_${_toolkit_lc})
+      _toolkit_make_available("${name}" "${TOOLKIT_FC_DIR_${_toolkit_lc}}")
+    endif()
   elseif("${method}" STREQUAL "FIND_PACKAGE")
     file(APPEND "${TOOLKIT_PROVIDER_REPORT}" "find_package ${name}\n")
     # System packages (ORT, HIP, MIGraphX from the build root) are found as usual; only recorded.

@@ -1,0 +1,70 @@
+"""`python -m toolkit bump` and `python -m toolkit survey`."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from toolkit.util import log
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bump", help="move a recipe to another revision of its git source; report what changed",
+                       description="Resolve REV, judge the patch series on it, survey the new tree's CMake surface "
+                                   "(options, FetchContent dependencies, libraries, system APIs) with a real "
+                                   "configure, then write the new pin, re-locked dependencies and refreshed series "
+                                   "all at once. Prints a Markdown report. Exit 0: written (or, with --check, "
+                                   "nothing needs a person); 1: something needs a person (the report says what; "
+                                   "a conflicting series writes nothing).")
+    p.add_argument("--recipe", required=True, metavar="NAME|PATH", help="recipe name (recipes/NAME.toml) or path")
+    p.add_argument("--to", required=True, metavar="REV",
+                   help="commit, branch or tag of the recipe's git source or its mirror (a local repository also "
+                        "takes short ids and main~1)")
+    p.add_argument("--mirror", action="append", default=[], metavar="BASE",
+                   help="mirror tried before upstream (BASE/<host>/<path>); also $TOOLKIT_MIRRORS")
+    p.add_argument("--offline", action="store_true", help="no network: read only the cache and local (file://) mirrors")
+    p.add_argument("--check", action="store_true",
+                   help="only report; exit 1 when the revision needs a person (for a scheduled CI job)")
+    p.add_argument("--root", metavar="NAME", default=None,
+                   help="configure in this build root (debian-sid-rocm): its ROCm, MIGraphX and ORT are the system")
+    p.add_argument("--build-dir", type=Path, default=None, metavar="DIR",
+                   help="build root for the survey's work tree (default: $TOOLKIT_BUILD_DIR or ./build)")
+    p.add_argument("--report", type=Path, default=None, metavar="FILE", help="also write the report to FILE")
+    p.set_defaults(func=_bump)
+
+    s = sub.add_parser("survey", help="configure a recipe's tree with the dependency provider in survey mode; "
+                                      "print what it asks for as JSON",
+                       description="Fetch and patch the recipe's tree as a build does, configure it into "
+                                   "<work tree>/survey with the dependency provider in survey mode, and print (or "
+                                   "write to --out) every FetchContent request with what the tree declared, the "
+                                   "options, the installed libraries and the API check.")
+    from toolkit.engine.cli import add_build_arguments
+
+    add_build_arguments(s)
+    s.add_argument("--out", type=Path, default=None, metavar="FILE", help="write the JSON here instead of stdout")
+    s.set_defaults(func=_survey)
+
+
+def _bump(args: argparse.Namespace) -> int:
+    from toolkit.upstream.bump import BumpRequest, bump
+    from toolkit.upstream.report import markdown
+    from toolkit.util.fsutil import atomic_write_text
+
+    started = time.monotonic()
+    result = bump(BumpRequest(args.recipe, args.to, tuple(args.mirror), args.offline, args.check, args.root,
+                              args.build_dir))
+    text = markdown(result, args.check)
+    print(text, end="")
+    if args.report is not None:
+        atomic_write_text(args.report, text)
+    log.info(f"bump took {time.monotonic() - started:.0f} s")
+    return 1 if result.needs_human() else 0
+
+
+def _survey(args: argparse.Namespace) -> int:
+    from toolkit.engine.cli import options_from_args
+    from toolkit.upstream.survey import survey, write
+
+    write(survey(options_from_args(args)), args.out)
+    return 0

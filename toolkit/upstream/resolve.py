@@ -1,0 +1,111 @@
+"""A revision a person names (a commit, a branch, a tag; for a local repository anything git understands,
+`main~1` included) as the commit it is, asked of the recipe's git source or its mirror.
+
+Mirrors come first, as for fetching: an internal mirror is closer and is what a build will read. A local
+repository (file:// or a path) is asked with `git rev-parse`, which also expands a short commit id; a
+remote one with `git ls-remote`, which knows branches and tags only, so a commit is given there in full.
+Offline, only local repositories are asked: reading a folder is not network access.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolkit.sources.download import mirror_url
+from toolkit.util.errors import ToolkitError
+
+_FULL = re.compile(r"[0-9a-f]{40}")
+
+
+@dataclass(frozen=True)
+class Revision:
+    asked: str  # as the person wrote it
+    commit: str
+    ref: str | None  # the branch or tag it named, when it named one
+    where: str  # the repository that answered
+
+    def describe(self) -> str:
+        named = f" ({self.ref})" if self.ref and self.ref != self.commit else ""
+        return f"{self.asked}{named} = {self.commit}"
+
+
+def local_path(url: str) -> Path | None:
+    """The folder of a local repository URL (file:///x or a plain path), else None."""
+    if url.startswith("file://"):
+        return Path(url[len("file://"):])
+    if "://" not in url and ":" not in url.split("/", 1)[0]:
+        return Path(url)
+    return None
+
+
+def repositories(url: str, mirrors: tuple[str, ...], offline: bool) -> list[str]:
+    """Where to ask: each mirror's copy that could exist (a local one only if it does), then upstream."""
+    out = []
+    for base in mirrors:
+        candidate = mirror_url(base, url)
+        path = local_path(candidate)
+        if path is not None and path.is_dir():
+            out.append(candidate)
+        elif path is None and not offline:
+            out.append(candidate)
+    if local_path(url) is not None or not offline:
+        out.append(url)
+    return out
+
+
+def resolve(url: str, rev: str, mirrors: tuple[str, ...] = (), offline: bool = False) -> Revision:
+    """The commit `rev` names in the first repository that knows it."""
+    if not rev or rev.startswith("-"):
+        raise ToolkitError(f"--to {rev!r}: expected a commit, a branch or a tag", hint="for example --to main")
+    where = repositories(url, mirrors, offline)
+    if not where:
+        raise ToolkitError(f"offline: cannot resolve {rev!r}: {url} is not local and no local mirror holds it",
+                           hint="pass --mirror file://<mirror> holding the repository, or drop --offline")
+    tried = []
+    for repo in where:
+        found = _ask(repo, rev)
+        if found is not None:
+            return Revision(rev, found[0], found[1], repo)
+        tried.append(repo)
+    if _FULL.fullmatch(rev) and any(local_path(r) is None for r in tried):
+        # A remote cannot list commits; fetching it by id (what a build does) is the check.
+        return Revision(rev, rev, None, url)
+    hint = "give a branch, a tag or a full 40-hex commit"
+    if not _FULL.fullmatch(rev) and re.fullmatch(r"[0-9a-f]{4,39}", rev):
+        hint = "a short commit id is only understood by a local repository: give all 40 hex digits"
+    raise ToolkitError(f"revision {rev!r} is not in {' nor in '.join(tried)}", hint=hint)
+
+
+def _ask(repo: str, rev: str) -> tuple[str, str | None] | None:
+    path = local_path(repo)
+    if path is not None:
+        out = _git(["-C", str(path), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"])
+        if out is None:
+            return None
+        commit = out.strip()
+        ref = _git(["-C", str(path), "rev-parse", "--symbolic-full-name", rev]) or ""
+        return commit, ref.strip() or None
+    out = _git(["ls-remote", repo])
+    if out is None:
+        return None
+    refs = {}
+    for line in out.splitlines():
+        sha, _, name = line.partition("\t")
+        refs[name] = sha
+    for name in (f"refs/heads/{rev}", f"refs/tags/{rev}^{{}}", f"refs/tags/{rev}", rev):
+        if name in refs:
+            return refs[name], name.removesuffix("^{}")
+    return None
+
+
+def _git(args: list[str]) -> str | None:
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true")
+    try:
+        proc = subprocess.run(["git", *args], capture_output=True, text=True, env=env, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ToolkitError(f"git {' '.join(args[:3])}: cannot run: {exc}", hint="install git") from None
+    return proc.stdout if proc.returncode == 0 else None

@@ -1,0 +1,88 @@
+"""`python -m toolkit survey`: what a revision asks of its build, read from a real configure.
+
+The recipe's tree is fetched and patched as a build does (the pipeline up to `patch`), then configured into
+its own folder (<work tree>/survey, fresh each time) with the build's defines and the dependency provider in
+survey mode. The result, as JSON: every FetchContent request with what the tree declared for it, the
+find_package calls, the options the tree declares, the libraries its install rules ship, the configure's
+outcome, and the API check of the units it would compile. `bump` runs it inside the build root.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from toolkit.cmake.commands import configure_command, find_cmake, find_ninja
+from toolkit.cmake.configure_stage import configure_defines
+from toolkit.engine import pipeline
+from toolkit.engine.options import BuildOptions
+from toolkit.sources.fetchcontent import REPORT_NAME, read_report
+from toolkit.sources.survey import read_survey, survey_define
+from toolkit.upstream import apis, compiledb, surface
+from toolkit.upstream.stage import cmake_texts, libraries
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_text
+
+TAIL = 40
+
+
+def survey(options: BuildOptions) -> dict:
+    b, _ = pipeline.run_build(options, until="patch")
+    ws = b.workspace
+    binary = ws.root / "survey"
+    # Fresh: FetchContent and the CMake cache remember earlier answers, which would hide requests.
+    shutil.rmtree(binary, ignore_errors=True)
+    defines = {**configure_defines(b), **survey_define(binary), "CMAKE_EXPORT_COMPILE_COMMANDS": "ON",
+               "TOOLKIT_PROVIDER_REPORT": (binary / REPORT_NAME).as_posix()}
+    cmd = configure_command(find_cmake(), ws.source, binary, b.recipe.build.generator, find_ninja(), defines)
+    log.stage("survey", "$ " + " ".join(cmd))
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    (ws.root / "logs").mkdir(parents=True, exist_ok=True)
+    (ws.root / "logs" / "survey.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
+    requests = read_survey(binary)
+    result = {
+        "recipe": str(b.recipe.file), "source": b.source.describe(), "features": sorted(b.enabled()),
+        "configure": {"ok": proc.returncode == 0, "tail": _errors(proc.stdout + proc.stderr)},
+        "fetchcontent": [{"name": r.name, "served": r.served, "details": list(r.details)} for r in requests],
+        "find_package": read_report(binary)["find_package"],
+        "options": sorted(surface.tree_options(b.recipe, ws.source)),
+        "libraries": surface.install_libraries(binary),
+        "expected_libraries": [name for name, _ in b.expected()],
+    }
+    result["api_check"] = _api_check(b, binary, ws.source)
+    return result
+
+
+def _errors(output: str) -> list[str]:
+    """The configure's error messages (CMake Error blocks), else its last lines."""
+    lines = output.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("CMake Error")), None)
+    return lines[start:start + TAIL] if start is not None else lines[-TAIL:]
+
+
+def _api_check(b, binary: Path, tree: Path) -> dict | None:
+    if "api_check" not in b.recipe.extra:
+        return None
+    try:
+        files = compiledb.read(binary, tree)
+        note = None
+    except ToolkitError:
+        # The configure stopped before writing compile_commands.json: read every source of the tree instead.
+        files = compiledb.TreeFiles(tree.resolve(), sorted(p.resolve() for p in tree.rglob("*")
+                                                           if p.suffix in (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp")
+                                                           and ".git" not in p.parts))
+        note = "the configure wrote no compile_commands.json: every C/C++ file of the tree was read"
+    result = apis.check(files, libraries(b), cmake_texts(tree)).to_json()
+    result["note"] = note
+    return result
+
+
+def write(result: dict, out: Path | None) -> None:
+    text = json.dumps(result, indent=2) + "\n"
+    if out is None:
+        print(text, end="")
+    else:
+        atomic_write_text(Path(out), text)
