@@ -48,17 +48,17 @@ def main() -> int:
         kinds = ["host-python"] + (["debootstrap"] if args.debootstrap else [])
         for kind in kinds:
             context = work / kind
-            make = (lambda: rootfs.from_host_python(context / "rootfs")) if kind == "host-python" else \
-                (lambda: rootfs.debootstrap(context / "rootfs"))
+            make = (lambda c=context: rootfs.from_host_python(c / "rootfs")) if kind == "host-python" else \
+                (lambda c=context: rootfs.debootstrap(c / "rootfs"))
             timed(f"{kind}: root filesystem", make)
             print(f"{kind}: size {du(context / 'rootfs')}")
             argv = container.build_argv(engine, REPO / "containers/local-rootfs.Containerfile", context,
                                         f"localhost/bench-{kind}:1")
-            timed(f"{kind}: podman build (vfs)", lambda: subprocess.run(argv, env=env, check=True,
-                                                                         capture_output=True))
+            timed(f"{kind}: podman build (vfs)", lambda a=argv: subprocess.run(a, env=env, check=True,
+                                                                          capture_output=True))
             run = container.run_argv(engine, f"localhost/bench-{kind}:1", ["python3", "-c", "pass"],
                                      container.Mounts(project=REPO), {})
-            timed(f"{kind}: podman run python3 -c pass", lambda: subprocess.run(run, env=env, check=True))
+            timed(f"{kind}: podman run python3 -c pass", lambda r=run: subprocess.run(r, env=env, check=True))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

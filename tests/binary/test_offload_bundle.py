@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.hipify_support import hip_env, require_hipcc
-from toolkit.util.errors import ToolkitError
 from toolkit.binary.offload_bundle import MAGIC, bundle_data, gpu_targets, read_bundles
+from toolkit.util.errors import ToolkitError
 
 KERNEL = """
 #include <hip/hip_runtime.h>

@@ -19,7 +19,6 @@ from tests.support.tools import ROOT, need
 from toolkit.buildroot import ENV_BUILDROOT, ensure_root, make, packageset, record, run_in_root
 from toolkit.util.errors import ToolkitError
 
-
 TINY = """\
 # a minimal root: what the cache, the record and the diff are proven on
 [root]
@@ -52,7 +51,7 @@ def tiny_root(tmp_path_factory):
     makers = [subprocess.Popen([sys.executable, "-m", "toolkit", "root", "make", str(spec)], cwd=ROOT, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [m.communicate(timeout=900) for m in makers]
-    for m, (out, err) in zip(makers, outs):
+    for m, (_out, err) in zip(makers, outs, strict=False):
         assert m.returncode == 0, err
     paths = {out.strip() for out, _ in outs}
     assert len(paths) == 1, paths

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.tools import need, require_tool, run_toolkit as toolkit
-from toolkit.cmake.commands import read_cache
-from toolkit.util.errors import ToolkitError
+from tests.support.tools import need, require_tool
+from tests.support.tools import run_toolkit as toolkit
 from toolkit.binary.offload_bundle import gpu_targets
+from toolkit.cmake.commands import read_cache
 from toolkit.engine.options import BuildOptions
+from toolkit.util.errors import ToolkitError
 
 
 def test_plain_configure_passes_the_kernel_defines_empty(tmp_path):
@@ -46,8 +47,8 @@ def test_plain_build_after_a_gpu_targets_build_compiles_no_kernels(after_gfx90a)
 
 
 def test_check_fails_when_offload_bundles_disagree_with_the_facts(after_gfx90a):
-    from toolkit.engine.build import prepare
     from toolkit.cmake.check_stage import check_stage
+    from toolkit.engine.build import prepare
 
     root, work, kept, _ = after_gfx90a
     lib = work / "lib" / "libmigraphx-backend.so"

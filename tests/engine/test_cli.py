@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import ROOT, require_tool
+from toolkit.binary.hip import HipToolchain, find_hip
 from toolkit.cli import build_parser
 from toolkit.util.errors import ToolkitError
-from toolkit.binary.hip import HipToolchain, find_hip
 
 
 def toolkit(*args, cwd=ROOT, env=None, check=True):

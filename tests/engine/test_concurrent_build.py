@@ -124,8 +124,8 @@ def test_second_build_waits_then_runs(tmp_path, patched_digest):
 
 
 def test_release_output_folder_is_locked(release_libs, tmp_path):
-    from toolkit.util.errors import ToolkitError
     from toolkit.release.orchestrator import run_release
+    from toolkit.util.errors import ToolkitError
     from toolkit.util.locks import WorkLock
 
     out = tmp_path / "dist"

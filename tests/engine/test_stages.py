@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from toolkit.util.errors import ToolkitError
 from toolkit.engine.runner import Stage, StageRunner
+from toolkit.util.errors import ToolkitError
 
 
 def make_stages(tmp_path, calls, params):

@@ -10,8 +10,8 @@ import pytest
 
 from tests.support.hipify_support import HIP_TARGETS, hip_env, require_hipcc
 from tests.support.tools import DATA, ROOT
-from toolkit.hipify import HipifySettings, hipify_tree
 from toolkit.binary.offload_bundle import gpu_targets
+from toolkit.hipify import HipifySettings, hipify_tree
 
 CORPUS = DATA / "cuda_corpus"
 EXPECTED = DATA / "cuda_corpus_expected"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.hipify.engine import convert_text
 from toolkit.hipify.settings import HipifySettings, Rename, Substitution, from_table, glob_match
 from toolkit.hipify.tables import TABLES_DIR, load_tables
+from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.util.tomlread import Table
 
 

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.tools import need, require_tool, run_toolkit as toolkit
+from tests.support.tools import need, require_tool
+from tests.support.tools import run_toolkit as toolkit
 from toolkit.binary.elf import read_elf
 from toolkit.binary.offload_bundle import gpu_targets
 

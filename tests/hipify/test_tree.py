@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from tests.support.tools import DATA
 from toolkit.cli import main
-from toolkit.util.errors import ToolkitError
 from toolkit.hipify import HipifySettings, hipify_tree
 from toolkit.hipify.settings import Exclude, Rename
 from toolkit.hipify.tree import CACHE_NAME
+from toolkit.util.errors import ToolkitError
 
 CORPUS = DATA / "cuda_corpus"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.util.errors import ToolkitError
 from toolkit.patching import SeriesError, load_series
 from toolkit.patching.series import rewrite_series
+from toolkit.util.errors import ToolkitError
 
 
 def _setup(tmp_path: Path, text: str) -> Path:

@@ -124,8 +124,9 @@ def expand_synopsis(text: str) -> list[str]:
     widest = max((len(m.group(0).split("|")) for m in choices.finditer(text)), default=1)
     variants = []
     for optional, pick in itertools.product((False, True), range(widest)):
-        line = re.sub(r"\[([^\[\]]*)\]", lambda m: m.group(1) if optional else "", text)
-        line = choices.sub(lambda m: m.group(0).split("|")[min(pick, len(m.group(0).split("|")) - 1)], line)
+        line = re.sub(r"\[([^\[\]]*)\]", lambda m, optional=optional: m.group(1) if optional else "", text)
+        line = choices.sub(lambda m, pick=pick: m.group(0).split("|")[min(pick, len(m.group(0).split("|")) - 1)],
+                           line)
         if line not in variants:
             variants.append(line)
     return variants
@@ -274,7 +275,7 @@ def check_pytest(argv: list[str], via: str) -> None:
     from _pytest.mark.expression import Expression
 
     known = registered_markers() | {"skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings"}
-    for option, value in zip(argv, argv[1:]):
+    for option, value in zip(argv, argv[1:], strict=False):
         if option in ("-m", "-k"):
             try:
                 Expression.compile(value)

@@ -12,11 +12,11 @@ import shutil
 import zipfile
 from pathlib import Path
 
-
 from tests.support.real_umbrella_support import BUILD, COMMON, LIBS, SMOKE_SCRIPT, inside, toolkit
 from toolkit.binary.elf import read_elf
 from toolkit.sources.fetchcontent import read_report
 from toolkit.wheel.data import rocm_excludes
+
 
 def test_libraries_from_install_rules_with_declared_exports_and_needed(real_build):
     lib = real_build.ws / "lib"

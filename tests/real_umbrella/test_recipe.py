@@ -13,8 +13,8 @@ import pytest
 from tests.support.real_umbrella_support import MIRROR
 from tests.support.tools import ROOT, need, require_tool
 from toolkit.recipe import features as feat
-from toolkit.util.errors import RecipeError
 from toolkit.recipe.load import load_recipe
+from toolkit.util.errors import RecipeError
 
 COMMIT = "a2ea3b25f420c5eb8d25edc366fbc17d6de4fe22"
 ARCHIVE = MIRROR / f"github.com/onnxruntime/onnxruntime-ep-amdgpu/archive/{COMMIT}.tar.gz"

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.real_umbrella_support import BUILD
-from toolkit.buildroot import run_in_root
 from toolkit.binary.elf import highest_version, read_elf, version_needs
+from toolkit.buildroot import run_in_root
 from toolkit.cmake.toolchain import resolve
 
 pytestmark = pytest.mark.buildroot

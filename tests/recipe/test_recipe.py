@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import ROOT
-from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.recipe.features import select_features
 from toolkit.recipe.load import load_recipe
+from toolkit.util.errors import RecipeError, ToolkitError
 
 SAMPLE = ROOT / "recipes" / "amdgpu-ep.toml"
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import need
-from toolkit.util.errors import ToolkitError
 from toolkit.release import compile_cache
 from toolkit.release.compile_cache import compile_cache_config, resolve_url
+from toolkit.util.errors import ToolkitError
 
 
 def _need(tool: str) -> str:

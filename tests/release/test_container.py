@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import ROOT, need
-from toolkit.util.errors import ToolkitError
 from toolkit.release import container, rootfs
+from toolkit.util.errors import ToolkitError
 
 RECIPE = """\
 [recipe]

@@ -19,11 +19,11 @@ import pytest
 
 from tests.support.release_wheels import PATCH_SHA, SOURCE_SHA, builder, make_wheel, two_entries
 from tests.support.tools import need
-from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import sha256_file
 from toolkit.release import sbom
 from toolkit.release.matrix import Entry
 from toolkit.release.orchestrator import run_release
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import sha256_file
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.sample_tree import (SAMPLE_DIR, SAMPLE_SERIES, cmake_and_ninja, configure_and_build,
-                                       series_patches)
+from tests.support.sample_tree import SAMPLE_DIR, SAMPLE_SERIES, cmake_and_ninja, configure_and_build, series_patches
 from tests.support.tools import DATA, require_tool
 from toolkit.patching import load_series
 

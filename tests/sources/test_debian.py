@@ -12,12 +12,12 @@ import pytest
 import requests
 
 from tests.support.tools import require_tool
-from toolkit.util.errors import ToolkitError
 from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
 from toolkit.sources import Cache, FetchContext, fetch_ort
 from toolkit.sources.debian import ar_members, index_entry
 from toolkit.sources.debian_mirror import debian_mirror
 from toolkit.sources.extract import extract_archive, extract_deb
+from toolkit.util.errors import ToolkitError
 
 
 def build_deb(tmp_path: Path, compression: str) -> Path:

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.http import FaultServer
-from toolkit.util.errors import ToolkitError
 from toolkit.sources.cache import Cache
 from toolkit.sources.download import DownloadOptions, candidate_urls, fetch, fetch_unpinned, mirror_url
+from toolkit.util.errors import ToolkitError
 
 DATA = os.urandom(200_000)
 SHA = hashlib.sha256(DATA).hexdigest()

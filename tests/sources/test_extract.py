@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.util.errors import ToolkitError
 from toolkit.sources.extract import extract_archive
+from toolkit.util.errors import ToolkitError
 
 
 def _tar(path: Path, members: list[tuple], mode: str = "w:gz") -> Path:

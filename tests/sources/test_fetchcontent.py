@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.tools import ROOT, require_tool
 from tests.support.http import FaultServer
-from toolkit.util.errors import ToolkitError
+from tests.support.tools import ROOT, require_tool
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import DownloadOptions
@@ -25,8 +24,16 @@ from toolkit.sources.lock import LockFile
 from toolkit.sources.pinned import PinnedArchive
 from toolkit.sources.plan import plan_lines
 from toolkit.sources.preflight import PreflightOptions, check, preflight
-from toolkit.sources.settings import (FetchContentDep, active_deps, OrtPackage, OrtSettings, Requirements, SourceSettings,
-                                      fetchcontent_from_tables)
+from toolkit.sources.settings import (
+    FetchContentDep,
+    OrtPackage,
+    OrtSettings,
+    Requirements,
+    SourceSettings,
+    active_deps,
+    fetchcontent_from_tables,
+)
+from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlread import load_toml
 
 FAST = DownloadOptions(connect_timeout=2, read_timeout=2, retries=1, backoff=0.01, progress=False)

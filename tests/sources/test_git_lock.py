@@ -11,11 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.util.fsutil import tree_digest
-
-from tests.support.tools import need
 from tests.support.http import FaultServer
-from toolkit.util.errors import RecipeError, ToolkitError
+from tests.support.tools import need
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import DownloadOptions
@@ -23,6 +20,8 @@ from toolkit.sources.lock import LockFile, lock_path_for, lock_recipe, recipe_ur
 from toolkit.sources.pinned import PinnedArchive
 from toolkit.sources.settings import SourceSettings, source_from_argument
 from toolkit.sources.source import resolve_source
+from toolkit.util.errors import RecipeError, ToolkitError
+from toolkit.util.fsutil import tree_digest
 from toolkit.util.tomlread import load_toml
 
 FAST = DownloadOptions(connect_timeout=2, read_timeout=2, retries=1, backoff=0.01, progress=False)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.util.errors import ToolkitError
 from toolkit.sources.extract import extract_archive
+from toolkit.util.errors import ToolkitError
 
 OLD = 1_000_000_000  # an mtime no extraction would set by accident
 

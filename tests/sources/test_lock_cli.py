@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from tests.support.http import FaultServer
-from toolkit.util import log
 from toolkit.recipe.load import PROJECT_ROOT
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import DownloadOptions
 from toolkit.sources.settings import source_from_argument
+from toolkit.util import log
 
 FAST = DownloadOptions(connect_timeout=2, read_timeout=2, retries=0, progress=False)
 

@@ -12,8 +12,8 @@ import tarfile
 
 import pytest
 
-from tests.support.real_umbrella_support import MIRROR
 from tests.support.http import FaultServer
+from tests.support.real_umbrella_support import MIRROR
 from tests.support.tools import require_tool
 from toolkit.compile_check.settings import from_table as compile_check_from_table
 from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe

@@ -13,8 +13,8 @@ import pytest
 
 from tests.support.release_wheels import builder, two_entries
 from tests.support.tools import ROOT
-from toolkit.util.fsutil import atomic_write_text
 from toolkit.release.orchestrator import run_release
+from toolkit.util.fsutil import atomic_write_text
 
 UMASKS = [0o022, 0o002]
 

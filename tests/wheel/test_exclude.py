@@ -13,8 +13,8 @@ import pytest
 from tests.support.tools import need
 from tests.support.wheel_support import SETTINGS, build_c_library, shared_library, stand_in_lib_dir
 from toolkit.binary.elf import read_elf
-from toolkit.util.errors import ToolkitError
 from toolkit.release import sbom
+from toolkit.util.errors import ToolkitError
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.repair import repair_wheel
 

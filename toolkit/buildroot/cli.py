@@ -6,9 +6,9 @@ import argparse
 import os
 from pathlib import Path
 
-from toolkit.util import log
 from toolkit.buildroot import make, packageset, record, sandbox
 from toolkit.sources.debian_mirror import debian_mirror
+from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 
 

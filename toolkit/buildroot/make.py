@@ -21,10 +21,11 @@ import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from toolkit.util import log
 from toolkit.buildroot import packageset, record, sandbox
 from toolkit.buildroot.packageset import PackageSet
-from toolkit.sources.debian_mirror import ENV as ENV_DEBIAN_MIRROR, debian_mirror
+from toolkit.sources.debian_mirror import ENV as ENV_DEBIAN_MIRROR
+from toolkit.sources.debian_mirror import debian_mirror
+from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text
 from toolkit.util.locks import WorkLock

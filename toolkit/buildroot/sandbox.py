@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run as run_command

@@ -22,8 +22,8 @@ import shutil
 import tomllib
 from pathlib import Path
 
-from toolkit.util import log
 from toolkit.buildroot import make, packageset, sandbox
+from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.locks import WorkLock
 

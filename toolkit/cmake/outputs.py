@@ -10,9 +10,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from toolkit.util import log
-from toolkit.engine.build import Build, library_file
 from toolkit.binary.elf import read_elf
+from toolkit.engine.build import Build, library_file
+from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 
 

@@ -38,10 +38,10 @@ def hipify_perl_path(explicit: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from toolkit.engine.cli import options_from_args
     from toolkit.compile_check.engines import run_engine
-    from toolkit.recipe.load import find_recipe, load_recipe
     from toolkit.engine.build import PROJECT_ROOT
+    from toolkit.engine.cli import options_from_args
+    from toolkit.recipe.load import find_recipe, load_recipe
 
     options = options_from_args(args)
     engines = [e for e in args.engine if e != "both"] + (list(ENGINES) if "both" in args.engine else [])

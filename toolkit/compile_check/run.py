@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.buildroot import ensure_root, run_in_root
+from toolkit.compile_check.settings import CompileCheckSettings, Dep
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text, iter_files
-from toolkit.compile_check.settings import CompileCheckSettings, Dep
 from toolkit.util.globs import glob_match
 
 DRIVER = Path(__file__).with_name("driver.py")

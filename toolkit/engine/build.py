@@ -13,19 +13,19 @@ from pathlib import Path
 
 from toolkit import patching, sources
 from toolkit.binary.hip import HipToolchain, NoHip, find_hip
-from toolkit.recipe import features as feat
-from toolkit.engine import validate
-from toolkit.util.fsutil import sha256_file
 from toolkit.cmake.commands import compiler_launcher
-from toolkit.cmake.toolchain import Toolchain, resolve as resolve_toolchain
-from toolkit.util import log
-from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import tree_digest
+from toolkit.cmake.toolchain import Toolchain
+from toolkit.cmake.toolchain import resolve as resolve_toolchain
+from toolkit.engine import validate
 from toolkit.engine.options import BuildOptions
+from toolkit.engine.workspace import Workspace, default_build_root
+from toolkit.recipe import features as feat
 from toolkit.recipe.load import PROJECT_ROOT, Recipe, find_recipe, load_recipe
 from toolkit.recipe.match import check_tree_fits
 from toolkit.sources import FetchContext, ResolvedPaths, SourceSettings
-from toolkit.engine.workspace import Workspace, default_build_root
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import sha256_file, tree_digest
 from toolkit.util.locks import WorkLock, remove_stale_temporaries
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from toolkit.engine import pipeline
 from toolkit.cmake.toolchain import NAMES as TOOLCHAINS
+from toolkit.engine import pipeline
 from toolkit.engine.options import BuildOptions, positive_int
 from toolkit.hipify.settings import ENGINES as HIPIFY_ENGINES
 from toolkit.patching import workflow

@@ -18,9 +18,10 @@ import json
 import os
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
@@ -49,8 +50,8 @@ class StageSpec:
     # One line for `build --help`, the dry run and README's stage table.
     summary: str
     # Whether this build has the stage at all (its recipe section exists, the series has such patches, ...).
-    applies: Callable[["Build"], bool]
-    make: Callable[["Build"], Stage]
+    applies: Callable[[Build], bool]
+    make: Callable[[Build], Stage]
     # Only when a wheel is asked for (--wheel, --smoke, release builds).
     packaging: bool = False
 

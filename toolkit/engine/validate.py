@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from toolkit.util.errors import ToolkitError
 from toolkit.binary.hip import HipToolchain, find_hip, supported_processors, unsupported_targets
 from toolkit.engine.options import BuildOptions
 from toolkit.recipe.load import Recipe
+from toolkit.util.errors import ToolkitError
 
 
 def check_build(recipe: Recipe, options: BuildOptions, build_root: Path, work_tree: Path) -> None:

@@ -11,11 +11,11 @@ import argparse
 import shutil
 from pathlib import Path
 
+from toolkit.engine.options import check_variant
+from toolkit.engine.workspace import Workspace, default_build_root
+from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe, recipes_dir
 from toolkit.util import log
 from toolkit.util.errors import RecipeError, ToolkitError
-from toolkit.engine.options import check_variant
-from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe, recipes_dir
-from toolkit.engine.workspace import Workspace, default_build_root
 
 
 def register(sub: argparse._SubParsersAction) -> None:

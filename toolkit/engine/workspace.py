@@ -16,7 +16,7 @@ class Workspace:
     root: Path
 
     @classmethod
-    def for_recipe(cls, build_root: Path, recipe: str, variant: str) -> "Workspace":
+    def for_recipe(cls, build_root: Path, recipe: str, variant: str) -> Workspace:
         return cls(Path(build_root).resolve() / recipe / variant)
 
     @property

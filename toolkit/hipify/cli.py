@@ -6,9 +6,9 @@ import argparse
 import dataclasses
 from pathlib import Path
 
+from toolkit.engine.options import positive_int
 from toolkit.hipify.settings import DNN_TARGETS, ENGINES, LAUNCH_SYNTAXES, HipifySettings
 from toolkit.hipify.tree import hipify_tree
-from toolkit.engine.options import positive_int
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

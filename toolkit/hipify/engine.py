@@ -24,9 +24,9 @@ from toolkit.hipify.launches import launches_to_ggl
 from toolkit.hipify.lexer import SCAN, Lines, skip_ws, split_args
 from toolkit.hipify.results import FileResult, Finding, Warning
 from toolkit.hipify.settings import HipifySettings
-from toolkit.util.globs import glob_match
 from toolkit.hipify.tables import Tables
 from toolkit.hipify.warp import lane_warnings, rewrite_call
+from toolkit.util.globs import glob_match
 
 __all__ = ["ENGINE_VERSION", "FileResult", "Finding", "Warning", "apply_substitutions", "convert_text",
            "split_args", "still_present"]

@@ -11,11 +11,11 @@ import re
 import shutil
 from pathlib import Path
 
-from toolkit.util.errors import ToolkitError
-from toolkit.util.process import run
 from toolkit.hipify.engine import FileResult, Warning, apply_substitutions, convert_text, still_present
 from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import Tables
+from toolkit.util.errors import ToolkitError
+from toolkit.util.process import run
 
 _WARNING = re.compile(r"(?:warning|error)\s*:\s*\S*?:#?(\d+)\s*:?\s*(.*)")
 

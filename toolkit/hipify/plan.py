@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import iter_files, sha256_bytes
 from toolkit.hipify.report import HipifyReport
 from toolkit.hipify.settings import HipifySettings
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import iter_files, sha256_bytes
 
 
 def plan_outputs(settings: HipifySettings, src_dir: Path, out_dir: Path, old_files: dict[str, dict],

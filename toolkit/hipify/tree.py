@@ -15,15 +15,15 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from toolkit.util import log
-from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text
 from toolkit.hipify.engine import ENGINE_VERSION
 from toolkit.hipify.plan import plan_outputs
 from toolkit.hipify.report import HipifyReport, Located
 from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import tables_digest
 from toolkit.hipify.worker import convert_one
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_text
 
 CACHE_NAME = ".hipify-cache.json"
 CACHE_FORMAT = 1
@@ -93,7 +93,7 @@ def hipify_tree(settings: HipifySettings, src_dir: Path, out_dir: Path, jobs: in
 
     entries, changed = plan_outputs(settings, src_dir, out_dir, old_files, report)
     todo = [(settings, str(src_dir / rel), str(out_dir / report.outputs[rel]), rel, perl) for rel in changed]
-    for rel, res in zip(changed, _convert_all(todo, jobs, _Progress(len(todo), progress))):
+    for rel, res in zip(changed, _convert_all(todo, jobs, _Progress(len(todo), progress)), strict=False):
         res["output"] = report.outputs[rel]
         report.converted.append(rel)
         if res.pop("written"):

@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from toolkit.util.fsutil import atomic_write_bytes, sha256_bytes
 from toolkit.hipify.engine import FileResult, convert_text
 from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import Tables, load_tables
+from toolkit.util.fsutil import atomic_write_bytes, sha256_bytes
 
 # Loaded once per process and option set: a worker converts many files with the same tables.
 _worker_tables: dict[tuple, Tables] = {}

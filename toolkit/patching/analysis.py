@@ -156,7 +156,7 @@ def applied_prefix(series: Series, patches: list[tuple[SeriesEntry, Patch]], vie
     K..1, each exactly, succeeds in memory."""
     for k in range(len(patches), 0, -1):
         state = view
-        for entry, patch in reversed(patches[:k]):
+        for _entry, patch in reversed(patches[:k]):
             step = attempt(patch, detect_strip(patch, state), state, 0, reverse=True, stop_early=True)
             if not step.ok:
                 break

@@ -20,14 +20,22 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
-from toolkit.util import log
-from toolkit.util.fsutil import atomic_write_text
-from toolkit.patching.analysis import (JOURNAL, OK_STATUSES, PatchAnalysis, TreeView, analyze_view, detect_strip,
-                                       file_paths, format_report)
+from toolkit.patching.analysis import (
+    JOURNAL,
+    OK_STATUSES,
+    PatchAnalysis,
+    TreeView,
+    analyze_view,
+    detect_strip,
+    file_paths,
+    format_report,
+)
 from toolkit.patching.diff import DiffSyntaxError, parse_patch
 from toolkit.patching.errors import PatchError
 from toolkit.patching.hunks import MAX_FUZZ
 from toolkit.patching.series import PHASES, Series
+from toolkit.util import log
+from toolkit.util.fsutil import atomic_write_text
 
 _TMP_SUFFIX = ".toolkit-patch.tmp"
 

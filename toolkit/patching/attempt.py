@@ -9,7 +9,6 @@ from toolkit.patching.diff import DiffSyntaxError, FileDiff, Patch
 from toolkit.patching.hunks import FileOutcome, apply_file
 from toolkit.patching.treeview import TreeView
 
-
 # -- strip level --------------------------------------------------------------------------------------
 
 def _strip(path: str, level: int) -> str | None:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from toolkit.util import log
 from toolkit.patching.analysis import OK_STATUSES, format_report
 from toolkit.patching.apply import analyze, apply_series
 from toolkit.patching.hunks import MAX_FUZZ
 from toolkit.patching.refresh import refresh_series
 from toolkit.patching.series import PHASES, load_series
+from toolkit.util import log
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

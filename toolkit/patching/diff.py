@@ -58,7 +58,7 @@ class Hunk:
     def new_lines(self) -> list[Line]:
         return [ln for ln in self.lines if ln.tag != "-"]
 
-    def reversed(self) -> "Hunk":
+    def reversed(self) -> Hunk:
         swap = {"+": "-", "-": "+", " ": " "}
         return Hunk(self.new_start, self.new_len, self.old_start, self.old_len, self.section,
                     tuple(Line(swap[ln.tag], ln.text, ln.eol) for ln in self.lines), self.patch_line)
@@ -82,7 +82,7 @@ class FileDiff:
     def deletes(self) -> bool:
         return self.new_path is None
 
-    def reversed(self) -> "FileDiff":
+    def reversed(self) -> FileDiff:
         return replace(self, old_path=self.new_path, new_path=self.old_path, old_mode=self.new_mode,
                        new_mode=self.old_mode, hunks=tuple(h.reversed() for h in self.hunks))
 

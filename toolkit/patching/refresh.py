@@ -22,8 +22,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.util import log
-from toolkit.util.fsutil import atomic_write_bytes, iter_files, sha256_bytes
 from toolkit.patching.analysis import JOURNAL
 from toolkit.patching.attempt import attempt, detect_strip, file_paths
 from toolkit.patching.diff import DiffSyntaxError, Patch, parse_patch, write_file_diff
@@ -31,6 +29,8 @@ from toolkit.patching.errors import PatchError
 from toolkit.patching.hunks import MAX_FUZZ
 from toolkit.patching.series import Series, SeriesEntry, checksum_problem, rewrite_series, write_series
 from toolkit.patching.treeview import SKIP_DIRS, TreeView
+from toolkit.util import log
+from toolkit.util.fsutil import atomic_write_bytes, iter_files, sha256_bytes
 
 _UNKNOWN = object()
 

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable
 
-from toolkit.util.fsutil import atomic_write_text, sha256_file
 from toolkit.patching.errors import SeriesError
+from toolkit.util.fsutil import atomic_write_text, sha256_file
 
 PHASES = ("base", "hipified")
 CONDITIONS = ("if-tree-has", "unless-tree-has")

@@ -23,7 +23,7 @@ class TreeView:
         self._cache: dict[str, bytes | None] = {}
         self._names: dict[str, list[str]] | None = None
 
-    def copy(self) -> "TreeView":
+    def copy(self) -> TreeView:
         other = TreeView(self.root)
         other.changes = dict(self.changes)
         other.modes = dict(self.modes)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
 
-from toolkit.util.errors import ToolkitError
 from toolkit.recipe.load import Feature, Recipe, Spelling
+from toolkit.util.errors import ToolkitError
 
 
 def host_platform() -> str:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolkit.util.errors import ToolkitError
 from toolkit.recipe.load import Recipe, load_recipe, recipes_dir
+from toolkit.util.errors import ToolkitError
 
 
 def series_failures(recipe: Recipe, tree: Path, features) -> list[str]:

@@ -13,12 +13,12 @@ import shlex
 import sys
 from pathlib import Path
 
-from toolkit.util import log
 from toolkit.cli import name_value_pairs
-from toolkit.util.errors import ToolkitError
+from toolkit.recipe.load import recipe_argument
 from toolkit.release import container, matrix
 from toolkit.release.settings import ReleaseSettings, from_table
-from toolkit.recipe.load import recipe_argument
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlread import load_toml
 
 

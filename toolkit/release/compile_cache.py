@@ -113,7 +113,7 @@ def _check_url(url: str, origin: str) -> str:
         raise ToolkitError(f"{origin} = {redact(url)!r}: the URL names no host",
                            hint="for example redis://127.0.0.1:6379")
     try:
-        parts.port
+        _ = parts.port  # urllib checks the port only when it is read
     except ValueError:
         raise ToolkitError(f"{origin} = {redact(url)!r}: the port is not a number") from None
     return parts.scheme

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from toolkit.util.errors import ToolkitError
 from toolkit.release.settings import ReleaseSettings
+from toolkit.util.errors import ToolkitError
 
 
 @dataclass(frozen=True)

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
+from toolkit.release import checksums, provenance, sbom
+from toolkit.release.matrix import Entry
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text, make_temp_dir, replace_dir, sha256_file
-from toolkit.release import checksums, provenance, sbom
-from toolkit.release.matrix import Entry
 from toolkit.util.locks import WorkLock, remove_stale_temporaries
 
 BuildFn = Callable[[Entry, Path], "tuple[Path, dict]"]
@@ -36,7 +36,7 @@ class ReleaseResult:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _check_replaceable(out_dir: Path) -> None:

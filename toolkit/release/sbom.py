@@ -21,12 +21,11 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-
 from toolkit import __version__
 from toolkit.binary.elf import ELF_MAGIC, read_elf
 from toolkit.util.errors import ToolkitError
-from toolkit.wheel.data import rocm_excludes
 from toolkit.util.fsutil import sha256_bytes, sha256_file
+from toolkit.wheel.data import rocm_excludes
 
 SPEC_VERSION = "1.7"
 def load_rocm_excludes() -> list[str]:
@@ -109,8 +108,8 @@ def _purl(name: str, version: str, filename: str) -> str:
 def _timestamp() -> str:
     # SOURCE_DATE_EPOCH makes the SBOM of a reproducible build byte-identical.
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    moment = (_dt.datetime.fromtimestamp(int(epoch), _dt.timezone.utc) if epoch
-              else _dt.datetime.now(_dt.timezone.utc))
+    moment = (_dt.datetime.fromtimestamp(int(epoch), _dt.UTC) if epoch
+              else _dt.datetime.now(_dt.UTC))
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

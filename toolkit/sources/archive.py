@@ -21,14 +21,14 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from toolkit.util import log
-from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text, replace_dir
 from toolkit.sources.context import FetchContext
 from toolkit.sources.debian_mirror import resolve_url
 from toolkit.sources.download import fetch_unpinned, mirror_url
 from toolkit.sources.extract import extract_archive
 from toolkit.sources.pinned import PinnedArchive
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_text, replace_dir
 
 
 def stamp_path(dest: Path, kind: str) -> Path:

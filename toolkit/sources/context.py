@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.util import log
-from toolkit.util.errors import ToolkitError
 from toolkit.sources.cache import Cache
 from toolkit.sources.download import DownloadOptions, fetch, fetch_unpinned, mirrors_from_env
 from toolkit.sources.lock import LockFile
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class FetchContext:
 
     @classmethod
     def create(cls, recipe: Path | None = None, offline: bool = False, mirrors: list[str] | None = None,
-               release: bool = False, cache: Cache | None = None) -> "FetchContext":
+               release: bool = False, cache: Cache | None = None) -> FetchContext:
         """The usual context: default cache, --mirror values then $TOOLKIT_MIRRORS, the recipe's lock file."""
         lock = LockFile.for_recipe(recipe) if recipe is not None else None
         all_mirrors = tuple(mirrors or ()) + tuple(m for m in mirrors_from_env() if m not in (mirrors or ()))

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import json
 import platform as _platform
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Mapping
 
-from toolkit.util.errors import ToolkitError
 from toolkit.sources.archive import unpack_pinned, with_lock_pins
 from toolkit.sources.context import FetchContext
 from toolkit.sources.settings import OrtPackage, OrtSettings
+from toolkit.util.errors import ToolkitError
 
 _OS = {"Linux": "linux", "Windows": "win", "Darwin": "osx"}
 _ARCH = {"x86_64": "x64", "AMD64": "x64", "aarch64": "aarch64", "arm64": "arm64", "ARM64": "arm64"}

@@ -21,12 +21,12 @@ import requests
 import urllib3
 
 from toolkit import __version__
-from toolkit.util import log
-from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import sha256_file
 from toolkit.sources.cache import Cache, url_key
 from toolkit.sources.debian_mirror import resolve_url
 from toolkit.sources.progress import Progress
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import sha256_file
 
 ENV_MIRRORS = "TOOLKIT_MIRRORS"
 _CHUNK = 1 << 16

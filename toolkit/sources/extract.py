@@ -21,10 +21,10 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit.sources import debian
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import replace_dir
-from toolkit.sources import debian
 
 _TMP_SUFFIX = ".extract"
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tbz", ".tar", ".zip", ".deb")

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text
 from toolkit.sources.archive import is_cached, unpack_pinned, with_lock_pins
 from toolkit.sources.context import FetchContext
 from toolkit.sources.settings import FetchContentDep
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_text
 
 DISCONNECTED = "FETCHCONTENT_FULLY_DISCONNECTED"
 PROVIDER = Path(__file__).with_name("provider.cmake")

@@ -13,11 +13,11 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from toolkit.sources.cache import Cache, url_key
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import replace_dir
 from toolkit.util.process import run
-from toolkit.sources.cache import Cache, url_key
 
 
 def _is_local(url: str) -> bool:

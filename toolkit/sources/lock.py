@@ -11,13 +11,13 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.util import log
-from toolkit.util.errors import RecipeError, ToolkitError
-from toolkit.util.fsutil import atomic_write_text
 from toolkit.sources.cache import Cache
 from toolkit.sources.download import DownloadOptions, fetch_unpinned
 from toolkit.sources.pinned import PinnedArchive
 from toolkit.sources.settings import FetchContentDep, OrtSettings, SourceSettings, fetchcontent_from_tables
+from toolkit.util import log
+from toolkit.util.errors import RecipeError, ToolkitError
+from toolkit.util.fsutil import atomic_write_text
 from toolkit.util.tomlread import load_toml
 
 LOCK_VERSION = 1
@@ -36,7 +36,7 @@ class LockFile:
     contents: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: Path) -> "LockFile":
+    def load(cls, path: Path) -> LockFile:
         path = Path(path)
         if not path.is_file():
             return cls(path, {})
@@ -54,7 +54,7 @@ class LockFile:
         return cls(path, pins, contents)
 
     @classmethod
-    def for_recipe(cls, recipe: Path) -> "LockFile":
+    def for_recipe(cls, recipe: Path) -> LockFile:
         return cls.load(lock_path_for(recipe))
 
     def get(self, url: str) -> str | None:

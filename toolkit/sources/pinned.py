@@ -72,7 +72,7 @@ class PinnedArchive:
     def is_debian(self) -> bool:
         return self.url.startswith(DEBIAN_SCHEME)
 
-    def with_pins(self, sha256: str | None, content: str | None) -> "PinnedArchive":
+    def with_pins(self, sha256: str | None, content: str | None) -> PinnedArchive:
         """This archive with the pins a lock file adds (the recipe's own win)."""
         return replace(self, sha256=self.sha256 or sha256, content=self.content or content)
 
@@ -101,7 +101,7 @@ class PinnedArchive:
         return left
 
     @classmethod
-    def from_table(cls, t: Table, *, subdir: bool = True, require_pin: bool = False) -> "PinnedArchive":
+    def from_table(cls, t: Table, *, subdir: bool = True, require_pin: bool = False) -> PinnedArchive:
         """Read url, sha256, content, paths, strip_components (and subdir) from `t`; the caller reads its own
         keys and calls t.done(). require_pin: the table itself must give sha256 or content."""
         url = t.str("url")

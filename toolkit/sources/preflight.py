@@ -8,16 +8,16 @@ error lists everything missing, each with the option or variable that would fix 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
-from toolkit.util.errors import ToolkitError
 from toolkit.sources.archive import is_cached, with_lock_pins
 from toolkit.sources.context import FetchContext
 from toolkit.sources.debian_mirror import debian_mirror
 from toolkit.sources.deps import Located, components, locate, platform_tag
 from toolkit.sources.settings import OrtPackage, OrtSettings, Requirements
+from toolkit.util.errors import ToolkitError
 
 
 @dataclass(frozen=True)

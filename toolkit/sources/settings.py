@@ -59,7 +59,7 @@ class SourceSettings:
         return f"git {self.git} at {self.commit}"
 
     @classmethod
-    def from_table(cls, t: Table, recipe_dir: Path) -> "SourceSettings":
+    def from_table(cls, t: Table, recipe_dir: Path) -> SourceSettings:
         given = [k for k in ("path", "url", "git") if t.has(k)]
         if len(given) != 1:
             raise RecipeError(
@@ -129,7 +129,7 @@ class FetchContentDep:
         return f"FETCHCONTENT_SOURCE_DIR_{self.name.upper()}"
 
     @classmethod
-    def from_table(cls, t: Table, recipe_dir: Path) -> "FetchContentDep":
+    def from_table(cls, t: Table, recipe_dir: Path) -> FetchContentDep:
         name = t.str("name")
         if not _CONTENT_NAME.match(name):
             raise t.error("name", f"expected a FetchContent name (letters, digits, _ . + -), got {name!r}")
@@ -166,7 +166,7 @@ class OrtPackage:
     archive: PinnedArchive
 
     @classmethod
-    def from_table(cls, t: Table, recipe_dir: Path) -> "OrtPackage":
+    def from_table(cls, t: Table, recipe_dir: Path) -> OrtPackage:
         platform = t.str("platform")
         if not _PLATFORM.match(platform):
             raise t.error("platform", f"expected OS-ARCH such as 'linux-x64', got {platform!r}")
@@ -186,7 +186,7 @@ class OrtSettings:
         return next((p for p in self.packages if p.platform == platform), None)
 
     @classmethod
-    def from_table(cls, t: Table, recipe_dir: Path) -> "OrtSettings":
+    def from_table(cls, t: Table, recipe_dir: Path) -> OrtSettings:
         version = t.str("version")
         packages = tuple(OrtPackage.from_table(p, recipe_dir) for p in t.tables("package", []))
         platforms = [p.platform for p in packages]
@@ -217,7 +217,7 @@ class Requirements:
         return [c for c in COMPONENTS if c in wanted]
 
     @classmethod
-    def from_table(cls, t: Table, recipe_dir: Path) -> "Requirements":
+    def from_table(cls, t: Table, recipe_dir: Path) -> Requirements:
         always = t.str_list("always", [])
         for i, name in enumerate(always):
             if name not in COMPONENTS:

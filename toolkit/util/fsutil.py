@@ -10,8 +10,8 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 _CHUNK = 1 << 20
 # Marks a per-process temporary folder: `.<name>.tmp-<pid>-<random>`, removed by the next run that holds the lock.
@@ -142,7 +142,7 @@ def sync_tree(src: Path, dest: Path, skip_dirs: Iterable[str] = (".git",)) -> li
 
 
 def _prune_empty_dirs(root: Path) -> None:
-    for dirpath, dirnames, filenames in os.walk(root, topdown=False):
+    for dirpath, _dirnames, _filenames in os.walk(root, topdown=False):
         p = Path(dirpath)
         if p != root and not any(p.iterdir()):
             p.rmdir()

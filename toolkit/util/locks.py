@@ -22,7 +22,6 @@ from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import TMP_MARK
 
-
 _UNKNOWN = "another process"
 _NAME_POLLS, _NAME_POLL_S = 20, 0.05
 
@@ -66,7 +65,7 @@ class WorkLock:
         self.wait = wait
         self._fd: int | None = None
 
-    def acquire(self) -> "WorkLock":
+    def acquire(self) -> WorkLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         while True:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
@@ -114,7 +113,7 @@ class WorkLock:
             os.close(self._fd)
             self._fd = None
 
-    def __enter__(self) -> "WorkLock":
+    def __enter__(self) -> WorkLock:
         return self.acquire()
 
     def __exit__(self, *exc) -> None:

@@ -12,8 +12,8 @@ import os
 import shlex
 import signal
 import subprocess
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError

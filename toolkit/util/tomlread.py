@@ -9,8 +9,9 @@ Unknown keys are errors too (call `done()` after reading a table), which catches
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from toolkit.util.errors import RecipeError
 
@@ -26,7 +27,7 @@ def _describe(value: Any) -> str:
     return f"{kind} {value!r}"
 
 
-def load_toml(path: Path) -> "Table":
+def load_toml(path: Path) -> Table:
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -147,7 +148,7 @@ class Table:
             out.append(Table(item, self.file, f"{self.key_path(key)}[{i}]"))
         return out
 
-    def subtables(self) -> list[tuple[str, "Table"]]:
+    def subtables(self) -> list[tuple[str, Table]]:
         """Every key of this table as a named sub-table ([features.X] style)."""
         return [(k, self.table(k)) for k in list(self.data)]
 

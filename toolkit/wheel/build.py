@@ -10,17 +10,18 @@ import dataclasses
 import os
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
+from toolkit.binary.elf import is_elf, read_elf
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
 from toolkit.wheel.buildinfo import BuildInfo
 from toolkit.wheel.data import ep_entry_points, rocm_excludes
-from toolkit.wheel.repair import matches_any
-from toolkit.binary.elf import is_elf, read_elf
 from toolkit.wheel.project import generate_project
+from toolkit.wheel.repair import matches_any
 from toolkit.wheel.settings import Component, WheelSettings
 
 

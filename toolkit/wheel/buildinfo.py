@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from toolkit.util.errors import ToolkitError
 
@@ -22,7 +23,7 @@ class BuildInfo:
     rocm_libraries: tuple[str, ...] = ()
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], where: str = "build info") -> "BuildInfo":
+    def from_mapping(cls, data: Mapping[str, Any], where: str = "build info") -> BuildInfo:
         """Accept the pipeline's dict; `features` may be a list of names or a {name: bool} table."""
         known = {"source_revision", "patches", "features", "rocm_version", "gpu_targets", "toolchain",
                  "rocm_libraries"}

@@ -20,10 +20,10 @@ import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from toolkit.util.errors import ToolkitError
-from toolkit.wheel.data import ep_entry_points, rocm_excludes, system_libraries
 from toolkit.binary.elf import ELF_MAGIC, highest_version, read_elf, version_needs
 from toolkit.binary.offload_bundle import natural_key, offload_report
+from toolkit.util.errors import ToolkitError
+from toolkit.wheel.data import ep_entry_points, rocm_excludes, system_libraries
 from toolkit.wheel.repair import matches_any
 from toolkit.wheel.wheelfile import parse_wheel_filename, read_entry_points, read_headers
 

@@ -21,16 +21,16 @@ import sys
 import tempfile
 import zipfile
 from calendar import timegm
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
+from toolkit.binary.elf import ELF_MAGIC, read_elf
+from toolkit.binary.patchelf import find_patchelf
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import give_umask_mode
 from toolkit.util.process import run
-from toolkit.binary.elf import ELF_MAGIC, read_elf
-from toolkit.binary.patchelf import find_patchelf
 from toolkit.wheel import runpath
 from toolkit.wheel.rocm import Need, Resolver, missing_error
 from toolkit.wheel.settings import Component

@@ -22,11 +22,11 @@ import json
 import os
 import posixpath
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Iterable
 
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run

@@ -16,8 +16,8 @@ import hashlib
 import io
 import posixpath
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from toolkit.binary.elf import read_elf
 from toolkit.binary.patchelf import set_runpath

@@ -13,8 +13,8 @@ import sys
 import tempfile
 import venv
 import zipfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError

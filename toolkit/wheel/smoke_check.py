@@ -48,7 +48,7 @@ class StderrCapture:
         self.file = tempfile.TemporaryFile(mode="w+b")
         self.saved = None
 
-    def __enter__(self) -> "StderrCapture":
+    def __enter__(self) -> StderrCapture:
         sys.stderr.flush()
         self.saved = os.dup(2)
         os.dup2(self.file.fileno(), 2)
@@ -133,7 +133,6 @@ def mapped_files() -> set[str]:
 
 def matmul_relu_model(onnx):
     import numpy as np
-
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(7)
@@ -279,7 +278,7 @@ def check_devices(ort, onnx, gpus: list, registered: list[tuple[str, str]], args
                 if args.wrong_error:
                     wrong_session(ort, onnx, device, pairs(args.wrong_provider_option), args.wrong_error, check)
         gc.collect()
-        for path, ep_name in registered:
+        for _path, ep_name in registered:
             try:
                 ort.unregister_execution_provider_library(ep_name)
             except Exception as exc:
