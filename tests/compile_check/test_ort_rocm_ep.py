@@ -1,6 +1,7 @@
 """ORT 1.22.1's ROCm EP recipe end to end: the recipe's source (upstream's tag archive, content-pinned, served
 as a subset from the artifact mirror over file://) hipified by both engines, then the recipe's fixed sample
-of translation units compiled with the build root's hipcc for gfx942, both rates printed. CI runs it (never skipped under CI=true). The whole
+of translation units compiled with the build root's hipcc for gfx942, both rates printed. CI runs it (never
+skipped under CI=true). The whole
 tree (141 units) is `python -m toolkit compile-check --recipe onnxruntime-rocm-ep --engine both` and
 benchmarks/hipify_ort.py; it takes about 20 minutes on 2 cores, too long for every CI run."""
 

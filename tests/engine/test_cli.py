@@ -165,7 +165,8 @@ def test_series_naming_an_unknown_feature_is_an_error(tmp_path, main):
 def test_empty_source_folder_says_it_is_empty(tmp_path, main):
     tree = tmp_path / "tree"
     tree.mkdir()
-    refused(main("build", "--source", str(tree), "--build-dir", str(tmp_path / "b")), f"--source {tree}: the folder is empty")
+    refused(main("build", "--source", str(tree), "--build-dir", str(tmp_path / "b")),
+            f"--source {tree}: the folder is empty")
 
 
 def test_gpu_targets_are_checked_by_the_hip_compiler(tmp_path, main):

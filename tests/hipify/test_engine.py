@@ -222,7 +222,8 @@ def test_settings_from_table(tmp_path):
     ('engine = "clang"', r"key 'hipify\.engine': expected one of 'builtin', 'hipify-perl', got 'clang'"),
     ('[[hipify.exclude]]\nglob = "a"\nreason = " "', r"key 'hipify\.exclude\[0\]\.reason': must say why"),
     ('[[hipify.exclude]]\nglob = "a"', r"key 'hipify\.exclude\[0\]\.reason': required"),
-    ('[[hipify.substitute]]\nfrom = "("\nto = "x"\nregex = true', r"key 'hipify\.substitute\[0\]\.from': not a valid regular"),
+    ('[[hipify.substitute]]\nfrom = "("\nto = "x"\nregex = true',
+     r"key 'hipify\.substitute\[0\]\.from': not a valid regular"),
     ('launch = "chevron"', r"key 'hipify\.launch': unknown key"),
 ])
 def test_settings_errors_name_the_key(tmp_path, body, message):

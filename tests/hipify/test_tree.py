@@ -35,7 +35,8 @@ def test_rerun_converts_nothing_and_touching_one_converts_one(tree):
     src, out = tree
     settings = HipifySettings()
     first = hipify_tree(settings, src, out, jobs=1)
-    inputs = sorted(p.relative_to(src).as_posix() for p in src.rglob("*") if settings.included(p.relative_to(src).as_posix()))
+    inputs = sorted(p.relative_to(src).as_posix() for p in src.rglob("*")
+                    if settings.included(p.relative_to(src).as_posix()))
     assert sorted(first.converted) == inputs and first.unchanged == 0
     assert (out / "runtime_memcpy.cu").read_text().count("hipMemcpyAsync") == 2
     before = mtimes(out)
@@ -111,7 +112,8 @@ def test_output_inside_source_and_colliding_outputs_are_errors(tree):
         hipify_tree(HipifySettings(), src, src / "out")
     (src / "a.cu").write_text("")
     (src / "a.hip").write_text("")
-    with pytest.raises(ToolkitError, match=r"a\.cu and a\.hip would both be written to a\.hip|a\.hip and a\.cu would both"):
+    with pytest.raises(ToolkitError,
+                       match=r"a\.cu and a\.hip would both be written to a\.hip|a\.hip and a\.cu would both"):
         hipify_tree(HipifySettings(include=("**/*.cu", "**/*.hip"), suffixes=((".cu", ".hip"),)), src, src.parent / "o")
 
 

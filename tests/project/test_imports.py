@@ -124,7 +124,8 @@ def shortest_cycle(group: list[str], edges: dict[str, dict[str, int]]) -> list[s
 
 
 def describe(cycle: list[str], edges: dict[str, dict[str, int]], modules: dict[str, Path]) -> str:
-    steps = [f"  {a} -> {b}   ({modules[a].relative_to(ROOT)}:{edges[a][b]})" for a, b in zip(cycle, cycle[1:], strict=False)]
+    steps = [f"  {a} -> {b}   ({modules[a].relative_to(ROOT)}:{edges[a][b]})"
+             for a, b in zip(cycle, cycle[1:], strict=False)]
     return " -> ".join(cycle) + "\n" + "\n".join(steps)
 
 

@@ -64,7 +64,8 @@ def test_extends_merges_features_own_win_and_errors_name_the_file(tmp_path):
         load_recipe(_recipe(tmp_path, '[recipe]\nname = "r"\nextends = "missing.toml"\n'))
     with pytest.raises(RecipeError, match=r"shared/f\.toml: key 'features\.a\.default': expected a boolean"):
         load_recipe(_recipe(tmp_path, head, '[features.a]\ndefine = "USE_A"\ndefault = "yes"\n'))
-    with pytest.raises(RecipeError, match=r"shared/f\.toml: key 'source': a shared fragment .* holds only \[features\]"):
+    with pytest.raises(RecipeError,
+                       match=r"shared/f\.toml: key 'source': a shared fragment .* holds only \[features\]"):
         load_recipe(_recipe(tmp_path, head, '[source]\npath = "."\n' + SHARED))
     with pytest.raises(RecipeError, match=r"r\.toml: key 'recipe\.extends': a recipe cannot extend itself"):
         load_recipe(_recipe(tmp_path, '[recipe]\nname = "r"\nextends = "r.toml"\n'))

@@ -229,7 +229,8 @@ def test_unknown_profile_is_named_with_its_source(hipdnn_libs, webgpu_ep):
              ["maps", [SHIM, "libhipdnn-backend.so", WEBGPU]]]
     accepted = "accepted: auto, migraphx, hipdnn, directml, llm"
     run = run_ort(steps, AMDGPU_EP_PROFILE="cuda", AMDGPU_MIGRAPHX_EP_LIBRARY=webgpu_ep)
-    assert run.seen[0].endswith(f"AMDGPUExecutionProvider: unknown profile 'cuda' (from $AMDGPU_EP_PROFILE); {accepted}")
+    assert run.seen[0].endswith(
+        f"AMDGPUExecutionProvider: unknown profile 'cuda' (from $AMDGPU_EP_PROFILE); {accepted}")
     assert run.seen[1] == {SHIM: False, "libhipdnn-backend.so": False, WEBGPU: False}
 
     conf = hipdnn_libs / "amdgpu-ep.conf"

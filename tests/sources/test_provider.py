@@ -119,7 +119,8 @@ def test_find_package_of_a_pinned_name_is_not_found_so_the_pin_is_used(tmp_path)
     dirs = {"zz": _lib(tmp_path / "src/zz", "zz")}
     app = _app(tmp_path / "app", "find_package(zz CONFIG)\nif(NOT zz_FOUND)\n" + _declare("zz")
                + "FetchContent_MakeAvailable(zz)\nendif()\nif(TARGET zz_system)\n"
-               "message(FATAL_ERROR \"system zz used\")\nendif()\nif(NOT TARGET zz)\nmessage(FATAL_ERROR \"no zz\")\nendif()\n")
+               "message(FATAL_ERROR \"system zz used\")\nendif()\n"
+               "if(NOT TARGET zz)\nmessage(FATAL_ERROR \"no zz\")\nendif()\n")
     defines = {**_write_map(tmp_path, dirs, find_package=("zz",)), "CMAKE_PREFIX_PATH": str(tmp_path / "system")}
     proc = _configure(app, tmp_path / "build", defines)
     assert proc.returncode == 0, proc.stdout + proc.stderr

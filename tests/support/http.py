@@ -2,7 +2,8 @@
 
 Each route serves bytes with one behaviour: plain (with Range support), N failures with 500 first, a
 connection dropped mid-body, a Content-Length longer than the body, a body that stalls, a redirect, a
-delay before answering, a 206 whose body restarts at byte 0. The server counts requests per path and records the Range header of each.
+delay before answering, a 206 whose body restarts at byte 0. The server counts requests per path and records
+the Range header of each.
 """
 
 from __future__ import annotations

@@ -93,6 +93,7 @@ def shared_library(folder: Path, soname: str, needs: list[str] = (), file: str |
 
 
 def auditwheel_sym_tag(wheel: Path) -> str:
-    done = subprocess.run([sys.executable, "-m", "auditwheel", "show", "--json", str(wheel)], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "auditwheel", "show", "--json", str(wheel)],
+                          capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)["sym_tag"]

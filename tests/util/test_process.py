@@ -52,7 +52,8 @@ def test_check_false_returns_the_failure():
 def test_a_missing_tool_and_a_timeout_are_clear_errors(tmp_path):
     with pytest.raises(ToolkitError, match=f"probing: cannot start `{tmp_path}/no-such-tool -v`: No such file"):
         run([tmp_path / "no-such-tool", "-v"], "probing")
-    with pytest.raises(ToolkitError, match=r"waiting: `sleep 5` did not finish within its time limit of 0\.2 s and was killed"):
+    with pytest.raises(ToolkitError,
+                       match=r"waiting: `sleep 5` did not finish within its time limit of 0\.2 s and was killed"):
         run(["sleep", "5"], "waiting", timeout=0.2)
 
 

@@ -48,7 +48,8 @@ def test_wheel_holds_the_components_of_the_features_that_are_on(tmp_path):
     assert "onnxruntime_ep_amdgpu/libhipdnn-backend.so" not in names  # feature off
     assert "Requires-Dist: onnxruntime>=1.24" in metadata
     assert "Source revision: 0123abc" in metadata and "ROCm version: 7.2.0" in metadata
-    assert "Patches applied: 0001-rename-hipep-to-hipdnn.patch" in metadata and "GPU targets: gfx90a, gfx1030" in metadata
+    assert "Patches applied: 0001-rename-hipep-to-hipdnn.patch" in metadata
+    assert "GPU targets: gfx90a, gfx1030" in metadata
     assert "Tag: py3-none-linux_x86_64" in wheel_file and "Root-Is-Purelib: false" in wheel_file
 
     pkg = load_package(wheel, tmp_path / "unpacked")
@@ -64,12 +65,15 @@ def test_wheel_holds_the_components_of_the_features_that_are_on(tmp_path):
 
 def test_missing_or_wrong_libraries_are_named(tmp_path):
     libs = stand_in_lib_dir(tmp_path / "lib", hipdnn=False)
-    with pytest.raises(ToolkitError, match=r"libhipdnn-backend\.so: library of component 'hipdnn-backend' \(feature 'hipdnn' is on\) not found"):
+    with pytest.raises(ToolkitError, match=r"libhipdnn-backend\.so: library of component 'hipdnn-backend' "
+                                           r"\(feature 'hipdnn' is on\) not found"):
         build_wheel(SETTINGS, libs, {**INFO, "features": ["hipdnn"]}, tmp_path / "out")
     # A library without the plugin EP entry points: exported names are checked, not assumed.
     (tmp_path / "plain.c").write_text("int helper(void) { return 1; }\n")
-    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(libs / "libmigraphx-backend.so"), str(tmp_path / "plain.c")], check=True)
-    with pytest.raises(ToolkitError, match=r"libmigraphx-backend\.so: does not export CreateEpFactories, ReleaseEpFactory"):
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(libs / "libmigraphx-backend.so"), str(tmp_path / "plain.c")],
+                   check=True)
+    with pytest.raises(ToolkitError,
+                       match=r"libmigraphx-backend\.so: does not export CreateEpFactories, ReleaseEpFactory"):
         build_wheel(SETTINGS, libs, INFO, tmp_path / "out")
     assert not list((tmp_path / "out").glob("*.whl"))
 
@@ -79,7 +83,8 @@ def test_two_builds_and_repairs_are_byte_identical_and_honour_source_date_epoch(
     first = build_wheel(SETTINGS, libs, INFO, tmp_path / "a")
     second = build_wheel(SETTINGS, libs, INFO, tmp_path / "b")
     assert sha256_file(first) == sha256_file(second)
-    assert sha256_file(repair_wheel(first, tmp_path / "ra").wheel) == sha256_file(repair_wheel(second, tmp_path / "rb").wheel)
+    assert (sha256_file(repair_wheel(first, tmp_path / "ra").wheel)
+            == sha256_file(repair_wheel(second, tmp_path / "rb").wheel))
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # 2023-11-14 22:13:20 UTC
     dated = build_wheel(SETTINGS, libs, INFO, tmp_path / "c")
@@ -92,7 +97,8 @@ def test_two_builds_and_repairs_are_byte_identical_and_honour_source_date_epoch(
 
 def test_repair_excludes_rocm_grafts_the_rest_and_reports_auditwheels_tag(tmp_path):
     require_tool(ROCM_LIB.exists(), f"{ROCM_LIB} is needed (apt-get install libamdhip64-dev)")
-    libs = stand_in_lib_dir(tmp_path / "lib", umbrella_libs=["-l:libamdhip64.so.5", "-l:libnuma.so.1", "-l:libzstd.so.1"])
+    libs = stand_in_lib_dir(tmp_path / "lib",
+                            umbrella_libs=["-l:libamdhip64.so.5", "-l:libnuma.so.1", "-l:libzstd.so.1"])
     wheel = build_wheel(SETTINGS, libs, INFO, tmp_path / "out")
     result = repair_wheel(wheel, tmp_path / "repaired")
     with zipfile.ZipFile(result.wheel) as archive:
@@ -166,7 +172,8 @@ def test_gpu_targets_come_from_the_hip_fatbin_section(tmp_path):
     data += offload_bundle(["hipv4-amdgcn-amd-amdhsa--gfx1030", "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"])
     array = ",".join(str(b) for b in data)
     source = tmp_path / "fatbin.c"
-    source.write_text(f'__attribute__((section(".hip_fatbin"), used)) static const unsigned char fatbin[] = {{{array}}};\n')
+    source.write_text('__attribute__((section(".hip_fatbin"), used)) static const unsigned char fatbin[] = '
+                      f'{{{array}}};\n')
     libs = stand_in_lib_dir(tmp_path / "lib")
     build_c_library(libs / "libmigraphx-backend.so", [str(source)])
     assert offload_report(libs / "libmigraphx-backend.so").targets == ("gfx90a:xnack-", "gfx1030")
@@ -178,10 +185,13 @@ def test_gpu_targets_come_from_the_hip_fatbin_section(tmp_path):
 
 def test_cli_inspect_json_and_errors(tmp_path):
     wheel = build_wheel(SETTINGS, stand_in_lib_dir(tmp_path / "lib"), INFO, tmp_path / "out")
-    done = subprocess.run([sys.executable, "-m", "toolkit", "inspect", "--json", str(wheel)], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "toolkit", "inspect", "--json", str(wheel)],
+                          capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["tags"] == ["py3-none-linux_x86_64"]
-    assert report["ep_libraries"] == ["onnxruntime_ep_amdgpu/libamdgpu-ep.so", "onnxruntime_ep_amdgpu/libmigraphx-backend.so"]
-    missing = subprocess.run([sys.executable, "-m", "toolkit", "inspect", str(tmp_path / "nope.whl")], capture_output=True, text=True)
+    assert report["ep_libraries"] == ["onnxruntime_ep_amdgpu/libamdgpu-ep.so",
+                                      "onnxruntime_ep_amdgpu/libmigraphx-backend.so"]
+    missing = subprocess.run([sys.executable, "-m", "toolkit", "inspect", str(tmp_path / "nope.whl")],
+                             capture_output=True, text=True)
     assert missing.returncode == 2 and "nope.whl: wheel not found" in missing.stderr

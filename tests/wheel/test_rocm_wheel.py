@@ -47,7 +47,8 @@ def test_inspect_lists_rocm_needs_and_gpu_targets(rocm_wheel):
     for name in ("libamdhip64.so.7", "libMIOpen.so.1", "libhipblas.so.3", "libhipfft.so.0", "librocm_smi64.so.1",
                  "libroctracer64.so.4"):
         assert name in rocm, rocm
-    assert not [n for n in rocm if n.startswith("libamdhip64") and any(lib.path.endswith(n) for lib in report.libraries)]
+    assert not [n for n in rocm
+                if n.startswith("libamdhip64") and any(lib.path.endswith(n) for lib in report.libraries)]
     assert report.needed("other") == ()
     assert set(report.needed("system")) >= {"libc.so.6", "libstdc++.so.6"}
     for target in ("gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1201"):
@@ -57,11 +58,13 @@ def test_inspect_lists_rocm_needs_and_gpu_targets(rocm_wheel):
     assert provider.offload_bundles > 50
     # Not a plugin EP: ORT 1.22's ROCm EP is a provider bridge library, so no plugin entry points.
     assert report.ep_libraries == ()
-    assert report.python_entry_points["console_scripts"]["onnxruntime_test"] == "onnxruntime.tools.onnxruntime_test:main"
+    assert (report.python_entry_points["console_scripts"]["onnxruntime_test"]
+            == "onnxruntime.tools.onnxruntime_test:main")
 
 
 def test_cli_text_report(rocm_wheel):
     done = subprocess.run([sys.executable, "-m", "toolkit", "inspect", str(rocm_wheel)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert "    rocm: libMIOpen.so.1, libamdhip64.so.7, libhipblas.so.3, libhipfft.so.0, librocm_smi64.so.1, libroctracer64.so.4" in done.stdout
+    assert ("    rocm: libMIOpen.so.1, libamdhip64.so.7, libhipblas.so.3, libhipfft.so.0, librocm_smi64.so.1, "
+            "libroctracer64.so.4" in done.stdout)
     assert "  GPU targets: gfx90a, gfx908, gfx942, gfx1030, gfx1100, gfx1101, gfx1200, gfx1201" in done.stdout

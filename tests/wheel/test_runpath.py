@@ -54,7 +54,8 @@ def built_libraries(tmp_path: Path) -> tuple[Path, Path]:
     lib.mkdir()
     source = tmp_path / "umbrella.c"
     source.write_text(UMBRELLA)
-    (tmp_path / "umbrella.map").write_text("{ global: CreateEpFactories; ReleaseEpFactory; load_backend; local: *; };\n")
+    (tmp_path / "umbrella.map").write_text(
+        "{ global: CreateEpFactories; ReleaseEpFactory; load_backend; local: *; };\n")
     done = subprocess.run(["gcc", "-shared", "-fPIC", f"-Wl,--version-script={tmp_path / 'umbrella.map'}",
                            "-o", str(lib / "libamdgpu-ep.so"), str(source), f"-L{rocm}", "-Wl,--no-as-needed",
                            "-l:libplainhelper.so.2", "-ldl"], capture_output=True, text=True)
@@ -129,7 +130,8 @@ def test_runpath_and_loads_are_read_from_the_recipe_and_checked(tmp_path):
 
     umbrella = read('runpath = "$ORIGIN"\nloads = ["migraphx-backend"]').components[0]
     assert umbrella.runpath == ("$ORIGIN",) and umbrella.loads == ("migraphx-backend",)
-    with pytest.raises(RecipeError, match=r"key 'wheel.components\[0\].runpath': entry '/opt/rocm/lib' is not \$ORIGIN"):
+    with pytest.raises(RecipeError,
+                       match=r"key 'wheel.components\[0\].runpath': entry '/opt/rocm/lib' is not \$ORIGIN"):
         read('runpath = "$ORIGIN:/opt/rocm/lib"')
     with pytest.raises(RecipeError, match=r"'hip-backend' is not the library of a component of this wheel"):
         read('loads = ["hip-backend"]')

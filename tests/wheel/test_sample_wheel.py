@@ -74,7 +74,8 @@ def test_sample_wheel_repairs_clean_and_smokes_in_a_fresh_venv(sample, capfd, hi
         # Route the umbrella to the hipDNN shim, itself pointed at the same real EP.
         settings = replace(
             SMOKE,
-            env={**SMOKE.env, "AMDGPU_EP_PROFILE": "hipdnn", "AMDGPU_HIPDNN_EP_LIBRARY": "{library:onnxruntime_ep_webgpu}"},
+            env={**SMOKE.env, "AMDGPU_EP_PROFILE": "hipdnn",
+                 "AMDGPU_HIPDNN_EP_LIBRARY": "{library:onnxruntime_ep_webgpu}"},
             expect_log=(r"^\[amdgpu-ep\] forwarded 1 factory from .*/libhipdnn-backend\.so$",
                         r"^\[hipdnn-backend\] forwarded 1 factory from .*/libonnxruntime_providers_webgpu\.so$"),
         )
@@ -113,7 +114,8 @@ def test_two_sample_builds_are_identical(sample, tmp_path):
 def run_checker(wheel: Path, target: Path, *args: str) -> subprocess.CompletedProcess:
     """The standalone checker against the wheel unpacked with pip --target, on this interpreter."""
     if not target.exists():
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(wheel)],
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target),
+                        str(wheel)],
                        check=True)
     env = dict(os.environ, PYTHONPATH=str(target))
     return subprocess.run([sys.executable, str(CHECKER), "--package", "onnxruntime_ep_amdgpu", *args],
@@ -125,7 +127,8 @@ def test_checker_fails_when_the_backend_gives_no_factory(sample, tmp_path):
     done = run_checker(result.wheel, tmp_path / "site", "--env", "AMDGPU_MIGRAPHX_EP_LIBRARY=/nonexistent/libep.so",
                        "--env", "AMDGPU_EP_VERBOSE=1", "--expect-log", r"^\[amdgpu-ep\] forwarded [1-9]")
     assert done.returncode == 1, done.stdout
-    assert "[migraphx-backend] EP library not found: looked at $AMDGPU_MIGRAPHX_EP_LIBRARY=/nonexistent/libep.so" in done.stdout
+    assert ("[migraphx-backend] EP library not found: looked at $AMDGPU_MIGRAPHX_EP_LIBRARY=/nonexistent/libep.so"
+            in done.stdout)
     assert "FAIL log has no line matching '^\\\\[amdgpu-ep\\\\] forwarded [1-9]'" in done.stdout
     assert "SMOKE FAIL: 1 check(s) failed" in done.stdout
 
@@ -134,14 +137,16 @@ def test_checker_fails_on_a_broken_env_placeholder(sample, tmp_path):
     _, _, result = sample(False)
     done = run_checker(result.wheel, tmp_path / "site", "--env", "AMDGPU_MIGRAPHX_EP_LIBRARY={library:no_such_ep_pkg}")
     assert done.returncode == 1
-    assert "FAIL env AMDGPU_MIGRAPHX_EP_LIBRARY: cannot resolve '{library:no_such_ep_pkg}': ModuleNotFoundError" in done.stdout
+    assert ("FAIL env AMDGPU_MIGRAPHX_EP_LIBRARY: cannot resolve '{library:no_such_ep_pkg}': ModuleNotFoundError"
+            in done.stdout)
 
 
 def test_cli_smoke_require_gpu_fails_without_a_gpu_device(sample, tmp_path):
     """The path the GPU run takes (offline machine: --inherit-site-packages), with --require-gpu."""
     _, _, result = sample(False)
     cmd = [sys.executable, "-m", "toolkit", "smoke", str(result.wheel), "--require-gpu", "--inherit-site-packages",
-           "--no-index", "--env", "AMDGPU_MIGRAPHX_EP_LIBRARY={library:onnxruntime_ep_webgpu}", "--env", "AMDGPU_EP_VERBOSE=1",
+           "--no-index", "--env", "AMDGPU_MIGRAPHX_EP_LIBRARY={library:onnxruntime_ep_webgpu}",
+           "--env", "AMDGPU_EP_VERBOSE=1",
            "--keep", str(tmp_path / "smoke")]
     done = subprocess.run(cmd, capture_output=True, text=True)
     gpu_here = "matches the CPU EP" in done.stdout
@@ -149,7 +154,8 @@ def test_cli_smoke_require_gpu_fails_without_a_gpu_device(sample, tmp_path):
         assert done.returncode == 0, done.stdout
     else:
         assert done.returncode == 1, done.stdout + done.stderr
-        assert "FAIL device checks required (--require-gpu) but no EP device of type GPU came from ['AMDGPUExecutionProvider']" in done.stdout
+        assert ("FAIL device checks required (--require-gpu) but no EP device of type GPU came from "
+                "['AMDGPUExecutionProvider']" in done.stdout)
         assert "SMOKE FAIL" in done.stdout
     # The wheel under test was installed into the fresh venv, not found beside the toolkit.
     assert list((tmp_path / "smoke" / "venv").glob("lib/python3*/site-packages/onnxruntime_ep_amdgpu/libamdgpu-ep.so"))

@@ -59,8 +59,10 @@ def test_reads_a_full_recipe(tmp_path):
     [
         ('version = "0.2.0"', 'version = "zero"', "key 'wheel.version': 'zero' is not a PEP 440 version"),
         ('onnxruntime = "~=1.24.0"', 'onnxruntime = "1.24"', "key 'wheel.onnxruntime': '1.24' is not a version range"),
-        ('library = "migraphx-backend"', 'library = "amdgpu-ep"', "key 'wheel.components[1].library': library 'amdgpu-ep' is listed twice"),
-        ('library = "migraphx-backend"', 'library = "libmigraphx-backend.so"', "key 'wheel.components[1].library': expected a library name"),
+        ('library = "migraphx-backend"', 'library = "amdgpu-ep"',
+         "key 'wheel.components[1].library': library 'amdgpu-ep' is listed twice"),
+        ('library = "migraphx-backend"', 'library = "libmigraphx-backend.so"',
+         "key 'wheel.components[1].library': expected a library name"),
         ('feature = "hipdnn"', 'feture = "hipdnn"', "key 'wheel.components[2].feture': unknown key"),
         ('ep_name = "AMDGPUExecutionProvider"', '', "key 'wheel.components': no component has an ep_name"),
         ("atol = 1e-3", 'atol = "small"', "key 'smoke.atol': expected a number, got string 'small'"),
@@ -89,5 +91,6 @@ def test_recipe_smoke_routes_by_profile_and_runs_genai(tmp_path):
                                         "option ep.amdgpuexecutionprovider.profile); accepted: auto, migraphx, hipdnn")
     assert smoke.genai and "onnxruntime-genai>=0.16" in smoke.packages
     table, path = read(tmp_path, GOOD.replace("atol = 1e-3", "atol = 1e-3\nwrong_error = 'x'"))
-    with pytest.raises(RecipeError, match="key 'smoke.wrong_error': wrong_provider_options and wrong_error go together"):
+    with pytest.raises(RecipeError,
+                       match="key 'smoke.wrong_error': wrong_provider_options and wrong_error go together"):
         smoke_from_table(table.table("smoke"), tmp_path)

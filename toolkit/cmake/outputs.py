@@ -43,5 +43,6 @@ def check_needed(b: Build) -> None:
         missing = [n for n in output.needs if n not in needed]
         if missing:
             raise ToolkitError(f"{path} does not need {', '.join(missing)} (NEEDED: {', '.join(needed) or 'none'})",
-                               hint=f"check how the tree links it, or the 'needs' of its [[outputs]] in {b.recipe.file}")
+                               hint="check how the tree links it, or the 'needs' of its [[outputs]] "
+                                    f"in {b.recipe.file}")
         log.stage("check", f"{path.name}: NEEDED includes {', '.join(output.needs)}")

@@ -10,6 +10,7 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from toolkit import patching, sources
 from toolkit.binary.hip import HipToolchain, NoHip, find_hip
@@ -19,6 +20,7 @@ from toolkit.cmake.toolchain import resolve as resolve_toolchain
 from toolkit.engine import validate
 from toolkit.engine.options import BuildOptions
 from toolkit.engine.workspace import Workspace, default_build_root
+from toolkit.hipify.settings import HipifySettings
 from toolkit.recipe import features as feat
 from toolkit.recipe.load import PROJECT_ROOT, Recipe, find_recipe, load_recipe
 from toolkit.recipe.match import check_tree_fits
@@ -48,7 +50,7 @@ class Build:
     deps: ResolvedPaths
     ort_home: Path | None = None
     # The recipe's [hipify] with the engine the options chose (None: the recipe hipifies nothing).
-    hipify: object | None = None
+    hipify: HipifySettings | None = None
     _fetchcontent: dict[str, str] | None = None
     # Computed once per run: hashing a real tree, or patching it in memory, is not free.
     _source_digest: str | None = None
@@ -83,16 +85,17 @@ class Build:
             # Dry run of a source not fetched yet: its options are unknown, assume the preferred spellings.
             return feat.resolve_spellings(self.recipe, self.chosen, None, str(tree))
         files = list(feat.cmake_option_files(tree, self.recipe.build.option_files))
-        if tree == self.workspace.source or self.recipe.series is None:
+        series = self.series()
+        if tree == self.workspace.source or series is None:
             options = feat.declared_options(files)
         else:
             # Not patched yet (first run or dry run): read the options as the patches will leave them.
-            options = feat.declared_options(self._patched_view(files))
+            options = feat.declared_options(self._patched_view(series, files))
         label = str(tree) if self.source.kind == "path" else f"{tree} ({self.source.describe()})"
         return feat.resolve_spellings(self.recipe, self.chosen, options, label)
 
-    def _patched_view(self, files: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        changed = patching.patched_contents(self.series(), self.source_dir, "base", self.enabled())
+    def _patched_view(self, series: patching.Series, files: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        changed = patching.patched_contents(series, self.source_dir, "base", sorted(self.enabled()))
         view = dict(files)
         for rel, data in changed.items():
             if data is None:
@@ -235,7 +238,8 @@ def prepare(options: BuildOptions, preflight: bool = True) -> Build:
         source_dir = sources.resolve_source(source, ctx, upstream) if source.kind == "path" else upstream
         if options.source and source_dir.is_dir():
             check_tree_fits(recipe, source_dir, enabled, PROJECT_ROOT)
-        return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps, hipify=hipify_settings(recipe, options))
+        return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps,
+                     hipify=hipify_settings(recipe, options))
     # Everything missing is reported at once, before anything is fetched or built.
     deps = (sources.preflight if preflight else sources.check)(requires, enabled, preflight_options,
                                                                 recipe.extra.get("ort"), ctx)
@@ -259,9 +263,9 @@ def prepare(options: BuildOptions, preflight: bool = True) -> Build:
                  hipify=hipify_settings(recipe, options), lock=lock)
 
 
-def hipify_settings(recipe: Recipe, options: BuildOptions):
+def hipify_settings(recipe: Recipe, options: BuildOptions) -> HipifySettings | None:
     """The recipe's [hipify], with the engine `--hipify-engine` chose; None when the recipe hipifies nothing."""
-    settings = recipe.extra.get("hipify")
+    settings = cast("HipifySettings | None", recipe.extra.get("hipify"))
     if settings is None or options.hipify_engine is None:
         return settings
     return dataclasses.replace(settings, engine=options.hipify_engine)

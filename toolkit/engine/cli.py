@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from toolkit.cmake.toolchain import NAMES as TOOLCHAINS
 from toolkit.engine import pipeline
@@ -14,8 +15,11 @@ from toolkit.util import log
 from toolkit.util import toolenv as tools
 from toolkit.util.errors import ToolkitError
 
+if TYPE_CHECKING:
+    from toolkit.wheel.settings import SmokeSettings
 
-def add_build_arguments(p: argparse.ArgumentParser) -> None:
+
+def add_build_arguments(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """Arguments shared by every command that runs the build pipeline (build, wheel, hipify, patch)."""
     p.add_argument("--recipe", default="amdgpu-ep", metavar="NAME|PATH", help="recipe name (recipes/NAME.toml) or path")
     p.add_argument("--variant", default="release", metavar="NAME", help="work tree name under build/<recipe>/")
@@ -29,14 +33,17 @@ def add_build_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", help="run every stage even if its inputs are unchanged")
     p.add_argument("--no-wait", action="store_true",
                    help="fail at once when another process is building in the same work tree (default: wait)")
-    p.add_argument("--source", metavar="PATH|URL#sha256=HEX|git+URL@COMMIT", help="build this tree instead of the recipe's: PATH, URL#sha256=HEX or git+URL@COMMIT")
+    p.add_argument("--source", metavar="PATH|URL#sha256=HEX|git+URL@COMMIT",
+                   help="build this tree instead of the recipe's: PATH, URL#sha256=HEX or git+URL@COMMIT")
     p.add_argument("--build-dir", type=Path, default=None, metavar="DIR",
                    help="build root (default: $TOOLKIT_BUILD_DIR or ./build)")
-    p.add_argument("--gpu-targets", default="", metavar="TARGETS", help="comma-separated AMD GPU targets, e.g. gfx90a,gfx1030")
+    p.add_argument("--gpu-targets", default="", metavar="TARGETS",
+                   help="comma-separated AMD GPU targets, e.g. gfx90a,gfx1030")
     p.add_argument("--offline", action="store_true", help="use the download cache only; never the network")
     p.add_argument("--mirror", action="append", default=[], metavar="BASE",
                    help="artifact server tried before upstream (BASE/<host>/<path>); also $TOOLKIT_MIRRORS")
-    p.add_argument("--ort-home", type=Path, metavar="DIR", help="an existing ONNX Runtime install (headers, lib, CMake config)")
+    p.add_argument("--ort-home", type=Path, metavar="DIR",
+                   help="an existing ONNX Runtime install (headers, lib, CMake config)")
     p.add_argument("--rocm-path", type=Path, metavar="DIR", help="ROCm install (default: $ROCM_PATH, /opt/rocm)")
     p.add_argument("--migraphx-home", type=Path, metavar="DIR", help="MIGraphX install (default: inside ROCm)")
     p.add_argument("--local-version", metavar="LABEL", default=None,
@@ -144,7 +151,8 @@ def _run(args: argparse.Namespace) -> int:
         if "smoke" not in b.recipe.extra:
             raise ToolkitError(f"recipe {b.recipe.name} has no [smoke] section ({b.recipe.file})",
                                hint="add [smoke] (what to install beside the wheel, env, expected log lines)")
-        return run_smoke(pipeline.built_wheels(b), b.recipe.extra["smoke"], require_gpu=args.require_gpu)
+        smoke = cast("SmokeSettings", b.recipe.extra["smoke"])
+        return run_smoke(pipeline.built_wheels(b), smoke, require_gpu=args.require_gpu)
     return 0
 
 

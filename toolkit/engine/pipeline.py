@@ -54,7 +54,8 @@ def stages_of(b: Build, package: bool = False) -> list[StageSpec]:
     specs = [s for s in ORDER if (named is None or s.name in named) and s.applies(b)]
     if package and not any(s.packaging for s in specs):
         raise ToolkitError(f"recipe {b.recipe.name} builds no wheel ({b.recipe.file})",
-                           hint="add a [wheel] section" + (" and 'wheel', 'repair' to [recipe] stages" if named else ""))
+                           hint="add a [wheel] section"
+                           + (" and 'wheel', 'repair' to [recipe] stages" if named else ""))
     return [s for s in specs if package or not s.packaging]
 
 

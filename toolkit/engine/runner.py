@@ -180,6 +180,7 @@ class StageRunner:
                 upstream = _produced(fp, state.get("outputs", {})) if state and not why else fp
                 continue
             if not why:
+                assert state is not None  # _why_run says "first run" without one
                 log.stage(stage.name, f"skipped (inputs unchanged, fingerprint {fp[:12]})")
                 results.append(StageResult(stage.name, fp, False, 0.0))
                 upstream = _produced(fp, state["outputs"])

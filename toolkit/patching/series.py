@@ -157,7 +157,8 @@ def load_series(path: Path) -> Series:
             continue
         entry = _parse_entry(path, number, line, why, why_start)
         if entry.name in seen:
-            raise SeriesError(f"{path}:{number}: patch '{entry.name}' is listed twice (first on line {seen[entry.name]})",
+            raise SeriesError(f"{path}:{number}: patch '{entry.name}' is listed twice "
+                              f"(first on line {seen[entry.name]})",
                               "a patch applies once: remove one of the two lines")
         seen[entry.name] = number
         entries.append(entry)

@@ -131,7 +131,13 @@ def expected_libraries(recipe: Recipe, resolved: dict[str, ResolvedFeature]) -> 
     for output in recipe.outputs:
         if output.feature is not None and not resolved[output.feature].on:
             continue
-        library = output.library or resolved[output.feature].spelling.library
+        library = output.library
+        if library is None and output.feature is not None:
+            library = resolved[output.feature].spelling.library
+        if library is None:
+            raise ToolkitError(f"{recipe.file}: an [[outputs]] entry names no library, and feature "
+                               f"{output.feature!r} spells none for this tree",
+                               hint="give the output a 'library', or the feature's spelling one")
         out.append((library, output.exports))
     return out
 

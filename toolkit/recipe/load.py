@@ -10,9 +10,13 @@ import importlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolkit.util.errors import RecipeError
 from toolkit.util.tomlread import Table, load_toml
+
+if TYPE_CHECKING:  # imported for real only where a recipe has a [source]: see load_recipe
+    from toolkit.sources.settings import SourceSettings
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _DEFINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -79,7 +83,7 @@ class Recipe:
     name: str
     summary: str
     file: Path
-    source: object  # toolkit.sources.settings.SourceSettings, or None: the tree comes from --source
+    source: SourceSettings | None  # None: the tree comes from --source
     build: BuildSettings
     features: dict[str, Feature]
     outputs: tuple[Output, ...]

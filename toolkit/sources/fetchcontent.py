@@ -3,7 +3,8 @@
 Each [[fetchcontent]] entry is a pinned archive (toolkit.sources.pinned), fetched once, unpacked and checked
 against its pins by toolkit.sources.archive: the archive sha256 (when the recipe knows upstream's) and the
 digest of the unpacked tree (`content`, from the recipe or the lock file). The content digest is what
-GitHub's tag archive and a mirror's re-packed archive of the same tag share, so one pin accepts both. The configure then gets the provider (provider.cmake, injected with
+GitHub's tag archive and a mirror's re-packed archive of the same tag share, so one pin accepts both. The configure
+then gets the provider (provider.cmake, injected with
 CMAKE_PROJECT_TOP_LEVEL_INCLUDES) and a generated map of name -> folder; CMake asks the provider for exactly
 the dependencies it evaluates, nested ones included, and a name the map lacks fails the configure there,
 naming the recipe key to add. Nothing here reads the tree's CMake text.

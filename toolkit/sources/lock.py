@@ -75,7 +75,8 @@ def write_lock(path: Path, recipe_name: str, pins: dict[str, str], contents: dic
     # JSON string escapes are valid TOML basic-string escapes.
     lines += [f"{json.dumps(url)} = {json.dumps(sha)}" for url, sha in sorted(pins.items())]
     if contents:
-        lines += ["", "# FetchContent dependencies: sha256 of the unpacked tree (toolkit.util.fsutil.tree_digest), which",
+        lines += ["", "# FetchContent dependencies: sha256 of the unpacked tree "
+                      "(toolkit.util.fsutil.tree_digest), which",
                   "# GitHub's tag archive and a mirror's re-packed archive of the same tag share.", "[content]"]
         lines += [f"{json.dumps(url)} = {json.dumps(sha)}" for url, sha in sorted(contents.items())]
     atomic_write_text(path, "\n".join(lines) + "\n")

@@ -35,7 +35,8 @@ def plan_lines(settings: SourceSettings | None, deps, ctx: FetchContext, source_
         lines.append(plan_source(settings, ctx, source_dest))
     # The names come from the recipe filtered by this build's features: what the configure will ask the
     # provider for. The configure reports what it did ask; a name outside this list fails it.
-    lines.append(f"fetchcontent: CMake will ask the dependency provider for: {', '.join(expected_requests(deps)) or 'none'}")
+    lines.append("fetchcontent: CMake will ask the dependency provider for: "
+                 f"{', '.join(expected_requests(deps)) or 'none'}")
     if deps:
         lines.append(f"  served from verified folders under {deps_dest}; CMake downloads nothing (-D{DISCONNECTED}=ON)")
         lines += [f"  {p.line()}" for p in plan_fetchcontent(deps, ctx, deps_dest)]

@@ -102,7 +102,8 @@ def source_from_argument(value: str) -> SourceSettings:
         return SourceSettings(archive=PinnedArchive(url, sha256=sha))
     path = Path(value).expanduser().resolve()
     if not path.is_dir():
-        raise RecipeError(f"--source {value}: no such folder", hint="give a source tree folder, an archive URL or git+URL@COMMIT")
+        raise RecipeError(f"--source {value}: no such folder",
+                          hint="give a source tree folder, an archive URL or git+URL@COMMIT")
     return SourceSettings(path=path)
 
 
@@ -151,7 +152,8 @@ def fetchcontent_from_tables(tables: list[Table], recipe_dir: Path) -> tuple[Fet
         dep = FetchContentDep.from_table(t, recipe_dir)
         key = dep.name.upper()
         if key in seen:
-            raise t.error("name", f"{dep.name!r} is listed twice (also fetchcontent[{seen[key]}]); CMake names ignore case")
+            raise t.error("name",
+                          f"{dep.name!r} is listed twice (also fetchcontent[{seen[key]}]); CMake names ignore case")
         seen[key] = i
         deps.append(dep)
     return tuple(deps)

@@ -14,6 +14,7 @@ import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
@@ -48,7 +49,7 @@ def run(cmd: Sequence[str | os.PathLike], what: str | None = None, *, output: st
     argv = [os.fspath(part) for part in cmd]
     named = f"`{shlex.join(shown if shown is not None else argv)}`"
     lead = f"{what}: " if what else ""
-    kwargs = {"cwd": cwd, "env": None if env is None else dict(env), "input": input, "timeout": timeout,
+    kwargs: dict[str, Any] = {"cwd": cwd, "env": None if env is None else dict(env), "input": input, "timeout": timeout,
               "text": True, "encoding": "utf-8", "errors": "surrogateescape"}
     if umask is not None:
         kwargs["preexec_fn"] = lambda: os.umask(umask)

@@ -8,6 +8,7 @@ Unknown keys are errors too (call `done()` after reading a table), which catches
 
 from __future__ import annotations
 
+import builtins
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
@@ -81,18 +82,18 @@ class Table:
                 raise self.error(key, f"expected one of {', '.join(map(repr, allowed))}, got {value!r}")
         return value
 
-    def bool(self, key: str, default: Any = _MISSING) -> Any:
+    def bool(self, key: builtins.str, default: Any = _MISSING) -> Any:
         return self._get(key, default, (bool,), "a boolean")
 
-    def int(self, key: str, default: Any = _MISSING) -> Any:
+    def int(self, key: builtins.str, default: Any = _MISSING) -> Any:
         return self._get(key, default, (int,), "an integer")
 
-    def number(self, key: str, default: Any = _MISSING) -> Any:
+    def number(self, key: builtins.str, default: Any = _MISSING) -> Any:
         """A float or an integer (TOML writes 1e-4 as a float and 0 as an integer), as a float."""
         value = self._get(key, default, (float, int), "a number")
         return value if value is default else float(value)
 
-    def str_list(self, key: str, default: Any = _MISSING) -> Any:
+    def str_list(self, key: builtins.str, default: Any = _MISSING) -> Any:
         value = self._get(key, default, (list,), "an array of strings")
         if value is default:
             return value
@@ -101,7 +102,8 @@ class Table:
                 raise self.error(f"{key}[{i}]", f"expected a string, got {_describe(item)}")
         return list(value)
 
-    def str_list_list(self, key: str, default: Any = _MISSING, item: str = "an array of strings") -> Any:
+    def str_list_list(self, key: builtins.str, default: Any = _MISSING,
+                      item: builtins.str = "an array of strings") -> Any:
         """An array of arrays of strings (e.g. feature sets [[], ["hipdnn"]]), as a list of lists.
 
         `item` says what each inner array is, for the error message.
@@ -114,14 +116,14 @@ class Table:
                 raise self.error(f"{key}[{i}]", f"expected {item}, got {_describe(inner)}")
         return [list(item) for item in value]
 
-    def str_or_list(self, key: str, default: Any = _MISSING) -> Any:
+    def str_or_list(self, key: builtins.str, default: Any = _MISSING) -> Any:
         """A string or an array of strings, always returned as a list."""
         self._seen.add(key)
         if isinstance(self.data.get(key), str):
             return [self.data[key]]
         return self.str_list(key, default)
 
-    def str_map(self, key: str, default: Any = _MISSING) -> Any:
+    def str_map(self, key: builtins.str, default: Any = _MISSING) -> Any:
         value = self._get(key, default, (dict,), "a table of strings")
         if value is default:
             return value
@@ -130,13 +132,13 @@ class Table:
                 raise self.error(f"{key}.{k}", f"expected a string, got {_describe(v)}")
         return dict(value)
 
-    def table(self, key: str, default: Any = _MISSING) -> Any:
+    def table(self, key: builtins.str, default: Any = _MISSING) -> Any:
         value = self._get(key, default, (dict,), "a table")
         if value is default:
             return value
         return Table(value, self.file, self.key_path(key))
 
-    def tables(self, key: str, default: Any = _MISSING) -> Any:
+    def tables(self, key: builtins.str, default: Any = _MISSING) -> Any:
         """An array of tables ([[key]]), each as a Table named key[i]."""
         value = self._get(key, default, (list,), "an array of tables")
         if value is default:
@@ -148,7 +150,7 @@ class Table:
             out.append(Table(item, self.file, f"{self.key_path(key)}[{i}]"))
         return out
 
-    def subtables(self) -> list[tuple[str, Table]]:
+    def subtables(self) -> list[tuple[builtins.str, Table]]:
         """Every key of this table as a named sub-table ([features.X] style)."""
         return [(k, self.table(k)) for k in list(self.data)]
 

@@ -50,6 +50,6 @@ def describe() -> list[str]:
             continue
         lines.append(f"tool {name}: {path} ({_version(path)})")
     for name in ("patchelf", "auditwheel", "ccache"):
-        path = shutil.which(name)
-        lines.append(f"tool {name}: {path} ({_version(path)})" if path else f"tool {name}: not found")
+        found = shutil.which(name)
+        lines.append(f"tool {name}: {found} ({_version(found)})" if found else f"tool {name}: not found")
     return lines

@@ -109,7 +109,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--recipe", type=recipe_argument, required=True, help="recipe TOML with a [wheel] section")
     p.add_argument("--lib-dir", type=Path, required=True, help="folder of the built libraries")
     p.add_argument("--out", type=Path, required=True, help="folder to write the wheel to")
-    p.add_argument("--build-info", type=Path, help="JSON: source_revision, patches, features, rocm_version, gpu_targets")
+    p.add_argument("--build-info", type=Path,
+                   help="JSON: source_revision, patches, features, rocm_version, gpu_targets")
     p.add_argument("--source-revision", help="overrides the build info's source_revision")
     p.add_argument("--feature", action="append", default=[], help="a feature that was on (repeatable)")
     p.set_defaults(func=cmd_wheel)

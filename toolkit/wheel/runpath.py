@@ -100,7 +100,8 @@ def _record_hash(data: bytes) -> str:
 
 
 def rewrite_wheel(src: Path, dest: Path, root: Path, changed: Iterable[str]) -> None:
-    """Copy `src` to `dest` with the `changed` members taken from `root`: same order, dates and modes; RECORD updated."""
+    """Copy `src` to `dest` with the `changed` members taken from `root`: same order, dates and modes;
+    RECORD updated."""
     changed = set(changed)
     with zipfile.ZipFile(src) as archive:
         infos = archive.infolist()

@@ -146,7 +146,8 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
     for ct in t.tables("components"):
         library = ct.str("library")
         if not _LIBRARY_NAME.match(library) or library.startswith("lib") and library.endswith(".so"):
-            raise ct.error("library", f"expected a library name such as 'amdgpu-ep' (file libamdgpu-ep.so), got {library!r}")
+            raise ct.error("library",
+                           f"expected a library name such as 'amdgpu-ep' (file libamdgpu-ep.so), got {library!r}")
         if library in seen_libraries:
             raise ct.error("library", f"library {library!r} is listed twice")
         seen_libraries.add(library)
@@ -160,7 +161,8 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
         loads = tuple(ct.str_list("loads", []))
         for i, name in enumerate(loads):
             if not _LIBRARY_NAME.match(name):
-                raise ct.error(f"loads[{i}]", f"expected a component's library name such as 'migraphx-backend', got {name!r}")
+                raise ct.error(f"loads[{i}]",
+                               f"expected a component's library name such as 'migraphx-backend', got {name!r}")
         runtime = ct.str("runtime", None)
         ct.done()
         components.append(Component(library, ep_name, feature, runpath, loads, runtime))

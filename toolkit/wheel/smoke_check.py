@@ -118,7 +118,8 @@ def device_key(device) -> tuple:
 
 def describe(device) -> str:
     hw = device.device
-    return f"{device.ep_name} {hw.type.name} vendor={hw.vendor!r} vendor_id={hw.vendor_id:#06x} device_id={hw.device_id:#06x}"
+    return (f"{device.ep_name} {hw.type.name} vendor={hw.vendor!r} "
+            f"vendor_id={hw.vendor_id:#06x} device_id={hw.device_id:#06x}")
 
 
 def mapped_files() -> set[str]:

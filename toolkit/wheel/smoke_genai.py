@@ -196,7 +196,8 @@ def amdgpu_devices(library: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--package", required=True, help="import package of the EP wheel; its library is $AMDGPU_EP_PATH")
+    parser.add_argument("--package", required=True,
+                        help="import package of the EP wheel; its library is $AMDGPU_EP_PATH")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE, {library:MODULE} resolved")
     parser.add_argument("--tokens", type=int, default=16)
     parser.add_argument("--require-gpu", action="store_true")
