@@ -1,11 +1,13 @@
 """Build times of AMD's real umbrella EP per toolchain, side by side in one run, inside the Debian sid root.
 
-    python benchmarks/toolchains.py [--root DIR] [--jobs N] [--toolchains system,zig]
+    python benchmarks/toolchains.py [--root DIR] [--jobs N] [--toolchains system,zig] [--warm-only]
 
 For each toolchain (`build --toolchain NAME`, hip backend on, wheel included):
   cold        fresh build folder, empty ccache of its own, and for zig an empty zig cache (libc++ built again)
   ccache-warm another fresh build folder with the ccache (and zig cache) the cold build filled
 then the wheel each made: its manylinux tag (auditwheel's) and the highest GLIBC symbol version it needs.
+--warm-only skips the cold builds and uses the toolkit's own ccache and zig cache (as filled by earlier
+builds): quicker, and what a developer's second build of a fresh work tree costs.
 Prints the machine (CPUs, memory, load average before the run). Every toolkit command runs without network
 (bwrap --unshare-net); the sources come from the shared mirror. Reuses benchmarks/real_umbrella_build.py's
 machine line and tests/real_umbrella_support.py's root and venv.
@@ -32,12 +34,13 @@ from tests.real_umbrella_support import MIRROR, PROJECT, VENV, buildroot, ensure
 from toolkit.binary.elf import highest_version, version_needs  # noqa: E402
 
 
-def build(root: Path, python: Path, build_dir: Path, caches: Path, toolchain: str, jobs: int) -> float:
+def build(root: Path, python: Path, build_dir: Path, caches: Path | None, toolchain: str, jobs: int) -> float:
     args = [str(python), "-m", "toolkit", "build", "--recipe", "umbrella-ep-real", "--mirror", MIRROR.as_uri(),
             "--offline", "--with-hipdnn", "--wheel", "--jobs", str(jobs), "--build-dir", str(build_dir),
             "--toolchain", toolchain]
-    env = {"PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin", "CCACHE_DIR": str(caches / "ccache"),
-           "ZIG_GLOBAL_CACHE_DIR": str(caches / "zig")}
+    env = {"PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin"}
+    if caches is not None:
+        env.update(CCACHE_DIR=str(caches / "ccache"), ZIG_GLOBAL_CACHE_DIR=str(caches / "zig"))
     started = time.monotonic()
     proc = run_in_root(root, args, env=env, network=False, check=False, capture=True)
     took = time.monotonic() - started
@@ -65,6 +68,8 @@ def main() -> int:
                    help="build root (default $TOOLKIT_BUILDROOT, else the toolkit's debian-sid-rocm root)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     p.add_argument("--toolchains", default="system,zig", help="comma-separated toolchains to compare")
+    p.add_argument("--warm-only", action="store_true",
+                   help="no cold builds: the toolkit's own ccache and zig cache, as earlier builds left them")
     args = p.parse_args()
     root = args.root or buildroot()
     print(f"machine: {machine()}", flush=True)
@@ -73,10 +78,12 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="toolchains-bench.", dir=PROJECT / "build"))
     try:
         for toolchain in args.toolchains.split(","):
-            caches = work / toolchain / "caches"
-            caches.mkdir(parents=True)
-            cold = build(root, python, work / toolchain / "cold", caches, toolchain, args.jobs)
-            print(f"{toolchain}: cold {cold:.0f} s", flush=True)
+            caches = None if args.warm_only else work / toolchain / "caches"
+            cold = None
+            if caches is not None:
+                caches.mkdir(parents=True)
+                cold = build(root, python, work / toolchain / "cold", caches, toolchain, args.jobs)
+                print(f"{toolchain}: cold {cold:.0f} s", flush=True)
             warm = build(root, python, work / toolchain / "warm", caches, toolchain, args.jobs)
             print(f"{toolchain}: ccache-warm {warm:.0f} s", flush=True)
             rows.append((toolchain, cold, warm, *wheel_facts(work / toolchain / "warm")))
@@ -85,7 +92,8 @@ def main() -> int:
     print(f"\nreal umbrella (hip backend on, wheel included), -j{args.jobs}, {machine()}")
     print(f"{'toolchain':<10} {'cold':>8} {'ccache-warm':>12}  {'wheel tag':<40} highest GLIBC needed")
     for toolchain, cold, warm, tag, glibc in rows:
-        print(f"{toolchain:<10} {cold:>7.0f}s {warm:>11.0f}s  {tag:<40} {glibc}")
+        spelled = f"{cold:>7.0f}s" if cold is not None else f"{'-':>8}"
+        print(f"{toolchain:<10} {spelled} {warm:>11.0f}s  {tag:<40} {glibc}")
     return 0
 
 
