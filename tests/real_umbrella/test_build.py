@@ -71,9 +71,9 @@ def test_wheel_has_no_rocm_files_and_its_tag_is_the_roots_glibc(sid, real_build)
     assert {"libmigraphx_c.so.3", "libamdhip64.so.6"} <= set(external_libraries(sbom, "rocm"))
     assert "libc.so.6" in external_libraries(sbom, "system")
     # The tag auditwheel computed inside the root: the glibc symbol versions the libraries use, which the
-    # root's glibc bounds (the recipe's zig toolchain keeps them at 2.28: tests/cmake/test_toolchain_real.py).
+    # root's glibc bounds (the recipe's zig toolchain keeps them at 2.28: tests/real_umbrella/test_toolchain.py).
     glibc = inside(sid, ["ldd", "--version"], capture=True).stdout.splitlines()[0].split()[-1]
-    tag = re.search(r"-manylinux_2_(\d+)_x86_64\.whl$", wheels[0].name)
+    tag = re.search(r"[-.]manylinux_2_(\d+)_x86_64\.whl$", wheels[0].name)
     assert tag is not None, wheels[0].name
     assert int(tag.group(1)) <= int(glibc.split(".")[1]), (wheels[0].name, glibc)
 

@@ -18,15 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.real_umbrella_support import BUILD
+from tests.support.real_umbrella_support import BUILD, PROJECT
 from toolkit.binary.elf import highest_version, read_elf, version_needs
 from toolkit.buildroot import run_in_root
 from toolkit.cmake.toolchain import resolve
+from toolkit.recipe.load import load_recipe
 
 pytestmark = pytest.mark.buildroot
 # The root and the real build are this folder's session fixtures (conftest.py): one build for every test here.
 FLOOR = (2, 28)
-ZIG = resolve("zig", "2.28").identity()
+RECIPE = load_recipe(PROJECT / "recipes" / "umbrella-ep-real.toml").build
+ZIG = resolve(RECIPE.toolchain, RECIPE.glibc_floor, RECIPE.hide_section_bounds).identity()
 
 
 def version(text: str) -> tuple[int, ...]:
@@ -41,19 +43,30 @@ def wheel(real_build):
 
 
 def test_zig_built_it_and_the_identity_is_recorded(real_build):
-    assert "toolchain: zig 0.17.1 (ziglang, wheel sha256" in real_build.log
-    assert "rpath-link" not in real_build.log
     info = json.loads((real_build.ws / "build-info.json").read_text())
-    assert info["toolchain"] == ZIG
+    assert info["toolchain"] == ZIG and ZIG["version"] == "0.17.1" and ZIG["target"] == "x86_64-linux-gnu.2.28"
     assert re.search(r"/zig-0\.17\.1-x86_64-linux-gnu\.2\.28-[0-9a-f]{8}/zig-clang\+\+$",
                      info["defines"]["CMAKE_CXX_COMPILER"])
+    cache = (real_build.ws / "cmake" / "CMakeCache.txt").read_text()
+    assert "CMAKE_LIBRARY_ARCHITECTURE:UNINITIALIZED=x86_64-linux-gnu" in cache or \
+        "CMAKE_LIBRARY_ARCHITECTURE:STRING=x86_64-linux-gnu" in cache
 
 
-def test_wheel_tag_is_auditwheels_and_at_most_manylinux_2_28(real_build, wheel):
+def test_auditwheel_in_the_root_tags_it_manylinux_2_28_or_lower(sid, real_build, wheel):
+    """The filename's tags, and auditwheel run again now inside the root (glibc 2.42) on the unrepaired wheel:
+    the tag is computed from the libraries' symbol versions, never relabelled."""
     tags = re.findall(r"manylinux_(\d+)_(\d+)_x86_64", wheel.name)
     assert tags and all((int(a), int(b)) <= FLOOR for a, b in tags), wheel.name
-    # repair says where the tag came from: auditwheel's computation, never a relabelling.
-    assert re.search(r"repair: .*: tag manylinux_2_\d+_x86_64 \(computed by auditwheel", real_build.log)
+    raw = sorted((real_build.ws / "wheel-raw").glob("*.whl"))[0]
+    out = BUILD / "toolchain-repair"
+    run_in_root(sid.root, ["rm", "-rf", str(out)], network=False)
+    proc = run_in_root(sid.root, [str(sid.python), "-m", "toolkit", "repair", str(raw), "--recipe", "umbrella-ep-real",
+                                  "--out", str(out)], env={"PATH": f"{sid.python.parent}:/usr/bin:/bin"},
+                       network=False, check=False, capture=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    said = re.search(r"tag (manylinux_2_(\d+)_x86_64) \(computed by auditwheel", proc.stdout + proc.stderr)
+    assert said and int(said.group(2)) <= FLOOR[1], proc.stdout + proc.stderr
+    assert [p.name for p in out.glob("*.whl")] == [wheel.name]
 
 
 def test_every_library_needs_glibc_at_most_the_floor_and_no_cxx_runtime(wheel):
@@ -69,13 +82,14 @@ def test_every_library_needs_glibc_at_most_the_floor_and_no_cxx_runtime(wheel):
 
 
 def test_shipped_runpaths_have_no_empty_entries(real_build):
-    """The build tree's RUNPATH of empty entries (`:::::::`) is CMake's padding for rewriting it in place at
-    install (GCC builds get the same); what is installed and shipped carries the real entries only."""
+    """The build tree's empty RUNPATH entries (`:::::::` after any real ones) are CMake's padding, room to write
+    the install RPATH in place (GCC builds get the same); what is installed and shipped carries real entries only."""
     for library in (real_build.ws / "cmake").rglob("*.so"):
         if library.is_file() and not library.is_symlink():
-            facts = read_elf(library)
-            if "" in facts.runpath:  # padding only: never mixed with real folders
-                assert set(facts.runpath) == {""}, (library, facts.runpath)
+            entries = read_elf(library).runpath
+            if "" in entries:  # padding: trailing, never between real folders
+                first = entries.index("")
+                assert set(entries[first:]) == {""}, (library, entries)
     for folder in ("install/bin", "lib"):
         for library in (real_build.ws / folder).glob("*.so"):
             facts = read_elf(library)
