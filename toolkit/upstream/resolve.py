@@ -34,7 +34,7 @@ class Revision:
 
 
 def local_path(url: str) -> Path | None:
-    """The folder of a local repository URL (file:///x or a plain path), else None."""
+    """The folder of a local repository URL (a file:// URL of /x, or a plain path), else None."""
     if url.startswith("file://"):
         return Path(url[len("file://"):])
     if "://" not in url and ":" not in url.split("/", 1)[0]:
