@@ -113,6 +113,12 @@ def container(session: nox.Session) -> None:
     _toolkit(session, "container")
 
 
+@nox.session(venv_backend="none")
+def root(session: nox.Session) -> None:
+    """Build roots: `-- make debian-sid-rocm`, `-- show NAME`, `-- list` (the toolkit's own environment runs them)."""
+    _toolkit(session, "root")
+
+
 @nox.session(name="list", venv_backend="none")
 def list_(session: nox.Session) -> None:
     """Recipes, their features and defaults, and the variants built."""

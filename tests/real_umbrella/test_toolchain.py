@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.real_umbrella_support import BUILD, PROJECT
+from tests.support.real_umbrella_support import BUILD, PROJECT, inside, toolkit
 from toolkit.binary.elf import highest_version, read_elf, version_needs
-from toolkit.buildroot import run_in_root
 from toolkit.cmake.toolchain import resolve
 from toolkit.recipe.load import load_recipe
 
@@ -59,10 +58,8 @@ def test_auditwheel_in_the_root_tags_it_manylinux_2_28_or_lower(sid, real_build,
     assert tags and all((int(a), int(b)) <= FLOOR for a, b in tags), wheel.name
     raw = sorted((real_build.ws / "wheel-raw").glob("*.whl"))[0]
     out = BUILD / "toolchain-repair"
-    run_in_root(sid.root, ["rm", "-rf", str(out)], network=False)
-    proc = run_in_root(sid.root, [str(sid.python), "-m", "toolkit", "repair", str(raw), "--recipe", "umbrella-ep-real",
-                                  "--out", str(out)], env={"PATH": f"{sid.python.parent}:/usr/bin:/bin"},
-                       network=False, check=False, capture=True)
+    inside(sid, ["rm", "-rf", str(out)], network=False)
+    proc = toolkit(sid, "repair", str(raw), "--recipe", "umbrella-ep-real", "--out", str(out))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     said = re.search(r"tag (manylinux_2_(\d+)_x86_64) \(computed by auditwheel", proc.stdout + proc.stderr)
     assert said and int(said.group(2)) <= FLOOR[1], proc.stdout + proc.stderr
@@ -106,15 +103,14 @@ def test_inspect_prints_the_glibc_maxima_and_the_toolchain(wheel):
 
 def test_package_follows_plugin_ep_conventions_and_names_its_rocm(sid, wheel):
     venv = BUILD / "toolchain-venv"
-    run_in_root(sid.root, ["rm", "-rf", str(venv)], network=False)
-    run_in_root(sid.root, ["python3", "-m", "venv", "--system-site-packages", str(venv)], network=False)
-    run_in_root(sid.root, [str(venv / "bin/pip"), "install", "-q", "--no-deps", "--no-index", str(wheel)],
-                network=False)
+    inside(sid, ["rm", "-rf", str(venv)], network=False)
+    inside(sid, ["python3", "-m", "venv", "--system-site-packages", str(venv)], network=False)
+    inside(sid, [str(venv / "bin/pip"), "install", "-q", "--no-deps", "--no-index", str(wheel)], network=False)
     script = ("import json, onnxruntime_ep_amdgpu as p; print(json.dumps({'version': p.__version__, "
               "'path': p.get_library_path(), 'name': p.get_ep_name(), 'names': p.get_ep_names(), "
               "'rocm': p.get_rocm_libraries(), 'needs': p.get_runtime_needs(), "
               "'toolchain': p.get_build_info()['toolchain']}))")
-    proc = run_in_root(sid.root, [str(venv / "bin/python"), "-c", script], network=False, capture=True)
+    proc = inside(sid, [str(venv / "bin/python"), "-c", script], network=False, capture=True)
     seen = json.loads(proc.stdout)
     assert seen["version"] == wheel.name.split("-")[1]
     assert seen["path"].endswith("/onnxruntime_ep_amdgpu/libamdgpu-ep.so")

@@ -3,9 +3,11 @@ session in an image built FROM scratch out of a local root filesystem (no regist
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -103,6 +105,24 @@ def test_missing_image_is_a_clear_error():
 
 # -- the real thing: podman, an image from a local rootfs, a toolkit session inside ---------------------
 
+# What `python -m toolkit` imports to read its command line (the engine's ELF reader, the download cache,
+# wheel tags), with what requests pulls in: pure Python, copied from the interpreter running the tests.
+_IMPORTED = ("elftools", "packaging", "platformdirs", "requests", "urllib3", "idna", "charset_normalizer",
+             "certifi")
+
+
+def _add_toolkit_dependencies(tree: Path) -> None:
+    """The toolkit's imported packages into the tree's Debian dist-packages (the image holds no toolkit: the
+    project is mounted, its dependencies are not)."""
+    dest = tree / "usr/lib/python3/dist-packages"
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in _IMPORTED:
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.submodule_search_locations, f"{name} is not installed beside the tests"
+        shutil.copytree(spec.submodule_search_locations[0], dest / name,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+
+
 @pytest.fixture(scope="module")
 def podman_image(tmp_path_factory):
     _need("podman")
@@ -111,6 +131,7 @@ def podman_image(tmp_path_factory):
     env = {**os.environ, **container.sandbox_config(base / "engine")}
     context = base / "context"
     rootfs.from_host_python(context / "rootfs")
+    _add_toolkit_dependencies(context / "rootfs")
     tag = "localhost/toolkit-release-test:1"
     engine = container.detect_engine("podman")
     argv = container.build_argv(engine, ROOT / "containers/local-rootfs.Containerfile", context, tag)

@@ -114,7 +114,7 @@ def test_the_patch_stage_skips_a_patch_the_revision_does_not_need(tmp_path):
 def test_the_real_series_serves_revisions_before_and_after_the_nchw_option(tmp_path):
     """recipes/umbrella-ep-real's series guards set_advance_backend_option in the form each revision writes
     it: 0005 where the tree sets convolution_layout (the pinned commit), 0006 where it does not yet."""
-    from tests.tools import need, require_tool
+    from tests.support.tools import need, require_tool
     from toolkit import patching
 
     need("git")

@@ -60,10 +60,10 @@ def compare(recipe_deps, requests: list[Request]) -> list[DepChange]:
         if dep is None:
             out.append(DepChange(r.name, ADDED, None, declared, new_version=version_of(r.tag or r.url)))
             continue
-        old, new = version_of(dep.url), version_of(r.tag or r.url)
+        old, new = version_of(dep.archive.url), version_of(r.tag or r.url)
         kind = REVERSIONED if old and new and old != new else SAME
-        out.append(DepChange(r.name, kind, dep.url, declared, old, new))
-    out += [DepChange(name, REMOVED, dep.url, None, version_of(dep.url)) for name, dep in by_name.items()]
+        out.append(DepChange(r.name, kind, dep.archive.url, declared, old, new))
+    out += [DepChange(name, REMOVED, dep.archive.url, None, version_of(dep.archive.url)) for name, dep in by_name.items()]
     return out
 
 

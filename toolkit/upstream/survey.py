@@ -35,6 +35,8 @@ def survey(options: BuildOptions) -> dict:
     binary = ws.root / "survey"
     # Fresh: FetchContent and the CMake cache remember earlier answers, which would hide requests.
     shutil.rmtree(binary, ignore_errors=True)
+    # The configure's compilers are the recipe's toolchain (zig's wrappers are written, not installed).
+    b.toolchain().prepare(b.toolchain_dir, b.fetch.cache.root)
     defines = {**configure_defines(b), **survey_define(binary), "CMAKE_EXPORT_COMPILE_COMMANDS": "ON",
                "TOOLKIT_PROVIDER_REPORT": (binary / REPORT_NAME).as_posix()}
     cmd = configure_command(find_cmake(), ws.source, binary, b.recipe.build.generator, find_ninja(), defines)
