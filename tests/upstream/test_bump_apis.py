@@ -127,3 +127,43 @@ def test_a_build_stops_before_the_compile_naming_the_api_and_the_release_with_it
     assert "a MIGraphX newer than 7.1.1 (compile modes" in proc.stderr
     assert "guarded by HAS_NEW_API: MIGraphX API `set_compile_mode`" in proc.stderr
     assert not list((tmp_path / "build").rglob("*.o")), "nothing may compile before the check"
+
+
+ORT_HEADER = """#pragma once
+#define ORT_API_VERSION 22
+typedef struct OrtStatus OrtStatus;
+struct OrtApi { OrtStatus*(*CreateStatus)(int code, const char* msg); void(*ReleaseStatus)(OrtStatus*); };
+struct OrtEpApi { OrtStatus*(*CreateEpDevice)(void*); };
+"""
+ORT_UNIT = """#include <onnxruntime/onnxruntime_c_api.h>
+struct Holder { const OrtApi& ort_api; const OrtEpApi* ep_api_; };
+struct Other { int Helper(); };
+OrtStatus* run(Holder& h, const OrtApi* api, Other thing)
+{
+    OrtStatus* s = h.ort_api.CreateStatus(1, "x");
+    h.ort_api.ReleaseStatus(s);
+    h.ep_api_->CreateEpDevice(nullptr);
+    h.ep_api_->EpDevice_AddAllocatorInfo(nullptr);
+    thing.Helper();
+    s = api->CreateMemoryInfo_V2(nullptr);
+    return Ort::GetApi().GetTensorSizeInBytes(s) + thing.Helper();
+}
+"""
+
+
+def test_calls_through_the_function_tables_are_checked_member_by_member(tmp_path):
+    """ORT's C API is tables of function pointers: `ort_api.Name(`, `ep_api_->Name(` through variables of the
+    table types, and `Ort::GetApi().Name(`, use `Name`; the ones the headers' tables lack are missing, calls on
+    other objects are not ORT's."""
+    system = tmp_path / "system"
+    (system / "onnxruntime").mkdir(parents=True)
+    (system / "onnxruntime" / "onnxruntime_c_api.h").write_text(ORT_HEADER)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "unit.cc").write_text(ORT_UNIT)
+    files = compiledb.TreeFiles(tree, [tree / "unit.cc"], [system])
+    result = apis.check(files, ["ort"], [])
+    assert result.libraries["ort"].version == "22"
+    assert {(m.api, m.where) for m in result.missing} == {
+        ("EpDevice_AddAllocatorInfo", "unit.cc:9"), ("CreateMemoryInfo_V2", "unit.cc:11"),
+        ("GetTensorSizeInBytes", "unit.cc:12"), ("Ort::GetApi", "unit.cc:12")}

@@ -139,6 +139,13 @@ def upstream(tmp_path_factory):
     revs["nodep"] = commit_change(work, "nodep", {"dep.h": "#define DEP_VALUE 1\n", "CMakeLists.txt": CMAKE.replace(
         "FetchContent_Declare(dep URL https://example.org/dep/releases/download/v1.0.0/dep-1.0.0.zip)\n"
         "FetchContent_MakeAvailable(dep)\n", "").replace("target_link_libraries(tiny PRIVATE dep)\n", "")})
+    revs["exports"] = commit_change(work, "exports", {
+        "tiny.c": TINY_C + "int tiny_version(void)\n{\n    return 2;\n}\n",
+        "tiny.map": "/* what the module shows */\nTINY_1 {\n  global:\n    tiny;\n    tiny_version;\n"
+                    "  local:\n    *;\n};\n",
+        "CMakeLists.txt": CMAKE.replace("install(TARGETS tiny ", "set_target_properties(tiny PROPERTIES LINK_FLAGS "
+                                        "\"-Wl,--version-script=${CMAKE_CURRENT_SOURCE_DIR}/tiny.map\")\n"
+                                        "install(TARGETS tiny ")})
     git(work, "tag", "v2", revs["deps"])
     git(work, "push", "-q", "origin", "v2")
     for version, value in (("1.0.0", 1), ("1.1.0", 2)):
@@ -315,3 +322,21 @@ def test_a_dependency_the_tree_no_longer_asks_for_is_dropped(upstream, recipe):
     built = build(recipe, mirror)
     assert built.returncode == 0, built.stderr[-3000:]
     assert "CMake asked the dependency provider for: FetchContent none" in built.stderr
+
+
+def test_exports_the_version_script_changed_are_reported_and_the_check_refuses_them(upstream, recipe):
+    """The recipe says libtiny.so exports exactly `tiny`; the new revision's version script (named in the link
+    flags CMake wrote to build.ninja) adds `tiny_version`: a person must decide, and the build stops at check."""
+    mirror, revs = upstream
+    recipe.write_text(recipe.read_text().replace('[[outputs]]\nlibrary = "tiny"\n',
+                                                 '[[outputs]]\nlibrary = "tiny"\nexports = ["tiny"]\n'))
+    proc = bump(recipe, mirror, "exports")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = proc.stdout
+    assert "- `libtiny.so`: `tiny`, `tiny_version`" in report
+    assert "- **changed** `libtiny.so` against the recipe: added `tiny_version`, removed none" in report
+    assert "library libtiny.so: its version script adds `tiny_version` and drops nothing" in report
+    assert revs["exports"] in recipe.read_text()
+    built = build(recipe, mirror)
+    assert built.returncode == 2
+    assert "unexpected: ['tiny_version']" in built.stderr

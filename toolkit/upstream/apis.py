@@ -36,6 +36,8 @@ class Library:
     namespaces: tuple[str, ...]
     members: tuple[str, ...]
     known: tuple[tuple[tuple[str, ...], str], ...]
+    tables: re.Pattern | None = None  # types that are tables of function pointers (OrtApi, OrtEpApi, ...)
+    getters: re.Pattern | None = None  # functions returning such a table (Ort::GetApi())
 
     def has_it(self, api: str) -> str | None:
         last = api.rsplit("::", 1)[-1]
@@ -54,8 +56,33 @@ def load_libraries(path: Path = DATA) -> tuple[dict[str, Library], set[str]]:
         libraries[key] = Library(
             key, t["name"], tuple(t["headers"]), t["version_header"], tuple(t["version_macros"]),
             tuple(re.compile(rf"\b(?:{p})\b") for p in t["patterns"]), tuple(t["namespaces"]), tuple(t["members"]),
-            tuple((tuple(k["names"]), k["has_it"]) for k in t.get("known", ())))
+            tuple((tuple(k["names"]), k["has_it"]) for k in t.get("known", ())),
+            _alternatives(t.get("tables", ())), _alternatives(t.get("table_getters", ())))
     return libraries, skip
+
+
+def _alternatives(patterns) -> re.Pattern | None:
+    return re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+
+
+def table_variables(lib: Library, code: str) -> set[str]:
+    """Names the code gives a reference or pointer to one of the library's function tables
+    (`const OrtApi& ort_api`, `const OrtEpApi* ep_api_`): members, parameters and locals alike."""
+    if lib.tables is None:
+        return set()
+    declared = re.finditer(rf"\b(?:{lib.tables.pattern})\s*(?:const\s*)?[&*]+\s*(?:const\s+)?(\w+)\b(?!\s*\()", code)
+    return {m.group(1) for m in declared}
+
+
+def table_calls(lib: Library, text: str, variables: set[str]) -> list[str]:
+    """The function-table members a line calls: `var.Name(`, `var->Name(`, `GetApi().Name(`."""
+    names = []
+    if variables:
+        pattern = rf"(?<!\w)(?:{'|'.join(map(re.escape, sorted(variables)))})\s*(?:\.|->)\s*(\w+)\s*\("
+        names += re.findall(pattern, text)
+    if lib.getters is not None:
+        names += re.findall(rf"\b(?:{lib.getters.pattern})\s*\([^()]*\)\s*(?:\.|->)\s*(\w+)\s*\(", text)
+    return names
 
 
 @dataclass(frozen=True)
@@ -135,10 +162,11 @@ def check(files: TreeFiles, keys: list[str], cmake_texts: list[str], path: Path 
     chosen = [libraries[k] for k in keys]
     guards = cxxscan.probe_macros(cmake_texts) | {m for lib in libraries.values() for m in lib.version_macros}
     result = ApiCheck(files=len(files.paths))
-    sources, own = {}, set()
+    sources, own, code = {}, set(), []
     for rel, text in files.texts():
         sources[rel] = cxxscan.code_lines(text, guards, skip)
-        own |= cxxscan.declared_names(cxxscan.strip_code(text))
+        code.append(cxxscan.strip_code(text))
+        own |= cxxscan.declared_names(code[-1])
     for lib in chosen:
         folder = header_folder(lib, [d for d in files.include_dirs if not _inside(d, files.tree)])
         result.libraries[lib.key] = LibraryFacts(lib.name, folder, header_version(lib, folder),
@@ -152,20 +180,21 @@ def check(files: TreeFiles, keys: list[str], cmake_texts: list[str], path: Path 
             # when the pasted part is a word of the headers.
             return name in words or name in own or any(name.startswith(p) and name[len(p):] in words for p in pasted)
 
-        found = _uses(lib, sources, known)
+        tables = set().union(*(table_variables(lib, c) for c in code))
+        found = _uses(lib, sources, known, tables)
         for (api, guard), (where, count) in sorted(found.items(), key=lambda item: item[1][0]):
             missing = Missing(lib.name, api, where, count, lib.has_it(api), guard)
             (result.guarded if guard else result.missing).append(missing)
     return result
 
 
-def _uses(lib: Library, sources: dict[str, list[cxxscan.CodeLine]], known) -> dict:
+def _uses(lib: Library, sources: dict[str, list[cxxscan.CodeLine]], known, tables: set[str]) -> dict:
     """{(api, guard or None): (first file:line, count)} of every use of `lib` that `known` does not accept."""
     found: dict[tuple[str, str | None], list] = {}
     unguarded: set[str] = set()
     for rel, lines in sorted(sources.items()):
         for line in lines:
-            for api in _names(lib, line.text):
+            for api in _names(lib, line.text, tables):
                 if all(known(part) for part in api.split("::")[1:] or [api]):
                     continue
                 key = (api, line.guard)
@@ -177,8 +206,9 @@ def _uses(lib: Library, sources: dict[str, list[cxxscan.CodeLine]], known) -> di
     return {k: tuple(v) for k, v in found.items() if k[1] is None or k[0] not in unguarded}
 
 
-def _names(lib: Library, text: str) -> list[str]:
+def _names(lib: Library, text: str, tables: set[str]) -> list[str]:
     names = [m.group(0) for p in lib.patterns for m in p.finditer(text)]
+    names += table_calls(lib, text, tables)
     for ns in lib.namespaces:
         names += [f"{ns}::{m.group(1)}" for m in re.finditer(rf"(?<![\w:]){ns}::((?:\w+::)*\w+)", text)]
     for member in lib.members:

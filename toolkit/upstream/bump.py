@@ -28,7 +28,7 @@ from toolkit.recipe import features as feat
 from toolkit.recipe.load import PROJECT_ROOT, Recipe, find_recipe, load_recipe
 from toolkit.upstream import commit as committing
 from toolkit.upstream import deps as depmod
-from toolkit.upstream import edit, patches, surface
+from toolkit.upstream import edit, exports, patches, surface
 from toolkit.upstream.apis import ApiCheck
 from toolkit.upstream.resolve import Revision, resolve
 from toolkit.upstream.staging import Staging, dep_edits
@@ -62,6 +62,7 @@ class Bump:
     survey_skipped: str | None = None  # why no survey ran
     deps: list[depmod.DepChange] = field(default_factory=list)
     libraries: surface.LibraryChanges | None = None
+    exports: list[exports.ExportChange] = field(default_factory=list)
     apis: ApiCheck | None = None
     written: list[Path] = field(default_factory=list)
     where: str = "this machine"
@@ -159,6 +160,7 @@ def _survey_until_settled(result: Bump, staging: Staging, req: BumpRequest, ctx)
     if result.survey is not None and result.survey["configure"]["ok"]:
         # An unfinished configure wrote no install rules: nothing to compare them with.
         result.libraries = surface.compare_libraries(result.survey["expected_libraries"], result.survey["libraries"])
+        result.exports = exports.compare(result.survey["expected_exports"], result.survey["exports"])
         if result.survey.get("api_check"):
             result.apis = ApiCheck.from_json(result.survey["api_check"])
 

@@ -51,6 +51,9 @@ def human_items(b) -> list[str]:
         items += [f"library lib{old}.so is now lib{new}.so: rename it in the recipe's [[outputs]] (or the feature's "
                   f"spelling) and [[wheel.components]]" for old, new in b.libraries.renamed]
         items += [f"library lib{name}.so is no longer installed by the tree" for name in b.libraries.missing]
+    items += [f"library lib{c.library}.so: its version script adds {_symbols(c.added) or 'nothing'} and drops "
+              f"{_symbols(c.removed) or 'nothing'} against the recipe's exports; the check stage refuses the build "
+              f"until [[outputs]] exports say the same (or a patch keeps the old list)" for c in b.exports]
     if b.apis is not None:
         items += [f"{line}: the build stops at api-check; build with a newer library or patch the tree"
                   for line in b.apis.problems()]
@@ -72,7 +75,7 @@ def markdown(b, check: bool) -> str:
            f"- files: {wrote}", ""]
     if human:
         out += ["## Needs a person", ""] + [f"- {item}" for item in human] + [""]
-    out += _patches(b) + _options(b) + _deps(b) + _libraries(b) + _apis(b)
+    out += _patches(b) + _options(b) + _deps(b) + _libraries(b) + _exports(b) + _apis(b)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -132,6 +135,24 @@ def _libraries(b) -> list[str]:
     out += [f"- renamed: `lib{a}.so` -> `lib{c}.so`" for a, c in lib.renamed]
     out += [f"- no longer installed: `lib{n}.so`" for n in lib.missing]
     out += [f"- also installed (not in the recipe): `lib{n}.so`" for n in lib.extra]
+    return out + [""]
+
+
+def _symbols(names: list[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names)
+
+
+def _exports(b) -> list[str]:
+    if b.survey is None or "exports" not in b.survey:
+        return []
+    declared = b.survey["exports"]
+    out = ["## Exports (the version scripts the link is given)", ""]
+    for library, symbols in sorted(declared.items()):
+        out.append(f"- `lib{library}.so`: " + (_symbols(symbols) if symbols is not None else
+                                              "no version script (what the compiler leaves visible)"))
+    for c in b.exports:
+        out.append(f"- **changed** `lib{c.library}.so` against the recipe: added {_symbols(c.added) or 'none'}, "
+                   f"removed {_symbols(c.removed) or 'none'}")
     return out + [""]
 
 

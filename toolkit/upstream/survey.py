@@ -20,7 +20,7 @@ from toolkit.engine import pipeline
 from toolkit.engine.options import BuildOptions
 from toolkit.sources.fetchcontent import REPORT_NAME, read_report
 from toolkit.sources.survey import read_survey, survey_define
-from toolkit.upstream import apis, compiledb, surface
+from toolkit.upstream import apis, compiledb, exports, surface
 from toolkit.upstream.stage import cmake_texts, libraries
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
@@ -53,6 +53,8 @@ def survey(options: BuildOptions) -> dict:
         "options": sorted(surface.tree_options(b.recipe, ws.source)),
         "libraries": surface.install_libraries(binary),
         "expected_libraries": [name for name, _ in b.expected()],
+        "exports": exports.declared(binary),
+        "expected_exports": {name: list(symbols) for name, symbols in b.expected()},
     }
     result["api_check"] = _api_check(b, binary, ws.source)
     return result
