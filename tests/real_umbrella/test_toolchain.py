@@ -122,3 +122,7 @@ def test_package_follows_plugin_ep_conventions_and_names_its_rocm(sid, wheel):
     description = metadata.decode()
     assert "libamdhip64.so.6" in description and "libmigraphx_c.so.3" in description
     assert "libhipgpu.so" in description and "glibc 2.28 symbols at most" in description
+    # HIP 6's soname picks the ROCm variant ([wheel.rocm_variants]); the meta-package's extra names it.
+    assert wheel.name.startswith("onnxruntime_ep_amdgpu_rocm6-"), wheel.name
+    assert "Name: onnxruntime-ep-amdgpu-rocm6" in description
+    assert "`pip install onnxruntime-ep-amdgpu[rocm6]` installs it" in description

@@ -69,6 +69,7 @@ def build_wheel(
     ensure_tools()
     components = select_components(settings, lib_dir, info)
     info = dataclasses.replace(info, rocm_libraries=linked_rocm(lib_dir, components))
+    settings = settings.for_linked(info.rocm_libraries, f"[wheel] of the recipe ({lib_dir})")
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".wheel-build-", dir=out_dir) as tmp:
         project = generate_project(settings, components, lib_dir, info, Path(tmp) / "project")

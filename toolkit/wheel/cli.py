@@ -42,6 +42,13 @@ def _smoke_settings(recipe: Path | None):
     return smoke_from_table(table.table("smoke"), recipe.resolve().parent)
 
 
+def cmd_meta_wheel(args: argparse.Namespace) -> int:
+    from toolkit.wheel.meta import write_meta_wheel
+
+    print(write_meta_wheel(_wheel_settings(args.recipe), args.out))
+    return 0
+
+
 def cmd_wheel(args: argparse.Namespace) -> int:
     from toolkit.wheel.build import build_wheel
     from toolkit.wheel.buildinfo import BuildInfo
@@ -114,6 +121,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--source-revision", help="overrides the build info's source_revision")
     p.add_argument("--feature", action="append", default=[], help="a feature that was on (repeatable)")
     p.set_defaults(func=cmd_wheel)
+
+    p = sub.add_parser("meta-wheel", help="the meta-package of a recipe with [wheel.rocm_variants]: one extra per "
+                                          "ROCm variant")
+    p.add_argument("--recipe", type=recipe_argument, required=True, help="recipe TOML with [wheel.rocm_variants]")
+    p.add_argument("--out", type=Path, required=True, help="folder to write the wheel to")
+    p.set_defaults(func=cmd_meta_wheel)
 
     p = sub.add_parser("repair", help="auditwheel repair with the ROCm excludes, then ELF checks")
     p.add_argument("wheel", type=Path, help="the wheel to repair")

@@ -89,6 +89,10 @@ def readme_text(settings: WheelSettings, components: tuple[Component, ...], info
         what = f"EP `{c.ep_name}`" if c.ep_name else "backend"
         rows.append(f"- `{c.filename}` ({what})" + (f": {c.runtime}" if c.runtime else ""))
     rows += ["", f"Requires `{settings.onnxruntime_requirement}`.", ""]
+    if settings.variant:
+        base = settings.distribution.removesuffix(f"-{settings.variant}")
+        rows += [f"This is the `{settings.variant}` variant, for machines whose ROCm provides "
+                 f"{listing(info.rocm_libraries)}; `pip install {base}[{settings.variant}]` installs it.", ""]
     return "\n".join(rows)
 
 
@@ -103,6 +107,7 @@ def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: Whe
     return {
         "distribution": settings.distribution,
         "version": settings.version,
+        "rocm_variant": settings.variant,
         "components": [{"file": c.filename, "ep_name": c.ep_name, "feature": c.feature, "runtime": c.runtime}
                        for c in components],
         "build": info.to_dict(),

@@ -15,6 +15,9 @@
     loads = ["migraphx-backend"]                # optional: components it dlopens by bare name; repair
                                                 # checks its RUNPATH finds them inside the wheel
     runtime = "MIGraphX and HIP from ROCm"      # optional: what it needs at run time (the wheel's description)
+    [wheel.rocm_variants]                       # optional: one distribution per ROCm major, by HIP soname:
+    rocm6 = "libamdhip64.so.6"                  # a build linking it is <distribution>-rocm6; `wheel meta`
+    rocm7 = "libamdhip64.so.7"                  # writes <distribution> with extras [rocm6], [rocm7]
 
     [smoke]
     packages = ["onnxruntime-ep-webgpu"]        # installed into the smoke venv beside the wheel
@@ -27,13 +30,14 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlread import Table
 
 DEFAULT_DISTRIBUTION = "onnxruntime-ep-amdgpu"
@@ -43,6 +47,8 @@ _DIST_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LIBRARY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_VARIANT = re.compile(r"^[a-z][a-z0-9]*$")
+_SONAME = re.compile(r"^lib[A-Za-z0-9._+-]+\.so\.\d+$")
 # `{library:MODULE}` in a smoke env value: MODULE.get_library_path() inside the smoke venv.
 ENV_PLACEHOLDER = re.compile(r"\{library:([A-Za-z_][A-Za-z0-9_.]*)\}")
 
@@ -73,10 +79,26 @@ class WheelSettings:
     import_package: str = DEFAULT_IMPORT_PACKAGE
     summary: str = "AMD GPU plugin execution provider for ONNX Runtime"
     excludes: tuple[str, ...] = ()
+    # (variant, HIP soname): one distribution per ROCm major, `<distribution>-<variant>`, chosen by the soname
+    # the libraries link; `<distribution>` itself becomes a meta-package with one extra per variant.
+    rocm_variants: tuple[tuple[str, str], ...] = ()
+    variant: str | None = None  # the variant this wheel is (set by for_linked)
 
     @property
     def onnxruntime_requirement(self) -> str:
         return f"onnxruntime{self.onnxruntime}"
+
+    def for_linked(self, sonames: tuple[str, ...], where: str) -> WheelSettings:
+        """These settings for the ROCm variant whose soname the libraries link (unchanged without variants)."""
+        if not self.rocm_variants:
+            return self
+        chosen = [(name, soname) for name, soname in self.rocm_variants if soname in sonames]
+        if len(chosen) != 1:
+            listed = ", ".join(f"{n} = {s!r}" for n, s in self.rocm_variants)
+            raise ToolkitError(f"{where}: the libraries link {', '.join(sonames) or 'no ROCm library'}, which "
+                               f"{'no' if not chosen else 'more than one'} [wheel.rocm_variants] entry names "
+                               f"({listed})", hint="add the ROCm major these libraries were built for")
+        return replace(self, distribution=f"{self.distribution}-{chosen[0][0]}", variant=chosen[0][0])
 
     def components_for(self, features: frozenset[str]) -> tuple[Component, ...]:
         return tuple(c for c in self.components if c.wanted(features))
@@ -140,6 +162,13 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
         raise t.error("onnxruntime", f"{onnxruntime!r} is not a version range such as '>=1.24' or '~=1.24.0'") from None
     summary = t.str("summary", WheelSettings.summary)
     excludes = tuple(t.str_list("excludes", []))
+    rocm_variants = tuple(t.str_map("rocm_variants", {}).items())
+    for name, soname in rocm_variants:
+        if not _VARIANT.match(name):
+            raise t.error(f"rocm_variants.{name}", "expected a lower-case name such as 'rocm6'")
+        if not _SONAME.match(soname):
+            raise t.error(f"rocm_variants.{name}", f"expected a versioned soname such as 'libamdhip64.so.6', "
+                                                   f"got {soname!r}")
     components = []
     seen_libraries: set[str] = set()
     seen_eps: set[str] = set()
@@ -184,6 +213,7 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
         import_package=import_package,
         summary=summary,
         excludes=excludes,
+        rocm_variants=rocm_variants,
     )
 
 

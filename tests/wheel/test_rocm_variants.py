@@ -1,0 +1,67 @@
+"""ROCm variants: `[wheel.rocm_variants]` read strictly, the variant chosen by the HIP soname the libraries link,
+and the meta-package wheel whose extras name the variants (installed by a real pip, read back as metadata)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from importlib.metadata import PathDistribution
+
+import pytest
+
+from toolkit.util.errors import ToolkitError
+from toolkit.util.tomlread import Table
+from toolkit.wheel.meta import meta_wheel_bytes, write_meta_wheel
+from toolkit.wheel.settings import from_table
+
+WHEEL = {"distribution": "onnxruntime-ep-amdgpu", "version": "0.2.0",
+         "components": [{"library": "amdgpu-ep", "ep_name": "AMDGPUExecutionProvider"}],
+         "rocm_variants": {"rocm6": "libamdhip64.so.6", "rocm7": "libamdhip64.so.7"}}
+
+
+def _settings(**changes):
+    return from_table(Table({**WHEEL, **changes}, "r.toml", "wheel"), None)
+
+
+def test_the_linked_soname_names_the_variant():
+    settings = _settings().for_linked(("libamdhip64.so.7", "libmigraphx_c.so.3"), "here")
+    assert (settings.distribution, settings.variant) == ("onnxruntime-ep-amdgpu-rocm7", "rocm7")
+    plain = _settings(rocm_variants={})
+    assert plain.for_linked(("libamdhip64.so.6",), "here") is plain
+
+
+def test_a_soname_no_variant_names_is_an_error_listing_them():
+    with pytest.raises(ToolkitError, match=r"here: the libraries link libamdhip64\.so\.5, which no "
+                                           r"\[wheel.rocm_variants\] entry names \(rocm6 = 'libamdhip64.so.6'"):
+        _settings().for_linked(("libamdhip64.so.5",), "here")
+
+
+@pytest.mark.parametrize("variants, message", [
+    ({"ROCm6": "libamdhip64.so.6"}, "key 'wheel.rocm_variants.ROCm6': expected a lower-case name"),
+    ({"rocm6": "libamdhip64.so"}, "key 'wheel.rocm_variants.rocm6': expected a versioned soname"),
+])
+def test_bad_variants_name_the_key(variants, message):
+    with pytest.raises(ToolkitError, match=message):
+        _settings(rocm_variants=variants)
+
+
+def test_the_meta_wheel_is_reproducible_and_pip_installs_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    path = write_meta_wheel(_settings(), tmp_path / "dist")
+    assert path.name == "onnxruntime_ep_amdgpu-0.2.0-py3-none-any.whl"
+    assert meta_wheel_bytes(_settings(), 1700000000)[1] == path.read_bytes()
+    assert zipfile.ZipFile(path).namelist()[-1].endswith(".dist-info/RECORD")
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--target", str(target),
+                    str(path)], check=True)
+    dist = PathDistribution(next(target.glob("*.dist-info")))
+    assert dist.metadata["Name"] == "onnxruntime-ep-amdgpu" and dist.version == "0.2.0"
+    assert dist.metadata.get_all("Provides-Extra") == ["rocm6", "rocm7"]
+    assert dist.requires == ['onnxruntime-ep-amdgpu-rocm6==0.2.0; extra == "rocm6"',
+                             'onnxruntime-ep-amdgpu-rocm7==0.2.0; extra == "rocm7"']
+
+
+def test_no_variants_no_meta_wheel(tmp_path):
+    with pytest.raises(ToolkitError, match="has no rocm_variants, so there is no meta-package"):
+        write_meta_wheel(_settings(rocm_variants={}), tmp_path)

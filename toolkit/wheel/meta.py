@@ -1,0 +1,82 @@
+"""The meta-package of a recipe with ROCm variants: `<distribution>` holding no code, one extra per variant
+(`pip install onnxruntime-ep-amdgpu[rocm6]` installs `onnxruntime-ep-amdgpu-rocm6` of the same version).
+
+It is pure metadata, so it is written here as a zip with the three dist-info files a wheel needs (PEP 427),
+members sorted and dated by SOURCE_DATE_EPOCH (else 1980-01-01): the same settings give the same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import os
+import re
+import time
+import zipfile
+from pathlib import Path
+
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_bytes
+from toolkit.wheel.project import REQUIRES_PYTHON
+from toolkit.wheel.settings import WheelSettings
+
+TAG = "py3-none-any"
+
+
+def _file_stem(name: str) -> str:
+    """A distribution name as wheel file names and dist-info folders spell it (PEP 427 / PEP 503)."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def metadata_text(settings: WheelSettings) -> str:
+    lines = ["Metadata-Version: 2.1", f"Name: {settings.distribution}", f"Version: {settings.version}",
+             f"Summary: {settings.summary} (meta-package: choose the ROCm variant as an extra)",
+             f"Requires-Python: {REQUIRES_PYTHON}"]
+    for variant, _ in settings.rocm_variants:
+        lines += [f"Provides-Extra: {variant}",
+                  f'Requires-Dist: {settings.distribution}-{variant}=={settings.version}; extra == "{variant}"']
+    lines += ["Description-Content-Type: text/markdown", "", f"# {settings.distribution}", "",
+              "One distribution per ROCm major; install the one your ROCm provides:", ""]
+    lines += [f"- `pip install {settings.distribution}[{v}]`: `{settings.distribution}-{v}`, for a ROCm with "
+              f"`{soname}`" for v, soname in settings.rocm_variants]
+    return "\n".join(lines) + "\n"
+
+
+def _record_line(name: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def meta_wheel_bytes(settings: WheelSettings, epoch: int) -> tuple[str, bytes]:
+    """(file name, bytes) of the meta-package's wheel."""
+    if not settings.rocm_variants:
+        raise ToolkitError(f"{settings.distribution}: the recipe's [wheel] has no rocm_variants, so there is no "
+                           f"meta-package to write", hint="add [wheel.rocm_variants] (variant = HIP soname)")
+    stem = f"{_file_stem(settings.distribution)}-{settings.version}"
+    info = f"{stem}.dist-info"
+    files = {f"{info}/METADATA": metadata_text(settings).encode(),
+             f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: ort-amdgpu-toolkit\nRoot-Is-Purelib: true\n"
+                              f"Tag: {TAG}\n".encode()}
+    record = "\n".join([*(_record_line(n, d) for n, d in sorted(files.items())), f"{info}/RECORD,,"]) + "\n"
+    files[f"{info}/RECORD"] = record.encode()
+    stamp = time.gmtime(max(epoch, 315532800))[:6]  # zip dates start in 1980
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(files, key=lambda n: n.endswith("/RECORD")):  # RECORD last, as installers expect
+            member = zipfile.ZipInfo(name, date_time=stamp)
+            member.external_attr = 0o644 << 16
+            member.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(member, files[name])
+    return f"{stem}-{TAG}.whl", out.getvalue()
+
+
+def write_meta_wheel(settings: WheelSettings, out_dir: Path) -> Path:
+    text = os.environ.get("SOURCE_DATE_EPOCH", "") or "0"
+    if not text.isdigit():
+        raise ToolkitError(f"env SOURCE_DATE_EPOCH={text!r}: expected seconds since 1970 (digits only)")
+    epoch = int(text)
+    name, data = meta_wheel_bytes(settings, epoch)
+    path = Path(out_dir) / name
+    atomic_write_bytes(path, data)
+    return path
