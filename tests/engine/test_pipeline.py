@@ -65,6 +65,7 @@ def test_ort_recipe_plans_no_cmake_configure(tmp_path):
     out = proc.stdout + proc.stderr
     assert planned_stages(proc.stderr) == ["patch", "hipify", "compile-check"]
     assert "configure" not in out and "-DAMDGPU_EP" not in out and "cmake -S" not in out
+    assert "fetchcontent" not in out and "dependency provider" not in out  # nothing configures, nothing to serve
 
 
 def test_sample_plans_every_cmake_stage_with_its_own_defines(tmp_path):

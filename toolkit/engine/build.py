@@ -272,5 +272,7 @@ def hipify_settings(recipe: Recipe, options: BuildOptions) -> HipifySettings | N
 
 
 def sources_plan(b: Build) -> list[str]:
+    # A recipe that never configures (stages without configure) has no FetchContent to plan.
+    configures = b.recipe.stages is None or "configure" in b.recipe.stages
     return sources.plan_lines(b.source, b.fetchcontent_deps(), b.fetch, b.workspace.root / "upstream",
-                              b.workspace.root / "deps", b.deps)
+                              b.workspace.root / "deps", b.deps, configures=configures)

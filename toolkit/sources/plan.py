@@ -28,11 +28,14 @@ def plan_source(settings: SourceSettings, ctx: FetchContext, dest_dir: Path) -> 
 
 
 def plan_lines(settings: SourceSettings | None, deps, ctx: FetchContext, source_dest: Path, deps_dest: Path,
-               resolved: ResolvedPaths | None = None) -> list[str]:
-    """The sources part of a build plan, one line per fact, in the order the build would act."""
+               resolved: ResolvedPaths | None = None, configures: bool = True) -> list[str]:
+    """The sources part of a build plan, one line per fact, in the order the build would act (the FetchContent
+    part only for a build that configures)."""
     lines = []
     if settings is not None:
         lines.append(plan_source(settings, ctx, source_dest))
+    if not configures:
+        return lines
     # The names come from the recipe filtered by this build's features: what the configure will ask the
     # provider for. The configure reports what it did ask; a name outside this list fails it.
     lines.append("fetchcontent: CMake will ask the dependency provider for: "
