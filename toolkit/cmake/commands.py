@@ -6,11 +6,11 @@ import functools
 import hashlib
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
+from toolkit.util.process import tool_version
 
 MIN_CMAKE = (4, 2)
 
@@ -36,11 +36,6 @@ def find_cmake() -> Path:
 
 def find_ninja() -> Path:
     return _find_tool("ninja", "BIN_DIR", "ninja", "pip install ninja (the toolkit's dependency)")
-
-
-def tool_version(tool: Path) -> str:
-    out = subprocess.run([str(tool), "--version"], capture_output=True, text=True, check=False).stdout
-    return out.splitlines()[0].strip() if out else "unknown"
 
 
 def check_cmake_version(cmake: Path) -> str:

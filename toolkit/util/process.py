@@ -116,3 +116,13 @@ def run_tool(cmd: list[str], what: str, env: dict[str, str] | None = None, log_d
             hint=f"read {log_file}, or rerun without -q to see the output as it happens")
     else:
         run(cmd, what, output="terminal", env=full_env, hint="the tool's own output above says why")
+
+
+def tool_version(path: str | os.PathLike) -> str:
+    """The first line `TOOL --version` prints (stdout, else stderr), or why there is none."""
+    try:
+        out = subprocess.run([os.fspath(path), "--version"], capture_output=True, text=True, timeout=30, check=False)
+    except OSError as exc:
+        return f"not runnable ({exc.strerror})"
+    lines = (out.stdout or out.stderr).splitlines()
+    return lines[0].strip() if lines else "unknown version"

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sysconfig
 from pathlib import Path
 
 from toolkit.util.errors import ToolkitError
+from toolkit.util.process import tool_version
 
 
 def env_bin_dir() -> Path:
@@ -28,15 +28,6 @@ def prefer_own_tools() -> None:
     os.environ["PATH"] = os.pathsep.join([own, *[p for p in parts if p != own]])
 
 
-def _version(path: str) -> str:
-    try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30, check=False)
-    except OSError as exc:
-        return f"not runnable ({exc.strerror})"
-    lines = (out.stdout or out.stderr).splitlines()
-    return lines[0].strip() if lines else "unknown version"
-
-
 def describe() -> list[str]:
     """`tool: path (version)` for the tools a build may run, as they will be found."""
     from toolkit.cmake.commands import find_cmake, find_ninja
@@ -48,8 +39,8 @@ def describe() -> list[str]:
         except ToolkitError as exc:  # reported again, with its hint, by the stage that needs it
             lines.append(f"tool {name}: {exc}")
             continue
-        lines.append(f"tool {name}: {path} ({_version(path)})")
+        lines.append(f"tool {name}: {path} ({tool_version(path)})")
     for name in ("patchelf", "auditwheel", "ccache"):
         found = shutil.which(name)
-        lines.append(f"tool {name}: {found} ({_version(found)})" if found else f"tool {name}: not found")
+        lines.append(f"tool {name}: {found} ({tool_version(found)})" if found else f"tool {name}: not found")
     return lines
