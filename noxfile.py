@@ -115,7 +115,7 @@ def container(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def root(session: nox.Session) -> None:
-    """Build roots: `-- make debian-sid-rocm`, `-- show NAME`, `-- diff`, `-- run -- CMD` (run by the toolkit's environment)."""
+    """Build roots: `-- make debian-sid-rocm`, `-- show NAME`, `-- diff`, `-- run -- CMD` (in the toolkit's env)."""
     _toolkit(session, "root")
 
 

@@ -5,8 +5,9 @@ Recipes are read through toolkit.util.tomlread.Table by each area's reader (tool
 recipes with a recording Table: every key a reader asks for, with the type it expects, the default it passes
 and the choices it allows, is what the reference shows. The recipes loaded are the project's own (recipes/):
 together they open every section and every array of tables (tests/docs checks that each table a reader
-opens was opened), and a reader asks for each key of a table it reads, present or not. What each key means is the one thing written by
-hand, in recipe_keys.toml beside this file; tests/docs checks that its keys are exactly the recorded ones.
+opens was opened), and a reader asks for each key of a table it reads, present or not. What each key means is
+the one thing written by hand, in recipe_keys.toml beside this file; tests/docs checks that its keys are
+exactly the recorded ones.
 """
 
 from __future__ import annotations
