@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from toolkit.util import log
@@ -25,7 +26,8 @@ def _reference(args: argparse.Namespace) -> int:
     if args.check:
         stale = reference.stale_pages(args.out)
         for name in stale:
-            log.error(f"docs/reference/{name} differs from the code: run `python -m toolkit docs reference`")
+            print(f"error: docs/reference/{name} differs from the code: run `python -m toolkit docs reference`",
+                  file=sys.stderr)
         return 1 if stale else 0
     written = reference.write_pages(args.out)
     for path in written:

@@ -61,13 +61,7 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("TOOLKIT_OUT_DIR", SET, ("toolkit/release/container.py",),
            "Inside a container: where the session writes its results (`/work/out`)."),
     EnvVar("TOOLKIT_IN_ROOT", SET, ("toolkit/buildroot/session.py",), "Inside a build root: the root's name."),
-    EnvVar("TOOLKIT_PROVIDER_MAP", SET, ("toolkit/sources/fetchcontent.py",),
-           "For CMake: the dependency provider's map of FetchContent names to verified folders."),
-    EnvVar("TOOLKIT_PROVIDER_REPORT", SET, ("toolkit/sources/fetchcontent.py", "toolkit/upstream/survey.py"),
-           "For CMake: where the dependency provider writes what it was asked for."),
-    EnvVar("TOOLKIT_PROVIDER_SURVEY", SET, ("toolkit/sources/survey.py",),
-           "CMake define: the dependency provider records requests instead of refusing unknown names "
-           "(`bump`, `survey`)."),
+    EnvVar("TERM", SET, ("toolkit/buildroot/sandbox.py",), "Passed into a build root, for tools' colours."),
     EnvVar("CCACHE_DIR", SET, ("toolkit/engine/build.py", "toolkit/buildroot/sandbox.py"),
            "ccache's store, in the toolkit cache (`<cache>/ccache`), for host and root builds alike."),
     EnvVar("HIP_PLATFORM", SET, ("toolkit/binary/hip.py",),
@@ -88,3 +82,9 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("ORT_AMDGPU_TRACE_ROUTING", "AMD's EP", (), "`1`: AMD's real umbrella prints how it routes each session."),
     EnvVar("CI", TESTS, ("tests/support/tools.py",), "`true`: a test whose tool is missing fails instead of skipping."),
 )
+
+# TOOLKIT_* names in the code that are CMake variables (the dependency provider's, toolkit/sources/provider.cmake
+# and the map the toolkit writes for it), not environment variables.
+CMAKE_VARIABLES: tuple[str, ...] = ("TOOLKIT_PROVIDER_MAP", "TOOLKIT_PROVIDER_REPORT", "TOOLKIT_PROVIDER_SURVEY",
+                                    "TOOLKIT_PROVIDER_RECIPE", "TOOLKIT_FC_DIR_", "TOOLKIT_FC_NAMES",
+                                    "TOOLKIT_FP_NAMES")
