@@ -27,8 +27,8 @@ def test_committed_reference_is_what_the_code_gives():
 
 def test_reference_check_command_fails_on_a_stale_page(tmp_path):
     def check() -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "toolkit", "docs", "reference", "--check", "--out", str(tmp_path)],
-                              cwd=ROOT, capture_output=True, text=True)
+        argv = [sys.executable, "-m", "toolkit", "docs", "reference", "--check", "--out", str(tmp_path)]
+        return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
 
     assert check().returncode == 1  # nothing written yet
     write = subprocess.run([sys.executable, "-m", "toolkit", "docs", "reference", "--out", str(tmp_path)],
@@ -44,8 +44,10 @@ def test_reference_check_command_fails_on_a_stale_page(tmp_path):
 def test_every_recipe_key_read_has_a_meaning_and_every_meaning_a_key():
     recorded = set(recipe_keys.recorded_keys(ROOT))
     meant = set(recipe_keys.meanings())
-    assert not recorded - meant, f"recipe keys without a line in toolkit/docs/recipe_keys.toml: {sorted(recorded - meant)}"
-    assert not meant - recorded, f"toolkit/docs/recipe_keys.toml explains keys no reader reads: {sorted(meant - recorded)}"
+    assert not recorded - meant, \
+        f"recipe keys without a line in toolkit/docs/recipe_keys.toml: {sorted(recorded - meant)}"
+    assert not meant - recorded, \
+        f"toolkit/docs/recipe_keys.toml explains keys no reader reads: {sorted(meant - recorded)}"
     assert all(text.strip() for text in recipe_keys.meanings().values())
 
 
@@ -62,8 +64,9 @@ def _opened_tables(path) -> set[str]:
     """Names passed as literals to Table.table()/tables() in a reader module."""
     names = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("table", "tables")
-                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("table", "tables") and node.args
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
             names.add(node.args[0].value)
     return names
 
@@ -79,8 +82,8 @@ def test_every_table_a_reader_opens_is_opened_by_some_recipe():
 
 def test_recorder_reads_types_defaults_choices_and_arrays(tmp_path):
     recipe = tmp_path / "r.toml"
-    recipe.write_text('[recipe]\nname = "r"\nstages = ["patch"]\n[build]\ntoolchain = "zig"\n[[outputs]]\nlibrary = "x"\n'
-                      '[hipify]\n[[hipify.exclude]]\nglob = "a/**"\nreason = "why"\n')
+    recipe.write_text('[recipe]\nname = "r"\nstages = ["patch"]\n[build]\ntoolchain = "zig"\n'
+                      '[[outputs]]\nlibrary = "x"\n[hipify]\n[[hipify.exclude]]\nglob = "a/**"\nreason = "why"\n')
     from toolkit.recipe.load import load_recipe
 
     with recipe_keys.recording() as recorder:
@@ -94,8 +97,8 @@ def test_recorder_reads_types_defaults_choices_and_arrays(tmp_path):
 
 
 def _code_files():
-    return [p for p in sorted((ROOT / "toolkit").rglob("*")) if p.suffix in (".py", ".json", ".cmake", ".toml")
-            and p.name not in ("envvars.py", "recipe_keys.toml")]
+    return [p for p in sorted((ROOT / "toolkit").rglob("*"))
+            if p.suffix in (".py", ".json", ".cmake", ".toml") and p.name not in ("envvars.py", "recipe_keys.toml")]
 
 
 def test_every_environment_variable_the_toolkit_names_is_in_the_table():
@@ -114,7 +117,8 @@ def test_every_environment_variable_the_toolkit_names_is_in_the_table():
     for component in json.loads((ROOT / "toolkit/sources/components.json").read_text()).values():
         for name in component["env"]:
             named.setdefault(name, "toolkit/sources/components.json")
-    missing = {name: where for name, where in named.items() if name not in listed and name not in CMAKE_VARIABLES and name != "PATH"}
+    missing = {name: where for name, where in named.items()
+               if name not in listed and name not in CMAKE_VARIABLES and name != "PATH"}
     assert not missing, f"environment variables missing from toolkit/util/envvars.py: {missing}"
 
 
