@@ -34,3 +34,20 @@ def test_every_page_is_in_the_navigation():
 def test_readme_fits_two_screens():
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= README_MAX_LINES, f"README.md is {len(lines)} lines; move detail into docs/"
+
+
+def test_readme_sessions_table_is_the_noxfiles():
+    """README's table of sessions names every session of noxfile.py, each with the command it really runs."""
+    from toolkit.docs.sessions import sessions
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text.split("## Sessions and commands")[1].split("\n\n")[1]
+    rows = {}
+    for line in table.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0].strip("`").removeprefix("nox -s ")] = [c.strip("` ") for c in cells[1].split(",")]
+    real = {s.name: s.runs for s in sessions(ROOT / "noxfile.py")}
+    assert set(rows) == set(real), f"README's sessions {sorted(rows)} vs noxfile.py's {sorted(real)}"
+    for name, shown in rows.items():
+        for command in shown:   # each command README shows is (the start of) one the session runs
+            assert any(run == command or run.startswith(command + " ") for run in real[name]), (name, command, real[name])
