@@ -50,4 +50,5 @@ def test_readme_sessions_table_is_the_noxfiles():
     assert set(rows) == set(real), f"README's sessions {sorted(rows)} vs noxfile.py's {sorted(real)}"
     for name, shown in rows.items():
         for command in shown:   # each command README shows is (the start of) one the session runs
-            assert any(run == command or run.startswith(command + " ") for run in real[name]), (name, command, real[name])
+            assert any(run == command or run.startswith(command + " ") for run in real[name]), \
+                (name, command, real[name])
