@@ -3,6 +3,7 @@
     nox -s build -- --with-hipdnn      build the bundled sample (or --recipe/--source another tree)
     nox -s tests                       run the test suite
     nox -s lint                        ruff and mypy
+    nox -s docs                        the documentation site (mkdocs build --strict)
 
 Every session runs in ONE environment, <envdir>/toolkit (.nox/toolkit): created and filled once, then
 shared, so switching sessions (build -> wheel -> smoke) installs nothing and finds the same CMake.
@@ -115,7 +116,7 @@ def container(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def root(session: nox.Session) -> None:
-    """Build roots: `-- make debian-sid-rocm`, `-- show NAME`, `-- list` (the toolkit's own environment runs them)."""
+    """Build roots: `-- make debian-sid-rocm`, `-- show NAME`, `-- diff`, `-- run -- CMD` (in the toolkit's env)."""
     _toolkit(session, "root")
 
 
@@ -135,6 +136,13 @@ def clean(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Run the test suite (`-- -m "not buildroot"`: the fast part, without the Debian build root)."""
     _run(session, "-m", "pytest", extras="test")
+
+
+@nox.session(venv_backend="none")
+def docs(session: nox.Session) -> None:
+    """The documentation site: reference pages checked against the code, then `mkdocs build --strict`."""
+    _run(session, "-m", "toolkit", "docs", "reference", "--check", extras="docs")
+    _run(session, "-m", "mkdocs", "build", "--strict", "--site-dir", "build/site", extras="docs")
 
 
 @nox.session(venv_backend="none")

@@ -28,6 +28,7 @@ COMMAND_MODULES: list[str] = [
     "toolkit.engine.workdirs_cli",
     "toolkit.compile_check.cli",
     "toolkit.upstream.cli",
+    "toolkit.docs.cli",
 ]
 
 

@@ -293,14 +293,14 @@ def test_every_positional_argument_has_help():
 
 
 def _readme_build_options() -> set[str]:
-    """The flags README's table of build options lists (`--with-FEATURE` is argparse's `--with`)."""
-    text = (ROOT / "README.md").read_text()
-    table = text.split("Options of the build sessions")[1].split("\n\n")[1]
-    flags = {flag for row in table.splitlines()[2:] for flag in re.findall(r"`(--?[a-z][a-z-]*)", row.split("|")[1])}
-    return {f.removesuffix("-") for f in flags}
+    """The flags the command reference (docs/reference/commands.md, generated) lists for `build`."""
+    text = (ROOT / "docs" / "reference" / "commands.md").read_text()
+    table = text.split("## `build`")[1].split("\n## ")[0].split("| argument | default | meaning |")[1]
+    rows = table.strip().splitlines()[1:]
+    return {flag for row in rows for flag in re.findall(r"`(--?[a-z][a-z-]*)`", row.split("|")[1])}
 
 
-def test_build_help_matches_readme():
+def test_build_help_matches_the_command_reference():
     build = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)][0].choices["build"]
     in_help = {s for a in build._actions for s in a.option_strings} - {"-h", "--help"}
     assert _readme_build_options() == in_help

@@ -1,7 +1,8 @@
 """Every toolkit command the documentation shows parses with the real argument parser.
 
-Sources: README.md's ```sh blocks and its inline `code` starting with `nox -s`, `python -m toolkit` or
-`python3 -m toolkit`, and the commands in comment lines of recipes/*.toml (`#   python -m toolkit ...`,
+Sources: the ```sh blocks and the inline `code` starting with `nox -s`, `python -m toolkit` or
+`python3 -m toolkit` of every documentation page (README.md, CONTRIBUTING.md, docs/**/*.md,
+samples/umbrella-ep/README.md), and the commands in comment lines of recipes/*.toml (`#   python -m toolkit ...`,
 `#   nox -s ...`). Shell syntax is read as a shell would: continuation lines, comments after `#`, `$VAR` and
 `$(...)` (a placeholder path), `&&`/`||`/`;`/`|`/parentheses between commands (only the toolkit's and nox's
 parts are checked; pip, apt-get, cp, for, export, ... are not the toolkit's). Synopses are expanded: `[...]`
@@ -63,8 +64,15 @@ def _join_continuations(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
     return out
 
 
+def documentation_pages() -> list[Path]:
+    """Every page whose commands are checked."""
+    return [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md")),
+            ROOT / "samples" / "umbrella-ep" / "README.md"]
+
+
 def readme_commands(path: Path = ROOT / "README.md") -> list[Shown]:
     text = path.read_text(encoding="utf-8")
+    name = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
     lines = text.splitlines()
     shown: list[Shown] = []
     prose: list[tuple[int, str]] = []
@@ -80,7 +88,7 @@ def readme_commands(path: Path = ROOT / "README.md") -> list[Shown]:
                 for n, t in _join_continuations(block):
                     t = re.sub(r"(^|\s)#.*$", "", t).strip()   # a comment after the command
                     if t:
-                        shown.append(Shown(f"{path.name}:{n}", " ".join(t.split())))
+                        shown.append(Shown(f"{name}:{n}", " ".join(t.split())))
             block, fence_lang = None, None
             continue
         if block is not None:
@@ -99,7 +107,7 @@ def readme_commands(path: Path = ROOT / "README.md") -> list[Shown]:
             code = " ".join(match.group(1).split())
             if re.match(r"^(nox -s |python3? -m toolkit\b)", code):
                 row = max(i for i, s in enumerate(starts[:-1]) if s <= match.start())
-                shown.append(Shown(f"{path.name}:{paragraph[row][0]}", code))
+                shown.append(Shown(f"{name}:{paragraph[row][0]}", code))
         paragraph = []
     return shown
 
@@ -161,8 +169,8 @@ def simple_commands(words: list[str]) -> list[list[str]]:
 def fill_placeholders(argv: list[str]) -> list[str]:
     out = []
     for word in argv:
-        if word == "...":
-            continue  # "and so on"
+        if word in ("...", "ARGS"):
+            continue  # "and so on"; a session's arguments, whatever they are
         name, eq, value = word.partition("=")
         if eq and name.startswith("--") and re.fullmatch(r"[A-Z][A-Z0-9_]*", value):
             word = f"{name}={PLACEHOLDERS.get(value, PLACEHOLDER_PATH)}"
@@ -204,8 +212,8 @@ def nox_sessions(noxfile: Path = ROOT / "noxfile.py") -> dict[str, tuple[str, tu
                 sessions[name] = ("toolkit", tuple(args))
             elif call.func.id == "_run" and args[:2] == ["-m", "pytest"]:
                 sessions[name] = ("pytest", ())
-            elif call.func.id == "_run" and args[:2] == ["-m", "ruff"]:
-                sessions[name] = ("lint", ())
+            elif call.func.id == "_run" and args[:2] in (["-m", "ruff"], ["-m", "mkdocs"]):
+                sessions[name] = ("lint", ())   # lint and docs: fixed commands, no arguments
     return sessions
 
 
@@ -232,11 +240,27 @@ def nox_run(argv: list[str], via: str) -> Run:
     return Run(kind, (*prefix, *posargs), f"{via} (nox -s {session})")
 
 
+def _parses(argv: list[str]) -> bool:
+    from toolkit.cli import build_parser
+
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            build_parser().parse_args(argv)
+    except SystemExit:
+        return False
+    return True
+
+
 def runs_of(argv: list[str], via: str) -> list[Run]:
     """The toolkit/pytest runs a simple command stands for ([] when it is not the toolkit's or nox's)."""
     if Path(argv[0]).name == "nox":
         return [nox_run(argv, via)]
     if PYTHON.match(argv[0]) and argv[1:3] == ["-m", "toolkit"]:
+        if argv[3:] and all(re.fullmatch(r"[a-z][a-z-]*", word) for word in argv[3:]) and \
+                not _parses(argv[3:]):
+            # A command named without its arguments (`python -m toolkit bump` in a table, `patch check` in a
+            # description): the command must exist; the arguments it needs are not the mention's to show.
+            return [Run("toolkit", (*argv[3:], "--help"), f"{via} (named without arguments)")]
         return [Run("toolkit", tuple(argv[3:]), via)]
     return []
 
@@ -292,7 +316,7 @@ def check_run(run: Run) -> None:
         return
     if run.kind == "lint":
         # ruff and mypy read their settings from pyproject.toml; the session passes nothing else on.
-        assert not run.argv, f"{run.via}: `nox -s lint` takes no arguments"
+        assert not run.argv, f"{run.via}: this session takes no arguments"
         return
     args = parse_toolkit(list(run.argv), run.via)
     if args is not None and getattr(args, "command", None) == "container":
@@ -331,7 +355,8 @@ def is_toolkits(shown: Shown) -> bool:
                for line in expand_synopsis(shown.text) for argv in simple_commands(shell_words(line)))
 
 
-ALL_SHOWN = [s for s in readme_commands() + recipe_comment_commands() if is_toolkits(s)]
+ALL_SHOWN = [s for page in documentation_pages() for s in readme_commands(page)]
+ALL_SHOWN = [s for s in ALL_SHOWN + recipe_comment_commands() if is_toolkits(s)]
 
 
 def _id(shown: Shown) -> str:
@@ -355,6 +380,9 @@ def test_the_documentation_shows_commands_of_both_kinds():
     assert any(t.startswith("nox -s container -- --root debian-sid-rocm build --recipe umbrella-ep-real "
                             "--mirror file://$PWD") for t in texts)  # continuation line joined
     assert any(s.where.startswith("recipes/") for s in ALL_SHOWN)
+    pages = {s.where.split(":")[0] for s in ALL_SHOWN}
+    assert {"README.md", "CONTRIBUTING.md", "docs/guides/releasing-the-real-ep.md",
+            "docs/guides/writing-a-recipe.md", "docs/reference/sessions.md"} <= pages
     assert not any(t.startswith(("python3 -m pip", "for f in", "export ")) for t in texts)  # not the toolkit's
 
 
@@ -382,6 +410,10 @@ def test_a_command_that_does_not_parse_fails_naming_where_it_was_shown():
     with pytest.raises(pytest.fail.Exception, match=r"inside root debian-sid-rocm.*build --bogus"):
         check_shown(Shown("README.md:9", "nox -s container -- --root debian-sid-rocm build --bogus"))
     assert check_shown(Shown("README.md:10", "pip install nox && nox -s hipify -- -q")) == 1
+    # A command named without its arguments must still exist.
+    assert check_shown(Shown("docs/x.md:1", "python -m toolkit patch check")) == 1
+    with pytest.raises(pytest.fail.Exception, match=r"docs/x\.md:2: .*no-such-command"):
+        check_shown(Shown("docs/x.md:2", "python -m toolkit no-such-command"))
     # The tests session runs pytest: its marker expression must parse and name registered markers.
     assert check_shown(Shown("README.md:11", 'nox -s tests -- -m "not buildroot and not network"')) == 1
     with pytest.raises(AssertionError, match=r"unregistered markers \['slow'\]"):

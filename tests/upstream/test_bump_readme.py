@@ -1,4 +1,5 @@
-"""README's guide to moving to a new upstream revision: every command it shows parses with the real CLI."""
+"""The guide to moving to a new upstream revision (docs/guides/new-upstream-revision.md): every command it
+shows parses with the real CLI."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ from toolkit.cli import build_parser, expand_feature_flags
 
 
 def _guide() -> str:
-    text = (ROOT / "README.md").read_text()
-    return text.split("## Moving to a new upstream revision")[1].split("\n## ")[0]
+    return (ROOT / "docs" / "guides" / "new-upstream-revision.md").read_text()
 
 
 def _commands(section: str) -> list[list[str]]:

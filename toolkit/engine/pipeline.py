@@ -3,8 +3,8 @@ ones a recipe runs.
 
 Each stage lives in the package that owns its work (patching/stage.py, hipify/stage.py, ...) as a StageSpec:
 its name, when a build has it, how to make it. This module only orders and filters them; `--until`, the dry
-run and README's stage table all come from ORDER. Each stage is skipped when its inputs are unchanged (see
-runner.py); `--dry-run` prints every stage's plan and creates nothing.
+run and the stage reference (docs/reference/stages.md) all come from ORDER. Each stage is skipped when its
+inputs are unchanged (see runner.py); `--dry-run` prints every stage's plan and creates nothing.
 """
 
 from __future__ import annotations
@@ -114,5 +114,5 @@ def built_wheels(b: Build) -> list[Path]:
 
 
 def stage_table() -> list[tuple[str, str, str]]:
-    """(stage, what it does, the module that provides it), in build order: README's stage table."""
+    """(stage, what it does, the module that provides it), in build order: the stage reference."""
     return [(s.name, s.summary, s.make.__module__.replace(".", "/") + ".py") for s in ORDER]

@@ -47,7 +47,7 @@ class StageSpec:
     """A stage as the package that owns it provides it: its name, when a build has it, how to make it."""
 
     name: str
-    # One line for `build --help`, the dry run and README's stage table.
+    # One line for `build --help`, the dry run and the stage reference.
     summary: str
     # Whether this build has the stage at all (its recipe section exists, the series has such patches, ...).
     applies: Callable[[Build], bool]

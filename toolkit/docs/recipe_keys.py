@@ -1,0 +1,155 @@
+"""Every recipe key, with its type, default and meaning, read from the code that reads recipes.
+
+Recipes are read through toolkit.util.tomlread.Table by each area's reader (toolkit/recipe/load.py and the
+`from_table` functions of the settings modules). Rather than list the keys a second time, this module loads
+recipes with a recording Table: every key a reader asks for, with the type it expects, the default it passes
+and the choices it allows, is what the reference shows. The recipes loaded are the project's own (recipes/):
+together they open every section and every array of tables (tests/docs checks that each table a reader
+opens was opened), and a reader asks for each key of a table it reads, present or not. What each key means is
+the one thing written by hand, in recipe_keys.toml beside this file; tests/docs checks that its keys are
+exactly the recorded ones.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from toolkit.util import tomlread
+
+HERE = Path(__file__).resolve().parent
+MEANINGS_FILE = HERE / "recipe_keys.toml"
+_MISSING = tomlread._MISSING
+
+# Table methods and the type name they expect, as the reference writes it.
+_TYPES = {"a string": "string", "a boolean": "boolean", "an integer": "integer", "a number": "number",
+          "an array of strings": "array of strings", "an array of arrays of strings": "array of arrays of strings",
+          "a table of strings": "table of strings", "a table": "table", "an array of tables": "array of tables"}
+
+
+@dataclass
+class Key:
+    """One recipe key: `features.<name>.default`, `hipify.exclude[].glob`."""
+
+    path: str
+    types: set[str] = field(default_factory=set)
+    defaults: list[str] = field(default_factory=list)   # as TOML would write them; empty: required
+    choices: tuple[str, ...] = ()
+    required: bool = False
+    optional: bool = False   # asked with has() first, or read with a default somewhere
+
+    @property
+    def section(self) -> str:
+        return re.split(r"[.\[]", self.path, maxsplit=1)[0]
+
+
+def normalize(path: str) -> str:
+    """`hipify.exclude[3].glob` -> `hipify.exclude[].glob`; a feature's name -> `<name>`."""
+    path = re.sub(r"\[\d+\]", "[]", path)
+    path = re.sub(r"^features\.[^.\[]+", "features.<name>", path)
+    return re.sub(r"^requires\.features\.[^.\[]+", "requires.features.<feature>", path)
+
+
+def toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+class Recorder:
+    """Collects what the readers ask of every Table while it is installed (see `recording`)."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, Key] = {}
+        self._asked: set[tuple[int, str]] = set()   # (id of the table's data, key) asked with has()
+
+    def key(self, path: str) -> Key:
+        path = normalize(path)
+        return self.keys.setdefault(path, Key(path))
+
+    def on_get(self, table: tomlread.Table, key: str, default: object, expected: str) -> None:
+        entry = self.key(table.key_path(key))
+        entry.types.add(_TYPES.get(expected, expected))
+        if default is _MISSING:
+            if (id(table.data), key) in self._asked:
+                entry.optional = True
+            else:
+                entry.required = True
+        else:
+            entry.optional = True
+            if default is not None and toml_value(default) not in entry.defaults:
+                entry.defaults.append(toml_value(default))
+
+    def on_has(self, table: tomlread.Table, key: str) -> None:
+        self._asked.add((id(table.data), key))
+
+    def on_choices(self, table: tomlread.Table, key: str, choices: tuple[str, ...]) -> None:
+        self.key(table.key_path(key)).choices = choices
+
+
+@contextmanager
+def recording() -> Iterator[Recorder]:
+    """Every Table read inside the block reports to the recorder; the class is restored after."""
+    recorder = Recorder()
+    cls = tomlread.Table
+    get, has, read_str = cls._get, cls.has, cls.str
+
+    def _get(self, key, default, types, expected):
+        recorder.on_get(self, key, default, expected)
+        return get(self, key, default, types, expected)
+
+    def _has(self, key):
+        recorder.on_has(self, key)
+        return has(self, key)
+
+    def _str(self, key, default=_MISSING, choices=None):
+        if choices is not None:
+            choices = tuple(choices)
+            recorder.on_choices(self, key, choices)
+        return read_str(self, key, default, choices)
+
+    cls._get, cls.has, cls.str = _get, _has, _str
+    try:
+        yield recorder
+    finally:
+        cls._get, cls.has, cls.str = get, has, read_str
+
+
+def recipe_files(project_root: Path) -> list[Path]:
+    return sorted(p for p in (project_root / "recipes").glob("*.toml") if not p.name.endswith(".lock.toml"))
+
+
+def recorded_keys(project_root: Path) -> dict[str, Key]:
+    """Every key the readers ask for while loading the project's recipes and the probe."""
+    from toolkit.recipe.load import load_recipe
+
+    with recording() as recorder:
+        for path in recipe_files(project_root):
+            load_recipe(path)
+    # Tables (`[hipify]`, `[[outputs]]`) are kept too: the reference says what each section is for.
+    return dict(sorted(recorder.keys.items()))
+
+
+def _meanings_file(path: Path = MEANINGS_FILE) -> dict:
+    with open(path, "rb") as handle:
+        return tomllib.load(handle)
+
+
+def meanings(path: Path = MEANINGS_FILE) -> dict[str, str]:
+    """key -> what it means, from recipe_keys.toml (`[keys]`, one string per key)."""
+    return dict(_meanings_file(path)["keys"])
+
+
+def computed_defaults(path: Path = MEANINGS_FILE) -> dict[str, str]:
+    """key -> its default in words, for defaults a reader computes from other keys (`[computed_defaults]`)."""
+    return dict(_meanings_file(path).get("computed_defaults", {}))

@@ -1,0 +1,141 @@
+"""Writes docs/reference/*.md from the code, and says which committed pages differ from what the code gives.
+
+    python -m toolkit docs reference           # write the pages
+    python -m toolkit docs reference --check   # exit 1 naming the pages that are out of date
+
+Pages: commands.md (the argument parser), recipe-keys.md (the recipe readers, toolkit/docs/recipe_keys.py),
+environment.md (toolkit/util/envvars.py), stages.md (toolkit/engine/pipeline.py), sessions.md (noxfile.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from toolkit.docs import recipe_keys
+from toolkit.docs.markdown import cell, table
+from toolkit.util.fsutil import atomic_write_text
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+GENERATED = "Generated from the code by `python -m toolkit docs reference`; do not edit."
+
+
+def render_commands() -> str:
+    from toolkit.cli import build_parser
+    from toolkit.docs.commands import render
+
+    return render(build_parser())
+
+
+def _default_of(key: recipe_keys.Key, computed: dict[str, str]) -> str:
+    if key.path in computed:
+        return cell(computed[key.path])
+    if not key.defaults:
+        return ""
+    return " or ".join(f"`{d}`" if len(d) <= 80 else f"`{d[:77]}...`" for d in key.defaults)
+
+
+def _required(key: recipe_keys.Key) -> str:
+    return "yes" if key.required and not key.optional else ""
+
+
+def render_recipe_keys(project_root: Path = PROJECT_ROOT) -> str:
+    keys = recipe_keys.recorded_keys(project_root)
+    meanings = recipe_keys.meanings()
+    computed = recipe_keys.computed_defaults()
+    lines = ["# Recipe keys", "", GENERATED, "",
+             "Every key a recipe (`recipes/*.toml`) may hold. Type, default, choices and whether a key is "
+             "required are what the readers themselves ask for (`toolkit/recipe/load.py` and the settings "
+             "modules' `from_table`); the meanings are `toolkit/docs/recipe_keys.toml`. A key of an array of "
+             "tables is written `section.array[].key`; *required* means required in its table when that table "
+             "is given. An unknown key, a wrong type or a value outside the choices fails before anything runs, "
+             "naming the file and the key. See [Writing a recipe](../guides/writing-a-recipe.md).", ""]
+    sections: dict[str, list[recipe_keys.Key]] = {}
+    for key in keys.values():
+        sections.setdefault(key.section, []).append(key)
+    for section, members in sections.items():
+        head = next((k for k in members if k.path == section), None)
+        title = f"[[{section}]]" if head and "array of tables" in head.types else f"[{section}]"
+        lines += [f"## `{title}`", ""]
+        if head is not None:
+            lines += [cell(meanings.get(section, "")), ""]
+        rows = []
+        for key in members:
+            if key.path == section:
+                continue
+            kind = " or ".join(sorted(key.types))
+            if key.choices:
+                kind += ": " + ", ".join(f"`{c}`" for c in key.choices)
+            rows.append([f"`{key.path}`", cell(kind), _default_of(key, computed), _required(key),
+                         cell(meanings.get(key.path, ""))])
+        if rows:
+            lines += table(["key", "type", "default", "required", "meaning"], rows) + [""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_environment() -> str:
+    from toolkit.util.envvars import ENVIRONMENT
+
+    lines = ["# Environment variables", "", GENERATED + " The table is `toolkit/util/envvars.py`.", ""]
+    rows = [[f"`{v.name}`", cell(v.read_by), cell(v.meaning)] for v in ENVIRONMENT]
+    lines += table(["variable", "read by", "meaning"], rows)
+    return "\n".join(lines) + "\n"
+
+
+def render_stages() -> str:
+    from toolkit.engine.pipeline import stage_table
+
+    lines = ["# Stages", "", GENERATED + " The order is `toolkit/engine/pipeline.py`'s.", "",
+             "`build` runs them in this order, each skipped when its inputs are unchanged; `--until STAGE` stops "
+             "after one. A recipe's `[recipe] stages` names the ones it runs; without it, every stage that "
+             "applies: hipify only with `[hipify]`, patch-hipified only when the series has `hipified` patches, "
+             "compile-check only with `[compile_check]`, api-check only with `[api_check]`, wheel and repair "
+             "only with `--wheel`. See [Stages and caching](../explanation/stages-and-caching.md).", ""]
+    lines += table(["stage", "what it does", "provided by"],
+                   [[f"`{name}`", cell(summary), f"`{module}`"] for name, summary, module in stage_table()])
+    return "\n".join(lines) + "\n"
+
+
+def render_sessions(project_root: Path = PROJECT_ROOT) -> str:
+    from toolkit.docs.sessions import sessions
+
+    lines = ["# Sessions", "", GENERATED + " Read from `noxfile.py`.", "",
+             "`nox -s SESSION -- ARGS` runs the command in the second column with `ARGS` after it, in the one "
+             "environment every session shares (`.nox/toolkit`).", ""]
+    rows = [[f"`nox -s {s.name}`", "<br>".join(f"`{r}`" for r in s.runs), cell(s.doc)]
+            for s in sessions(project_root / "noxfile.py")]
+    lines += table(["session", "runs", "what it is for"], rows)
+    return "\n".join(lines) + "\n"
+
+
+PAGES: dict[str, Callable[[], str]] = {
+    "commands.md": render_commands,
+    "recipe-keys.md": render_recipe_keys,
+    "environment.md": render_environment,
+    "stages.md": render_stages,
+    "sessions.md": render_sessions,
+}
+
+
+def reference_dir(project_root: Path = PROJECT_ROOT) -> Path:
+    return project_root / "docs" / "reference"
+
+
+def stale_pages(folder: Path | None = None) -> list[str]:
+    """The generated pages whose committed text differs from what the code gives now."""
+    folder = folder or reference_dir()
+    return [name for name, render in PAGES.items()
+            if not (folder / name).is_file() or (folder / name).read_text(encoding="utf-8") != render()]
+
+
+def write_pages(folder: Path | None = None) -> list[Path]:
+    folder = folder or reference_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, render in PAGES.items():
+        path = folder / name
+        text = render()
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            atomic_write_text(path, text)
+            written.append(path)
+    return written

@@ -1,0 +1,90 @@
+"""Every environment variable the toolkit reads or sets, and those the built libraries read at run time: one
+table, rendered into docs/reference/environment.md. tests/docs/test_reference.py checks it against the code:
+each `TOOLKIT_*` name in toolkit/ and each name read through os.environ is listed here, and each entry's name
+occurs in every file it says reads it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TOOLKIT = "toolkit"              # read by the toolkit
+SET = "set by the toolkit"      # for the commands it runs (CMake, a root, a container)
+SAMPLE = "sample EP"            # read by the bundled sample's libraries at run time
+GENAI = "onnxruntime-genai"     # read by onnxruntime-genai's amdgpu provider
+TESTS = "tests"
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    name: str
+    read_by: str
+    files: tuple[str, ...]      # where it is read or set (paths relative to the project)
+    meaning: str
+
+
+ENVIRONMENT: tuple[EnvVar, ...] = (
+    EnvVar("TOOLKIT_BUILD_DIR", TOOLKIT, ("toolkit/engine/workspace.py", "toolkit/buildroot/session.py"),
+           "Build root, where `build/<recipe>/<variant>/` work trees go (default `./build`; `--build-dir` wins)."),
+    EnvVar("TOOLKIT_CACHE_DIR", TOOLKIT, ("toolkit/sources/cache.py",),
+           "Download cache, unpacked archives, build roots, ccache and zig's cache (default: the user cache dir)."),
+    EnvVar("TOOLKIT_MIRRORS", TOOLKIT, ("toolkit/sources/download.py", "toolkit/buildroot/session.py"),
+           "Mirror base URLs tried before upstream, separated by spaces or commas (as `--mirror`); a mirror "
+           "keeps upstream's files at `BASE/<host>/<path>`."),
+    EnvVar("TOOLKIT_DEBIAN_MIRROR", TOOLKIT, ("toolkit/sources/debian_mirror.py",),
+           "Debian archive base URL (holding `dists/` and `pool/`) for `debian:` URLs and build roots; default: "
+           "the first Debian archive in the machine's apt sources."),
+    EnvVar("TOOLKIT_BUILDROOT", TOOLKIT, ("toolkit/buildroot/make.py", "toolkit/buildroot/cli.py"),
+           "A build root prepared by hand, used as it is instead of making one."),
+    EnvVar("TOOLKIT_CONTAINER_ENGINE", TOOLKIT, ("toolkit/release/container.py",),
+           "`podman` or `docker` for `container` (`--engine` wins)."),
+    EnvVar("TOOLKIT_COMPILE_CACHE", TOOLKIT, ("toolkit/release/compile_cache.py",),
+           "Shared ccache storage (`redis://host:port` or `http://...`); overrides `[release] compile_cache`."),
+    EnvVar("TOOLKIT_NO_CCACHE", TOOLKIT, ("toolkit/cmake/commands.py",),
+           "Set (to anything): never use ccache as the compiler launcher."),
+    EnvVar("ORT_HOME", TOOLKIT, ("toolkit/sources/components.json",),
+           "An ONNX Runtime install or unpacked release package (as `--ort-home`)."),
+    EnvVar("ROCM_PATH", TOOLKIT, ("toolkit/sources/components.json", "toolkit/binary/hip.py", "toolkit/wheel/rocm.py"),
+           "The ROCm install (as `--rocm-path`); a library under it counts as ROCm when a wheel is repaired."),
+    EnvVar("HIP_PATH", TOOLKIT, ("toolkit/sources/components.json", "toolkit/binary/hip.py"),
+           "Where HIP is, when `ROCM_PATH` is not set."),
+    EnvVar("MIGRAPHX_HOME", TOOLKIT, ("toolkit/sources/components.json",),
+           "The MIGraphX install (as `--migraphx-home`)."),
+    EnvVar("DPKG_ROOT", TOOLKIT, ("toolkit/wheel/rocm.py",),
+           "The dpkg root whose package database says which files ROCm packages own (default `/`)."),
+    EnvVar("SOURCE_DATE_EPOCH", TOOLKIT, ("toolkit/wheel/repair.py", "toolkit/release/sbom.py"),
+           "Timestamps in wheels and SBOMs, for byte-identical rebuilds."),
+    EnvVar("CC", TOOLKIT, ("toolkit/release/toolchain.json",), "The C compiler release provenance records, when set."),
+    EnvVar("CXX", TOOLKIT, ("toolkit/release/toolchain.json",), "The C++ compiler release provenance records."),
+    EnvVar("TOOLKIT_IN_CONTAINER", SET, ("toolkit/release/container.py",), "`1` inside a `container` session."),
+    EnvVar("TOOLKIT_SOURCE_DIR", SET, ("toolkit/release/container.py",),
+           "Inside a container: where `--source` is mounted (`/work/source`)."),
+    EnvVar("TOOLKIT_OUT_DIR", SET, ("toolkit/release/container.py",),
+           "Inside a container: where the session writes its results (`/work/out`)."),
+    EnvVar("TOOLKIT_IN_ROOT", SET, ("toolkit/buildroot/session.py",), "Inside a build root: the root's name."),
+    EnvVar("TERM", SET, ("toolkit/buildroot/sandbox.py",), "Passed into a build root, for tools' colours."),
+    EnvVar("CCACHE_DIR", SET, ("toolkit/engine/build.py", "toolkit/buildroot/sandbox.py"),
+           "ccache's store, in the toolkit cache (`<cache>/ccache`), for host and root builds alike."),
+    EnvVar("HIP_PLATFORM", SET, ("toolkit/binary/hip.py",),
+           "`amd` for HIP compiles (hipcc would pick nvcc where CUDA is installed)."),
+    EnvVar("AMDGPU_EP_PROFILE", SAMPLE, ("samples/umbrella-ep/src/umbrella/profile.h",),
+           "Default profile of sessions that set none (else `profile = ...` in `amdgpu-ep.conf` beside the umbrella)."),
+    EnvVar("AMDGPU_EP_BACKEND_DIR", SAMPLE, ("samples/umbrella-ep/src/umbrella/umbrella.cc",),
+           "Folder of the backend shims (default: beside the umbrella)."),
+    EnvVar("AMDGPU_MIGRAPHX_EP_LIBRARY", SAMPLE, ("samples/umbrella-ep/src/migraphx/CMakeLists.txt",),
+           "The real EP library the MIGraphX shim loads (default `libonnxruntime_providers_migraphx.so` beside it)."),
+    EnvVar("AMDGPU_HIPDNN_EP_LIBRARY", SAMPLE, ("patches/amdgpu-ep/0001-rename-hipep-to-hipdnn.patch",),
+           "The real EP library the hipDNN shim loads (`AMDGPU_HIPEP_EP_LIBRARY` in the unpatched tree)."),
+    EnvVar("AMDGPU_EP_VERBOSE", SAMPLE, ("samples/umbrella-ep/src/common/ep_library.cc",),
+           "`1`: one stderr line per load, forwarded factory, offered device, routed session, release, unload."),
+    EnvVar("AMDGPU_EP_PATH", GENAI, ("toolkit/wheel/smoke_genai.py",),
+           "The umbrella library onnxruntime-genai registers on `append_provider(\"amdgpu\")` when none is "
+           "registered (default `./libamdgpu-ep.so`)."),
+    EnvVar("ORT_AMDGPU_TRACE_ROUTING", "AMD's EP", (), "`1`: AMD's real umbrella prints how it routes each session."),
+    EnvVar("CI", TESTS, ("tests/support/tools.py",), "`true`: a test whose tool is missing fails instead of skipping."),
+)
+
+# TOOLKIT_* names in the code that are CMake variables (the dependency provider's, toolkit/sources/provider.cmake
+# and the map the toolkit writes for it), not environment variables.
+CMAKE_VARIABLES: tuple[str, ...] = ("TOOLKIT_PROVIDER_MAP", "TOOLKIT_PROVIDER_REPORT", "TOOLKIT_PROVIDER_SURVEY",
+                                    "TOOLKIT_PROVIDER_RECIPE", "TOOLKIT_FC_DIR_", "TOOLKIT_FC_NAMES",
+                                    "TOOLKIT_FP_NAMES")
