@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sysconfig
 from pathlib import Path
 
@@ -29,10 +28,12 @@ def prefer_own_tools() -> None:
 
 
 def _version(path: str) -> str:
+    from toolkit.util.process import run
+
     try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30, check=False)
-    except OSError as exc:
-        return f"not runnable ({exc.strerror})"
+        out = run([path, "--version"], timeout=30, check=False)
+    except ToolkitError as exc:
+        return f"not runnable ({exc.message})"
     lines = (out.stdout or out.stderr).splitlines()
     return lines[0].strip() if lines else "unknown version"
 
