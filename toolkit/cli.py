@@ -12,7 +12,7 @@ import importlib
 import sys
 
 from toolkit import __version__
-from toolkit.util import log
+from toolkit.util import argcheck, log
 from toolkit.util import toolenv as tools
 from toolkit.util.errors import ToolkitError
 
@@ -76,6 +76,7 @@ def name_value_pairs(items: list[str], option: str) -> dict[str, str]:
         name, sep, value = item.partition("=")
         if not sep or not name:
             raise ToolkitError(f"{option} {item!r}: expected NAME=VALUE")
+        argcheck.env_assignment(name, value, option)
         out[name] = value
     return out
 

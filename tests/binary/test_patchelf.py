@@ -60,3 +60,15 @@ def test_failure_names_the_file_and_patchelfs_message(tmp_path):
     message = str(err.value)
     assert message.startswith(f"{not_elf}: setting RUNPATH $ORIGIN failed (exit "), message
     assert "--set-rpath" in message and len(message.splitlines()) > 1  # patchelf's own words follow
+
+
+def test_option_looking_names_reach_patchelf_as_paths_and_values(lib, monkeypatch):
+    """A library named like an option (relative to the working folder) and a RUNPATH starting with '-' are
+    handed over where patchelf reads them as a path and as --set-rpath's value."""
+    odd = lib.with_name("--version")
+    lib.rename(odd)
+    monkeypatch.chdir(lib.parent)
+    patchelf.set_runpath(Path("--version"), ["-odd", "$ORIGIN"])
+    assert "[-odd:$ORIGIN]" in _dynamic(odd)
+    patchelf.remove_runpath(Path("--version"))
+    assert "RUNPATH" not in _dynamic(odd)

@@ -33,9 +33,10 @@ def set_runpath(lib: Path, entries: Sequence[str]) -> None:
         remove_runpath(lib)
         return
     joined = ":".join(entries)
-    run([find_patchelf(), "--set-rpath", joined, lib], f"{lib}: setting RUNPATH {joined}")
+    # --set-rpath takes the next argument whatever it looks like; the library is an absolute path.
+    run([find_patchelf(), "--set-rpath", joined, Path(lib).absolute()], f"{lib}: setting RUNPATH {joined}")
 
 
 def remove_runpath(lib: Path) -> None:
     """Remove `lib`'s DT_RUNPATH and DT_RPATH."""
-    run([find_patchelf(), "--remove-rpath", lib], f"{lib}: removing RUNPATH")
+    run([find_patchelf(), "--remove-rpath", Path(lib).absolute()], f"{lib}: removing RUNPATH")

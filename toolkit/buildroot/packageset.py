@@ -114,10 +114,14 @@ def load(name_or_path: str | Path) -> PackageSet:
     for i, s in enumerate(apt_suites):
         _check_word(root, f"apt_suites[{i}]", s)
     components = tuple(root.str_list("components", ["main"]))
+    for i, component in enumerate(components):
+        _check_word(root, f"components[{i}]", component, "a Debian archive component")
     apt_options = tuple(root.str_list("apt_options", []))
     for i, option in enumerate(apt_options):
         if not option.rstrip().endswith(";"):
             raise root.error(f"apt_options[{i}]", f"an apt.conf line ends with ';', got {option!r}")
+        if "\n" in option or "\r" in option:
+            raise root.error(f"apt_options[{i}]", f"an apt.conf option is one line, got {option!r}")
     pins = tuple(_pin(t) for t in root.tables("pin", []))
     path_exclude = tuple(root.str_list("path_exclude", []))
     for i, glob in enumerate(path_exclude):
@@ -153,9 +157,9 @@ def _word(table, key: str) -> str:
     return value
 
 
-def _check_word(table, key: str, value: str) -> None:
+def _check_word(table, key: str, value: str, what: str = "a Debian suite name") -> None:
     if not re.match(r"^[a-z0-9][a-z0-9.-]*$", value):
-        raise table.error(key, f"expected a Debian suite name, got {value!r}")
+        raise table.error(key, f"expected {what}, got {value!r}")
 
 
 def _pin(t) -> Pin:

@@ -6,9 +6,10 @@ import functools
 import hashlib
 import os
 import shutil
+from collections.abc import Collection
 from pathlib import Path
 
-from toolkit.util import log
+from toolkit.util import argcheck, log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import tool_version
 
@@ -60,9 +61,17 @@ def compiler_launcher() -> str | None:
     return shutil.which("ccache")
 
 
+# The CMake lists the toolkit itself passes: their value holds ';' on purpose.
+LIST_DEFINES = frozenset({"GPU_TARGETS", "CMAKE_PREFIX_PATH", "CMAKE_C_IMPLICIT_INCLUDE_DIRECTORIES",
+                          "CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES"})
+
+
 def configure_command(cmake: Path, source: Path, build: Path, generator: str, ninja: Path,
-                      defines: dict[str, str]) -> list[str]:
-    cmd = [str(cmake), "-S", str(source), "-B", str(build), "-G", generator,
+                      defines: dict[str, str], lists: Collection[str] = ()) -> list[str]:
+    """The configure command line. Each define is checked (argcheck.cmake_defines: no newline, a ';' only in
+    LIST_DEFINES and `lists`, the recipe's) and glued to its -D, so no value reads as an option of its own."""
+    argcheck.cmake_defines({"CMAKE_MAKE_PROGRAM": str(ninja), **defines}, LIST_DEFINES | set(lists))
+    cmd = [str(cmake), "-S", str(Path(source).absolute()), "-B", str(Path(build).absolute()), "-G", generator,
            f"-DCMAKE_MAKE_PROGRAM={ninja}"]
     cmd += [f"-D{key}={value}" for key, value in sorted(defines.items())]
     return cmd

@@ -80,7 +80,8 @@ def configure_stage(b: Build) -> Stage:
     _, kernel_env, kernel_note = hip_kernels(b)
 
     def command() -> list[str]:
-        return configure_command(cmake, ws.source, ws.cmake, b.recipe.build.generator, ninja, configure_defines(b))
+        return configure_command(cmake, ws.source, ws.cmake, b.recipe.build.generator, ninja, configure_defines(b),
+                                 b.recipe.build.list_defines)
 
     def inputs() -> dict:
         # The tools' identity, not their paths: each nox session or venv has its own copy of CMake.

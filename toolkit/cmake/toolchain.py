@@ -16,13 +16,13 @@ import importlib.util
 import platform
 import re
 import shlex
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text
+from toolkit.util.process import run
 from toolkit.util.tomlread import Table, load_toml
 
 TOOLCHAINS_FILE = Path(__file__).resolve().with_name("toolchains.toml")
@@ -206,10 +206,7 @@ def link_object_source(sections: tuple[str, ...]) -> str:
 
 
 def _run(cmd: list[str], what: str) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise ToolkitError(f"zig toolchain: {what} failed (exit {proc.returncode}): {shlex.join(cmd)}\n"
-                           + (proc.stdout + proc.stderr)[-3000:])
+    run(cmd, f"zig toolchain: {what}", output="merge")
 
 
 # -- settling and checking -------------------------------------------------------------------------

@@ -32,7 +32,7 @@ def find_hipify_perl(setting: str) -> str:
 
 def convert_with_perl(exe: str, path: Path, text: str, rel: str, settings: HipifySettings,
                       tables: Tables) -> FileResult:
-    proc = run([exe, path], f"hipify-perl on {rel}",
+    proc = run([exe, Path(path).absolute()], f"hipify-perl on {rel}",
                hint="fix the input, exclude the file with a reason, or use the built-in engine")
     if text.strip() and not proc.stdout.strip():
         raise ToolkitError(f"hipify-perl produced no output for {rel}:\n{_tail(proc.stderr)}")

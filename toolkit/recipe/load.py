@@ -76,6 +76,8 @@ class BuildSettings:
     glibc_floor: str | None = None
     # Sections whose linker-made __start_/__stop_ symbols zig's lld would export (toolkit/cmake/toolchain.py).
     hide_section_bounds: tuple[str, ...] = ()
+    # The `defines` given as arrays: CMake lists, whose value holds ';' on purpose.
+    list_defines: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -217,10 +219,7 @@ def _read_build(t: Table | None) -> BuildSettings:
         return BuildSettings("Release", "Ninja", {}, ("CMakeLists.txt", "cmake"))
     build_type = t.str("build_type", "Release", choices=["Release", "RelWithDebInfo", "Debug", "MinSizeRel"])
     generator = t.str("generator", "Ninja", choices=["Ninja"])
-    defines = t.str_map("defines", {})
-    for key in defines:
-        if not _DEFINE.match(key):
-            raise t.error(f"defines.{key}", "expected a CMake variable name")
+    defines, lists = _read_defines(t)
     option_files = tuple(t.str_list("option_files", ["CMakeLists.txt", "cmake"]))
     strip_runpath = t.bool("strip_runpath", False)
     output_dir_define = t.str("output_dir_define", None)
@@ -235,7 +234,32 @@ def _read_build(t: Table | None) -> BuildSettings:
     toolchain, floor, hidden = _read_toolchain(t)
     t.done()
     return BuildSettings(build_type, generator, defines, option_files, strip_runpath, collect,
-                         output_dir_define, kernels_define, toolchain, floor, hidden)
+                         output_dir_define, kernels_define, toolchain, floor, hidden, lists)
+
+
+def _read_defines(t: Table) -> tuple[dict[str, str], tuple[str, ...]]:
+    """[build] defines: NAME = "value" (one line, no ';') or NAME = ["a", "b"] (a CMake list, joined with ';')."""
+    table = t.table("defines", None)
+    if table is None:
+        return {}, ()
+    defines, lists = {}, []
+    for key in table.keys():
+        if not _DEFINE.match(key):
+            raise t.error(f"defines.{key}", "expected a CMake variable name")
+        items = table.str_or_list(key)
+        is_list = not isinstance(table.data[key], str)
+        for i, item in enumerate(items):
+            where = f"defines.{key}" + (f"[{i}]" if is_list else "")
+            if "\n" in item or "\r" in item or "\x00" in item:
+                raise t.error(where, f"{item!r} holds a newline or NUL; expected a one-line value")
+            if ";" in item:
+                raise t.error(where, f"{item!r} holds ';', which CMake reads as a list separator; expected a value "
+                                     f"without ';' (write a CMake list as an array: {key} = [\"a\", \"b\"])")
+        defines[key] = ";".join(items)
+        if is_list:
+            lists.append(key)
+    table.done()
+    return defines, tuple(lists)
 
 
 def _read_toolchain(t: Table) -> tuple[str, str | None, tuple[str, ...]]:

@@ -21,7 +21,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.util import log
+from toolkit.util import argcheck, log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
 
@@ -30,6 +30,7 @@ ENGINES = ("podman", "docker")
 ENV_FILE = Path(__file__).resolve().parent / "container_env.json"
 
 PROJECT, SOURCE, CACHE, OUT = "/work/project", "/work/source", "/cache", "/work/out"
+IMAGE_WHERE = "container image (--image or [release.container] image)"
 
 
 @dataclass(frozen=True)
@@ -117,14 +118,15 @@ def _user_args(engine: Engine) -> list[str]:
 
 def run_argv(engine: Engine, image: str, command: list[str], mounts: Mounts, env: dict[str, str],
              network: str | None = None) -> list[str]:
+    argcheck.image_name(image, IMAGE_WHERE)
     argv = [engine.path, "run", "--rm", *_user_args(engine)]
     if network:
         argv += ["--network", network]
     for host, inside in mounts.pairs():
         argv += ["--volume", f"{host}:{inside}"]
     for key, value in env.items():
-        argv += ["--env", f"{key}={value}"]
-    argv += ["--workdir", PROJECT, image, *command]
+        argv += ["--env", argcheck.env_assignment(key, value, f"--env {key}")]
+    argv += ["--workdir", PROJECT, "--", image, *command]
     return argv
 
 
@@ -132,6 +134,9 @@ def run_session(engine: Engine, image: str, session: str, args: list[str], mount
                 env: dict[str, str] | None = None, *, runner: str = "nox", network: str | None = None,
                 dry_run: bool = False) -> int:
     """Run `session` with `args` inside `image`; returns the session's exit code."""
+    argcheck.image_name(image, IMAGE_WHERE)
+    for key, value in (env or {}).items():
+        argcheck.env_assignment(key, value, f"--env {key}")
     for what, path in (("project", mounts.project), ("source", mounts.source)):
         if path is not None and not Path(path).is_dir():
             raise ToolkitError(f"{path}: {what} folder to mount into the container does not exist")
@@ -149,10 +154,10 @@ def run_session(engine: Engine, image: str, session: str, args: list[str], mount
 
 def build_argv(engine: Engine, containerfile: Path, context: Path, tag: str,
                build_args: dict[str, str] | None = None) -> list[str]:
-    argv = [engine.path, "build", "--file", str(containerfile), "--tag", tag]
+    argv = [engine.path, "build", "--file", str(containerfile), "--tag", argcheck.image_name(tag, IMAGE_WHERE)]
     for key, value in (build_args or {}).items():
-        argv += ["--build-arg", f"{key}={value}"]
-    return argv + [str(context)]
+        argv += ["--build-arg", argcheck.env_assignment(key, value, f"--build-arg {key}")]
+    return argv + ["--", str(context)]
 
 
 def build_image(engine: Engine, containerfile: Path, context: Path, tag: str,

@@ -31,7 +31,7 @@ def build_release_entry(recipe_path: Path, entry, work_dir: Path, no_wait: bool 
     commands = [
         build_argv(options, "--wheel"),
         configure_command(cmake, b.workspace.source, b.workspace.cmake, b.recipe.build.generator, find_ninja(),
-                          configure_defines(b)),
+                          configure_defines(b), b.recipe.build.list_defines),
         build_command(cmake, b.workspace.cmake, options.jobs),
     ]
     # The C/C++ toolchain's identity (zig: pinned version, target, wheel sha256), as the configure fingerprint has it.

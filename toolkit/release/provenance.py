@@ -17,12 +17,12 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 from toolkit import __version__
 from toolkit.util.errors import ToolkitError
+from toolkit.util.process import run
 
 TOOLS_FILE = Path(__file__).resolve().parent / "toolchain.json"
 BUILD_TYPE = "urn:ort-amdgpu-toolkit:release:v1"
@@ -48,9 +48,9 @@ def collect_toolchain(tools_file: Path = TOOLS_FILE) -> dict[str, dict | None]:
         for key, value in tool.get("set_env", {}).items():
             env.setdefault(key, value)
         try:
-            proc = subprocess.run([path, *command[1:]], capture_output=True, text=True, timeout=60, env=env)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            out[tool["name"]] = {"path": path, "version": None, "error": str(exc)}
+            proc = run([path, *command[1:]], check=False, timeout=60, env=env)
+        except ToolkitError as exc:  # it cannot start, or hangs
+            out[tool["name"]] = {"path": path, "version": None, "error": exc.message}
             continue
         lines = [line.strip() for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
         out[tool["name"]] = {"path": path, "version": "; ".join(lines[: tool.get("lines", 1)]) or None}

@@ -11,6 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
+from toolkit.util import argcheck
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
 
@@ -50,9 +51,13 @@ def debootstrap(root: Path, suite: str = "bookworm", mirror: str | None = None,
         from toolkit.sources.debian_mirror import debian_mirror
 
         mirror = debian_mirror().url
+    argcheck.plain(suite, "debootstrap suite", "a Debian suite name (bookworm, sid, ...)")
+    for package in include:
+        argcheck.plain(package, "debootstrap --include", "Debian package names")
+    argcheck.plain(mirror, "debootstrap mirror", "the Debian archive's base URL")
     tool = shutil.which("debootstrap")
     if tool is None:
         raise ToolkitError("debootstrap is not installed", hint="apt-get install debootstrap")
-    argv = [tool, "--variant=minbase", f"--include={','.join(include)}", suite, str(root), mirror]
+    argv = [tool, "--variant=minbase", f"--include={','.join(include)}", suite, str(Path(root).absolute()), mirror]
     run(argv, f"debootstrap {suite} from {mirror}", output="merge",
         hint=f"check that {mirror} is reachable and carries suite {suite!r}")

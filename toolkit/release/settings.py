@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.release.container import ENGINES
+from toolkit.util import argcheck
 from toolkit.util.tomlread import Table
 
 _PYTHON = re.compile(r"^3\.(\d{1,2})$")
@@ -110,6 +111,8 @@ def _feature_sets(t: Table) -> tuple[tuple[str, ...], ...]:
 
 def _container(t: Table, recipe_dir: Path) -> ContainerSettings:
     image = t.str("image", None)
+    if image is not None and argcheck.image_problem(image):
+        raise t.error("image", f"{image!r} {argcheck.image_problem(image)}; expected {argcheck.IMAGE_FORMS}")
     containerfile = t.str("containerfile", None)
     engine = t.str("engine", None, choices=ENGINES)
     runner = t.str("runner", "nox", choices=RUNNERS)

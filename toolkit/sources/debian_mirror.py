@@ -44,7 +44,7 @@ def debian_mirror(env: Mapping[str, str] | None = None, apt_dir: Path | None = N
     apt_dir = APT_DIR if apt_dir is None else Path(apt_dir)
     given = env.get(ENV, "").strip()
     if given:
-        if not _URI.match(given):
+        if not _URI.match(given) or re.search(r"[\s\x00-\x1f\x7f]", given):
             raise ToolkitError(f"env {ENV}={given}: expected the Debian archive's base URL "
                                "(http(s)://, ftp:// or file:)",
                                hint=f"set {ENV}=http://<debian mirror>/debian (the folder holding dists/ and pool/), "

@@ -14,10 +14,10 @@ import tempfile
 from pathlib import Path
 
 from toolkit.sources.cache import Cache, url_key
-from toolkit.util import log
+from toolkit.util import argcheck, log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import replace_dir
-from toolkit.util.process import run
+from toolkit.util.process import run_git
 
 
 def _is_local(url: str) -> bool:
@@ -25,12 +25,10 @@ def _is_local(url: str) -> bool:
 
 
 def _git(args: list[str], cwd: Path, url: str, local: bool, what: str, hint: str | None = None,
-         check: bool = True) -> subprocess.CompletedProcess:
-    # The file protocol is off by default for submodules (CVE-2022-39253); allow it only when the
-    # superproject itself is local, as a test or an internal mirror on disk would be.
-    config = ["-c", "protocol.file.allow=always"] if local else []
-    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true")
-    return run(["git", *config, *args], f"git source {url}: {what}", cwd=cwd, env=env, hint=hint, check=check)
+         check: bool = True, operands: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    # The file protocol is off for submodules of a remote superproject (CVE-2022-39253); it is allowed only
+    # when the superproject itself is local, as a test or an internal mirror on disk would be.
+    return run_git(args, operands, f"git source {url}: {what}", cwd=cwd, file_protocol=local, hint=hint, check=check)
 
 
 def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, offline: bool = False,
@@ -40,6 +38,8 @@ def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, off
     Mirrors (BASE/<host>/<path>, a bare repository there) are tried first; a file:// mirror also offline,
     since reading a folder is not network access. The commit pins the content whichever repository serves it.
     """
+    argcheck.git_url(url, "git source")
+    argcheck.git_commit(commit, f"git source {url}: commit")
     if shutil.which("git") is None:
         raise ToolkitError(f"git source {url}: the git command is not installed", hint="apt-get install -y git")
     final = cache.git_path(url, commit)
@@ -49,6 +49,8 @@ def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, off
 
     candidates = [mirror_url(m, url) for m in mirrors if not offline or m.startswith("file://")]
     candidates = [c for c in candidates if not c.startswith("file://") or Path(c[len("file://"):]).is_dir()]
+    # A mirror for archives only (http://, ...) is never asked for a git repository.
+    candidates = [c for c in candidates if argcheck.git_url_problem(c) is None]
     # Reading a local repository is not network access: offline still reads a file:// (or plain path) source.
     if not offline or _is_local(url):
         candidates.append(url)
@@ -84,24 +86,53 @@ def _checkout(url: str, commit: str, work: Path, submodules: bool) -> None:
     local = _is_local(url)
     log.info(f"git: fetching {url} at {commit}")
     _git(["init", "-q"], work, url, local, f"making a repository in {work}")
-    _git(["remote", "add", "origin", url], work, url, local, f"adding the remote in {work}")
-    _git(["fetch", "-q", "--depth", "1", "--no-tags", "origin", commit], work, url, local,
-         f"fetching commit {commit}",
+    _git(["remote", "add"], work, url, local, f"adding the remote in {work}", operands=("origin", url))
+    _git(["fetch", "-q", "--depth", "1", "--no-tags"], work, url, local,
+         f"fetching commit {commit}", operands=("origin", commit),
          hint="check that the commit exists in that repository (a full 40-hex id) and that the server allows "
          "fetching a commit by id (uploadpack.allowReachableSHA1InWant)")
     _git(["checkout", "-q", "--detach", "FETCH_HEAD"], work, url, local, f"checking out commit {commit}")
     head = _git(["rev-parse", "HEAD"], work, url, local, "reading HEAD").stdout.strip()
     if head != commit:
         raise ToolkitError(f"git source {url}: checked out {head or 'nothing'} instead of commit {commit}")
-    if not submodules:
-        return
-    shallow = _git(["submodule", "update", "--init", "--recursive", "--depth", "1"], work, url, local,
-                   "shallow submodule update", check=False)
-    if shallow.returncode != 0:
-        # Some servers refuse shallow fetches by commit id; a full submodule fetch still pins the same commits.
-        log.info(f"git: shallow submodule fetch failed for {url}; fetching submodules in full")
-        _git(["submodule", "update", "--init", "--recursive"], work, url, local,
-             f"submodule update at {commit}", hint="check .gitmodules URLs are reachable and their commits exist")
+    if submodules:
+        _submodules(url, commit, work, local)
+
+
+def _submodules(url: str, commit: str, work: Path, local: bool) -> None:
+    """Each level's submodules, their .gitmodules URLs checked before git reads them (and git allowed only the
+    accepted schemes' protocols besides)."""
+    pending = [work]
+    while pending:
+        repo = pending.pop()
+        paths = _checked_gitmodules(url, commit, work, repo, local)
+        if not paths:
+            continue
+        shallow = _git(["submodule", "update", "--init", "--depth", "1"], repo, url, local,
+                       "shallow submodule update", check=False)
+        if shallow.returncode != 0:
+            # Some servers refuse shallow fetches by commit id; a full submodule fetch still pins the same commits.
+            log.info(f"git: shallow submodule fetch failed for {url}; fetching submodules in full")
+            _git(["submodule", "update", "--init"], repo, url, local, f"submodule update at {commit}",
+                 hint="check .gitmodules URLs are reachable and their commits exist")
+        pending += [repo / path for path in paths]
+
+
+def _checked_gitmodules(url: str, commit: str, work: Path, repo: Path, local: bool) -> list[str]:
+    """The submodule paths `repo`'s .gitmodules lists, once every submodule URL there is an accepted one."""
+    if not (repo / ".gitmodules").is_file():
+        return []
+    listed = _git(["config", "--file", ".gitmodules", "--null", "--get-regexp", r"^submodule\..*\.(url|path)$"],
+                  repo, url, local, "reading .gitmodules", check=False).stdout
+    paths = []
+    where = f"git source {url} at {commit}: {(repo / '.gitmodules').relative_to(work)}"
+    for entry in filter(None, listed.split("\0")):
+        key, _, value = entry.partition("\n")
+        if key.endswith(".path"):
+            paths.append(argcheck.plain(value, f"{where}: {key}", "a relative folder"))
+        elif not value.startswith(("./", "../")):  # a relative URL reads as the superproject's
+            argcheck.git_url(value, f"{where}: {key}")
+    return paths
 
 
 def copy_checkout(src: Path, dest: Path) -> Path:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.sources.pinned import PinnedArchive, read_subdir
+from toolkit.util import argcheck
 from toolkit.util.errors import RecipeError
 from toolkit.util.tomlread import Table
 
@@ -77,6 +78,9 @@ class SourceSettings:
             t.done()
             return value
         git = t.str("git")
+        problem = argcheck.git_url_problem(git)
+        if problem is not None:
+            raise t.error("git", f"{git!r} {problem}; expected a git URL ({argcheck.GIT_URL_FORMS})")
         commit = t.str("commit")
         if not _COMMIT.match(commit):
             raise t.error("commit", f"expected a full 40-hex commit id (a branch or tag can move), got {commit!r}")
@@ -91,6 +95,7 @@ def source_from_argument(value: str) -> SourceSettings:
         url, sep, commit = value[4:].rpartition("@")
         if not sep or not _COMMIT.match(commit):
             raise RecipeError(f"--source {value}: a git source is written git+URL@COMMIT with a full 40-hex commit")
+        argcheck.git_url(url, "--source git+URL@COMMIT: URL")
         return SourceSettings(git=url, commit=commit, submodules=True)
     if re.match(r"^(https?|file)://", value):
         url, _, fragment = value.partition("#")

@@ -6,7 +6,7 @@ import argparse
 import time
 from pathlib import Path
 
-from toolkit.util import log
+from toolkit.util import argcheck, log
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,6 +51,7 @@ def _bump(args: argparse.Namespace) -> int:
     from toolkit.upstream.report import markdown
     from toolkit.util.fsutil import atomic_write_text
 
+    argcheck.git_revision(args.to, "--to")  # before the recipe is even read
     started = time.monotonic()
     result = bump(BumpRequest(args.recipe, args.to, tuple(args.mirror), args.offline, args.check, args.root,
                               args.build_dir))

@@ -9,14 +9,14 @@ Offline, only local repositories are asked: reading a folder is not network acce
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.sources.download import mirror_url
+from toolkit.util import argcheck
 from toolkit.util.errors import ToolkitError
+from toolkit.util.process import run_git
 
 _FULL = re.compile(r"[0-9a-f]{40}")
 
@@ -47,6 +47,8 @@ def repositories(url: str, mirrors: tuple[str, ...], offline: bool) -> list[str]
     out = []
     for base in mirrors:
         candidate = mirror_url(base, url)
+        if argcheck.git_url_problem(candidate) is not None:
+            continue  # a mirror for archives only (http://, ...): git is never asked there
         path = local_path(candidate)
         if path is not None and path.is_dir():
             out.append(candidate)
@@ -59,8 +61,8 @@ def repositories(url: str, mirrors: tuple[str, ...], offline: bool) -> list[str]
 
 def resolve(url: str, rev: str, mirrors: tuple[str, ...] = (), offline: bool = False) -> Revision:
     """The commit `rev` names in the first repository that knows it."""
-    if not rev or rev.startswith("-"):
-        raise ToolkitError(f"--to {rev!r}: expected a commit, a branch or a tag", hint="for example --to main")
+    argcheck.git_revision(rev, "--to")
+    argcheck.git_url(url, "[source] git")
     where = repositories(url, mirrors, offline)
     if not where:
         raise ToolkitError(f"offline: cannot resolve {rev!r}: {url} is not local and no local mirror holds it",
@@ -83,13 +85,15 @@ def resolve(url: str, rev: str, mirrors: tuple[str, ...] = (), offline: bool = F
 def _ask(repo: str, rev: str) -> tuple[str, str | None] | None:
     path = local_path(repo)
     if path is not None:
-        out = _git(["-C", str(path), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"])
+        if not path.is_dir():
+            return None
+        out = _git(["rev-parse", "--verify", "--quiet"], f"{rev}^{{commit}}", cwd=path)
         if out is None:
             return None
         commit = out.strip()
-        ref = _git(["-C", str(path), "rev-parse", "--symbolic-full-name", rev]) or ""
+        ref = _git(["rev-parse", "--verify", "--quiet", "--symbolic-full-name"], rev, cwd=path) or ""
         return commit, ref.strip() or None
-    out = _git(["ls-remote", repo])
+    out = _git(["ls-remote"], repo)
     if out is None:
         return None
     refs = {}
@@ -102,10 +106,7 @@ def _ask(repo: str, rev: str) -> tuple[str, str | None] | None:
     return None
 
 
-def _git(args: list[str]) -> str | None:
-    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true")
-    try:
-        proc = subprocess.run(["git", *args], capture_output=True, text=True, env=env, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ToolkitError(f"git {' '.join(args[:3])}: cannot run: {exc}", hint="install git") from None
+def _git(args: list[str], operand: str, cwd: Path | None = None) -> str | None:
+    proc = run_git(args, [operand], f"git {args[0]} {operand}", cwd=cwd, file_protocol=cwd is not None,
+                   check=False, timeout=120)
     return proc.stdout if proc.returncode == 0 else None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 from toolkit.cmake.commands import configure_command, find_cmake, find_ninja
@@ -25,6 +24,7 @@ from toolkit.upstream.stage import cmake_texts, libraries
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text
+from toolkit.util.process import run
 
 TAIL = 40
 
@@ -39,9 +39,10 @@ def survey(options: BuildOptions) -> dict:
     b.toolchain().prepare(b.toolchain_dir, b.fetch.cache.root)
     defines = {**configure_defines(b), **survey_define(binary), "CMAKE_EXPORT_COMPILE_COMMANDS": "ON",
                "TOOLKIT_PROVIDER_REPORT": (binary / REPORT_NAME).as_posix()}
-    cmd = configure_command(find_cmake(), ws.source, binary, b.recipe.build.generator, find_ninja(), defines)
+    cmd = configure_command(find_cmake(), ws.source, binary, b.recipe.build.generator, find_ninja(), defines,
+                            b.recipe.build.list_defines)
     log.stage("survey", "$ " + " ".join(cmd))
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = run(cmd, "survey configure", check=False)
     (ws.root / "logs").mkdir(parents=True, exist_ok=True)
     (ws.root / "logs" / "survey.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
     requests = read_survey(binary)

@@ -1,5 +1,9 @@
 """Running a tool: `run` for every command the toolkit starts and checks, `run_tool` for the build tools
-(CMake, Ninja), whose output goes to the terminal or, with -q, to a log file.
+(CMake, Ninja), whose output goes to the terminal or, with -q, to a log file, `run_git` for git.
+
+This module is the only one that starts processes (tests/util/test_call_sites.py walks the package to keep it
+so). Values from recipes, lock files and users reach a tool only after toolkit.util.argcheck accepted them,
+and where the tool cannot read them as options: `run_git` puts them after `--end-of-options`.
 
 A failure is a ToolkitError naming what was being done, the command, its exit code and the tool's last
 lines of output (its stderr, or the log file). A tool that died of SIGINT is an interruption
@@ -16,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolkit.util import log
+from toolkit.util import argcheck, log
 from toolkit.util.errors import ToolkitError
 
 TAIL_LINES = 30
@@ -121,8 +125,28 @@ def run_tool(cmd: list[str], what: str, env: dict[str, str] | None = None, log_d
 def tool_version(path: str | os.PathLike) -> str:
     """The first line `TOOL --version` prints (stdout, else stderr), or why there is none."""
     try:
-        out = subprocess.run([os.fspath(path), "--version"], capture_output=True, text=True, timeout=30, check=False)
-    except OSError as exc:
-        return f"not runnable ({exc.strerror})"
+        out = run([path, "--version"], timeout=30, check=False)
+    except ToolkitError as exc:
+        return f"not runnable ({exc.message})"
     lines = (out.stdout or out.stderr).splitlines()
     return lines[0].strip() if lines else "unknown version"
+
+
+def run_git(args: list[str], operands: Sequence[str], what: str, *, cwd: Path | str | None = None,
+            file_protocol: bool = False, check: bool = True, hint: str | None = None,
+            timeout: float | None = None) -> subprocess.CompletedProcess:
+    """`git ARGS --end-of-options OPERANDS`: ARGS are the toolkit's own (a subcommand and its options),
+    OPERANDS the values that came from elsewhere (URLs, remotes, commits, revisions).
+
+    Git runs only the accepted schemes' protocols (argcheck.GIT_SCHEMES; file:// only with `file_protocol`),
+    in submodules too, never prompts, and an operand starting with '-' is refused before git starts.
+    """
+    for operand in operands:
+        if not operand or operand.startswith("-"):
+            raise ToolkitError(f"{what}: git operand {operand!r} is empty or starts with '-'",
+                               hint="a URL, commit or revision never starts with '-'")
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true")
+    env.pop("GIT_ALLOW_PROTOCOL", None)  # it would override the protocol.* settings below
+    separator = ["--end-of-options"] if operands else []
+    argv = ["git", *argcheck.git_protocol_config(file_protocol), *args, *separator, *operands]
+    return run(argv, what, cwd=cwd, env=env, check=check, hint=hint, timeout=timeout)

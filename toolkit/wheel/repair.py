@@ -219,10 +219,10 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
 
 
 def _auditwheel(staged: Path, wheel: Path, out: Path, patterns: tuple[str, ...], patchelf: Path) -> Path:
-    cmd = [sys.executable, "-m", "auditwheel", "repair", "-w", str(out)]
-    for pattern in patterns:
-        cmd += ["--exclude", pattern]
-    cmd.append(str(staged))
+    # Each value glued to its option, the wheel an absolute path: none of them reads as an option.
+    cmd = [sys.executable, "-m", "auditwheel", "repair", f"--wheel-dir={Path(out).absolute()}"]
+    cmd += [f"--exclude={pattern}" for pattern in patterns]
+    cmd.append(str(Path(staged).absolute()))
     # auditwheel runs the first patchelf on PATH: the one find_patchelf chose.
     env = dict(os.environ, SOURCE_DATE_EPOCH=_epoch_of(wheel),
                PATH=os.pathsep.join([str(patchelf.parent), os.environ.get("PATH", "")]))

@@ -79,20 +79,18 @@ def pip_install(python: Path, requirements: list[str], find_links: Iterable[Path
 def checker_command(
     python: Path, checker: Path, packages: list[str], settings: SmokeSettings, env: Mapping[str, str], require_gpu: bool
 ) -> list[str]:
+    # Every value glued to its option (--name=value): a recipe's pattern or value never reads as an option.
     cmd = [str(python), "-I", str(checker)]
-    for package in packages:
-        cmd += ["--package", package]
-    for name, value in env.items():
-        cmd += ["--env", f"{name}={value}"]
-    for pattern in settings.expect_log:
-        cmd += ["--expect-log", pattern]
+    cmd += [f"--package={package}" for package in packages]
+    cmd += [f"--env={name}={value}" for name, value in env.items()]
+    cmd += [f"--expect-log={pattern}" for pattern in settings.expect_log]
     cmd += ["--atol", repr(settings.atol), "--rtol", repr(settings.rtol)]
     for flag, mapping in (("--provider-option", settings.provider_options),
                           ("--session-config", settings.session_config),
                           ("--wrong-provider-option", settings.wrong_provider_options)):
-        cmd += [item for key, value in mapping.items() for item in (flag, f"{key}={value}")]
+        cmd += [f"{flag}={key}={value}" for key, value in mapping.items()]
     if settings.wrong_error is not None:
-        cmd += ["--wrong-error", settings.wrong_error]
+        cmd += [f"--wrong-error={settings.wrong_error}"]
     if require_gpu:
         cmd.append("--require-gpu")
     return cmd
@@ -141,8 +139,8 @@ def run_smoke(
             genai = base / GENAI_CHECKER.name
             shutil.copyfile(GENAI_CHECKER, genai)
             log.stage("smoke", "onnxruntime-genai's amdgpu provider against the CPU provider")
-            cmd = [str(python), "-I", str(genai), "--package", packages[0],
-                   *[item for name, value in merged_env.items() for item in ("--env", f"{name}={value}")]]
+            cmd = [str(python), "-I", str(genai), f"--package={packages[0]}",
+                   *[f"--env={name}={value}" for name, value in merged_env.items()]]
             result = run(cmd + (["--require-gpu"] if require_gpu else []), output="terminal", check=False, cwd=base,
                          env=_clean_env())
             sys.stdout.flush()
