@@ -49,7 +49,6 @@ REVIEWED: dict[str, tuple[str, ...]] = {
     "toolkit/wheel/repair.py": ("auditwheel with absolute wheel and folder paths",),
     "toolkit/wheel/build.py": ("pip/scikit-build-core with toolkit-made paths",),
     "toolkit/hipify/perl.py": ("hipify-perl with a toolkit-made path",),
-    "toolkit/util/toolenv.py": ("tool paths found on PATH, --version",),
     "toolkit/util/process.py": ("git_protocol_config",),
 }
 
@@ -150,6 +149,9 @@ def test_every_command_line_a_runner_gets_is_reviewed():
                           "command line or the environment with toolkit.util.argcheck, then list the module in "
                           "REVIEWED:\n" + "\n".join(unlisted))
     assert not unguarded, "\n".join(unguarded)
+    # A module that only spells command lines for others (cmake/commands.py: configure_command) keeps its entry
+    # for its guards, which are checked above.
+    stale = {rel for rel in stale if not any(g.isidentifier() for g in REVIEWED[rel])}
     assert not stale, f"listed in REVIEWED but no longer calling a runner: {sorted(stale)}"
 
 
