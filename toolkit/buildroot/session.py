@@ -74,7 +74,7 @@ def run_command(name: str, command: str, args: list[str], *, project: Path, bind
     """Run `python -m toolkit COMMAND ARGS` inside root `name`; returns its exit code."""
     project = Path(project).resolve()
     spec = packageset.load(name)
-    named = _named_paths(args) + _named_paths(os.environ.get("TOOLKIT_MIRRORS", "").split())
+    named = named_paths(args) + named_paths(os.environ.get("TOOLKIT_MIRRORS", "").split())
     # Builds made inside the root keep their own CMake trees: another compiler than the host's.
     build_dir = Path(os.environ.get("TOOLKIT_BUILD_DIR") or project / "build" / "roots" / spec.name).resolve()
     all_binds = [project, *binds, *named, build_dir]
@@ -124,7 +124,7 @@ def _dist_name(requirement: str) -> str:
     return re.split(r"[\s<>=!~\[;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
 
 
-def _named_paths(args: list[str]) -> list[Path]:
+def named_paths(args: list[str]) -> list[Path]:
     """Existing absolute host paths in arguments, to bind at the same path: `/x`, `--opt=/x`, a file:// URL of
     `/x`, the repository of a `git+file://` source (`...@COMMIT`) and the archive of a `...#sha256=HEX` one."""
     found = []
