@@ -127,7 +127,11 @@ def cmd_release(args) -> int:
     log.info(f"compile cache: {cache.describe()}")
     overrides = {"source": args.source, "mirrors": tuple(args.mirror), "offline": args.offline,
                  "build_root": args.build_dir, **({"jobs": args.jobs} if args.jobs else {})}
-    build_fn = functools.partial(_pipeline_build_fn(Path(args.recipe)), no_wait=args.no_wait, overrides=overrides)
+    build_fn = _pipeline_build_fn(Path(args.recipe))
+    if args.no_wait:
+        build_fn = functools.partial(build_fn, no_wait=True)
+    if any(v not in (None, (), False) for v in overrides.values()):
+        build_fn = functools.partial(build_fn, overrides=overrides)
     from toolkit.release.reproducible import release_env
     from toolkit.release.orchestrator import run_release
 
@@ -197,10 +201,13 @@ def cmd_container(args) -> int:
 def _recipe_in(session_args: list[str]) -> Path | None:
     """The recipe a session's own arguments name (`--recipe NAME`, `--recipe=NAME`)."""
     for i, arg in enumerate(session_args):
-        if arg == "--recipe" and i + 1 < len(session_args):
-            return recipe_argument(session_args[i + 1])
-        if arg.startswith("--recipe="):
-            return recipe_argument(arg.split("=", 1)[1])
+        value = session_args[i + 1] if arg == "--recipe" and i + 1 < len(session_args) else \
+            arg.split("=", 1)[1] if arg.startswith("--recipe=") else None
+        if value is not None:
+            try:
+                return recipe_argument(value)
+            except ToolkitError:   # a path that exists only inside the container: the session reads it there
+                return None
     return None
 
 
