@@ -1,5 +1,6 @@
-"""The real tree's release in the build root's image (tests/release/test_real_release.py, tests/buildroot/test_image.py):
-making the image once, running one release entry in a fresh podman container with its own build folder."""
+"""The real tree's release in the build root's image (tests/release/test_real_release.py and
+tests/buildroot/test_image.py): making the image once, running one release entry in a fresh podman container
+with its own build folder."""
 
 from __future__ import annotations
 

@@ -159,7 +159,7 @@ def listing(name: str, project: Path, engine_name: str | None = None) -> list[st
     made = [line for line in proc.stdout.splitlines() if line.strip()]
     lines = []
     if current is None:
-        lines.append(f"image:       none yet (`python -m toolkit root image {name}` makes the root, its venv, the image)")
+        lines.append(f"image:       none yet (`python -m toolkit root image {name}` makes the root, venv, image)")
     elif not any(line.split()[0] == current.tag for line in made):
         lines.append(f"image:       {current.tag} not made yet (`python -m toolkit root image {name}`)")
     for line in made:

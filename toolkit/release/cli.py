@@ -132,8 +132,8 @@ def cmd_release(args) -> int:
         build_fn = functools.partial(build_fn, no_wait=True)
     if any(v not in (None, (), False) for v in overrides.values()):
         build_fn = functools.partial(build_fn, overrides=overrides)
-    from toolkit.release.reproducible import release_env
     from toolkit.release.orchestrator import run_release
+    from toolkit.release.reproducible import release_env
 
     saved = dict(os.environ)
     os.environ.update({**release_env(Path(args.recipe), args.source), **cache.build_env()})

@@ -21,7 +21,8 @@ def entry_options(recipe_path: Path, entry, no_wait: bool = False, overrides: di
     options = BuildOptions(recipe=str(recipe_path), variant=f"release-{entry.id}",
                            with_features=tuple(entry.features), gpu_targets=tuple(entry.gpu_targets),
                            local_version=entry.label, no_wait=no_wait,
-                           toolchain=chain.toolchain if chain else None, glibc_floor=chain.glibc_floor if chain else None)
+                           toolchain=chain.toolchain if chain else None,
+                           glibc_floor=chain.glibc_floor if chain else None)
     return replace(options, **{k: v for k, v in (overrides or {}).items() if v not in (None, (), False)})
 
 

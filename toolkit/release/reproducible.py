@@ -69,7 +69,7 @@ def first_zip_difference(a: Path, b: Path) -> str:
     """The first difference of two zip files, member by member in archive order."""
     with zipfile.ZipFile(a) as za, zipfile.ZipFile(b) as zb:
         infos_a, infos_b = za.infolist(), zb.infolist()
-        for ia, ib in zip(infos_a, infos_b):
+        for ia, ib in zip(infos_a, infos_b, strict=False):
             if ia.filename != ib.filename:
                 return f"member order differs at {ia.filename!r} vs {ib.filename!r}"
             data_a, data_b = za.read(ia), zb.read(ib)
@@ -91,12 +91,12 @@ def first_text_difference(a: Path, b: Path) -> str:
         lines_a, lines_b = data_a.decode().splitlines(), data_b.decode().splitlines()
     except UnicodeDecodeError:
         return _bytes_difference(data_a, data_b)
-    for number, (la, lb) in enumerate(zip(lines_a, lines_b), 1):
+    for number, (la, lb) in enumerate(zip(lines_a, lines_b, strict=False), 1):
         if la != lb:
             return f"line {number} differs: {la.strip()[:120]!r} vs {lb.strip()[:120]!r}"
     return f"{len(lines_a)} vs {len(lines_b)} lines"
 
 
 def _bytes_difference(a: bytes, b: bytes) -> str:
-    offset = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    offset = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
     return f"{len(a)} vs {len(b)} bytes, first difference at offset {offset}"

@@ -193,8 +193,8 @@ def input_components(facts: dict) -> list[dict]:
                     **({"version": source["version"]} if source.get("version") else {}), "scope": "required",
                     "externalReferences": [{"type": "vcs" if str(source["uri"]).startswith("git+") else "distribution",
                                             "url": str(source["uri"])}],
-                    "properties": [_prop("toolkit:role", "source"),
-                                   *([_prop("toolkit:tree-sha256", str(source["sha256"]))] if source.get("sha256") else [])]})
+                    "properties": [_prop("toolkit:role", "source")] + (
+                        [_prop("toolkit:tree-sha256", str(source["sha256"]))] if source.get("sha256") else [])})
     for dep in facts.get("fetchcontent", []):
         component = {"type": "library", "bom-ref": f"fetchcontent:{dep['name']}", "name": dep["name"],
                      "version": dep["version"], "scope": "required",

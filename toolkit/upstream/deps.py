@@ -63,7 +63,8 @@ def compare(recipe_deps, requests: list[Request]) -> list[DepChange]:
         old, new = version_of(dep.archive.url), version_of(r.tag or r.url)
         kind = REVERSIONED if old and new and old != new else SAME
         out.append(DepChange(r.name, kind, dep.archive.url, declared, old, new))
-    out += [DepChange(name, REMOVED, dep.archive.url, None, version_of(dep.archive.url)) for name, dep in by_name.items()]
+    out += [DepChange(name, REMOVED, dep.archive.url, None, version_of(dep.archive.url))
+            for name, dep in by_name.items()]
     return out
 
 
