@@ -175,7 +175,7 @@ def cmd_container(args) -> int:
     if args.recipe and _recipe_in(session_args) is None and args.session in ("release", "build"):
         session_args = ["--recipe", str(args.recipe), *session_args]
     settings = load_settings(recipe).container
-    image, runner = _image_and_runner(args, settings)
+    image, runner, from_root = _image_and_runner(args, settings)
     engine = container.detect_engine(args.engine or settings.engine)
     if engine.name == "podman":
         from toolkit.buildroot.image import engine_env
@@ -188,9 +188,10 @@ def cmd_container(args) -> int:
     from toolkit.buildroot.sandbox import cache_dir
     from toolkit.buildroot.session import named_paths
 
+    cache = (args.cache or cache_dir()).resolve()
     mounts = container.Mounts(
-        project=Path.cwd(), source=args.source, cache=args.cache or cache_dir(), out=args.out,
-        build=args.build_dir or Path("build"), binds=tuple(named_paths(session_args)))
+        project=Path.cwd(), source=args.source, cache=cache, out=args.out, build=args.build_dir or Path("build"),
+        binds=tuple(named_paths(session_args)), cache_inside=str(cache) if from_root else container.CACHE)
     rc = container.run_session(engine, image, args.session, session_args, mounts, name_value_pairs(args.env, "--env"),
                                runner=runner, network=args.network, dry_run=args.dry_run)
     if rc != 0:
@@ -211,16 +212,16 @@ def _recipe_in(session_args: list[str]) -> Path | None:
     return None
 
 
-def _image_and_runner(args, settings) -> tuple[str, str]:
+def _image_and_runner(args, settings) -> tuple[str, str, bool]:
     """--image, else [release.container] image, else the image of [release.container] root (made when missing:
-    `root image`), whose sessions run `python3 -m toolkit` with the image's venv."""
+    `root image`), whose sessions run `python3 -m toolkit` with the image's venv; and whether it is a root's."""
     if args.image or settings.image:
-        return args.image or settings.image, args.runner or settings.runner
+        return args.image or settings.image, args.runner or settings.runner, False
     if settings.root:
         from toolkit.buildroot.image import ensure_image
 
         made = ensure_image(settings.root, Path.cwd(), args.engine or settings.engine, dry_run=args.dry_run)
-        return made.tag, args.runner or "toolkit"
+        return made.tag, args.runner or "toolkit", True
     raise ToolkitError("no image to run in: give --image, or [release.container] image or root in the recipe",
                        hint="e.g. `container --recipe umbrella-ep-real ...` runs in the image of its build root")
 

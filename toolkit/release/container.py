@@ -48,9 +48,12 @@ class Mounts:
     out: Path | None = None
     build: Path | None = None
     binds: tuple[Path, ...] = ()
+    # Where the cache is inside. A build root's image takes it at its host path: zig's cache records the paths
+    # of what it built, and the image's compilers are the root sessions' (see toolkit/buildroot/image.py).
+    cache_inside: str = CACHE
 
     def pairs(self) -> list[tuple[Path, str]]:
-        pairs = [(self.project, PROJECT), (self.source, SOURCE), (self.cache, CACHE), (self.out, OUT),
+        pairs = [(self.project, PROJECT), (self.source, SOURCE), (self.cache, self.cache_inside), (self.out, OUT),
                  (self.build, BUILD)]
         return [(Path(host).resolve(), inside) for host, inside in pairs if host is not None]
 
@@ -103,8 +106,8 @@ def container_env(mounts: Mounts, environ: dict[str, str] | None = None,
     if mounts.source is not None:
         env["TOOLKIT_SOURCE_DIR"] = SOURCE
     if mounts.cache is not None:
-        env["TOOLKIT_CACHE_DIR"] = CACHE
-        env["CCACHE_DIR"] = f"{CACHE}/ccache"
+        env["TOOLKIT_CACHE_DIR"] = mounts.cache_inside
+        env["CCACHE_DIR"] = f"{mounts.cache_inside}/ccache"
     if mounts.out is not None:
         env["TOOLKIT_OUT_DIR"] = OUT
     if mounts.build is not None:
