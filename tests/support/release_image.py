@@ -20,10 +20,10 @@ RECIPE = "umbrella-ep-real"
 ENTRY = "glibc2.28-hipdnn"
 
 
-def toolkit_cli(*args: str, timeout: float = 3600) -> subprocess.CompletedProcess:
+def toolkit_cli(*args: str, timeout: float = 3600, env: dict | None = None) -> subprocess.CompletedProcess:
     """`python -m toolkit ARGS` from the project root, output captured (the caller checks the exit code)."""
     return subprocess.run([sys.executable, "-m", "toolkit", *args], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=timeout)
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, timeout=timeout)
 
 
 def make_image() -> tuple[str, float]:
@@ -36,12 +36,13 @@ def make_image() -> tuple[str, float]:
     return proc.stdout.strip().splitlines()[-1], time.monotonic() - started
 
 
-def release_in_container(build_dir: Path) -> tuple[Path, float, str]:
+def release_in_container(build_dir: Path, epoch: int) -> tuple[Path, float, str]:
     """One release entry of the real tree in a fresh container without network, `build_dir` mounted as its build
-    folder: the dist folder, the seconds it took and the log."""
+    folder, SOURCE_DATE_EPOCH=`epoch` (what the release would take, fixed: a commit made while the test runs would
+    change it): the dist folder, the seconds it took and the log."""
     started = time.monotonic()
     proc = toolkit_cli("container", "--network", "none", "--build-dir", str(build_dir), "release",
-                       "--recipe", RECIPE, "--only", ENTRY, "--mirror", MIRROR.as_uri(), "--offline")
+                       "--recipe", RECIPE, "--only", ENTRY, "--mirror", MIRROR.as_uri(), "--offline", env={"SOURCE_DATE_EPOCH": str(epoch)})
     seconds = time.monotonic() - started
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-6000:]

@@ -22,6 +22,8 @@ import subprocess
 import zipfile
 from pathlib import Path
 
+from toolkit.util.errors import ToolkitError
+
 ZIP_EPOCH = 315532800   # 1980-01-01T00:00:00Z: the earliest date a zip entry can carry
 
 
@@ -48,6 +50,9 @@ def compare_dirs(first: Path, second: Path) -> list[str]:
     """One line per difference between two release folders (empty: identical), each naming the file and,
     for a wheel, the first member that differs and how."""
     first, second = Path(first), Path(second)
+    for folder in (first, second):
+        if not folder.is_dir():
+            raise ToolkitError(f"{folder}: no such release folder", hint="give two dist folders (build/<recipe>/dist)")
     names_a = {p.name for p in first.iterdir() if p.is_file()}
     names_b = {p.name for p in second.iterdir() if p.is_file()}
     out = [f"{name}: only in {first}" for name in sorted(names_a - names_b)]
