@@ -42,7 +42,8 @@ def release_in_container(build_dir: Path, epoch: int) -> tuple[Path, float, str]
     change it): the dist folder, the seconds it took and the log."""
     started = time.monotonic()
     proc = toolkit_cli("container", "--network", "none", "--build-dir", str(build_dir), "release",
-                       "--recipe", RECIPE, "--only", ENTRY, "--mirror", MIRROR.as_uri(), "--offline", env={"SOURCE_DATE_EPOCH": str(epoch)})
+                       "--recipe", RECIPE, "--only", ENTRY, "--mirror", MIRROR.as_uri(), "--offline",
+                       env={"SOURCE_DATE_EPOCH": str(epoch)})
     seconds = time.monotonic() - started
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-6000:]
