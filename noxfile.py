@@ -110,13 +110,13 @@ def release(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def container(session: nox.Session) -> None:
-    """Run another session inside the release image: `nox -s container -- release -- --only ID`."""
+    """Run a session in the release image: `nox -s container -- release --recipe umbrella-ep-real --only ID`."""
     _toolkit(session, "container")
 
 
 @nox.session(venv_backend="none")
 def root(session: nox.Session) -> None:
-    """Build roots: `-- make debian-sid-rocm`, `-- show NAME`, `-- diff`, `-- run -- CMD` (in the toolkit's env)."""
+    """Build roots: `-- make debian-sid-rocm`, `-- show NAME`, `-- image NAME` (its OCI image), `-- diff`, `-- run -- CMD`."""
     _toolkit(session, "root")
 
 

@@ -375,7 +375,9 @@ def test_the_documentation_shows_commands_of_both_kinds():
     recipes' comments are all read."""
     texts = [s.text for s in ALL_SHOWN]
     assert "nox -s build -- --with-hipdnn" in texts
-    assert "nox -s container -- release -- --only <id>" in texts
+    assert "python -m toolkit container-image --recipe amdgpu-ep" in texts  # inline, over a line break
+    assert any(t.startswith("nox -s container -- release --recipe umbrella-ep-real --only glibc2.28-hipdnn")
+               for t in texts)
     assert any(t.startswith("python -m toolkit repair WHEEL [--recipe R]") for t in texts)  # over a line break
     assert any(t.startswith("nox -s container -- --root debian-sid-rocm build --recipe umbrella-ep-real "
                             "--mirror file://$PWD") for t in texts)  # continuation line joined

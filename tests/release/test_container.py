@@ -86,11 +86,12 @@ def test_dry_run_prints_mounts_env_and_session(tmp_path, monkeypatch):
     assert argv[:3] == [str(Path(path) / "docker"), "run", "--rm"]
     volumes = [argv[i + 1] for i, a in enumerate(argv) if a == "--volume"]
     assert volumes == [f"{ROOT}:/work/project", f"{src}:/work/source",
-                       f"{tmp_path / 'cache'}:/cache", f"{tmp_path / 'out'}:/work/out"]
+                       f"{tmp_path / 'cache'}:/cache", f"{tmp_path / 'out'}:/work/out", f"{ROOT / 'build'}:/work/build"]
     envs = dict(argv[i + 1].split("=", 1) for i, a in enumerate(argv) if a == "--env")
     assert envs["TOOLKIT_COMPILE_CACHE"] == "redis://c:6379"
     assert envs["TOOLKIT_CACHE_DIR"] == "/cache" and envs["CCACHE_DIR"] == "/cache/ccache"
     assert envs["TOOLKIT_OUT_DIR"] == "/work/out" and envs["EXTRA"] == "1"
+    assert envs["TOOLKIT_BUILD_DIR"] == "/work/build"
     assert "UNRELATED" not in envs
     assert argv[-9:] == ["img:1", "nox", "--noxfile", "/work/project/noxfile.py", "-s", "release", "--",
                          "--only", "cp311-cdna"]

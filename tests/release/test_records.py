@@ -85,7 +85,10 @@ def test_sbom_lists_rocm_library_as_external_and_bundled_library_as_file(release
         assert sbom.external_libraries(doc, "rocm") == ["libamdhip64.so.6"]
         assert sbom.external_libraries(doc, "system") == ["libm.so.6"]
         # every file of the wheel is listed with its hash; the extension depends on the bundled copy
-        files = {c["name"]: c for c in doc["components"] if c["type"] == "file"}
+        files = {c["name"]: c for c in doc["components"] if c["bom-ref"].startswith("file:")}
+        # the patches the build applied are files too, but build inputs, not shipped
+        assert {c["name"] for c in doc["components"] if c["bom-ref"].startswith("patch:")} == {
+            c["name"] for c in doc["components"] if c["type"] == "file" and c.get("scope") == "excluded"}
         with zipfile.ZipFile(wheel) as zf:
             assert set(files) == set(zf.namelist())
             data = zf.read("tinypkg.libs/libfoo.so.1")

@@ -29,7 +29,10 @@ def register(sub) -> None:
     m = verb("make", "make the root (or reuse the cached one) and print its path", cmd_make)
     m.add_argument("--locked", action="store_true",
                    help="fail when the root's packages differ from the committed lock file")
-    verb("show", "print the root's path, how it was made and its package count", cmd_show)
+    verb("show", "print the root's path, how it was made, its package count and its images", cmd_show)
+    i = verb("image", "make the root's OCI image (root + the toolkit's venv; reused when its tag exists)", cmd_image)
+    i.add_argument("--engine", help="podman or docker (default: env TOOLKIT_CONTAINER_ENGINE, podman, docker)")
+    i.add_argument("--dry-run", action="store_true", help="print the tag and what goes in; import nothing")
     d = verb("diff", "list packages that differ between the root and the lock file (exit 1 if any)", cmd_diff)
     d.add_argument("--lock", type=Path, help="lock file to compare with (default: <name>.lock beside the set)")
     verb("lock", "write the lock file from the root's installed packages", cmd_lock)
@@ -78,6 +81,18 @@ def cmd_show(args) -> int:
     else:
         print("made:        elsewhere (no toolkit record inside)")
         print(f"installed:   {len(record.query(root))} packages")
+    from toolkit.buildroot import image
+
+    for line in image.listing(args.name, Path.cwd()):
+        print(line)
+    return 0
+
+
+def cmd_image(args) -> int:
+    from toolkit.buildroot import image
+
+    made = image.ensure_image(args.name, Path.cwd(), args.engine, dry_run=args.dry_run)
+    print(made.tag)
     return 0
 
 

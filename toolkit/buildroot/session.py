@@ -27,19 +27,13 @@ from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.locks import WorkLock
 
-_COMPLETE = ".toolkit-complete"
+COMPLETE = _COMPLETE = ".toolkit-complete"   # written last: the venv is whole
 
 
 def toolkit_python(root: Path, project: Path, from_root: tuple[str, ...] = ()) -> Path:
     """A python inside `root` that can import the toolkit's dependencies; made once per root and
     dependency list, in the toolkit cache."""
-    pinned = pinned_requirements()
-    skip = {_dist_name(n) for n in from_root} | {_dist_name(r) for r in pinned}
-    deps = [d for d in _dependencies(project) if _dist_name(d) not in skip]
-    python = sandbox.run(root, ["python3", "-c", "import sys; print(sys.version.split()[0])"], capture=True).stdout
-    listed = [str(Path(root).resolve()), python.strip(), *deps, *pinned]
-    key = hashlib.sha256("\n".join(listed).encode()).hexdigest()[:16]
-    venv = sandbox.cache_dir() / "roots" / "venvs" / key
+    venv, python, deps, pinned = _venv_plan(root, project, from_root)
     if (venv / _COMPLETE).is_file():
         return venv / "bin" / "python"
     with WorkLock(venv):
@@ -57,12 +51,30 @@ def toolkit_python(root: Path, project: Path, from_root: tuple[str, ...] = ()) -
     return venv / "bin" / "python"
 
 
+def toolkit_venv(root: Path, project: Path, from_root: tuple[str, ...] = ()) -> Path | None:
+    """The folder of `root`'s toolkit venv when it is made (None when not: nothing is made here)."""
+    venv = _venv_plan(root, project, from_root)[0]
+    return venv if (venv / _COMPLETE).is_file() else None
+
+
+def _venv_plan(root: Path, project: Path, from_root: tuple[str, ...]) -> tuple[Path, str, list[str], list[str]]:
+    """Where the venv for `root` and the project's dependencies lives (keyed by the root, its python3 and the
+    dependency list), that python's version, the dependencies pip installs by name and those it installs by hash."""
+    pinned = pinned_requirements()
+    skip = {_dist_name(n) for n in from_root} | {_dist_name(r) for r in pinned}
+    deps = [d for d in _dependencies(project) if _dist_name(d) not in skip]
+    python = sandbox.run(root, ["python3", "-c", "import sys; print(sys.version.split()[0])"], capture=True).stdout
+    listed = [str(Path(root).resolve()), python.strip(), *deps, *pinned]
+    key = hashlib.sha256("\n".join(listed).encode()).hexdigest()[:16]
+    return sandbox.cache_dir() / "roots" / "venvs" / key, python, deps, pinned
+
+
 def run_command(name: str, command: str, args: list[str], *, project: Path, binds: list[Path],
                 env: dict[str, str], dry_run: bool = False) -> int:
     """Run `python -m toolkit COMMAND ARGS` inside root `name`; returns its exit code."""
     project = Path(project).resolve()
     spec = packageset.load(name)
-    named = _named_paths(args) + _named_paths(os.environ.get("TOOLKIT_MIRRORS", "").split())
+    named = named_paths(args) + named_paths(os.environ.get("TOOLKIT_MIRRORS", "").split())
     # Builds made inside the root keep their own CMake trees: another compiler than the host's.
     build_dir = Path(os.environ.get("TOOLKIT_BUILD_DIR") or project / "build" / "roots" / spec.name).resolve()
     all_binds = [project, *binds, *named, build_dir]
@@ -112,7 +124,7 @@ def _dist_name(requirement: str) -> str:
     return re.split(r"[\s<>=!~\[;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
 
 
-def _named_paths(args: list[str]) -> list[Path]:
+def named_paths(args: list[str]) -> list[Path]:
     """Existing absolute host paths in arguments, to bind at the same path: `/x`, `--opt=/x`, a file:// URL of
     `/x`, the repository of a `git+file://` source (`...@COMMIT`) and the archive of a `...#sha256=HEX` one."""
     found = []

@@ -136,7 +136,8 @@ class Build:
         """The C/C++ toolchain: --toolchain, else the recipe's [build] toolchain, for the recipe's glibc floor."""
         if self._toolchain is None:
             settings = self.recipe.build
-            self._toolchain = resolve_toolchain(self.options.toolchain or settings.toolchain, settings.glibc_floor,
+            self._toolchain = resolve_toolchain(self.options.toolchain or settings.toolchain,
+                                                self.options.glibc_floor or settings.glibc_floor,
                                                 settings.hide_section_bounds)
         return self._toolchain
 

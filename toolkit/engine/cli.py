@@ -51,6 +51,8 @@ def add_build_arguments(p: argparse.ArgumentParser | argparse._ArgumentGroup) ->
     p.add_argument("--toolchain", choices=TOOLCHAINS, default=None,
                    help="C/C++ toolchain instead of the recipe's [build] toolchain: system (CMake's pick) or zig "
                         "(pinned ziglang, for the recipe's glibc floor, libc++ linked in statically)")
+    p.add_argument("--glibc-floor", default=None, metavar="2.N",
+                   help="with the zig toolchain: build for this glibc instead of the recipe's [build] glibc_floor")
 
 
 def options_from_args(args: argparse.Namespace) -> BuildOptions:
@@ -73,6 +75,7 @@ def options_from_args(args: argparse.Namespace) -> BuildOptions:
         hipify_engine=getattr(args, "hipify_engine", None),
         local_version=args.local_version,
         toolchain=args.toolchain,
+        glibc_floor=args.glibc_floor,
     )
     if args.jobs:
         kwargs["jobs"] = args.jobs
@@ -88,6 +91,7 @@ def build_argv(options: BuildOptions, *extra: str) -> list[str]:
         "--build-dir": options.build_root, "--ort-home": options.ort_home, "--rocm-path": options.rocm_path,
         "--migraphx-home": options.migraphx_home, "--local-version": options.local_version,
         "--hipify-engine": options.hipify_engine, "--toolchain": options.toolchain,
+        "--glibc-floor": options.glibc_floor,
     }
     for flag, value in valued.items():
         if value:

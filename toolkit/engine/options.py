@@ -39,6 +39,8 @@ class BuildOptions:
     no_wait: bool = False
     # The C/C++ toolchain instead of the recipe's [build] toolchain (system, zig).
     toolchain: str | None = None
+    # The glibc floor the zig toolchain builds for, instead of the recipe's [build] glibc_floor.
+    glibc_floor: str | None = None
 
     def __post_init__(self) -> None:
         check_variant(self.variant)

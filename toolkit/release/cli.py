@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from toolkit.cli import name_value_pairs
+from toolkit.engine.workspace import default_build_root
 from toolkit.recipe.load import recipe_argument
 from toolkit.release import container, matrix
 from toolkit.release.settings import ReleaseSettings, from_table
@@ -29,19 +30,29 @@ def register(sub) -> None:
     p.add_argument("--print-matrix", action="store_true",
                    help='print the matrix as JSON ({"include": [...]}) for a CI system to fan out')
     p.add_argument("--only", action="append", metavar="ID", help="build only this entry (repeatable)")
-    p.add_argument("--out", type=Path, help="output folder (default: build/<recipe>/dist)")
+    p.add_argument("--out", type=Path,
+                   help="output folder (default: $TOOLKIT_OUT_DIR, else <build dir>/<recipe>/dist)")
     p.add_argument("--dry-run", action="store_true", help="print the plan without building")
     p.add_argument("--no-wait", action="store_true",
                    help="fail at once when another release or build holds the output folder or a work tree")
+    _build_options(p)
     p.set_defaults(func=cmd_release)
+    r = sub.add_parser("release-compare", help="compare two release folders: which file differs, its first "
+                                               "differing zip member (exit 1 when they differ)")
+    r.add_argument("first", type=Path)
+    r.add_argument("second", type=Path)
+    r.set_defaults(func=cmd_release_compare)
 
     c = sub.add_parser("container", help="run a session inside the build image (podman or docker)")
     _container_options(c)
     c.add_argument("--runner", choices=("nox", "toolkit"),
                    help="start the session with nox (default) or `python3 -m toolkit`")
     c.add_argument("--source", type=Path, help="source tree to mount at /work/source")
-    c.add_argument("--cache", type=Path, help="cache folder to mount at /cache (default: .cache/toolkit)")
-    c.add_argument("--out", type=Path, help="output folder to mount at /work/out (default: dist)")
+    c.add_argument("--cache", type=Path, help="cache folder to mount at /cache (default: the toolkit cache, "
+                                               "$TOOLKIT_CACHE_DIR or the user cache dir: downloads, ccache, zig)")
+    c.add_argument("--out", type=Path, help="a folder to mount at /work/out (TOOLKIT_OUT_DIR inside)")
+    c.add_argument("--build-dir", type=Path, help="build root to mount at /work/build (default: ./build); a "
+                                                  "release writes <recipe>/dist there")
     c.add_argument("--network", help="container network (e.g. host, to reach a compile cache on localhost)")
     c.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE",
                    help="extra environment variable for the session (repeatable)")
@@ -62,8 +73,23 @@ def register(sub) -> None:
     i.set_defaults(func=cmd_container_image)
 
 
+def _build_options(p: argparse.ArgumentParser) -> None:
+    """What a release passes on to each entry's build, spelled as `build` spells it."""
+    from toolkit.engine.options import positive_int
+
+    p.add_argument("--source", metavar="PATH|URL#sha256=HEX|git+URL@COMMIT", help="build this tree instead of the "
+                   "recipe's (as `build --source`)")
+    p.add_argument("--mirror", action="append", default=[], metavar="BASE",
+                   help="artifact server tried before upstream (BASE/<host>/<path>); also $TOOLKIT_MIRRORS")
+    p.add_argument("--offline", action="store_true", help="use the download cache and file:// mirrors only")
+    p.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N", help="parallel build jobs")
+    p.add_argument("--build-dir", type=Path, default=None, metavar="DIR",
+                   help="build root (default: $TOOLKIT_BUILD_DIR or ./build)")
+
+
 def _container_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--recipe", type=Path, help="recipe TOML whose [release.container] gives the defaults")
+    p.add_argument("--recipe", type=recipe_argument, metavar="NAME|PATH",
+                   help="recipe (name or TOML path) whose [release.container] gives the defaults")
     p.add_argument("--engine", help="podman or docker (default: env TOOLKIT_CONTAINER_ENGINE, podman, docker)")
     p.add_argument("--image", help="image to use (default: [release.container] image)")
     p.add_argument("--dry-run", action="store_true", help="print the engine command instead of running it")
@@ -85,7 +111,9 @@ def cmd_release(args) -> int:
         return 0
     from toolkit.release import compile_cache  # needs ccache only when a cache is configured
 
-    out_dir = args.out or Path("build") / Path(args.recipe).stem / "dist"
+    build_root = args.build_dir or default_build_root()
+    out_dir = args.out or (Path(os.environ["TOOLKIT_OUT_DIR"]) if os.environ.get("TOOLKIT_OUT_DIR")
+                           else build_root / Path(args.recipe).stem / "dist")
     url, origin = compile_cache.resolve_url(settings.compile_cache)
     if args.dry_run:
         print(f"recipe: {args.recipe}")
@@ -97,13 +125,18 @@ def cmd_release(args) -> int:
         return 0
     cache = compile_cache.compile_cache_config(url, basedir=Path.cwd(), origin=origin)
     log.info(f"compile cache: {cache.describe()}")
+    overrides = {"source": args.source, "mirrors": tuple(args.mirror), "offline": args.offline,
+                 "build_root": args.build_dir, **({"jobs": args.jobs} if args.jobs else {})}
     build_fn = _pipeline_build_fn(Path(args.recipe))
     if args.no_wait:
         build_fn = functools.partial(build_fn, no_wait=True)
+    if any(v not in (None, (), False) for v in overrides.values()):
+        build_fn = functools.partial(build_fn, overrides=overrides)
     from toolkit.release.orchestrator import run_release
+    from toolkit.release.reproducible import release_env
 
     saved = dict(os.environ)
-    os.environ.update(cache.build_env())
+    os.environ.update({**release_env(Path(args.recipe), args.source), **cache.build_env()})
     try:
         run_release(entries, build_fn, out_dir, recipe=str(args.recipe), no_wait=args.no_wait)
     finally:
@@ -119,29 +152,78 @@ def _pipeline_build_fn(recipe: Path):
     return functools.partial(build_release_entry, recipe)
 
 
+def cmd_release_compare(args) -> int:
+    from toolkit.release.reproducible import compare_dirs
+
+    differences = compare_dirs(args.first, args.second)
+    for line in differences:
+        print(line)
+    if not differences:
+        print(f"identical: {args.first} and {args.second} (every file, byte for byte)")
+    return 1 if differences else 0
+
+
 def cmd_container(args) -> int:
+    session_args = args.args[1:] if args.args[:1] == ["--"] else args.args
     if args.root:
         from toolkit.buildroot import session
 
-        session_args = args.args[1:] if args.args[:1] == ["--"] else args.args
         return session.run_command(args.root, args.session, session_args, project=Path.cwd(),
                                    binds=[*args.bind, *([args.source] if args.source else [])],
                                    env=name_value_pairs(args.env, "--env"), dry_run=args.dry_run)
-    settings = load_settings(args.recipe).container
-    image = args.image or settings.image
-    if not image:
-        raise ToolkitError("no image to run in: give --image, or [release.container] image in the recipe")
+    recipe = args.recipe or _recipe_in(session_args)
+    if args.recipe and _recipe_in(session_args) is None and args.session in ("release", "build"):
+        session_args = ["--recipe", str(args.recipe), *session_args]
+    settings = load_settings(recipe).container
+    image, runner, from_root = _image_and_runner(args, settings)
     engine = container.detect_engine(args.engine or settings.engine)
-    session_args = args.args[1:] if args.args[:1] == ["--"] else args.args
+    if engine.name == "podman":
+        from toolkit.buildroot.image import engine_env
+
+        os.environ.update(engine_env())
+    if not os.environ.get("SOURCE_DATE_EPOCH"):   # the host's checkout knows its commit time; a mount may not
+        from toolkit.release.reproducible import source_date_epoch
+
+        os.environ["SOURCE_DATE_EPOCH"] = str(source_date_epoch(Path.cwd()))
+    from toolkit.buildroot.sandbox import cache_dir
+    from toolkit.buildroot.session import named_paths
+
+    cache = (args.cache or cache_dir()).resolve()
     mounts = container.Mounts(
-        project=Path.cwd(), source=args.source,
-        cache=args.cache or Path(".cache/toolkit"), out=args.out or Path("dist"))
+        project=Path.cwd(), source=args.source, cache=cache, out=args.out, build=args.build_dir or Path("build"),
+        binds=tuple(named_paths(session_args)), cache_inside=str(cache) if from_root else container.CACHE)
     rc = container.run_session(engine, image, args.session, session_args, mounts, name_value_pairs(args.env, "--env"),
-                               runner=args.runner or settings.runner, network=args.network,
-                               dry_run=args.dry_run)
+                               runner=runner, network=args.network, dry_run=args.dry_run)
     if rc != 0:
         log.warn(f"session {args.session} {shlex.join(session_args)} failed in {image} (exit {rc})")
     return rc
+
+
+def _recipe_in(session_args: list[str]) -> Path | None:
+    """The recipe a session's own arguments name (`--recipe NAME`, `--recipe=NAME`)."""
+    for i, arg in enumerate(session_args):
+        value = session_args[i + 1] if arg == "--recipe" and i + 1 < len(session_args) else \
+            arg.split("=", 1)[1] if arg.startswith("--recipe=") else None
+        if value is not None:
+            try:
+                return recipe_argument(value)
+            except ToolkitError:   # a path that exists only inside the container: the session reads it there
+                return None
+    return None
+
+
+def _image_and_runner(args, settings) -> tuple[str, str, bool]:
+    """--image, else [release.container] image, else the image of [release.container] root (made when missing:
+    `root image`), whose sessions run `python3 -m toolkit` with the image's venv; and whether it is a root's."""
+    if args.image or settings.image:
+        return args.image or settings.image, args.runner or settings.runner, False
+    if settings.root:
+        from toolkit.buildroot.image import ensure_image
+
+        made = ensure_image(settings.root, Path.cwd(), args.engine or settings.engine, dry_run=args.dry_run)
+        return made.tag, args.runner or "toolkit", True
+    raise ToolkitError("no image to run in: give --image, or [release.container] image or root in the recipe",
+                       hint="e.g. `container --recipe umbrella-ep-real ...` runs in the image of its build root")
 
 
 def cmd_container_image(args) -> int:

@@ -7,6 +7,8 @@ session inside sees the same layout on every machine:
     source  -> /work/source    (an external source tree, when given)
     cache   -> /cache          (downloads, hipify cache, local ccache: TOOLKIT_CACHE_DIR, CCACHE_DIR)
     out     -> /work/out       (where the session writes its results: TOOLKIT_OUT_DIR)
+    build   -> /work/build     (the build root, when given: TOOLKIT_BUILD_DIR; a release writes <recipe>/dist there)
+    binds   -> the same path, read-only (host folders the session's arguments name: a file:// mirror)
 
 Both engines take the same `run` and `build` arguments for everything used here; the differences (who
 owns files written to the mounts) are handled in `_user_args`.
@@ -29,7 +31,7 @@ ENV_ENGINE = "TOOLKIT_CONTAINER_ENGINE"
 ENGINES = ("podman", "docker")
 ENV_FILE = Path(__file__).resolve().parent / "container_env.json"
 
-PROJECT, SOURCE, CACHE, OUT = "/work/project", "/work/source", "/cache", "/work/out"
+PROJECT, SOURCE, CACHE, OUT, BUILD = "/work/project", "/work/source", "/cache", "/work/out", "/work/build"
 IMAGE_WHERE = "container image (--image or [release.container] image)"
 
 
@@ -45,9 +47,15 @@ class Mounts:
     source: Path | None = None
     cache: Path | None = None
     out: Path | None = None
+    build: Path | None = None
+    binds: tuple[Path, ...] = ()
+    # Where the cache is inside. A build root's image takes it at its host path: zig's cache records the paths
+    # of what it built, and the image's compilers are the root sessions' (see toolkit/buildroot/image.py).
+    cache_inside: str = CACHE
 
     def pairs(self) -> list[tuple[Path, str]]:
-        pairs = [(self.project, PROJECT), (self.source, SOURCE), (self.cache, CACHE), (self.out, OUT)]
+        pairs = [(self.project, PROJECT), (self.source, SOURCE), (self.cache, self.cache_inside), (self.out, OUT),
+                 (self.build, BUILD)]
         return [(Path(host).resolve(), inside) for host, inside in pairs if host is not None]
 
 
@@ -99,10 +107,12 @@ def container_env(mounts: Mounts, environ: dict[str, str] | None = None,
     if mounts.source is not None:
         env["TOOLKIT_SOURCE_DIR"] = SOURCE
     if mounts.cache is not None:
-        env["TOOLKIT_CACHE_DIR"] = CACHE
-        env["CCACHE_DIR"] = f"{CACHE}/ccache"
+        env["TOOLKIT_CACHE_DIR"] = mounts.cache_inside
+        env["CCACHE_DIR"] = f"{mounts.cache_inside}/ccache"
     if mounts.out is not None:
         env["TOOLKIT_OUT_DIR"] = OUT
+    if mounts.build is not None:
+        env["TOOLKIT_BUILD_DIR"] = BUILD
     env.update(extra or {})
     return env
 
@@ -124,6 +134,8 @@ def run_argv(engine: Engine, image: str, command: list[str], mounts: Mounts, env
         argv += ["--network", network]
     for host, inside in mounts.pairs():
         argv += ["--volume", f"{host}:{inside}"]
+    for host in mounts.binds:
+        argv += ["--volume", f"{Path(host).resolve()}:{Path(host).resolve()}:ro"]
     for key, value in env.items():
         argv += ["--env", argcheck.env_assignment(key, value, f"--env {key}")]
     argv += ["--workdir", PROJECT, "--", image, *command]
@@ -140,7 +152,7 @@ def run_session(engine: Engine, image: str, session: str, args: list[str], mount
     for what, path in (("project", mounts.project), ("source", mounts.source)):
         if path is not None and not Path(path).is_dir():
             raise ToolkitError(f"{path}: {what} folder to mount into the container does not exist")
-    for path in (mounts.cache, mounts.out):
+    for path in (mounts.cache, mounts.out, mounts.build):
         if path is not None:
             Path(path).mkdir(parents=True, exist_ok=True)
     argv = run_argv(engine, image, session_command(runner, session, args), mounts,

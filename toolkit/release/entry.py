@@ -1,7 +1,8 @@
-"""One release matrix entry built through the pipeline: its wheel, and the facts its provenance records."""
+"""One release matrix entry built through the pipeline: its wheel, and the facts its provenance and SBOM record."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from toolkit.cmake.commands import build_command, configure_command, find_cmake, find_ninja
@@ -12,21 +13,27 @@ from toolkit.engine.options import BuildOptions
 from toolkit.engine.pipeline import built_wheels, run_build
 
 
-def entry_options(recipe_path: Path, entry, no_wait: bool = False) -> BuildOptions:
-    """The build options of one entry: its own variant, features and GPU targets, and a local version label
-    so that entries never share a wheel name."""
-    label = ".".join([entry.target_set, *entry.features]).lower().replace("+", ".").replace("-", ".")
-    return BuildOptions(recipe=str(recipe_path), variant=f"release-{entry.id}",
-                        with_features=tuple(entry.features), gpu_targets=tuple(entry.gpu_targets),
-                        local_version=label, no_wait=no_wait)
+def entry_options(recipe_path: Path, entry, no_wait: bool = False, overrides: dict | None = None) -> BuildOptions:
+    """The build options of one entry: its own variant, features, GPU targets and toolchain, and a local version
+    label so that entries never share a wheel name; `overrides` are the release's own build options (--source,
+    --mirror, --offline, --jobs, --build-dir)."""
+    chain = entry.toolchain
+    options = BuildOptions(recipe=str(recipe_path), variant=f"release-{entry.id}",
+                           with_features=tuple(entry.features), gpu_targets=tuple(entry.gpu_targets),
+                           local_version=entry.label, no_wait=no_wait,
+                           toolchain=chain.toolchain if chain else None,
+                           glibc_floor=chain.glibc_floor if chain else None)
+    return replace(options, **{k: v for k, v in (overrides or {}).items() if v not in (None, (), False)})
 
 
-def build_release_entry(recipe_path: Path, entry, work_dir: Path, no_wait: bool = False) -> tuple[Path, dict]:
+def build_release_entry(recipe_path: Path, entry, work_dir: Path, no_wait: bool = False,
+                        overrides: dict | None = None) -> tuple[Path, dict]:
     """Build, package and repair one release matrix entry; returns its wheel and the facts for provenance."""
-    options = entry_options(recipe_path, entry, no_wait)
+    options = entry_options(recipe_path, entry, no_wait, overrides)
     b, _ = run_build(options, package=True)
     wheels = built_wheels(b)
-    patches = [{"name": name, "sha256": sha} for name, sha in b.patch_pins()]
+    patches = [{"name": name, "sha256": sha, "phase": phase} for phase in ("base", "hipified")
+               for name, sha in b.patch_pins(phase)]
     cmake = find_cmake()
     commands = [
         build_argv(options, "--wheel"),
@@ -36,11 +43,31 @@ def build_release_entry(recipe_path: Path, entry, work_dir: Path, no_wait: bool 
     ]
     # The C/C++ toolchain's identity (zig: pinned version, target, wheel sha256), as the configure fingerprint has it.
     return wheels[0], {"sources": [source_record(b)], "patches": patches, "commands": commands,
-                       "toolchain": b.toolchain().identity()}
+                       "toolchain": b.toolchain().identity(), "fetchcontent": fetchcontent_records(b)}
 
 
 def source_record(b: Build) -> dict:
     if b.source.kind == "path":
         return {"name": b.source_dir.name, "uri": b.source_dir.as_uri(), "sha256": b.source_digest()}
     sha = b.fetch.sha256_for(b.source.url, b.source.sha256) if b.source.url else b.source_digest()
-    return {"name": b.source_dir.name, "uri": b.source.url or f"git+{b.source.git}@{b.source.commit}", "sha256": sha}
+    record = {"name": b.source_dir.name, "uri": b.source.url or f"git+{b.source.git}@{b.source.commit}", "sha256": sha}
+    if b.source.commit:
+        record["version"] = b.source.commit
+    return record
+
+
+def fetchcontent_records(b: Build) -> list[dict]:
+    """Every FetchContent dependency the build served, with its version (from its URL) and pins: the digest of
+    its unpacked tree (what the build verified) and the archive's sha256 where known."""
+    from toolkit.sources.archive import with_lock_pins
+    from toolkit.upstream.deps import version_of
+
+    out = []
+    for dep in b.fetchcontent_deps():
+        pinned = with_lock_pins(dep.archive, b.fetch)
+        record = {"name": dep.name, "url": pinned.url, "version": version_of(pinned.url) or "unknown",
+                  "content": pinned.content}
+        if pinned.sha256:
+            record["sha256"] = pinned.sha256
+        out.append(record)
+    return sorted(out, key=lambda r: r["name"])

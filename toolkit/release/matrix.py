@@ -1,32 +1,42 @@
-"""The release matrix: Python versions x GPU target sets x feature sets, one entry per wheel.
+"""The release matrix: the product of the recipe's axes (Python versions, GPU target sets, toolchains, feature
+sets), one entry per wheel.
 
 Planning is kept apart from building so a CI system can ask for the matrix (`--print-matrix`), fan the
-entries out across machines, and have each machine build one entry (`--only ID`).
+entries out across machines, and have each machine build one entry (`--only ID`). A host-only py3-none wheel
+(AMD's real umbrella) has no Python or GPU-target axis: its entries are toolchain x features.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass
 
-from toolkit.release.settings import ReleaseSettings
+from toolkit.release.settings import ReleaseSettings, TargetSet, ToolchainSet
 from toolkit.util.errors import ToolkitError
 
 
 @dataclass(frozen=True)
 class Entry:
-    id: str                      # e.g. cp311-gfx90a_gfx942-hipdnn
-    python: str                  # "3.11"
-    target_set: str              # the set's name
+    id: str                      # e.g. cp311-gfx90a_gfx942-hipdnn, glibc2.28-hipdnn
+    python: str | None           # "3.11"; None: no Python axis (a py3-none wheel)
+    target_set: str | None       # the set's name; None: no GPU-target axis
     gpu_targets: tuple[str, ...]
     features: tuple[str, ...]
+    toolchain: ToolchainSet | None = None
 
     @property
-    def python_tag(self) -> str:
-        return "cp" + self.python.replace(".", "")
+    def python_tag(self) -> str | None:
+        return "cp" + self.python.replace(".", "") if self.python else None
+
+    @property
+    def label(self) -> str:
+        """The wheel's local version label: the axes other than Python, so entries never share a wheel name."""
+        parts = [self.target_set, self.toolchain.name if self.toolchain else None, *self.features]
+        return ".".join(p for p in parts if p).lower().replace("+", ".").replace("-", ".") or "base"
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "id": self.id,
             "python": self.python,
             "python_tag": self.python_tag,
@@ -37,22 +47,29 @@ class Entry:
             "features": list(self.features),
             "args": ["--only", self.id],
         }
+        if self.toolchain is not None:
+            out.update(toolchain=self.toolchain.toolchain, toolchain_name=self.toolchain.name,
+                       glibc_floor=self.toolchain.glibc_floor)
+        return out
 
 
-def entry_id(python: str, target_set: str, features: tuple[str, ...]) -> str:
-    parts = ["cp" + python.replace(".", ""), target_set]
+def entry_id(python: str | None, target_set: str | None, features: tuple[str, ...],
+             toolchain: str | None = None) -> str:
+    parts = [p for p in ("cp" + python.replace(".", "") if python else None, target_set, toolchain) if p]
     if features:
         parts.append("+".join(features))
-    return "-".join(parts)
+    return "-".join(parts) or "base"
 
 
 def plan_matrix(settings: ReleaseSettings) -> list[Entry]:
+    pythons: tuple[str | None, ...] = settings.python if "python" in settings.axes else (None,)
+    sets: tuple[TargetSet | None, ...] = settings.target_sets if "target_set" in settings.axes else (None,)
+    chains: tuple[ToolchainSet | None, ...] = settings.toolchains if "toolchain" in settings.axes else (None,)
     entries = []
-    for python in settings.python:
-        for target_set in settings.target_sets:
-            for features in settings.features:
-                entries.append(Entry(entry_id(python, target_set.name, features), python,
-                                     target_set.name, target_set.targets, features))
+    for python, target_set, chain, features in itertools.product(pythons, sets, chains, settings.features):
+        name = target_set.name if target_set else None
+        entries.append(Entry(entry_id(python, name, features, chain.name if chain else None), python, name,
+                             target_set.targets if target_set else (), features, chain))
     return entries
 
 

@@ -9,6 +9,7 @@ leaves the previous release folder as it was.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -68,7 +69,8 @@ def _release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, excludes: l
     excludes = sbom.load_rocm_excludes() if excludes is None else excludes
     staging = make_temp_dir(out_dir.parent, staging_name)
     try:
-        started = _now()
+        # A reproducible release (SOURCE_DATE_EPOCH set) records no run times: a rebuild gives the same file.
+        started = None if os.environ.get("SOURCE_DATE_EPOCH") else _now()
         toolchain = provenance.collect_toolchain() if toolchain is None else toolchain
         builds, wheels, sboms = [], [], []
         producer: dict[str, str] = {}
@@ -94,7 +96,7 @@ def _release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, excludes: l
                 "toolkit:matrix:entry": entry.id,
                 "toolkit:matrix:gpu-targets": ";".join(entry.gpu_targets),
                 "toolkit:matrix:features": ",".join(entry.features),
-            })
+            }, inputs=facts)
             text = sbom.render(document)
             sbom_path = staging / (wheel.name + SBOM_SUFFIX)
             sbom.validate(text, str(sbom_path.name))
@@ -106,7 +108,7 @@ def _release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, excludes: l
             builds.append({"entry": entry.to_json(), "wheel": wheel.name, "sha256": sha256_file(dest),
                            "facts": facts})
 
-        statement = provenance.build_statement(builds, toolchain, started, _now(), recipe)
+        statement = provenance.build_statement(builds, toolchain, started, started and _now(), recipe)
         prov_path = staging / PROVENANCE
         atomic_write_text(prov_path, provenance.render(statement))
         shutil.rmtree(staging / ".work")

@@ -67,7 +67,7 @@ def _digest(item: dict, what: str, where: str) -> str:
 
 
 
-def build_statement(builds: list[dict], toolchain: dict, started: str, finished: str,
+def build_statement(builds: list[dict], toolchain: dict, started: str | None, finished: str | None,
                     recipe: str | None = None) -> dict:
     """The provenance statement for a set of builds.
 
@@ -91,6 +91,13 @@ def build_statement(builds: list[dict], toolchain: dict, started: str, finished:
             dependencies.setdefault(f"patch:{patch.get('name')}:{digest}", {
                 "name": str(patch.get("name")), "digest": {"sha256": digest},
                 "annotations": {"kind": "patch"}})
+        for dep in facts.get("fetchcontent", []):
+            digest = {"sha256": dep["sha256"]} if dep.get("sha256") else {}
+            if dep.get("content"):
+                digest["toolkit-tree-sha256"] = dep["content"]
+            dependencies.setdefault(f"fetchcontent:{dep['name']}:{dep.get('content')}", {
+                "name": str(dep["name"]), "uri": str(dep["url"]), "digest": digest,
+                "annotations": {"kind": "fetchcontent", "version": str(dep.get("version"))}})
         commands = [c if isinstance(c, str) else shlex.join(map(str, c)) for c in facts.get("commands", [])]
         per_build.append({
             "entry": build["entry"]["id"],
@@ -111,7 +118,8 @@ def build_statement(builds: list[dict], toolchain: dict, started: str, finished:
             },
             "runDetails": {
                 "builder": {"id": f"ort-amdgpu-toolkit@{__version__}"},
-                "metadata": {"startedOn": started, "finishedOn": finished},
+                # No times in a reproducible release (started None): a rebuild gives the same record.
+                "metadata": {"startedOn": started, "finishedOn": finished} if started else {},
             },
         },
     }

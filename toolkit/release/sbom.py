@@ -118,8 +118,9 @@ def _prop(name: str, value: str) -> dict:
 
 
 def wheel_sbom(wheel: Path, excludes: list[str] | None = None,
-               properties: dict[str, str] | None = None) -> dict:
-    """The SBOM of `wheel` as a CycloneDX 1.7 JSON document (a dict)."""
+               properties: dict[str, str] | None = None, inputs: dict | None = None) -> dict:
+    """The SBOM of `wheel` as a CycloneDX 1.7 JSON document (a dict); `inputs` are the build's facts (the
+    source tree, its patches, its FetchContent dependencies), listed as the components the wheel was built from."""
     excludes = load_rocm_excludes() if excludes is None else excludes
     contents = read_wheel(wheel)
     root_ref = f"wheel:{contents.filename}"
@@ -153,6 +154,9 @@ def wheel_sbom(wheel: Path, excludes: list[str] | None = None,
         components.append(component)
     components.extend(external[ref] for ref in sorted(external))
     dependencies.extend({"ref": ref} for ref in sorted(external))
+    built_from = input_components(inputs or {})
+    components.extend(built_from)
+    dependencies[0]["dependsOn"] += [c["bom-ref"] for c in built_from if c.get("scope") == "required"]
 
     root_props = [_prop("toolkit:wheel:tag", tag) for tag in contents.tags]
     root_props += [_prop(k, v) for k, v in sorted((properties or {}).items())]
@@ -178,6 +182,45 @@ def wheel_sbom(wheel: Path, excludes: list[str] | None = None,
         "components": components,
         "dependencies": dependencies,
     }
+
+
+def input_components(facts: dict) -> list[dict]:
+    """The source tree, every FetchContent dependency compiled in (version, archive sha256, the digest of its
+    unpacked tree) and the patches applied (build inputs, not shipped: scope "excluded")."""
+    out = []
+    for source in facts.get("sources", []):
+        out.append({"type": "library", "bom-ref": f"source:{source['name']}", "name": str(source["name"]),
+                    **({"version": source["version"]} if source.get("version") else {}), "scope": "required",
+                    "externalReferences": [{"type": "vcs" if str(source["uri"]).startswith("git+") else "distribution",
+                                            "url": str(source["uri"])}],
+                    "properties": [_prop("toolkit:role", "source")] + (
+                        [_prop("toolkit:tree-sha256", str(source["sha256"]))] if source.get("sha256") else [])})
+    for dep in facts.get("fetchcontent", []):
+        component = {"type": "library", "bom-ref": f"fetchcontent:{dep['name']}", "name": dep["name"],
+                     "version": dep["version"], "scope": "required",
+                     "externalReferences": [{"type": "distribution", "url": dep["url"]}],
+                     "properties": [_prop("toolkit:role", "fetchcontent (compiled in)")]}
+        if dep.get("content"):
+            component["properties"].append(_prop("toolkit:tree-sha256", dep["content"]))
+        if dep.get("sha256"):
+            component["hashes"] = [{"alg": "SHA-256", "content": dep["sha256"]}]
+        purl = _github_purl(dep["url"], dep["version"])
+        if purl:
+            component["purl"] = purl
+        out.append(component)
+    for patch in facts.get("patches", []):
+        out.append({"type": "file", "bom-ref": f"patch:{patch['name']}", "name": patch["name"], "scope": "excluded",
+                    "hashes": [{"alg": "SHA-256", "content": patch["sha256"]}],
+                    "properties": [_prop("toolkit:role", "patch"),
+                                   _prop("toolkit:patch:phase", patch.get("phase", "base"))]})
+    return out
+
+
+def _github_purl(url: str, version: str) -> str | None:
+    parts = url.split("/")
+    if len(parts) > 4 and parts[2] == "github.com" and version != "unknown":
+        return f"pkg:github/{parts[3].lower()}/{parts[4].lower()}@{version}"
+    return None
 
 
 def _rocm_by_place(wheel: Path) -> dict[str, str]:

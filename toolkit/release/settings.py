@@ -1,6 +1,8 @@
 """The recipe's `[release]` section: the build matrix, the shared compile cache and the build image.
 
     [release]
+    axes = ["python", "target_set", "features"]   # the default; a host-only py3-none wheel has no Python or
+                                           # GPU-target axis: axes = ["toolchain", "features"]
     python = ["3.11", "3.12"]
     features = [[], ["hipdnn"]]            # each inner list is one feature set of the matrix
     compile_cache = "redis://cache.example:6379"   # optional; env TOOLKIT_COMPILE_CACHE overrides
@@ -9,7 +11,13 @@
     name = "cdna"                          # optional; defaults to the targets joined by "_"
     targets = ["gfx90a", "gfx942"]
 
+    [[release.toolchain]]                  # with the "toolchain" axis: one entry per C/C++ toolchain and floor
+    name = "glibc2.28"                     # part of the entry id and of the wheel's local version
+    toolchain = "zig"                      # "system" or "zig" ([build] toolchain)
+    glibc_floor = "2.28"                   # zig's glibc floor ([build] glibc_floor)
+
     [release.container]
+    root = "debian-sid-rocm"               # run in this build root's image (`root image`), or:
     image = "localhost/ort-amdgpu-manylinux_2_28-rocm:7.1.1"
     containerfile = "../containers/manylinux_2_28-rocm.Containerfile"   # relative to the recipe
     engine = "podman"                      # optional; env TOOLKIT_CONTAINER_ENGINE overrides
@@ -31,6 +39,9 @@ _TARGET = re.compile(r"^gfx[0-9a-f]{3,4}(:[a-z+-]+)*$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.]*$")
 
 RUNNERS = ("nox", "toolkit")
+AXES = ("python", "target_set", "toolchain", "features")
+DEFAULT_AXES = ("python", "target_set", "features")
+_FLOOR = re.compile(r"^2\.\d{1,2}$")
 
 
 @dataclass(frozen=True)
@@ -40,11 +51,19 @@ class TargetSet:
 
 
 @dataclass(frozen=True)
+class ToolchainSet:
+    name: str
+    toolchain: str                  # "system" or "zig"
+    glibc_floor: str | None = None
+
+
+@dataclass(frozen=True)
 class ContainerSettings:
     image: str | None = None
     containerfile: Path | None = None
     engine: str | None = None
     runner: str = "nox"
+    root: str | None = None         # a build root whose image (`root image NAME`) the sessions run in
 
 
 @dataclass(frozen=True)
@@ -54,22 +73,31 @@ class ReleaseSettings:
     features: tuple[tuple[str, ...], ...] = ((),)
     compile_cache: str | None = None
     container: ContainerSettings = field(default_factory=ContainerSettings)
+    axes: tuple[str, ...] = DEFAULT_AXES
+    toolchains: tuple[ToolchainSet, ...] = ()
 
 
 def from_table(t: Table, recipe_dir: Path) -> ReleaseSettings:
     default = ReleaseSettings()
-    python = tuple(t.str_list("python", list(default.python)))
-    if not python:
+    axes = _axes(t)
+    python = tuple(t.str_list("python", list(default.python))) if "python" in axes else ()
+    if "python" in axes and not python:
         raise t.error("python", "must list at least one Python version, e.g. [\"3.12\"]")
     for i, version in enumerate(python):
         if not _PYTHON.match(version):
             raise t.error(f"python[{i}]", f"expected a CPython version like \"3.12\", got {version!r}")
     _no_duplicates(t, "python", python)
 
-    target_sets = tuple(_target_set(s) for s in t.tables("target_set", []))
-    if not target_sets:
-        target_sets = default.target_sets
-    _no_duplicates(t, "target_set", [s.name for s in target_sets], what="target set name")
+    target_sets: tuple[TargetSet, ...] = ()
+    if "target_set" in axes:
+        target_sets = tuple(_target_set(s) for s in t.tables("target_set", [])) or default.target_sets
+        _no_duplicates(t, "target_set", [s.name for s in target_sets], what="target set name")
+    toolchains: tuple[ToolchainSet, ...] = ()
+    if "toolchain" in axes:
+        toolchains = tuple(_toolchain_set(s) for s in t.tables("toolchain", []))
+        if not toolchains:
+            raise t.error("toolchain", "the toolchain axis needs at least one [[release.toolchain]]")
+        _no_duplicates(t, "toolchain", [s.name for s in toolchains], what="toolchain name")
 
     features = _feature_sets(t)
     compile_cache = t.str("compile_cache", None) or None
@@ -77,7 +105,36 @@ def from_table(t: Table, recipe_dir: Path) -> ReleaseSettings:
     container_table = t.table("container", None)
     container = _container(container_table, recipe_dir) if container_table else ContainerSettings()
     t.done()
-    return ReleaseSettings(python, target_sets, features, compile_cache, container)
+    return ReleaseSettings(python, target_sets, features, compile_cache, container, axes, toolchains)
+
+
+def _axes(t: Table) -> tuple[str, ...]:
+    axes = tuple(t.str_list("axes", list(DEFAULT_AXES)))
+    for i, axis in enumerate(axes):
+        if axis not in AXES:
+            raise t.error(f"axes[{i}]", f"unknown matrix axis {axis!r}; the axes are {', '.join(AXES)}")
+    _no_duplicates(t, "axes", axes, what="axis")
+    if "features" not in axes:
+        raise t.error("axes", "the features axis is always there (features = [[]] for one set)")
+    for key in ("python", "target_set", "toolchain"):
+        if key not in axes and t.has(key):
+            raise t.error(key, f"given, but {key!r} is not one of the matrix's axes ({', '.join(axes)})")
+    return axes
+
+
+def _toolchain_set(t: Table) -> ToolchainSet:
+    from toolkit.cmake.toolchain import NAMES
+
+    toolchain = t.str("toolchain", choices=NAMES)
+    floor = t.str("glibc_floor", None)
+    if floor is not None and not _FLOOR.match(floor):
+        raise t.error("glibc_floor", f"expected a glibc version like \"2.28\", got {floor!r}")
+    name = t.str("name", toolchain + (f"-glibc{floor}" if floor else ""))
+    if not _NAME.match(name):
+        raise t.error("name", f"expected lower-case letters, digits, '_' or '.', got {name!r} "
+                      "(it becomes part of the matrix entry id and the wheel's local version)")
+    t.done()
+    return ToolchainSet(name, toolchain, floor)
 
 
 def _target_set(t: Table) -> TargetSet:
@@ -116,9 +173,12 @@ def _container(t: Table, recipe_dir: Path) -> ContainerSettings:
     containerfile = t.str("containerfile", None)
     engine = t.str("engine", None, choices=ENGINES)
     runner = t.str("runner", "nox", choices=RUNNERS)
+    root = t.str("root", None)
+    if root is not None and image is not None:
+        raise t.error("root", "give either root (its image is made from the build root) or image, not both")
     t.done()
     path = (recipe_dir / containerfile).resolve() if containerfile else None
-    return ContainerSettings(image, path, engine, runner)
+    return ContainerSettings(image, path, engine, runner, root)
 
 
 def _no_duplicates(t: Table, key: str, values, what: str = "value") -> None:

@@ -1,0 +1,84 @@
+"""Matrix axes: a host-only py3-none recipe (AMD's real umbrella) varies by toolchain and feature set only."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.support.tools import ROOT, run_toolkit
+from toolkit.release.entry import entry_options
+from toolkit.release.matrix import plan_matrix
+from toolkit.release.settings import from_table
+from toolkit.util.errors import RecipeError
+from toolkit.util.tomlread import load_toml
+
+HOST_ONLY = """\
+[release]
+axes = ["toolchain", "features"]
+features = [[], ["hipdnn"]]
+
+[[release.toolchain]]
+name = "glibc2.28"
+toolchain = "zig"
+glibc_floor = "2.28"
+
+[[release.toolchain]]
+toolchain = "system"
+
+[release.container]
+root = "debian-sid-rocm"
+"""
+
+
+def _settings(tmp_path: Path, text: str):
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(text)
+    return from_table(load_toml(recipe).table("release"), tmp_path)
+
+
+def test_host_only_matrix_is_toolchains_times_features(tmp_path):
+    settings = _settings(tmp_path, HOST_ONLY)
+    entries = plan_matrix(settings)
+    assert [e.id for e in entries] == ["glibc2.28", "glibc2.28-hipdnn", "system", "system-hipdnn"]
+    assert all(e.python is None and e.target_set is None and e.gpu_targets == () for e in entries)
+    assert settings.container.root == "debian-sid-rocm"
+    options = entry_options(Path("r.toml"), entries[1], overrides={"offline": True, "mirrors": ("file:///m",)})
+    assert (options.toolchain, options.glibc_floor, options.local_version) == ("zig", "2.28", "glibc2.28.hipdnn")
+    assert options.offline and options.mirrors == ("file:///m",) and options.variant == "release-glibc2.28-hipdnn"
+
+
+@pytest.mark.parametrize("body, key, message", [
+    ('axes = ["features", "gpu"]', "release.axes[1]", "unknown matrix axis 'gpu'"),
+    ('axes = ["toolchain"]', "release.axes", "the features axis is always there"),
+    ('axes = ["features"]\npython = ["3.12"]', "release.python", "not one of the matrix's axes"),
+    ('axes = ["toolchain", "features"]', "release.toolchain", "needs at least one [[release.toolchain]]"),
+    ('axes = ["toolchain", "features"]\n[[release.toolchain]]\ntoolchain = "zig"\nglibc_floor = "2.x"',
+     "release.toolchain[0].glibc_floor", "expected a glibc version"),
+    ('[release.container]\nroot = "x"\nimage = "y"', "release.container.root", "either root"),
+])
+def test_bad_axes_name_the_key(tmp_path, body, key, message):
+    with pytest.raises(RecipeError, match=re.escape(f"key '{key}'") + ".*" + re.escape(message)):
+        _settings(tmp_path, "[release]\n" + body + "\n")
+
+
+def test_real_recipe_prints_its_matrix():
+    matrix = json.loads(run_toolkit("release", "--recipe", "umbrella-ep-real", "--print-matrix").stdout)
+    assert [(e["id"], e["python"], e["toolchain"], e["glibc_floor"], e["features"]) for e in matrix["include"]] == [
+        ("glibc2.28", None, "zig", "2.28", []), ("glibc2.28-hipdnn", None, "zig", "2.28", ["hipdnn"])]
+
+
+def test_container_dry_run_mounts_the_build_folder_and_the_mirror(tmp_path):
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    proc = run_toolkit("container", "--engine", "podman", "--image", "img:1", "--dry-run", "--build-dir",
+                       str(tmp_path / "b"), "release", "--recipe", "umbrella-ep-real", "--only", "glibc2.28",
+                       "--mirror", mirror.as_uri(), "--offline")
+    assert f"--volume {tmp_path / 'b'}:/work/build " in proc.stdout
+    assert f"--volume {mirror}:{mirror}:ro " in proc.stdout
+    assert "--env TOOLKIT_BUILD_DIR=/work/build" in proc.stdout and "--env SOURCE_DATE_EPOCH=" in proc.stdout
+    assert proc.stdout.rstrip().endswith(f"release --recipe umbrella-ep-real --only glibc2.28 --mirror "
+                                         f"{mirror.as_uri()} --offline")
+    assert ROOT.is_dir()
