@@ -116,7 +116,7 @@ def container(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def root(session: nox.Session) -> None:
-    """Build roots: `-- make debian-sid-rocm`, `-- show NAME`, `-- image NAME` (its OCI image), `-- diff`, `-- run -- CMD`."""
+    """Build roots: `-- make debian-sid-rocm`, `-- show NAME`, `-- image NAME` (OCI), `-- diff`, `-- run -- CMD`."""
     _toolkit(session, "root")
 
 
