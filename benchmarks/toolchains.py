@@ -10,7 +10,7 @@ then the wheel each made: its manylinux tag (auditwheel's) and the highest GLIBC
 builds): quicker, and what a developer's second build of a fresh work tree costs.
 Prints the machine (CPUs, memory, load average before the run). Every toolkit command runs without network
 (bwrap --unshare-net); the sources come from the shared mirror. Reuses benchmarks/real_umbrella_build.py's
-machine line and tests/real_umbrella_support.py's root and venv.
+machine line and tests/support/real_umbrella_support.py's root, venv, binds and environment.
 """
 
 from __future__ import annotations
@@ -30,19 +30,21 @@ sys.path.insert(0, str(HERE))
 
 from real_umbrella_build import machine  # noqa: E402
 
-from tests.real_umbrella_support import MIRROR, PROJECT, VENV, buildroot, ensure_venv, run_in_root  # noqa: E402
+from tests.support.buildroot_support import SID_ROOT  # noqa: E402
+from tests.support.real_umbrella_support import MIRROR, PROJECT, binds, toolkit_env, toolkit_python  # noqa: E402
 from toolkit.binary.elf import highest_version, version_needs  # noqa: E402
+from toolkit.buildroot import ensure_root, run_in_root  # noqa: E402
 
 
 def build(root: Path, python: Path, build_dir: Path, caches: Path | None, toolchain: str, jobs: int) -> float:
     args = [str(python), "-m", "toolkit", "build", "--recipe", "umbrella-ep-real", "--mirror", MIRROR.as_uri(),
             "--offline", "--with-hipdnn", "--wheel", "--jobs", str(jobs), "--build-dir", str(build_dir),
             "--toolchain", toolchain]
-    env = {"PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin"}
+    env = toolkit_env(python)
     if caches is not None:
         env.update(CCACHE_DIR=str(caches / "ccache"), ZIG_GLOBAL_CACHE_DIR=str(caches / "zig"))
     started = time.monotonic()
-    proc = run_in_root(root, args, env=env, network=False, check=False, capture=True)
+    proc = run_in_root(root, args, binds=binds(), env=env, cwd=PROJECT, network=False, check=False, capture=True)
     took = time.monotonic() - started
     if proc.returncode != 0:
         sys.exit(f"{toolchain} build failed (exit {proc.returncode}):\n{(proc.stdout + proc.stderr)[-4000:]}")
@@ -71,9 +73,9 @@ def main() -> int:
     p.add_argument("--warm-only", action="store_true",
                    help="no cold builds: the toolkit's own ccache and zig cache, as earlier builds left them")
     args = p.parse_args()
-    root = args.root or buildroot()
+    root = args.root or ensure_root(SID_ROOT)
     print(f"machine: {machine()}", flush=True)
-    python = ensure_venv(root)
+    python = toolkit_python(root)
     rows = []
     work = Path(tempfile.mkdtemp(prefix="toolchains-bench.", dir=PROJECT / "build"))
     try:
