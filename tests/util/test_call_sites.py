@@ -21,7 +21,8 @@ STARTERS = {
 _INERT = {"CompletedProcess", "TimeoutExpired", "CalledProcessError", "PIPE", "STDOUT", "DEVNULL", "SubprocessError"}
 _STARTING_OS = ("system", "popen", "exec", "spawn", "posix_spawn", "fork")
 
-RUNNERS = {"toolkit.util.process": {"run", "run_tool", "run_git"}, "toolkit.buildroot.sandbox": {"run", "run_in_root"}}
+RUNNERS = {"toolkit.util.process": {"run", "run_tool", "run_git", "run_pipe"},
+           "toolkit.buildroot.sandbox": {"run", "run_in_root"}}
 
 # Every module that hands a runner a command line: the argcheck functions its outside values pass (in this
 # module or where they are read, named after ':'), or why nothing from outside reaches it.
@@ -39,6 +40,8 @@ REVIEWED: dict[str, tuple[str, ...]] = {
     "toolkit/release/provenance.py": ("tools and options from toolkit/release/tools.json",),
     "toolkit/buildroot/make.py": ("via toolkit/buildroot/packageset.py: package, suite and variant patterns",),
     "toolkit/buildroot/record.py": ("a constant dpkg-query script",),
+    "toolkit/buildroot/image.py": ("the engine found on PATH, a tag made of digests, the root's and venv's own paths",),
+    "toolkit/release/reproducible.py": ("git log in the project's folder: no operand",),
     "toolkit/buildroot/session.py": ("via toolkit/buildroot/sandbox.py: argv after bwrap's --",),
     "toolkit/buildroot/cli.py": ("via toolkit/buildroot/sandbox.py: argv after bwrap's --",),
     "toolkit/buildroot/sandbox.py": ("bind paths resolved and checked, argv after bwrap's --",),

@@ -84,3 +84,15 @@ def test_a_tool_stopped_by_ctrl_c_is_an_interruption(code):
 def test_undecodable_bytes_come_back_unchanged():
     proc = run(["sh", "-c", r"printf '\377ok'"])
     assert proc.stdout.encode("utf-8", "surrogateescape") == b"\xffok"
+
+
+def test_run_pipe_streams_and_names_a_failing_side(tmp_path):
+    from toolkit.util.process import run_pipe
+
+    out = tmp_path / "out"
+    run_pipe(["printf", "abc"], ["sh", "-c", f"cat > {out}"], "copying")
+    assert out.read_text() == "abc"
+    with pytest.raises(ToolkitError, match=r"^copying failed: sh exit 3, cat exit 0"):
+        run_pipe(["sh", "-c", "echo oops >&2; exit 3"], ["cat"], "copying")
+    with pytest.raises(ToolkitError, match="copying: cannot start /no/such/tool"):
+        run_pipe(["/no/such/tool"], ["cat"], "copying")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +28,7 @@ from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text
 from toolkit.util.locks import WorkLock
-from toolkit.util.process import run
+from toolkit.util.process import run, run_pipe
 
 # Bumped when the way an image is made changes, so images made the old way are not reused.
 FORMAT = 1
@@ -108,7 +107,8 @@ def ensure_image(name: str, project: Path, engine_name: str | None = None, *, dr
 
 
 def exists(engine: str, tag: str) -> bool:
-    return subprocess.run([engine, "image", "exists", tag], env=engine_env(), capture_output=True).returncode == 0
+    return run([engine, "image", "exists", tag], f"asking {engine} for image {tag}", env=engine_env(),
+               check=False).returncode == 0
 
 
 def _import(engine: str, image: RootImage, spec: packageset.PackageSet) -> None:
@@ -129,18 +129,7 @@ def _import(engine: str, image: RootImage, spec: packageset.PackageSet) -> None:
                 "--message", f"build root {spec.name} ({spec.file.name}) and the toolkit's venv", "-", image.tag]
     log.stage("image", f"{image.tag}: importing {image.root} and {image.venv}")
     started = time.monotonic()
-    producer = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        consumer = subprocess.run(importer, stdin=producer.stdout, capture_output=True, text=True, env=engine_env())
-    finally:
-        assert producer.stdout is not None
-        producer.stdout.close()
-        tar_err = producer.stderr.read().decode(errors="replace") if producer.stderr else ""
-        producer.wait()
-    if producer.returncode != 0 or consumer.returncode != 0:
-        raise ToolkitError(f"making image {image.tag} failed: tar exit {producer.returncode}, "
-                           f"{Path(engine).name} import exit {consumer.returncode}",
-                           hint=(tar_err + consumer.stderr).strip()[-2000:] or "see the engine's output")
+    run_pipe(argv, importer, f"making image {image.tag} (tar | {Path(engine).name} import)", env=engine_env())
     log.stage("image", f"{image.tag}: made in {time.monotonic() - started:.0f} s")
 
 

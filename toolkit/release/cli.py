@@ -39,8 +39,8 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_release)
     r = sub.add_parser("release-compare", help="compare two release folders: which file differs, its first "
                                                "differing zip member (exit 1 when they differ)")
-    r.add_argument("first", type=Path)
-    r.add_argument("second", type=Path)
+    r.add_argument("first", type=Path, help="a release folder (build/<recipe>/dist)")
+    r.add_argument("second", type=Path, help="the release folder to compare it with")
     r.set_defaults(func=cmd_release_compare)
 
     c = sub.add_parser("container", help="run a session inside the build image (podman or docker)")
@@ -176,6 +176,8 @@ def cmd_container(args) -> int:
         session_args = ["--recipe", str(args.recipe), *session_args]
     settings = load_settings(recipe).container
     image, runner, from_root = _image_and_runner(args, settings)
+    env = name_value_pairs(args.env, "--env")
+    container.check_values(image, env)  # before anything runs (git below, the engine)
     engine = container.detect_engine(args.engine or settings.engine)
     if engine.name == "podman":
         from toolkit.buildroot.image import engine_env
@@ -192,8 +194,8 @@ def cmd_container(args) -> int:
     mounts = container.Mounts(
         project=Path.cwd(), source=args.source, cache=cache, out=args.out, build=args.build_dir or Path("build"),
         binds=tuple(named_paths(session_args)), cache_inside=str(cache) if from_root else container.CACHE)
-    rc = container.run_session(engine, image, args.session, session_args, mounts, name_value_pairs(args.env, "--env"),
-                               runner=runner, network=args.network, dry_run=args.dry_run)
+    rc = container.run_session(engine, image, args.session, session_args, mounts, env, runner=runner,
+                               network=args.network, dry_run=args.dry_run)
     if rc != 0:
         log.warn(f"session {args.session} {shlex.join(session_args)} failed in {image} (exit {rc})")
     return rc

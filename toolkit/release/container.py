@@ -142,13 +142,18 @@ def run_argv(engine: Engine, image: str, command: list[str], mounts: Mounts, env
     return argv
 
 
+def check_values(image: str, env: dict[str, str] | None) -> None:
+    """The image name and --env values a session would hand the engine: checked before anything runs."""
+    argcheck.image_name(image, IMAGE_WHERE)
+    for key, value in (env or {}).items():
+        argcheck.env_assignment(key, value, f"--env {key}")
+
+
 def run_session(engine: Engine, image: str, session: str, args: list[str], mounts: Mounts,
                 env: dict[str, str] | None = None, *, runner: str = "nox", network: str | None = None,
                 dry_run: bool = False) -> int:
     """Run `session` with `args` inside `image`; returns the session's exit code."""
-    argcheck.image_name(image, IMAGE_WHERE)
-    for key, value in (env or {}).items():
-        argcheck.env_assignment(key, value, f"--env {key}")
+    check_values(image, env)
     for what, path in (("project", mounts.project), ("source", mounts.source)):
         if path is not None and not Path(path).is_dir():
             raise ToolkitError(f"{path}: {what} folder to mount into the container does not exist")

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import zipfile
 from pathlib import Path
 
 from toolkit.util.errors import ToolkitError
+from toolkit.util.process import run_git
 
 ZIP_EPOCH = 315532800   # 1980-01-01T00:00:00Z: the earliest date a zip entry can carry
 
@@ -38,10 +38,9 @@ def release_env(recipe: Path, source: str | None = None, project: Path | None = 
 def source_date_epoch(folder: Path) -> int:
     """The commit time of the checkout holding `folder`, or ZIP_EPOCH where git cannot tell (no git, or a
     worktree whose repository is not mounted)."""
-    git = shutil.which("git")
-    if git is None:
+    if shutil.which("git") is None:
         return ZIP_EPOCH
-    proc = subprocess.run([git, "-C", str(folder), "log", "-1", "--format=%ct"], capture_output=True, text=True)
+    proc = run_git(["log", "-1", "--format=%ct"], [], "the project's commit time", cwd=folder, check=False)
     value = proc.stdout.strip()
     return int(value) if proc.returncode == 0 and value.isdigit() else ZIP_EPOCH
 

@@ -122,6 +122,33 @@ def run_tool(cmd: list[str], what: str, env: dict[str, str] | None = None, log_d
         run(cmd, what, output="terminal", env=full_env, hint="the tool's own output above says why")
 
 
+def run_pipe(producer: Sequence[str | os.PathLike], consumer: Sequence[str | os.PathLike], what: str, *,
+             env: Mapping[str, str] | None = None, hint: str | None = None) -> None:
+    """`producer | consumer` (bytes, never buffered here: a tar of gigabytes streams through); either exiting
+    non-zero raises a ToolkitError naming `what`, both exit codes and their last error lines."""
+    first = [os.fspath(part) for part in producer]
+    second = [os.fspath(part) for part in consumer]
+    try:
+        upstream = subprocess.Popen(first, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as exc:
+        raise ToolkitError(f"{what}: cannot start {first[0]}: {exc.strerror or exc}") from None
+    try:
+        downstream = subprocess.run(second, stdin=upstream.stdout, capture_output=True,
+                                    env=None if env is None else dict(env))
+    except OSError as exc:
+        upstream.kill()
+        raise ToolkitError(f"{what}: cannot start {second[0]}: {exc.strerror or exc}") from None
+    finally:
+        assert upstream.stdout is not None
+        upstream.stdout.close()
+        errors = upstream.stderr.read() if upstream.stderr else b""
+        upstream.wait()
+    if upstream.returncode != 0 or downstream.returncode != 0:
+        said = (errors + downstream.stderr).decode(errors="replace").strip()[-2000:]
+        raise ToolkitError(f"{what} failed: {Path(first[0]).name} exit {upstream.returncode}, "
+                           f"{Path(second[0]).name} exit {downstream.returncode}", hint=hint or said or None)
+
+
 def tool_version(path: str | os.PathLike) -> str:
     """The first line `TOOL --version` prints (stdout, else stderr), or why there is none."""
     try:
