@@ -1,8 +1,8 @@
 """`python -m toolkit wheel|repair|inspect|smoke`: the wheel stage's commands without Nox.
 
-Imports of the stage modules happen inside each command, so `smoke` runs where only the standard
-library, packaging and pip are present (a GPU machine with no index), and `inspect` needs no build
-tools.
+Imports of the stage modules happen inside each command, so `smoke` and `inspect` need no build tools: a GPU
+machine with no index runs them with the packages the command line itself imports (pyelftools, packaging,
+platformdirs, requests; CONTRIBUTING.md's GPU test machine).
 """
 
 from __future__ import annotations
