@@ -27,8 +27,8 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://([^/]*)")
 _SCP = re.compile(r"^(?:(?P<user>[^@/:]+)@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[^@/:\[\]]+):(?P<path>.*)$")
 _REF_BAD = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
 _REV_SUFFIX = re.compile(r"(?:[~^][0-9]*)+$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_DEFINE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# A C identifier: environment variable names, CMake define names, Python import packages alike.
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # OCI image references: [host[:port]/]path[:tag][@algorithm:digest], every part starting with a letter or digit.
 _IMAGE = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9.-]*(?::[0-9]+)?/)?[a-z0-9][a-z0-9._/-]*"
                     r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[a-z0-9]+:[0-9a-fA-F]{32,})?$")
@@ -148,7 +148,7 @@ def git_protocol_config(file_allowed: bool) -> list[str]:
 
 def cmake_define(name: str, value: str, where: str, is_list: bool = False) -> str:
     """A -D value: never a newline (CMake's cache is line based), a ';' only where a list was asked for."""
-    if not _DEFINE_NAME.match(name):
+    if not IDENTIFIER.match(name):
         raise refuse(where, name, "is not a CMake variable name", "letters, digits and '_', not starting with a digit")
     if "\n" in value or "\r" in value or "\x00" in value:
         raise refuse(where, value, "holds a newline or NUL", "a one-line value")
@@ -186,7 +186,7 @@ def image_name(image: str, where: str) -> str:
 
 def env_assignment(name: str, value: str, where: str) -> str:
     """NAME=VALUE for an engine's --env / --build-arg: a plain variable name, a value without newlines."""
-    if not _ENV_NAME.match(name):
+    if not IDENTIFIER.match(name):
         raise refuse(where, f"{name}={value}", "does not start with a variable name",
                      "NAME=VALUE with NAME of letters, digits and '_', not starting with a digit")
     if "\n" in value or "\x00" in value:

@@ -11,10 +11,11 @@ import base64
 import hashlib
 import io
 import os
-import re
 import time
 import zipfile
 from pathlib import Path
+
+from packaging.utils import canonicalize_name
 
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_bytes
@@ -26,7 +27,7 @@ TAG = "py3-none-any"
 
 def _file_stem(name: str) -> str:
     """A distribution name as wheel file names and dist-info folders spell it (PEP 427 / PEP 503)."""
-    return re.sub(r"[-_.]+", "_", name).lower()
+    return canonicalize_name(name).replace("-", "_")
 
 
 def metadata_text(settings: WheelSettings) -> str:

@@ -37,6 +37,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from toolkit.util.argcheck import IDENTIFIER
 from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlread import Table
 
@@ -44,9 +45,7 @@ DEFAULT_DISTRIBUTION = "onnxruntime-ep-amdgpu"
 DEFAULT_IMPORT_PACKAGE = "onnxruntime_ep_amdgpu"
 
 _DIST_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LIBRARY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _VARIANT = re.compile(r"^[a-z][a-z0-9]*$")
 _SONAME = re.compile(r"^lib[A-Za-z0-9._+-]+\.so\.\d+$")
 # `{library:MODULE}` in a smoke env value: MODULE.get_library_path() inside the smoke venv.
@@ -147,7 +146,7 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
     if not _DIST_NAME.match(distribution):
         raise t.error("distribution", f"{distribution!r} is not a valid distribution name")
     import_package = t.str("import_package", DEFAULT_IMPORT_PACKAGE)
-    if not _IDENTIFIER.match(import_package):
+    if not IDENTIFIER.match(import_package):
         raise t.error("import_package", f"{import_package!r} is not a Python identifier")
     version = t.str("version")
     try:
@@ -227,7 +226,7 @@ def smoke_from_table(t: Table, recipe_dir: Path) -> SmokeSettings:
             raise t.error(f"packages[{i}]", f"{spec!r} is not a pip requirement") from None
     env = t.str_map("env", {})
     for name in env:
-        if not _ENV_NAME.match(name):
+        if not IDENTIFIER.match(name):
             raise t.error(f"env.{name}", "not a valid environment variable name")
     expect_log = t.str_list("expect_log", [])
     for i, pattern in enumerate(expect_log):
