@@ -8,7 +8,8 @@ import subprocess
 import pytest
 
 from tests.support.release_image import make_image, toolkit_cli
-from toolkit.buildroot import image, packageset
+from tests.support.tools import ROOT
+from toolkit.buildroot import image, make, packageset, session
 
 
 @pytest.fixture(scope="module")
@@ -40,3 +41,9 @@ def test_image_runs_the_toolkit_with_its_venv(made):
     hipcc = subprocess.run(["podman", "run", "--rm", "--network", "none", made, "hipcc", "--version"],
                            capture_output=True, text=True, env=image.engine_env(), timeout=300)
     assert hipcc.returncode == 0 and "HIP version" in hipcc.stdout, hipcc.stdout + hipcc.stderr
+
+
+def test_the_venv_records_its_root_for_prune(made):
+    described = image.describe("debian-sid-rocm", ROOT)
+    assert described is not None and described.tag == made
+    assert session.venv_root(described.venv) == str(make.ensure_root("debian-sid-rocm"))

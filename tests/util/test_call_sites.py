@@ -41,6 +41,8 @@ REVIEWED: dict[str, tuple[str, ...]] = {
     "toolkit/buildroot/make.py": ("via toolkit/buildroot/packageset.py: package, suite and variant patterns",),
     "toolkit/buildroot/record.py": ("a constant dpkg-query script",),
     "toolkit/buildroot/image.py": ("the engine found on PATH, a tag made of digests, the root's and venv's own paths",),
+    "toolkit/buildroot/prune.py": ("the engine found on PATH; `rmi --` of tags the engine listed in the root's "
+                                   "own repository",),
     "toolkit/release/reproducible.py": ("git log in the project's folder: no operand",),
     "toolkit/buildroot/session.py": ("via toolkit/buildroot/sandbox.py: argv after bwrap's --",),
     "toolkit/buildroot/cli.py": ("via toolkit/buildroot/sandbox.py: argv after bwrap's --",),

@@ -1,4 +1,4 @@
-"""`python -m toolkit root make|show|diff|lock|run`: build roots from the command line."""
+"""`python -m toolkit root make|show|image|prune|diff|lock|run`: build roots from the command line."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from toolkit.util.errors import ToolkitError
 
 
 def register(sub) -> None:
-    p = sub.add_parser("root", help="Debian build roots: make, show, diff against the lock, lock, run in")
+    p = sub.add_parser("root", help="Debian build roots: make, show, image, prune, diff against the lock, lock, run in")
     verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
 
     def verb(name: str, help: str, func, positional: bool = True) -> argparse.ArgumentParser:
@@ -33,6 +33,10 @@ def register(sub) -> None:
     i = verb("image", "make the root's OCI image (root + the toolkit's venv; reused when its tag exists)", cmd_image)
     i.add_argument("--engine", help="podman or docker (default: env TOOLKIT_CONTAINER_ENGINE, podman, docker)")
     i.add_argument("--dry-run", action="store_true", help="print the tag and what goes in; import nothing")
+    pr = verb("prune", "remove the set's stale roots, their venvs and its stale images (exit 1 if one is in use)",
+              cmd_prune)
+    pr.add_argument("--engine", help="podman or docker (default: env TOOLKIT_CONTAINER_ENGINE, podman, docker)")
+    pr.add_argument("--dry-run", action="store_true", help="list what would be removed; remove nothing")
     d = verb("diff", "list packages that differ between the root and the lock file (exit 1 if any)", cmd_diff)
     d.add_argument("--lock", type=Path, help="lock file to compare with (default: <name>.lock beside the set)")
     verb("lock", "write the lock file from the root's installed packages", cmd_lock)
@@ -69,7 +73,18 @@ def cmd_show(args) -> int:
     print(f"packages:    {len(spec.packages)} asked for, suites {', '.join(spec.apt_suites)} from {source}")
     if not (root / "usr").is_dir():
         print(f"root:        not made yet (would be {root}; `python -m toolkit root make {args.name}`)")
-        return 0
+    else:
+        _show_root(root)
+    from toolkit.buildroot import image, prune
+
+    for line in image.listing(args.name, Path.cwd()):
+        print(line)
+    for stale in prune.stale_roots(spec):
+        print(f"stale root:  {stale} (`python -m toolkit root prune {args.name}` removes it)")
+    return 0
+
+
+def _show_root(root: Path) -> None:
     print(f"root:        {root}" + (f" (from env {make.ENV_BUILDROOT})" if os.environ.get(make.ENV_BUILDROOT) else ""))
     facts = make.info(root)
     if facts:
@@ -81,11 +96,6 @@ def cmd_show(args) -> int:
     else:
         print("made:        elsewhere (no toolkit record inside)")
         print(f"installed:   {len(record.query(root))} packages")
-    from toolkit.buildroot import image
-
-    for line in image.listing(args.name, Path.cwd()):
-        print(line)
-    return 0
 
 
 def cmd_image(args) -> int:
@@ -94,6 +104,13 @@ def cmd_image(args) -> int:
     made = image.ensure_image(args.name, Path.cwd(), args.engine, dry_run=args.dry_run)
     print(made.tag)
     return 0
+
+
+def cmd_prune(args) -> int:
+    from toolkit.buildroot import prune
+
+    outcome = prune.prune(args.name, Path.cwd(), args.engine, dry_run=args.dry_run)
+    return prune.report(outcome, args.name, args.dry_run)
 
 
 def cmd_diff(args) -> int:

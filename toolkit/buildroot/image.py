@@ -133,6 +133,23 @@ def _import(engine: str, image: RootImage, spec: packageset.PackageSet) -> None:
     log.stage("image", f"{image.tag}: made in {time.monotonic() - started:.0f} s")
 
 
+def tags(engine: str, name: str) -> list[tuple[str, str, str]]:
+    """(repository:tag, size, created) of every image of root `name`'s repository the engine has."""
+    repository = f"{REPOSITORY}{name}"
+    proc = run([engine, "images", "--format", "{{.Repository}}:{{.Tag}}\t{{.Size}}\t{{.CreatedSince}}",
+                "--filter", f"reference={repository}"], "listing images", env=engine_env(), check=False)
+    found = [tuple(line.split("\t")) for line in proc.stdout.splitlines() if line.count("\t") == 2]
+    return [(tag, size, created) for tag, size, created in found if tag.startswith(repository + ":")]
+
+
+def is_stale(tag: str, digest: str, current: RootImage | None) -> bool | None:
+    """Whether image `tag` of a package set with `digest` is stale; None while that cannot be known (the
+    current tag is not, as the root or its venv is not made, and `tag` is of this package set)."""
+    if current is not None:
+        return tag != current.tag
+    return None if tag.rpartition(":")[2].startswith(digest[:16] + "-") else True
+
+
 def listing(name: str, project: Path, engine_name: str | None = None) -> list[str]:
     """Lines for `root show`: the current tag, made or not, and other images of the root's repository."""
     from toolkit.release.container import detect_engine
@@ -142,16 +159,17 @@ def listing(name: str, project: Path, engine_name: str | None = None) -> list[st
     except ToolkitError as exc:
         return [f"image:       no container engine ({exc.hint})"]
     current = describe(name, project)
-    repository = f"{REPOSITORY}{packageset.load(name).name}"
-    proc = run([engine.path, "images", "--format", "{{.Repository}}:{{.Tag}} {{.Size}} {{.CreatedSince}}",
-                "--filter", f"reference={repository}"], "listing images", env=engine_env(), check=False)
-    made = [line for line in proc.stdout.splitlines() if line.strip()]
+    spec = packageset.load(name)
+    made = [(tag, size, created, is_stale(tag, spec.digest(), current))
+            for tag, size, created in tags(engine.path, spec.name)]
     lines = []
     if current is None:
         lines.append(f"image:       none yet (`python -m toolkit root image {name}` makes the root, venv, image)")
-    elif not any(line.split()[0] == current.tag for line in made):
+    elif not any(stale is False for *_made, stale in made):
         lines.append(f"image:       {current.tag} not made yet (`python -m toolkit root image {name}`)")
-    for line in made:
-        mark = " (current)" if current is not None and line.split()[0] == current.tag else " (stale)"
-        lines.append(f"image:       {line}{mark}")
+    marks = {False: "current", True: "stale", None: "current or stale: the venv is not made"}
+    for tag, size, created, stale in made:
+        lines.append(f"image:       {tag} {size} {created} ({marks[stale]})")
+    if any(stale for *_made, stale in made):
+        lines.append(f"             `python -m toolkit root prune {name}` removes the stale ones")
     return lines

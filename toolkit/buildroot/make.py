@@ -72,7 +72,7 @@ def make_root(spec: PackageSet, cache: Path | None = None, *, locked: bool = Fal
             log.stage("root", f"{spec.name}: made by another process: {final}")
             return final
         for stale in roots.glob(f".{final.name}.tmp-*"):
-            _remove_tree(stale)
+            remove_tree(stale, "half-made root")
         work = roots / f".{final.name}.tmp-{os.getpid()}"
         try:
             facts = _make(spec, work, roots)
@@ -80,7 +80,7 @@ def make_root(spec: PackageSet, cache: Path | None = None, *, locked: bool = Fal
             atomic_write_text(work / INFO, json.dumps(facts, indent=2) + "\n")
             os.rename(work, final)
         except BaseException:
-            _remove_tree(work)
+            remove_tree(work, "half-made root")
             raise
     log.stage("root", f"{spec.name}: ready at {final} ({facts['seconds']['debootstrap']} s debootstrap, "
                       f"{facts['seconds']['apt']} s apt, {human_size(facts['bytes'])})")
@@ -144,7 +144,7 @@ def _make(spec: PackageSet, work: Path, roots: Path) -> dict:
     return {
         "name": spec.name, "package_set": spec.digest(), "file": str(spec.file), "mirror": mirror.url,
         "made": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seconds": seconds,
-        "bytes": _size(work), "packages": packages,
+        "bytes": tree_size(work), "packages": packages,
     }
 
 
@@ -174,21 +174,28 @@ def _check_lock(spec: PackageSet, packages: record.Record, locked: bool) -> None
     log.warn(message)
 
 
-def _remove_tree(path: Path) -> None:
-    """Remove a half-made root; refuse if anything is mounted inside it (never delete through a mount)."""
+def remove_tree(path: Path, what: str) -> None:
+    """Remove `what` (a half-made root, a stale one); refuse if anything is mounted inside it (never delete
+    through a mount)."""
     if not path.exists():
         return
+    refuse_mounted(path, what)
+    shutil.rmtree(path)
+
+
+def refuse_mounted(path: Path, what: str) -> None:
+    """A ToolkitError when anything is mounted inside `path`, which is about to be removed as `what`."""
     prefix = str(path.resolve()) + "/"
     with open("/proc/self/mountinfo", encoding="utf-8") as handle:
         mounted = [line.split()[4] for line in handle if line.split()[4].startswith(prefix)]
     if mounted:
-        raise ToolkitError(f"{path}: cannot remove a half-made root, something is mounted inside: {mounted[0]}",
+        raise ToolkitError(f"{path}: cannot remove a {what}, something is mounted inside: {mounted[0]}",
                            hint=f"umount -R {mounted[0]}, then run again")
-    shutil.rmtree(path)
 
 
-def _size(root: Path) -> int:
-    proc = run(["du", "-s", "-B1", "-x", root], check=False)
+def tree_size(path: Path) -> int:
+    """Bytes `path` takes on disk (0 when du cannot tell)."""
+    proc = run(["du", "-s", "-B1", "-x", path], check=False)
     return int(proc.stdout.split()[0]) if proc.returncode == 0 else 0
 
 

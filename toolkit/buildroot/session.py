@@ -25,9 +25,11 @@ from pathlib import Path
 from toolkit.buildroot import make, packageset, sandbox
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_text
 from toolkit.util.locks import WorkLock
 
 COMPLETE = _COMPLETE = ".toolkit-complete"   # written last: the venv is whole
+ROOT_RECORD = ".toolkit-root"                 # the root the venv was made for (root prune reads it)
 
 
 def toolkit_python(root: Path, project: Path, from_root: tuple[str, ...] = ()) -> Path:
@@ -35,6 +37,8 @@ def toolkit_python(root: Path, project: Path, from_root: tuple[str, ...] = ()) -
     dependency list, in the toolkit cache."""
     venv, python, deps, pinned = _venv_plan(root, project, from_root)
     if (venv / _COMPLETE).is_file():
+        if not (venv / ROOT_RECORD).is_file():   # made before venvs recorded their root
+            atomic_write_text(venv / ROOT_RECORD, f"{Path(root).resolve()}\n")
         return venv / "bin" / "python"
     with WorkLock(venv):
         if not (venv / _COMPLETE).is_file():
@@ -42,6 +46,7 @@ def toolkit_python(root: Path, project: Path, from_root: tuple[str, ...] = ()) -
                 shutil.rmtree(venv)   # a venv whose maker died half-way
             log.stage("root", f"toolkit venv with {python.strip()} of {root}: {len(deps)} packages from PyPI")
             venv.mkdir(parents=True)
+            (venv / ROOT_RECORD).write_text(f"{Path(root).resolve()}\n")
             sandbox.run_in_root(root, ["python3", "-m", "venv", "--system-site-packages", str(venv)], capture=True)
             sandbox.run_in_root(root, [str(venv / "bin/python"), "-m", "pip", "install", "-q",
                                        "--disable-pip-version-check", *deps], capture=True)
@@ -49,6 +54,18 @@ def toolkit_python(root: Path, project: Path, from_root: tuple[str, ...] = ()) -
                 install_pinned(root, venv, pinned)
             (venv / _COMPLETE).write_text("\n".join(deps) + "\n")
     return venv / "bin" / "python"
+
+
+def venvs_dir() -> Path:
+    return sandbox.cache_dir() / "roots" / "venvs"
+
+
+def venv_root(venv: Path) -> str | None:
+    """The root `venv` was made for, as recorded in it (None: not a toolkit venv, or made before the record)."""
+    record = venv / ROOT_RECORD
+    if venv.name.startswith(".") or not record.is_file():
+        return None
+    return record.read_text(encoding="utf-8").strip() or None
 
 
 def toolkit_venv(root: Path, project: Path, from_root: tuple[str, ...] = ()) -> Path | None:
@@ -66,7 +83,7 @@ def _venv_plan(root: Path, project: Path, from_root: tuple[str, ...]) -> tuple[P
     python = sandbox.run(root, ["python3", "-c", "import sys; print(sys.version.split()[0])"], capture=True).stdout
     listed = [str(Path(root).resolve()), python.strip(), *deps, *pinned]
     key = hashlib.sha256("\n".join(listed).encode()).hexdigest()[:16]
-    return sandbox.cache_dir() / "roots" / "venvs" / key, python, deps, pinned
+    return venvs_dir() / key, python, deps, pinned
 
 
 def run_command(name: str, command: str, args: list[str], *, project: Path, binds: list[Path],
