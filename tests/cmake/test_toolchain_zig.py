@@ -135,3 +135,34 @@ def test_check_stage_names_the_recipe_key_for_section_bounds(tmp_path):
     hint = _exports_hint(b, ["__start_pb_defaults", "__stop_pb_defaults"])
     assert "section(s) pb_defaults" in hint and "[build] hide_section_bounds" in hint and str(b.recipe.file) in hint
     assert "version script" in _exports_hint(b, ["OrtGetApiBase"])
+
+
+def _debug_sections(library) -> list[str]:
+    from elftools.elf.elffile import ELFFile
+
+    with open(library, "rb") as handle:
+        return [s.name for s in ELFFile(handle).iter_sections() if s.name.startswith(".debug")]
+
+
+def test_shared_library_has_debug_info_only_when_the_link_asks(tmp_path):
+    """zig links its libc++ with debug info whatever the build asks: the wrapper strips it from a link without
+    -g (a Release build), and with it the build machine's paths; a link with -g keeps it."""
+    toolchain = tc.resolve("zig", "2.28")
+    tools = tmp_path / "toolchain"
+    toolchain.prepare(tools, default_cache_dir())
+    (tmp_path / "ep.cc").write_text(SOURCE)
+    base = ["-std=c++17", "-O2", "-fPIC", "-shared", str(tmp_path / "ep.cc")]
+    libs = {name: tmp_path / f"lib{name}.so" for name in ("release", "g", "g0", "bare")}
+    wrapper = str(toolchain.wrapper(tools, "CXX"))
+    for name, flags in (("release", ["-DNDEBUG"]), ("g", ["-g"]), ("g0", ["-g", "-g0"])):
+        subprocess.run([wrapper, *base, *flags, "-o", str(libs[name])], check=True, timeout=1200)
+    env = {**os.environ, "ZIG_GLOBAL_CACHE_DIR": str(default_cache_dir() / "zig")}
+    subprocess.run([sys.executable, "-m", "ziglang", "c++", "-target", toolchain.target, *base, "-o",
+                    str(libs["bare"])], check=True, env=env, timeout=1200)
+    assert _debug_sections(libs["release"]) == [] and _debug_sections(libs["g0"]) == []
+    assert ".debug_info" in _debug_sections(libs["g"])
+    assert ".debug_info" in _debug_sections(libs["bare"])      # zig on its own, no -g asked
+    data = libs["release"].read_bytes()
+    for path in (str(tmp_path), str(default_cache_dir()), sys.prefix):
+        assert path.encode() not in data, path
+    assert libs["release"].stat().st_size * 3 < libs["bare"].stat().st_size

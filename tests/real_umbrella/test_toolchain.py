@@ -8,6 +8,7 @@ test_wheel_registers_in_fresh_venv_and_loads_backends_from_inside_it, on this sa
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
@@ -22,6 +23,7 @@ from tests.support.real_umbrella_support import BUILD, PROJECT, inside, toolkit
 from toolkit.binary.elf import highest_version, read_elf, version_needs
 from toolkit.cmake.toolchain import resolve
 from toolkit.recipe.load import load_recipe
+from toolkit.sources.cache import default_cache_dir
 
 pytestmark = pytest.mark.buildroot
 # The root and the real build are this folder's session fixtures (conftest.py): one build for every test here.
@@ -76,6 +78,21 @@ def test_every_library_needs_glibc_at_most_the_floor_and_no_cxx_runtime(wheel):
             assert glibc is not None and version(glibc) <= FLOOR, (library.name, needs)
             assert highest_version(needs, "GLIBCXX") is None, (library.name, needs)
             assert not [n for n in read_elf(library).needed if "c++" in n], library.name
+
+
+def test_shipped_libraries_carry_no_debug_info_and_no_path_of_the_build_machine(wheel):
+    """zig's static libc++ comes with debug info a Release build never asked for (98 MB a library, the toolkit
+    cache's and the work tree's paths in it): the wrappers strip it, so what ships is as big as the code."""
+    from elftools.elf.elffile import ELFFile
+
+    paths = [str(p).encode() for p in (PROJECT, BUILD, default_cache_dir())]
+    with zipfile.ZipFile(wheel) as archive:
+        for name in (n for n in archive.namelist() if n.endswith(".so")):
+            data = archive.read(name)
+            sections = [s.name for s in ELFFile(io.BytesIO(data)).iter_sections()]
+            print(f"{name}: {len(data) / 2**20:.1f} MiB")
+            assert not [s for s in sections if s.startswith(".debug")], (name, sections)
+            assert not [p for p in paths if p in data], (name, [p for p in paths if p in data])
 
 
 def test_shipped_runpaths_have_no_empty_entries(real_build):
