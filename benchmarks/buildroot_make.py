@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from toolkit.buildroot import make, packageset, run_in_root  # noqa: E402
+from toolkit.util import log  # noqa: E402
 
 
 def machine() -> str:
@@ -38,7 +39,7 @@ def one(label: str, spec: packageset.PackageSet, cache: Path) -> Path:
     total = time.monotonic() - start
     facts = make.info(root)
     print(f"{label:<34} total {total:7.1f} s   debootstrap {facts['seconds']['debootstrap']:6.1f} s   "
-          f"apt {facts['seconds']['apt']:6.1f} s   size {make.human_size(facts['bytes'])}", flush=True)
+          f"apt {facts['seconds']['apt']:6.1f} s   size {log.human_size(facts['bytes'])}", flush=True)
     return root
 
 

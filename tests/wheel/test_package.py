@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import struct
 import subprocess
 import sys
@@ -159,6 +160,22 @@ def test_rocm_and_origin_runpaths_are_accepted(tmp_path):
     result = repair_wheel(build_wheel(SETTINGS, libs, INFO, tmp_path / "out"), tmp_path / "repaired")
     umbrella = next(lib for lib in inspect_wheel(result.wheel).libraries if lib.path.endswith("libamdgpu-ep.so"))
     assert umbrella.runpath == ("$ORIGIN", "/opt/rocm/lib", "/opt/rocm-7.2.0/lib")
+
+
+def test_inspect_says_how_much_of_each_library_is_debug_info(tmp_path):
+    libs = stand_in_lib_dir(tmp_path / "lib", umbrella_flags=["-g"])
+    wheel = build_wheel(SETTINGS, libs, INFO, tmp_path / "out")
+    report = {Path(lib.path).name: lib for lib in inspect_wheel(wheel).libraries}
+    umbrella, backend = report["libamdgpu-ep.so"], report["libmigraphx-backend.so"]
+    assert umbrella.size == (libs / "libamdgpu-ep.so").stat().st_size
+    assert 0 < umbrella.debug_bytes < umbrella.size and backend.debug_bytes == 0
+    shown = subprocess.run([sys.executable, "-m", "toolkit", "inspect", str(wheel)], capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    after = {lines[i - 1].strip(): line.strip() for i, line in enumerate(lines) if line.strip().startswith("size:")}
+    assert re.fullmatch(r"size: \d+\.\d KiB \(\d+\.\d KiB of it debug info\)",
+                        after["onnxruntime_ep_amdgpu/libamdgpu-ep.so"]), after
+    assert re.fullmatch(r"size: \d+\.\d KiB \(no debug info\)", after["onnxruntime_ep_amdgpu/libmigraphx-backend.so"])
 
 
 def offload_bundle(ids: list[str]) -> bytes:

@@ -33,6 +33,8 @@ class ElfFacts:
     machine: str
     # Every defined dynamic symbol of any type (what `nm -D --defined-only` lists, minus version nodes).
     defined: tuple[str, ...] = ()
+    # Bytes of DWARF sections (.debug_*, compressed .zdebug_*): 0 for a library shipped without debug info.
+    debug_bytes: int = 0
 
     @property
     def executable_stack(self) -> bool:
@@ -65,7 +67,10 @@ def read_elf(path: Path | bytes, label: str | None = None) -> ElfFacts:
             rpath: tuple[str, ...] = ()
             exports: set[str] = set()
             defined: set[str] = set()
+            debug_bytes = 0
             for section in elf.iter_sections():
+                if section.name.startswith((".debug", ".zdebug")):
+                    debug_bytes += section["sh_size"]
                 if isinstance(section, DynamicSection):
                     for tag in section.iter_tags():
                         if tag.entry.d_tag == "DT_NEEDED":
@@ -109,6 +114,7 @@ def read_elf(path: Path | bytes, label: str | None = None) -> ElfFacts:
         exports=tuple(sorted(exports)),
         machine=machine,
         defined=tuple(sorted(defined)),
+        debug_bytes=debug_bytes,
     )
 
 

@@ -90,7 +90,7 @@ def _show_root(root: Path) -> None:
     if facts:
         seconds = facts["seconds"]
         print(f"made:        {facts['made']}: debootstrap {seconds['debootstrap']} s, apt {seconds['apt']} s, "
-              f"size {make.human_size(facts['bytes'])}")
+              f"size {log.human_size(facts['bytes'])}")
         print(f"installed:   {len(facts['packages'])} packages" +
               (f" from {facts['mirror']}" if facts.get("mirror") else ""))
     else:

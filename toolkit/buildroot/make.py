@@ -83,7 +83,7 @@ def make_root(spec: PackageSet, cache: Path | None = None, *, locked: bool = Fal
             remove_tree(work, "half-made root")
             raise
     log.stage("root", f"{spec.name}: ready at {final} ({facts['seconds']['debootstrap']} s debootstrap, "
-                      f"{facts['seconds']['apt']} s apt, {human_size(facts['bytes'])})")
+                      f"{facts['seconds']['apt']} s apt, {log.human_size(facts['bytes'])})")
     return final
 
 
@@ -198,10 +198,3 @@ def tree_size(path: Path) -> int:
     proc = run(["du", "-s", "-B1", "-x", path], check=False)
     return int(proc.stdout.split()[0]) if proc.returncode == 0 else 0
 
-
-def human_size(size: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.1f} {unit}" if unit != "B" else f"{size} B"
-        size /= 1024
-    return f"{size} B"

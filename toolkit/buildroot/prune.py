@@ -169,7 +169,7 @@ def _prune_images(outcome: Outcome, spec: packageset.PackageSet, project: Path, 
 
 
 def _size(path: Path) -> str:
-    return make.human_size(make.tree_size(path))
+    return log.human_size(make.tree_size(path))
 
 
 def report(outcome: Outcome, name: str, dry_run: bool) -> int:

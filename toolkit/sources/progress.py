@@ -13,14 +13,6 @@ from typing import TextIO
 from toolkit.util import log
 
 
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
-
-
 class Progress:
     def __init__(self, label: str, total: int | None, start: int = 0, stream: TextIO | None = None,
                  enabled: bool = True):
@@ -35,8 +27,8 @@ class Progress:
         self._last_tenth = start * 10 // total if total else 0
         self._started = time.monotonic()
         if self.enabled and not self.tty:
-            what = _size(total) if total else "unknown size"
-            resumed = f", resuming at {_size(start)}" if start else ""
+            what = log.human_size(total) if total else "unknown size"
+            resumed = f", resuming at {log.human_size(start)}" if start else ""
             print(f"[toolkit] downloading {label} ({what}{resumed})", file=self.stream, flush=True)
 
     def update(self, n: int) -> None:
@@ -58,9 +50,10 @@ class Progress:
         if self.total:
             frac = min(self.done / self.total, 1.0)
             bar = "#" * int(frac * 30)
-            text = f"\r{self.label[-40:]:<40} [{bar:<30}] {frac:4.0%} {_size(self.done)}/{_size(self.total)}"
+            text = (f"\r{self.label[-40:]:<40} [{bar:<30}] {frac:4.0%} "
+                    f"{log.human_size(self.done)}/{log.human_size(self.total)}")
         else:
-            text = f"\r{self.label[-40:]:<40} {_size(self.done)}"
+            text = f"\r{self.label[-40:]:<40} {log.human_size(self.done)}"
         self.stream.write(text)
         self.stream.flush()
 
@@ -73,4 +66,5 @@ class Progress:
             self.stream.write("\n")
             self.stream.flush()
         status = "done" if ok else "stopped"
-        print(f"[toolkit] {status}: {self.label} ({_size(self.done)} in {elapsed:.1f} s)", file=self.stream, flush=True)
+        print(f"[toolkit] {status}: {self.label} ({log.human_size(self.done)} in {elapsed:.1f} s)", file=self.stream,
+              flush=True)

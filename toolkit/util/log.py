@@ -69,3 +69,12 @@ def show_every_command() -> None:
 
 def warn(message: str) -> None:
     print(f"[toolkit] warning: {message}", file=sys.stderr, flush=True)
+
+
+def human_size(size: float) -> str:
+    """Bytes as a user reads them: `512 B`, `6.3 MiB`, `5.0 GiB`."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"

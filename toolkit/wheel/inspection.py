@@ -22,6 +22,7 @@ from pathlib import Path
 
 from toolkit.binary.elf import ELF_MAGIC, highest_version, read_elf, version_needs
 from toolkit.binary.offload_bundle import natural_key, offload_report
+from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.wheel.data import ep_entry_points, rocm_excludes, system_libraries
 from toolkit.wheel.repair import matches_any
@@ -45,6 +46,8 @@ class LibraryReport:
     # The highest GLIBC_x.y and GLIBCXX_x.y.z symbol versions it needs (ELF version needs); None: none.
     glibc: str | None = None
     glibcxx: str | None = None
+    size: int = 0          # bytes, unpacked
+    debug_bytes: int = 0   # of which DWARF debug info
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,8 @@ def _library_report(archive: zipfile.ZipFile, info: zipfile.ZipInfo, scratch: Pa
         compressed_bundles=offload.compressed_bundles,
         glibc=highest_version(needs, "GLIBC"),
         glibcxx=highest_version(needs, "GLIBCXX"),
+        size=info.file_size,
+        debug_bytes=facts.debug_bytes,
     )
 
 
@@ -211,6 +216,8 @@ def format_report(report: WheelReport) -> str:
     lines.append(f"  shared libraries ({len(report.libraries)}):")
     for lib in report.libraries:
         lines.append(f"    {lib.path}")
+        debug = f"{log.human_size(lib.debug_bytes)} of it debug info" if lib.debug_bytes else "no debug info"
+        lines.append(f"      size: {log.human_size(lib.size)} ({debug})")
         lines.append(f"      needs: {_join(lib.needed)}")
         lines.append(f"      highest symbol versions: GLIBC {lib.glibc or 'none'}, GLIBCXX {lib.glibcxx or 'none'}")
         if lib.runpath:
