@@ -77,6 +77,23 @@ def test_zig_pin_is_the_pyproject_pin_and_a_hash_checked_requirement():
     assert tc.resolve("zig", "2.31").target == "x86_64-linux-gnu.2.31"
     with pytest.raises(ToolkitError, match="no toolchain named 'icc'"):
         tc.resolve("icc")
+    # The floor becomes part of the wrapper scripts: checked whoever asks.
+    with pytest.raises(ToolkitError, match="glibc floor: expected a glibc version 2.N"):
+        tc.resolve("zig", "2.28\nrm -rf /")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--toolchain", "zig", "--glibc-floor", "2.10"],
+     "argument --glibc-floor: expected a glibc version 2.N with N >= 17"),
+    (["--toolchain", "zig", "--glibc-floor", "2.28 -fplugin=x.so"], "argument --glibc-floor: expected a glibc version"),
+    (["--glibc-floor", "2.28"], "--glibc-floor 2.28: only the zig toolchain builds for a glibc floor, and this build "
+                                "uses the system toolchain"),
+])
+def test_glibc_floor_option_is_checked_where_it_is_read(args, message):
+    proc = subprocess.run([sys.executable, "-m", "toolkit", "build", *args, "--dry-run"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_installed_ziglang_is_checked_against_the_pin():

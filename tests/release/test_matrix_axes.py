@@ -57,6 +57,10 @@ def test_host_only_matrix_is_toolchains_times_features(tmp_path):
     ('axes = ["toolchain", "features"]', "release.toolchain", "needs at least one [[release.toolchain]]"),
     ('axes = ["toolchain", "features"]\n[[release.toolchain]]\ntoolchain = "zig"\nglibc_floor = "2.x"',
      "release.toolchain[0].glibc_floor", "expected a glibc version"),
+    ('axes = ["toolchain", "features"]\n[[release.toolchain]]\ntoolchain = "zig"\nglibc_floor = "2.10"',
+     "release.toolchain[0].glibc_floor", "with N >= 17"),
+    ('axes = ["toolchain", "features"]\n[[release.toolchain]]\ntoolchain = "system"\nglibc_floor = "2.28"',
+     "release.toolchain[0].glibc_floor", "only the zig toolchain builds for a glibc floor"),
     ('[release.container]\nroot = "x"\nimage = "y"', "release.container.root", "either root"),
 ])
 def test_bad_axes_name_the_key(tmp_path, body, key, message):

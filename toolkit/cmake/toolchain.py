@@ -235,7 +235,9 @@ def resolve(name: str, glibc_floor: str | None = None, hide_section_bounds: tupl
     default = check_floor(zig_table.str("default_glibc_floor"), f"{file}: key 'zig.default_glibc_floor'")
     pin = read_pin(zig_table, platform.machine())
     zig_table.done()
-    return Toolchain("zig", glibc_floor or default, pin, tuple(hide_section_bounds))
+    # Checked again here, whoever asks: the floor becomes part of the wrapper scripts' text.
+    floor = check_floor(glibc_floor, "glibc floor") if glibc_floor else default
+    return Toolchain("zig", floor, pin, tuple(hide_section_bounds))
 
 
 def read_pin(t: Table, machine: str) -> ZigPin:

@@ -6,6 +6,7 @@ import argparse
 import shutil
 
 from toolkit.hipify.settings import ENGINES
+from toolkit.util.errors import ToolkitError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,14 +45,23 @@ def run(args: argparse.Namespace) -> int:
     from toolkit.recipe.load import find_recipe, load_recipe
 
     options = options_from_args(args)
+    recipe = load_recipe(find_recipe(args.recipe, PROJECT_ROOT))
+    for section in ("hipify", "compile_check"):
+        if section not in recipe.extra:
+            raise ToolkitError(f"recipe {recipe.name} ({recipe.file}) has no [{section}] section: it has nothing to "
+                               "compile-check", hint="give a recipe that hipifies and compile-checks a tree, "
+                               "e.g. --recipe onnxruntime-rocm-ep")
     engines = [e for e in args.engine if e != "both"] + (list(ENGINES) if "both" in args.engine else [])
     if not engines:
-        engines = [load_recipe(find_recipe(args.recipe, PROJECT_ROOT)).extra["hipify"].engine]
+        engines = [recipe.extra["hipify"].engine]
     perl = hipify_perl_path(args.hipify_perl) if "hipify-perl" in engines else None
     rows = []
     for engine in dict.fromkeys(engines):
         hip, report = run_engine(options, engine, sample=args.sample, perl=perl)
-        rows.append((engine, hip, report))
+        if report is not None:
+            rows.append((engine, hip, report))
+    if args.dry_run:
+        return 0
     print("engine        hipify (s)  converted  compiled        rate")
     for engine, hip, report in rows:
         how = f"{hip.seconds:9.2f}" if hip.ran else "  skipped"

@@ -7,18 +7,20 @@ import json
 
 from toolkit.compile_check.stage import REPORT_NAME, compile_check_stage
 from toolkit.engine import pipeline
-from toolkit.engine.build import prepare
+from toolkit.engine.build import prepare, sources_plan
 from toolkit.engine.options import BuildOptions
 from toolkit.engine.runner import StageResult, StageRunner
+from toolkit.util import log
 
 # The stages before the compile check that make the tree it compiles.
 _BEFORE = ("patch", "hipify", "patch-hipified")
 
 
 def run_engine(options: BuildOptions, engine: str, sample: bool = False,
-               perl: str | None = None) -> tuple[StageResult, dict]:
+               perl: str | None = None) -> tuple[StageResult, dict | None]:
     """The recipe's stages up to compile-check with hipify.engine set to `engine`, in its own work tree
-    (variant = engine name). Returns (hipify StageResult, compile report dict)."""
+    (variant = engine name). Returns (hipify StageResult, compile report dict; None for a dry run, which only
+    prints each stage's plan)."""
     b = prepare(dataclasses.replace(options, variant=engine, hipify_engine=engine))
     try:
         chosen: dict = {"hipify_perl": perl or b.hipify.hipify_perl}
@@ -28,9 +30,15 @@ def run_engine(options: BuildOptions, engine: str, sample: bool = False,
         b.hipify = dataclasses.replace(b.hipify, **chosen)
         stages = [spec.make(b) for spec in pipeline.stages_of(b) if spec.name in _BEFORE]
         stages.append(compile_check_stage(b, sample=sample))
-        results = StageRunner(b.workspace.state, dry_run=False, force=options.force).run(stages)
+        if options.dry_run:
+            log.info(f"{engine}: work tree {b.workspace.root} (dry run: nothing is created)")
+            for line in sources_plan(b):
+                print(f"  sources: {line}")
+        results = StageRunner(b.workspace.state, dry_run=options.dry_run, force=options.force).run(stages)
     finally:
         b.unlock()
     hipify_result = next(r for r in results if r.name == "hipify")
+    if options.dry_run:
+        return hipify_result, None
     report = json.loads((b.workspace.root / REPORT_NAME).read_text())
     return hipify_result, report

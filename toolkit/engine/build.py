@@ -136,8 +136,12 @@ class Build:
         """The C/C++ toolchain: --toolchain, else the recipe's [build] toolchain, for the recipe's glibc floor."""
         if self._toolchain is None:
             settings = self.recipe.build
-            self._toolchain = resolve_toolchain(self.options.toolchain or settings.toolchain,
-                                                self.options.glibc_floor or settings.glibc_floor,
+            name = self.options.toolchain or settings.toolchain
+            if self.options.glibc_floor and name != "zig":
+                raise ToolkitError(f"--glibc-floor {self.options.glibc_floor}: only the zig toolchain builds for a "
+                                   f"glibc floor, and this build uses the {name} toolchain",
+                                   hint="add --toolchain zig, or drop --glibc-floor")
+            self._toolchain = resolve_toolchain(name, self.options.glibc_floor or settings.glibc_floor,
                                                 settings.hide_section_bounds)
         return self._toolchain
 

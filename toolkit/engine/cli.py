@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from toolkit.cmake.toolchain import NAMES as TOOLCHAINS
+from toolkit.cmake.toolchain import floor_problem
 from toolkit.engine import pipeline
 from toolkit.engine.options import BuildOptions, positive_int
 from toolkit.hipify.settings import ENGINES as HIPIFY_ENGINES
@@ -17,6 +18,13 @@ from toolkit.util.errors import ToolkitError
 
 if TYPE_CHECKING:
     from toolkit.wheel.settings import SmokeSettings
+
+
+def _glibc_floor(text: str) -> str:
+    problem = floor_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text
 
 
 def add_build_arguments(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -51,7 +59,7 @@ def add_build_arguments(p: argparse.ArgumentParser | argparse._ArgumentGroup) ->
     p.add_argument("--toolchain", choices=TOOLCHAINS, default=None,
                    help="C/C++ toolchain instead of the recipe's [build] toolchain: system (CMake's pick) or zig "
                         "(pinned ziglang, for the recipe's glibc floor, libc++ linked in statically)")
-    p.add_argument("--glibc-floor", default=None, metavar="2.N",
+    p.add_argument("--glibc-floor", default=None, metavar="2.N", type=_glibc_floor,
                    help="with the zig toolchain: build for this glibc instead of the recipe's [build] glibc_floor")
 
 

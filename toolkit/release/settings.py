@@ -41,7 +41,6 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9_.]*$")
 RUNNERS = ("nox", "toolkit")
 AXES = ("python", "target_set", "toolchain", "features")
 DEFAULT_AXES = ("python", "target_set", "features")
-_FLOOR = re.compile(r"^2\.\d{1,2}$")
 
 
 @dataclass(frozen=True)
@@ -123,12 +122,15 @@ def _axes(t: Table) -> tuple[str, ...]:
 
 
 def _toolchain_set(t: Table) -> ToolchainSet:
-    from toolkit.cmake.toolchain import NAMES
+    from toolkit.cmake.toolchain import NAMES, floor_problem
 
     toolchain = t.str("toolchain", choices=NAMES)
     floor = t.str("glibc_floor", None)
-    if floor is not None and not _FLOOR.match(floor):
-        raise t.error("glibc_floor", f"expected a glibc version like \"2.28\", got {floor!r}")
+    problem = floor_problem(floor) if floor is not None else None
+    if floor is not None and toolchain != "zig":
+        problem = f"only the zig toolchain builds for a glibc floor, and this set's toolchain is {toolchain!r}"
+    if problem:
+        raise t.error("glibc_floor", problem)
     name = t.str("name", toolchain + (f"-glibc{floor}" if floor else ""))
     if not _NAME.match(name):
         raise t.error("name", f"expected lower-case letters, digits, '_' or '.', got {name!r} "
