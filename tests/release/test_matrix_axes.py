@@ -86,3 +86,20 @@ def test_container_dry_run_mounts_the_build_folder_and_the_mirror(tmp_path):
     assert proc.stdout.rstrip().endswith(f"release --recipe umbrella-ep-real --only glibc2.28 --mirror "
                                          f"{mirror.as_uri()} --offline")
     assert ROOT.is_dir()
+
+
+def test_container_recipe_reaches_the_session_with_what_it_extends(tmp_path):
+    """`container --recipe`: the session inside gets the recipe by name, or by its path in the mounted project, so
+    the files the recipe reaches (its `extends`, its series) are there too; a recipe elsewhere gets its folder."""
+    args = ("container", "--engine", "podman", "--image", "img:1", "--dry-run")
+    by_name = run_toolkit(*args, "--recipe", "umbrella-ep-real", "release", "--only", "glibc2.28")
+    assert by_name.stdout.rstrip().endswith("python3 -m toolkit release --recipe umbrella-ep-real --only glibc2.28")
+    assert "recipes/umbrella-ep-real.toml" not in by_name.stdout
+    by_path = run_toolkit(*args, "--recipe", str(ROOT / "recipes" / "umbrella-ep-real.toml"), "release")
+    assert by_path.stdout.rstrip().endswith("python3 -m toolkit release --recipe umbrella-ep-real")
+    elsewhere = tmp_path / "mine" / "ep.toml"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text((ROOT / "recipes" / "amdgpu-ep.toml").read_text())
+    outside = run_toolkit(*args, "--recipe", str(elsewhere), "release")
+    assert f"--volume {elsewhere.parent}:{elsewhere.parent}" in outside.stdout
+    assert outside.stdout.rstrip().endswith(f"release -- --recipe {elsewhere}")  # the sample: a nox session

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from toolkit.cli import name_value_pairs
 from toolkit.engine.workspace import default_build_root
-from toolkit.recipe.load import recipe_argument
+from toolkit.recipe.load import recipe_argument, recipes_dir
 from toolkit.release import container, matrix
 from toolkit.release.settings import ReleaseSettings, from_table
 from toolkit.util import log
@@ -172,8 +172,9 @@ def cmd_container(args) -> int:
                                    binds=[*args.bind, *([args.source] if args.source else [])],
                                    env=name_value_pairs(args.env, "--env"), dry_run=args.dry_run)
     recipe = args.recipe or _recipe_in(session_args)
+    extra_binds: list[Path] = []
     if args.recipe and _recipe_in(session_args) is None and args.session in ("release", "build"):
-        session_args = ["--recipe", str(args.recipe), *session_args]
+        session_args = ["--recipe", _recipe_for_session(args.recipe, extra_binds), *session_args]
     settings = load_settings(recipe).container
     image, runner, from_root = _image_and_runner(args, settings)
     env = name_value_pairs(args.env, "--env")
@@ -193,12 +194,26 @@ def cmd_container(args) -> int:
     cache = (args.cache or cache_dir()).resolve()
     mounts = container.Mounts(
         project=Path.cwd(), source=args.source, cache=cache, out=args.out, build=args.build_dir or Path("build"),
-        binds=tuple(named_paths(session_args)), cache_inside=str(cache) if from_root else container.CACHE)
+        binds=tuple([*named_paths(session_args), *extra_binds]),
+        cache_inside=str(cache) if from_root else container.CACHE)
     rc = container.run_session(engine, image, args.session, session_args, mounts, env, runner=runner,
                                network=args.network, dry_run=args.dry_run)
     if rc != 0:
         log.warn(f"session {args.session} {shlex.join(session_args)} failed in {image} (exit {rc})")
     return rc
+
+
+def _recipe_for_session(recipe: Path, binds: list[Path]) -> str:
+    """How the session inside names `container --recipe`'s recipe: by name or by its path in the project (mounted
+    whole, as the working directory), so the files it reaches (an `extends`, its series) come along; a recipe
+    outside the project by its path, with its folder mounted."""
+    project = Path.cwd().resolve()
+    if recipe.parent == recipes_dir(project):
+        return recipe.stem
+    if recipe.is_relative_to(project):
+        return str(recipe.relative_to(project))
+    binds.append(recipe.parent)
+    return str(recipe)
 
 
 def _recipe_in(session_args: list[str]) -> Path | None:
