@@ -6,13 +6,14 @@ import hashlib
 import io
 import os
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
 import pytest
 
 from tests.support.http import FaultServer
-from tests.support.tools import need
+from tests.support.tools import ROOT, need
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import DownloadOptions
@@ -213,3 +214,25 @@ def test_corrupt_lock_file_is_a_recipe_error(tmp_path):
     lock.write_text('version = 1\n[sha256]\n"https://e/x.tar.gz" = "nothex"\n')
     with pytest.raises(RecipeError, match="r.lock.toml.*expected 64 lowercase hex"):
         LockFile.load(lock)
+
+
+def test_lock_offline_reads_a_file_mirror_and_says_what_it_left_unpinned(tmp_path):
+    """`lock --offline` pins what a file:// mirror holds, touches no network, and a FetchContent archive the
+    mirror lacks is left unpinned with a warning and a closing line naming it."""
+    src = _tarball({"tree-1/CMakeLists.txt": b"project(tree)\n"})
+    mirror = tmp_path / "mirror"
+    (mirror / "example.invalid" / "a").mkdir(parents=True)
+    (mirror / "example.invalid" / "a" / "tree-1.tar.gz").write_bytes(src)
+    recipe = tmp_path / "real.toml"
+    recipe.write_text('[recipe]\nname = "real"\n[source]\nurl = "https://example.invalid/a/tree-1.tar.gz"\n'
+                      '[[fetchcontent]]\nname = "winonly"\nurl = "https://example.invalid/b/dep-2.tar.gz"\n')
+    argv = [sys.executable, "-m", "toolkit", "lock", "--recipe", str(recipe), "--mirror", mirror.as_uri(),
+            "--offline", "--cache-dir", str(tmp_path / "cache")]
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"pinned {hashlib.sha256(src).hexdigest()}  https://example.invalid/a/tree-1.tar.gz" in proc.stdout
+    assert ("fetchcontent winonly: left unpinned: offline: https://example.invalid/b/dep-2.tar.gz has no sha256 "
+            "yet, and no file:// mirror holds it") in proc.stderr
+    assert "left unpinned: 1 URL(s) could not be read (warned above): fetchcontent winonly;" in proc.stdout
+    assert LockFile.for_recipe(recipe).pins == {
+        "https://example.invalid/a/tree-1.tar.gz": hashlib.sha256(src).hexdigest()}

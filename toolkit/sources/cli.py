@@ -86,12 +86,10 @@ def _lock(args) -> int:
     from toolkit.recipe.load import PROJECT_ROOT, find_recipe
     from toolkit.sources.lock import lock_recipe, recipe_urls
 
-    if args.offline:
-        raise ToolkitError("lock needs network access to download unpinned URLs; drop --offline")
     if args.source is not None:
         return _lock_source(args)
     recipe = find_recipe(args.recipe, PROJECT_ROOT)
-    result = lock_recipe(recipe, _cache(args), _mirrors(args), refresh=args.refresh)
+    result = lock_recipe(recipe, _cache(args), _mirrors(args), refresh=args.refresh, offline=args.offline)
     for url, sha in result.added.items():
         print(f"pinned {sha}  {url}")
     for url in result.removed:
@@ -101,10 +99,16 @@ def _lock(args) -> int:
     elif result.kept:
         print(f"nothing new to pin: the {len(result.kept)} URL(s) {recipe} leaves unpinned are in {result.path} "
               "(--refresh downloads them again)")
+    elif result.unpinned:
+        pass   # said below
     elif urls := recipe_urls(recipe):
         print(f"nothing to pin: all {len(urls)} URL(s) {recipe} names have a sha256 in the recipe itself")
     else:
         print(f"nothing to pin: {recipe} names no URL to download (its sources are local folders or git commits)")
+    if result.unpinned:
+        print(f"left unpinned: {len(result.unpinned)} URL(s) could not be read (warned above): "
+              + ", ".join(sorted(result.unpinned.values()))
+              + "; a build that needs one refuses it unpinned, naming it")
     return 0
 
 
@@ -121,7 +125,7 @@ def _lock_source(args) -> int:
     if settings.sha256 is not None:
         print(f"nothing to pin: --source {args.source} already carries its sha256")
         return 0
-    _, digest = fetch_unpinned(settings.url, _cache(args), _mirrors(args))
+    _, digest = fetch_unpinned(settings.url, _cache(args), _mirrors(args), offline=args.offline)
     pinned = f"{settings.url}#sha256={digest}"
     log.info(f"pinned: build with --source '{pinned}'")
     print(pinned)

@@ -127,12 +127,17 @@ def _verified_hit(cache: Cache, sha256: str, url: str, offline: bool) -> Path | 
 
 
 def fetch_unpinned(url: str, cache: Cache, mirrors: list[str] | tuple[str, ...] = (),
-                   options: DownloadOptions = DownloadOptions()) -> tuple[Path, str]:
-    """Download a URL that has no checksum yet (for `lock`); returns the cached file and its sha256."""
+                   options: DownloadOptions = DownloadOptions(), *, offline: bool = False) -> tuple[Path, str]:
+    """Download a URL that has no checksum yet (for `lock`); returns the cached file and its sha256. Offline,
+    only a local file (a file:// mirror's copy, or a file:// URL) can serve it."""
     key = "url-" + url_key(url)
+    candidates = _candidates(url, mirrors, offline)
+    if not candidates:
+        raise ToolkitError(f"offline: {url} has no sha256 yet, and no file:// mirror holds it",
+                           hint="give --mirror file://DIR with a copy at its mirror path, or run without --offline")
     with cache.lock(key, url):
         part = cache.partial_path(key)
-        _download_from_any(url, candidate_urls(url, mirrors), part, None, options)
+        _download_from_any(url, candidates, part, None, options)
         digest = sha256_file(part)
         with cache.lock(digest, url):
             existing = _verified_hit(cache, digest, url, offline=False)

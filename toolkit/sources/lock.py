@@ -142,10 +142,11 @@ class LockResult:
     added: dict[str, str]
     kept: dict[str, str]
     removed: list[str]
+    unpinned: dict[str, str] = field(default_factory=dict)   # url -> where the recipe names it: could not be read
 
 
 def lock_recipe(recipe: Path, cache: Cache, mirrors: tuple[str, ...] = (), refresh: bool = False,
-                options: DownloadOptions = DownloadOptions()) -> LockResult:
+                options: DownloadOptions = DownloadOptions(), offline: bool = False) -> LockResult:
     """Download each URL with no checksum yet (once, through the cache) and write its sha256 to the lock.
 
     refresh=True downloads and re-pins every unpinned URL, even those already in the lock. Entries for URLs
@@ -158,6 +159,7 @@ def lock_recipe(recipe: Path, cache: Cache, mirrors: tuple[str, ...] = (), refre
     added: dict[str, str] = {}
     kept: dict[str, str] = {}
     contents: dict[str, str] = {}
+    unpinned: dict[str, str] = {}
     for item in recipe_urls(recipe):
         if item.pinned_by_recipe():
             continue  # the recipe pins it itself
@@ -167,11 +169,12 @@ def lock_recipe(recipe: Path, cache: Cache, mirrors: tuple[str, ...] = (), refre
                 contents[item.url] = kept[item.url] = known
                 continue
             try:
-                contents[item.url] = _content_digest(item, cache, mirrors, options)
+                contents[item.url] = _content_digest(item, cache, mirrors, options, offline)
             except ToolkitError as exc:
                 # One unreachable dependency (a Windows-only one, say) must not block pinning the rest;
                 # builds that need it refuse it unpinned, naming it.
-                log.warn(f"lock: {item.where}: left unpinned: {exc}")
+                log.warn(f"lock: {item.where}: left unpinned: {exc.message}")
+                unpinned[item.url] = item.where
             continue
         if item.url in pins:
             continue
@@ -180,17 +183,18 @@ def lock_recipe(recipe: Path, cache: Cache, mirrors: tuple[str, ...] = (), refre
             pins[item.url] = kept[item.url] = known
             continue
         log.info(f"lock: {item.where}: downloading {item.url}")
-        _, digest = fetch_unpinned(item.url, cache, mirrors, options)
+        _, digest = fetch_unpinned(item.url, cache, mirrors, options, offline=offline)
         pins[item.url] = added[item.url] = digest
     removed = sorted((set(old.pins) - set(pins)) | (set(old.contents) - set(contents)))
     added.update({u: c for u, c in contents.items() if old.get_content(u) != c})
     # No empty lock file: one is written only when there is something pinned, or a change to record.
     if pins != old.pins or contents != old.contents or ((pins or contents) and not path.exists()):
         write_lock(path, recipe.name, pins, contents)
-    return LockResult(path, added, kept, removed)
+    return LockResult(path, added, kept, removed, unpinned)
 
 
-def _content_digest(item: Pinnable, cache: Cache, mirrors: tuple[str, ...], options: DownloadOptions) -> str:
+def _content_digest(item: Pinnable, cache: Cache, mirrors: tuple[str, ...], options: DownloadOptions,
+                    offline: bool) -> str:
     """Download (through mirrors first), unpack into a temporary folder and digest the tree (or its `paths`)."""
     import shutil
     import tempfile
@@ -198,7 +202,7 @@ def _content_digest(item: Pinnable, cache: Cache, mirrors: tuple[str, ...], opti
     from toolkit.sources.extract import extract_archive
 
     log.info(f"lock: {item.where}: downloading {item.url} to digest its content")
-    archive, _ = fetch_unpinned(item.url, cache, mirrors, options)
+    archive, _ = fetch_unpinned(item.url, cache, mirrors, options, offline=offline)
     tmp = Path(tempfile.mkdtemp(prefix=".lock-content."))
     try:
         tree = extract_archive(archive, tmp / "tree", item.archive.strip_components)
