@@ -47,3 +47,56 @@ def test_resolve_still_reads_branches_tags_and_steps(tmp_path):
     assert resolve(url, "v2").ref == "refs/tags/v2"
     assert resolve(url, "main~1").commit == first
     assert resolve(url, first[:10]).commit == first
+
+
+# -- a repository git cannot read is not a missing revision -------------------------------------------
+
+def test_a_repository_git_cannot_read_is_reported_with_gits_own_words(tmp_path):
+    need("git")
+    repo_with(tmp_path / "enclosing", {"a": "1"})  # a folder inside a repository is still not one
+    (tmp_path / "enclosing" / "inner").mkdir()
+    (tmp_path / "plain").mkdir()
+    for folder in (tmp_path / "absent", tmp_path / "plain", tmp_path / "enclosing" / "inner"):
+        with pytest.raises(ToolkitError) as caught:
+            resolve(folder.as_uri(), "main")
+        assert caught.value.message == (f"git cannot read {folder.as_uri()}: "
+                                        f"fatal: '{folder}' does not appear to be a git repository")
+        assert "is not in" not in caught.value.message
+        assert caught.value.hint.startswith("no network? pass --mirror file://<mirror>")
+
+
+def test_a_readable_repository_without_the_revision_says_so(tmp_path):
+    need("git")
+    repo_with(tmp_path / "work", {"a": "1"})
+    git("clone", "-q", "--bare", str(tmp_path / "work"), str(tmp_path / "bare.git"))
+    url = (tmp_path / "bare.git").as_uri()
+    assert resolve(url, "main").ref == "refs/heads/main"
+    with pytest.raises(ToolkitError) as caught:
+        resolve(url, "release/9")
+    assert caught.value.message == f"revision 'release/9' is not in {url}"
+    assert caught.value.hint == "give a branch, a tag or a full 40-hex commit"
+
+
+def test_a_mirror_git_cannot_read_is_passed_over_with_a_warning(tmp_path, capsys):
+    need("git")
+    commit = repo_with(tmp_path / "upstream", {"a": "1"})
+    url = (tmp_path / "upstream").as_uri()
+    broken = tmp_path / "mirror" / "localhost" / str(tmp_path / "upstream").lstrip("/")  # where a mirror holds it
+    broken.mkdir(parents=True)
+    found = resolve(url, "main", ((tmp_path / "mirror").as_uri(),))
+    assert (found.commit, found.where) == (commit, url)
+    assert f"warning: git could not read {broken.as_uri()} (fatal: '{broken}' does not appear to be a git " \
+           f"repository); 'main' was resolved in {url}" in capsys.readouterr().err
+
+
+def test_bump_offline_against_a_mirror_git_cannot_read_names_it(tmp_path):
+    need("git")
+    mirror = tmp_path / "mirror"
+    held = mirror / "github.com" / "onnxruntime" / "onnxruntime-ep-amdgpu.git"
+    held.mkdir(parents=True)  # the mirror's folder for the recipe's repository, with no repository in it
+    out = toolkit_here(tmp_path, "bump", "--recipe", "umbrella-ep-real", "--to", "main", "--mirror", mirror.as_uri(),
+                       "--offline", "--check", "--build-dir", str(tmp_path / "build"))
+    assert out.rc == 2, out.stderr
+    assert f"error: git cannot read {held.as_uri()}: fatal: '{held}' does not appear to be a git repository" \
+           in out.stderr.splitlines()
+    assert "is not in" not in out.stderr and not (tmp_path / "build").exists()

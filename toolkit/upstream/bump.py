@@ -183,12 +183,15 @@ def run_survey(staging: Staging, req: BumpRequest, features: list[str], off: lis
         from toolkit.buildroot.session import run_command
 
         code = run_command(req.root, "survey", args, project=PROJECT_ROOT, binds=[staging.root], env={})
-        if code != 0 or not out.is_file():
+        # Exit 1 with the JSON written is a configure that failed: the report shows its errors.
+        if code not in (0, 1) or not out.is_file():
             raise ToolkitError(f"bump: the survey in build root {req.root} failed (exit {code}); its output is above",
                                hint="run the same with `python -m toolkit container --root ... survey ...` to see it")
         return json.loads(out.read_text(encoding="utf-8"))
     from toolkit.upstream.survey import survey
 
-    return survey(BuildOptions(recipe=str(staging.recipe_file), variant="bump", with_features=tuple(features),
-                               without_features=tuple(off), mirrors=tuple(req.mirrors), offline=req.offline,
-                               build_root=req.build_dir))
+    result = survey(BuildOptions(recipe=str(staging.recipe_file), variant="bump", with_features=tuple(features),
+                                 without_features=tuple(off), mirrors=tuple(req.mirrors), offline=req.offline,
+                                 build_root=req.build_dir))
+    assert result is not None  # only a dry run has none
+    return result

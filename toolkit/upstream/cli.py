@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -38,7 +39,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Fetch and patch the recipe's tree as a build does, configure it into "
                                    "<work tree>/survey with the dependency provider in survey mode, and print (or "
                                    "write to --out) every FetchContent request with what the tree declared, the "
-                                   "options, the installed libraries and the API check.")
+                                   "options, the installed libraries and the API check. It configures on this "
+                                   "machine; `python -m toolkit container --root NAME survey ...` surveys in a build "
+                                   "root. Exit 0: configured; 1: the configure failed (the JSON is still written, "
+                                   "the error names the log).")
     from toolkit.engine.cli import add_build_arguments
 
     add_build_arguments(s)
@@ -67,5 +71,14 @@ def _survey(args: argparse.Namespace) -> int:
     from toolkit.engine.cli import options_from_args
     from toolkit.upstream.survey import survey, write
 
-    write(survey(options_from_args(args)), args.out)
+    result = survey(options_from_args(args))
+    if result is None:  # a dry run: the plan is printed, nothing made
+        print(f"  survey: JSON -> {args.out or 'stdout'}")
+        return 0
+    write(result, args.out)
+    if not result["configure"]["ok"]:
+        # The JSON is still written: what the configure asked for before it stopped is what a person needs.
+        print(f"error: survey: the configure of {result['recipe']} failed; its output is in "
+              f"{result['configure']['log']}", file=sys.stderr)
+        return 1
     return 0

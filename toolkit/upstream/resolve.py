@@ -5,6 +5,10 @@ Mirrors come first, as for fetching: an internal mirror is closer and is what a 
 repository (file:// or a path) is asked with `git rev-parse`, which also expands a short commit id; a
 remote one with `git ls-remote`, which knows branches and tags only, so a commit is given there in full.
 Offline, only local repositories are asked: reading a folder is not network access.
+
+Each repository is first listed with `git ls-remote`, as a fetch would read it, so "git could not read the
+repository" (no network, DNS, access, not a repository) is told apart from "the repository has no such
+revision"; the first is reported with git's own words, never as a bad revision.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.sources.download import mirror_url
-from toolkit.util import argcheck
+from toolkit.util import argcheck, log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run_git
 
@@ -67,37 +71,59 @@ def resolve(url: str, rev: str, mirrors: tuple[str, ...] = (), offline: bool = F
     if not where:
         raise ToolkitError(f"offline: cannot resolve {rev!r}: {url} is not local and no local mirror holds it",
                            hint="pass --mirror file://<mirror> holding the repository, or drop --offline")
-    tried = []
+    tried: list[str] = []
+    unread: dict[str, str] = {}  # repository -> git's reason
     for repo in where:
-        found = _ask(repo, rev)
+        try:
+            found = _ask(repo, rev)
+        except _Unreadable as exc:
+            unread[repo] = exc.reason
+            continue
         if found is not None:
+            for skipped, reason in unread.items():
+                log.warn(f"git could not read {skipped} ({reason}); {rev!r} was resolved in {repo}")
             return Revision(rev, found[0], found[1], repo)
         tried.append(repo)
-    if _FULL.fullmatch(rev) and any(local_path(r) is None for r in tried):
-        # A remote cannot list commits; fetching it by id (what a build does) is the check.
+    if _FULL.fullmatch(rev) and any(local_path(r) is None for r in [*tried, *unread]):
+        # A remote cannot list commits; fetching it by id (what a build does, from its cache first) is the check.
         return Revision(rev, rev, None, url)
+    if unread:
+        # The revision may well be in a repository git could not read: saying it is not would mislead.
+        reasons = "; ".join(f"git cannot read {repo}: {reason}" for repo, reason in unread.items())
+        lacking = f" ({rev!r} is not in {' nor in '.join(tried)})" if tried else ""
+        raise ToolkitError(reasons + lacking,
+                           hint="no network? pass --mirror file://<mirror> holding the repository as "
+                                "<mirror>/<host>/<path>; else check the URL and your access to it")
     hint = "give a branch, a tag or a full 40-hex commit"
     if not _FULL.fullmatch(rev) and re.fullmatch(r"[0-9a-f]{4,39}", rev):
         hint = "a short commit id is only understood by a local repository: give all 40 hex digits"
     raise ToolkitError(f"revision {rev!r} is not in {' nor in '.join(tried)}", hint=hint)
 
 
+class _Unreadable(Exception):
+    """git could not read the repository at all (network, DNS, access, no repository there)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
 def _ask(repo: str, rev: str) -> tuple[str, str | None] | None:
+    """(commit, ref) of `rev` in `repo`, None when it has no such revision; raises _Unreadable."""
+    listing = _list(repo)
     path = local_path(repo)
     if path is not None:
         if not path.is_dir():
-            return None
+            # git also reads <path>.git for <path>; rev-parse below needs the folder itself.
+            raise _Unreadable(f"{path} is not a folder: give the repository's own path")
         out = _git(["rev-parse", "--verify", "--quiet"], f"{rev}^{{commit}}", cwd=path)
         if out is None:
             return None
         commit = out.strip()
         ref = _git(["rev-parse", "--verify", "--quiet", "--symbolic-full-name"], rev, cwd=path) or ""
         return commit, ref.strip() or None
-    out = _git(["ls-remote"], repo)
-    if out is None:
-        return None
     refs = {}
-    for line in out.splitlines():
+    for line in listing.splitlines():
         sha, _, name = line.partition("\t")
         refs[name] = sha
     for name in (f"refs/heads/{rev}", f"refs/tags/{rev}^{{}}", f"refs/tags/{rev}", rev):
@@ -106,7 +132,24 @@ def _ask(repo: str, rev: str) -> tuple[str, str | None] | None:
     return None
 
 
-def _git(args: list[str], operand: str, cwd: Path | None = None) -> str | None:
-    proc = run_git(args, [operand], f"git {args[0]} {operand}", cwd=cwd, file_protocol=cwd is not None,
+# git's closing advice after any failed read: true, but it hides the line that says what went wrong.
+_BOILERPLATE = ("fatal: Could not read from remote repository.", "Please make sure you have the correct access rights",
+                "and the repository exists.")
+
+
+def _list(repo: str) -> str:
+    """`git ls-remote`: the repository's refs, read as a fetch reads it. A local one is opened as itself, never
+    as a repository in a folder above it (what rev-parse in a non-repository folder would find)."""
+    proc = run_git(["ls-remote"], [repo], f"git ls-remote {repo}", file_protocol=local_path(repo) is not None,
                    check=False, timeout=120)
+    if proc.returncode == 0:
+        return proc.stdout
+    lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+    said = [line for line in lines if line not in _BOILERPLATE] or lines
+    raise _Unreadable(said[-1] if said else f"git ls-remote exited {proc.returncode}")
+
+
+def _git(args: list[str], operand: str, cwd: Path) -> str | None:
+    proc = run_git(args, [operand], f"git {args[0]} {operand}", cwd=cwd, file_protocol=True, check=False,
+                   timeout=120)
     return proc.stdout if proc.returncode == 0 else None

@@ -29,26 +29,36 @@ from toolkit.util.process import run
 TAIL = 40
 
 
-def survey(options: BuildOptions) -> dict:
+def survey(options: BuildOptions) -> dict | None:
+    """The survey's result; None in a dry run, which prints the plan (the pipeline's up to `patch`, then the
+    survey's configure) and creates nothing."""
     b, _ = pipeline.run_build(options, until="patch")
     ws = b.workspace
     binary = ws.root / "survey"
-    # Fresh: FetchContent and the CMake cache remember earlier answers, which would hide requests.
-    shutil.rmtree(binary, ignore_errors=True)
-    # The configure's compilers are the recipe's toolchain (zig's wrappers are written, not installed).
-    b.toolchain().prepare(b.toolchain_dir, b.fetch.cache.root)
+    log_file = ws.root / "logs" / "survey.log"
     defines = {**configure_defines(b), **survey_define(binary), "CMAKE_EXPORT_COMPILE_COMMANDS": "ON",
                "TOOLKIT_PROVIDER_REPORT": (binary / REPORT_NAME).as_posix()}
     cmd = configure_command(find_cmake(), ws.source, binary, b.recipe.build.generator, find_ninja(), defines,
                             b.recipe.build.list_defines)
+    if options.dry_run:
+        log.stage("survey", "would run: a configure with the dependency provider in survey mode")
+        for line in [f"toolchain {b.toolchain().describe()}", f"fresh CMake folder {binary} (removed first)",
+                     "$ " + " ".join(cmd), f"its output -> {log_file}"]:
+            print(f"  survey: {line}")
+        return None
+    # Fresh: FetchContent and the CMake cache remember earlier answers, which would hide requests.
+    shutil.rmtree(binary, ignore_errors=True)
+    # The configure's compilers are the recipe's toolchain (zig's wrappers are written, not installed).
+    b.toolchain().prepare(b.toolchain_dir, b.fetch.cache.root)
     log.stage("survey", "$ " + " ".join(cmd))
     proc = run(cmd, "survey configure", check=False)
-    (ws.root / "logs").mkdir(parents=True, exist_ok=True)
-    (ws.root / "logs" / "survey.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    log_file.write_text(proc.stdout + proc.stderr, encoding="utf-8")
     requests = read_survey(binary)
     result = {
         "recipe": str(b.recipe.file), "source": b.source.describe(), "features": sorted(b.enabled()),
-        "configure": {"ok": proc.returncode == 0, "tail": _errors(proc.stdout + proc.stderr)},
+        "configure": {"ok": proc.returncode == 0, "tail": _errors(proc.stdout + proc.stderr),
+                      "log": str(log_file)},
         "fetchcontent": [{"name": r.name, "served": r.served, "details": list(r.details)} for r in requests],
         "find_package": read_report(binary)["find_package"],
         "options": sorted(surface.tree_options(b.recipe, ws.source)),
