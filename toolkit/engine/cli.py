@@ -136,7 +136,11 @@ def add_recipe_patching(p: argparse.ArgumentParser) -> None:
                       help="only check that every patch applies to the pristine source (nonzero if not)")
     mode.add_argument("--refresh", action="store_true",
                       help="rewrite the series from edits made in build/<recipe>/<variant>/source")
-    p.set_defaults(func=_patches)
+    # No default recipe in the parser: an ACTION takes --recipe (given before or after it) only when one is
+    # named; _patches falls back to the default recipe.
+    p.set_defaults(func=_patches, recipe=None)
+    recipe_option = next(a for a in group._group_actions if a.dest == "recipe")
+    recipe_option.help = f"{recipe_option.help} (default without ACTION: {BuildOptions.recipe})"
     # An ACTION's options that the recipe mode also has (--dry-run) must not reset a value given before
     # the ACTION (`patch --dry-run refresh ...`): argparse copies the ACTION's defaults over the parent's.
     given_before = {a.dest for a in p._actions}
@@ -147,7 +151,8 @@ def add_recipe_patching(p: argparse.ArgumentParser) -> None:
                 action.default = argparse.SUPPRESS
     p.epilog = ("Without ACTION: apply the recipe's series to its work tree (--check: only check against the "
                 "pristine source; --refresh: rewrite the series from edits in the work tree). "
-                "With ACTION: check, apply or refresh SERIES on any TREE.")
+                "With ACTION: check, apply or refresh SERIES on any TREE, choosing the patches a build would "
+                "(with --recipe: its series and features).")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -169,6 +174,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _patches(args: argparse.Namespace) -> int:
+    args.recipe = args.recipe or BuildOptions.recipe
     options = options_from_args(args)
     if args.check:
         return workflow.check_patches(options)

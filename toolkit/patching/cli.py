@@ -1,4 +1,10 @@
-"""`python -m toolkit patch check|apply|refresh`: the patch stage on any tree, without a recipe.
+"""`python -m toolkit patch check|apply|refresh`: the patch stage on any tree, with or without a recipe.
+
+The patches are those the build's patch stage would take on the same tree: the series' revision conditions
+(if-tree-has, unless-tree-has) are judged on TREE (refresh: on PRISTINE, the tree before any patch), and
+the features for `when=` come from `--recipe NAME` (its default features, then --with/--without, as `build`
+takes them), or without a recipe from --with alone. With --recipe, SERIES defaults to the recipe's series.
+Each patch a condition or a feature leaves out gets one line saying why.
 
 check: prints one analysis line per patch (details under failures); exit 0 when every patch applies
 (or is already applied), 1 when any would not. apply: all or nothing; a failure is an error (exit 2)
@@ -8,14 +14,20 @@ whose message is the analysis. refresh: rewrites the series from PRISTINE and ED
 from __future__ import annotations
 
 import argparse
+import shlex
+from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.patching.analysis import OK_STATUSES, format_report
+from toolkit.patching.analysis import DISABLED, OK_STATUSES, PatchAnalysis, format_report
 from toolkit.patching.apply import analyze, apply_series
+from toolkit.patching.errors import PatchError
 from toolkit.patching.hunks import MAX_FUZZ
 from toolkit.patching.refresh import refresh_series
-from toolkit.patching.series import PHASES, load_series
+from toolkit.patching.series import PHASES, Series, load_series
+from toolkit.recipe import features as feat
+from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
 from toolkit.util import log
+from toolkit.util.errors import ToolkitError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,18 +35,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="patch_command", metavar="ACTION", required=False)
 
-    def common(p: argparse.ArgumentParser, phases: list[str], default: str) -> None:
-        p.add_argument("--with", dest="features", action="append", default=[], metavar="FEATURE",
-                       help="enable a feature for when= conditions (repeatable, or comma-separated)")
-        p.add_argument("--phase", choices=phases, default=default,
-                       help=f"which patches: {', '.join(phases)} (default: {default})")
-
     for name, func, text in (("check", _check, "analyse every patch; change nothing"),
                              ("apply", _apply, "apply every patch, or none")):
         p = sub.add_parser(name, help=text, description=text)
-        p.add_argument("series", type=Path, metavar="SERIES", help="the series file (patches/<recipe>/series)")
-        p.add_argument("tree", type=Path, metavar="TREE", help="the source tree to check or patch in place")
-        common(p, [*PHASES, "all"], "all")
+        p.add_argument("series", type=Path, nargs="?", metavar="SERIES",
+                       help="the series file (patches/<recipe>/series; default with --recipe: the recipe's)")
+        p.add_argument("tree", type=Path, metavar="TREE",
+                       help="the source tree to check or patch in place; its revision conditions are judged on it")
+        _selection_options(p, [*PHASES, "all"], "all")
         p.add_argument("--max-fuzz", type=int, default=MAX_FUZZ, choices=range(0, MAX_FUZZ + 1),
                        help=f"largest fuzz factor accepted (default {MAX_FUZZ}; 0: context must match)")
         if name == "apply":
@@ -45,39 +53,106 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("refresh", help="regenerate the series from an edited tree",
                        description="rewrite the series' patches so PRISTINE patched gives EDITED")
-    p.add_argument("series", type=Path, metavar="SERIES", help="the series file to rewrite")
-    p.add_argument("pristine", type=Path, metavar="PRISTINE", help="the unpatched source tree")
+    p.add_argument("series", type=Path, nargs="?", metavar="SERIES",
+                   help="the series file to rewrite (default with --recipe: the recipe's)")
+    p.add_argument("pristine", type=Path, metavar="PRISTINE",
+                   help="the unpatched source tree; the series' revision conditions are judged on it")
     p.add_argument("edited", type=Path, metavar="EDITED", help="a copy with the changes the series should make")
-    common(p, list(PHASES), "base")
+    _selection_options(p, list(PHASES), "base")
     p.add_argument("--dry-run", action="store_true", help="say what would change; write nothing")
     p.set_defaults(func=_refresh)
 
 
-def _features(args: argparse.Namespace) -> list[str]:
-    return [f for item in args.features for f in item.split(",") if f]
+def _selection_options(p: argparse.ArgumentParser, phases: list[str], default: str) -> None:
+    # The dests are those of `patch`'s recipe mode, so --recipe/--with/--without count before the ACTION too.
+    p.add_argument("--recipe", default=None, metavar="NAME|PATH",
+                   help="take the features (the recipe's defaults, then --with/--without) and the default SERIES "
+                        "from this recipe, as `build --recipe NAME` does")
+    p.add_argument("--with", dest="with_features", action="append", default=[], metavar="FEATURE",
+                   help="enable a feature for when= conditions (repeatable, or comma-separated; also spelled "
+                        "--with-FEATURE)")
+    p.add_argument("--without", dest="without_features", action="append", default=[], metavar="FEATURE",
+                   help="with --recipe: turn one of its default features off (also spelled --without-FEATURE)")
+    p.add_argument("--phase", choices=phases, default=default,
+                   help=f"which patches: {', '.join(phases)} (default: {default})")
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """The series as the build would apply it to one tree, with the features it would enable."""
+
+    series: Series  # only the entries the tree needs
+    features: list[str]
+    left_out: list[PatchAnalysis]  # one "not applied: why" line per entry a revision condition left out
+    options: str  # the command-line options that select the same patches again
+
+
+def _select(args: argparse.Namespace, tree: Path) -> _Selection:
+    """Features as `build` settles them, and the series' entries as the build's patch stage keeps them."""
+    with_ = [f for item in args.with_features for f in item.split(",") if f]
+    without = [f for item in args.without_features for f in item.split(",") if f]
+    recipe = load_recipe(find_recipe(args.recipe, PROJECT_ROOT)) if args.recipe else None
+    if recipe is None:
+        if without:
+            raise ToolkitError(f"patch {args.patch_command}: --without {without[0]} needs --recipe (without a "
+                               f"recipe no feature is on but those --with names)",
+                               hint="pass --recipe NAME, or leave the feature out of --with")
+        features = sorted(set(with_))
+    else:
+        chosen = feat.select_features(recipe, with_, without)
+        features = sorted(name for name, on in chosen.items() if on)
+    path = args.series or (recipe.series if recipe is not None else None)
+    if path is None:
+        raise ToolkitError(f"patch {args.patch_command}: no SERIES given"
+                           + (f", and recipe {recipe.name} has no patch series ({recipe.file})" if recipe else ""),
+                           hint="pass the series file (patches/<recipe>/series) or --recipe NAME")
+    needed, skipped = load_series(path).for_tree(tree)
+    left_out = [PatchAnalysis(e, DISABLED, f"not applied: {why}") for e, why in skipped
+                if args.phase in ("all", e.phase)]
+    options = [*(["--recipe", args.recipe] if recipe else []), *(f"--with-{f}" for f in with_),
+               *(f"--without-{f}" for f in without), *([str(args.series)] if args.series else [])]
+    if recipe is not None:  # without one, the command line shows every feature that is on
+        log.info(f"recipe {recipe.name}: features {', '.join(features) or 'none'}, series {needed.path}")
+    return _Selection(needed, features, left_out, shlex.join(options))
+
+
+def _report(sel: _Selection, analyses: list[PatchAnalysis], args: argparse.Namespace) -> str:
+    """Every patch of the phase in series order: the analyses and the lines for those left out."""
+    merged = sorted([*analyses, *sel.left_out], key=lambda a: (PHASES.index(a.entry.phase), a.entry.line))
+    return format_report(merged) if merged else f"{sel.series.path}: no patches for phase {args.phase}"
 
 
 def _check(args: argparse.Namespace) -> int:
-    analyses = analyze(load_series(args.series), args.tree, args.phase, _features(args), args.max_fuzz)
-    print(format_report(analyses) if analyses else f"{args.series}: no patches for phase {args.phase}")
+    sel = _select(args, args.tree)
+    analyses = analyze(sel.series, args.tree, args.phase, sel.features, args.max_fuzz)
+    print(_report(sel, analyses, args))
     return 0 if all(a.status in OK_STATUSES for a in analyses) else 1
 
 
 def _apply(args: argparse.Namespace) -> int:
-    analyses = apply_series(load_series(args.series), args.tree, args.phase, _features(args), args.max_fuzz,
-                            partial=args.partial)
-    print(format_report(analyses) if analyses else f"{args.series}: no patches for phase {args.phase}")
+    sel = _select(args, args.tree)
+    try:
+        analyses = apply_series(sel.series, args.tree, args.phase, sel.features, args.max_fuzz,
+                                partial=args.partial)
+    except PatchError:
+        for line in sel.left_out:  # the error's analysis lists only the patches that were tried
+            log.info(line.line)
+        raise
+    print(_report(sel, analyses, args))
     if not all(a.status in OK_STATUSES for a in analyses):
         log.warn(f"{args.tree} is now partly patched (--partial): make the failed hunks' changes by hand, "
-                 f"then run `python -m toolkit patch refresh {args.series} PRISTINE {args.tree}`")
+                 f"then run `python -m toolkit patch refresh {sel.options} PRISTINE {args.tree}`")
         return 1
     log.info(f"applied {sum(1 for a in analyses if a.changes)} patch(es) to {args.tree}")
     return 0
 
 
 def _refresh(args: argparse.Namespace) -> int:
-    result = refresh_series(load_series(args.series), args.pristine, args.edited, args.phase,
-                            _features(args), write=not args.dry_run)
+    sel = _select(args, args.pristine)
+    for line in sel.left_out:
+        log.info(f"{line.line} (left as it is)")
+    result = refresh_series(sel.series, args.pristine, args.edited, args.phase, sel.features,
+                            write=not args.dry_run)
     print(result.report())
     for path in result.written:
         log.info(f"wrote {path}")

@@ -17,9 +17,10 @@ from toolkit.patching.treeview import TreeView
 
 WHAT_TO_DO_DRIFT = (
     "what to do: the source changed under this patch. Refresh it: on a copy of the pristine source run "
-    "`python -m toolkit patch apply --partial SERIES COPY`, make this hunk's change by hand, then run "
-    "`python -m toolkit patch refresh SERIES PRISTINE COPY` (in a recipe's work tree: "
-    "`nox -s patch -- --refresh`), which rewrites the patch and its checksum. If upstream already made "
+    "`python -m toolkit patch apply --partial --recipe NAME COPY` (with the build's --with/--without, so the "
+    "same patches are chosen), make this hunk's change by hand, then run "
+    "`python -m toolkit patch refresh --recipe NAME PRISTINE COPY` with the same options (in a recipe's work "
+    "tree: `nox -s patch -- --refresh`), which rewrites the patch and its checksum. If upstream already made "
     "this change, drop the patch from the series.")
 
 _FILE_PROBLEMS = ("missing", "exists", "target-exists", "leftover")

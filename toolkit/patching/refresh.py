@@ -76,7 +76,10 @@ def _files(root: Path) -> set[str]:
 
 
 def _next_name(series: Series) -> str:
-    numbers = [int(m.group(1)) for e in series.entries if (m := re.match(r"(\d+)", e.name))]
+    # The folder's files count too: the series may be one tree's selection, without the entries the tree
+    # does not need (if-tree-has, unless-tree-has), and a new patch must not take one of their numbers.
+    names = [e.name for e in series.entries] + [p.name for p in series.directory.glob("*.patch")]
+    numbers = [int(m.group(1)) for name in names if (m := re.match(r"(\d+)", name))]
     number = max(numbers, default=0) + 1
     name = f"{number:04d}-refresh-changes.patch"
     while (series.directory / name).exists():

@@ -21,13 +21,22 @@ def _rel(path: Path) -> str:
     return path.relative_to(PROJECT_ROOT).as_posix() if path.is_relative_to(PROJECT_ROOT) else str(path)
 
 
+def _selecting(b, name: str) -> str:
+    """`patch` options that take patch `name` as a build would: the recipe, and the features its when= needs
+    (the bump judged every patch, a build with the defaults might leave this one out)."""
+    when = next((e.when for e in b.series.series.entries if e.name == name), ())
+    flags = [f"--without-{w[1:]}" if w.startswith("!") else f"--with-{w}" for w in when]
+    return " ".join(["--recipe", b.recipe.name, *flags])
+
+
 def human_items(b) -> list[str]:
     """Each thing a person must do or decide, as one line saying what and how."""
     items = []
     for v in b.series.conflicts if b.series else []:
+        chosen = _selecting(b, v.name)
         items.append(f"patch {v.name} does not apply ({v.summary}): on a copy of the new tree run `python -m "
-                     f"toolkit patch apply --partial SERIES COPY`, make its failed hunks by hand, then `python -m "
-                     f"toolkit patch refresh SERIES PRISTINE COPY`; or drop it if upstream made the change")
+                     f"toolkit patch apply --partial {chosen} COPY`, make its failed hunks by hand, then `python -m "
+                     f"toolkit patch refresh {chosen} PRISTINE COPY`; or drop it if upstream made the change")
     for v in b.series.verdicts if b.series else []:
         if v.action == patches.REFRESH and "fuzz" in v.summary:
             items.append(f"patch {v.name} applied only with fuzz ({v.summary.removeprefix('applies with ')}): it "
