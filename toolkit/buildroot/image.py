@@ -160,8 +160,8 @@ def listing(name: str, project: Path, engine_name: str | None = None) -> list[st
         return [f"image:       no container engine ({exc.hint})"]
     current = describe(name, project)
     spec = packageset.load(name)
-    made = [(tag, size, created, is_stale(tag, spec.digest(), current))
-            for tag, size, created in tags(engine.path, spec.name)]
+    digest = spec.digest()
+    made = [(tag, size, created, is_stale(tag, digest, current)) for tag, size, created in tags(engine.path, spec.name)]
     lines = []
     if current is None:
         lines.append(f"image:       none yet (`python -m toolkit root image {name}` makes the root, venv, image)")

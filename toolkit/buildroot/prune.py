@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -128,12 +129,14 @@ def _remove_folder(outcome: Outcome, kind: str, path: Path, dry_run: bool, lock:
     try:
         # A root's lock is the one its maker holds; a venv's, the one toolkit_python holds while making it.
         with WorkLock(lock or path, wait=False):
-            make.refuse_mounted(path, kind)
-            doomed = path
             if lock is None:
+                # Checked before the rename: from then on nothing takes it for a made root or venv.
+                make.refuse_mounted(path, kind)
                 doomed = path.parent / f".{path.name}.tmp-{os.getpid()}"
-                path.rename(doomed)   # from here on nothing takes it for a made root or venv
-            make.remove_tree(doomed, kind)
+                path.rename(doomed)
+                shutil.rmtree(doomed)
+            else:
+                make.remove_tree(path, kind)
     except ToolkitError as exc:
         outcome.kept.append((item, exc.message))
         return
@@ -150,8 +153,9 @@ def _prune_images(outcome: Outcome, spec: packageset.PackageSet, project: Path, 
         log.info(f"images not looked at: {exc.message}")
         return
     current = image.describe(str(spec.file), project)
+    digest = spec.digest()
     for tag, size, _created in image.tags(engine.path, spec.name):
-        stale = image.is_stale(tag, spec.digest(), current)
+        stale = image.is_stale(tag, digest, current)
         item = Item("image", tag, size)
         if stale is None:
             outcome.unsure.append(item)

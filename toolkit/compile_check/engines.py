@@ -7,7 +7,7 @@ import json
 
 from toolkit.compile_check.stage import REPORT_NAME, compile_check_stage
 from toolkit.engine import pipeline
-from toolkit.engine.build import prepare, sources_plan
+from toolkit.engine.build import prepare, print_sources_plan
 from toolkit.engine.options import BuildOptions
 from toolkit.engine.runner import StageResult, StageRunner
 from toolkit.util import log
@@ -32,8 +32,7 @@ def run_engine(options: BuildOptions, engine: str, sample: bool = False,
         stages.append(compile_check_stage(b, sample=sample))
         if options.dry_run:
             log.info(f"{engine}: work tree {b.workspace.root} (dry run: nothing is created)")
-            for line in sources_plan(b):
-                print(f"  sources: {line}")
+            print_sources_plan(b)
         results = StageRunner(b.workspace.state, dry_run=options.dry_run, force=options.force).run(stages)
     finally:
         b.unlock()

@@ -276,8 +276,10 @@ def hipify_settings(recipe: Recipe, options: BuildOptions) -> HipifySettings | N
     return dataclasses.replace(settings, engine=options.hipify_engine)
 
 
-def sources_plan(b: Build) -> list[str]:
+def print_sources_plan(b: Build) -> None:
+    """A dry run's lines for the sources: where each would come from and where it would be unpacked."""
     # A recipe that never configures (stages without configure) has no FetchContent to plan.
     configures = b.recipe.stages is None or "configure" in b.recipe.stages
-    return sources.plan_lines(b.source, b.fetchcontent_deps(), b.fetch, b.workspace.root / "upstream",
-                              b.workspace.root / "deps", b.deps, configures=configures)
+    for line in sources.plan_lines(b.source, b.fetchcontent_deps(), b.fetch, b.workspace.root / "upstream",
+                                   b.workspace.root / "deps", b.deps, configures=configures):
+        print(f"  sources: {line}")

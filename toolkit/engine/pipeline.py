@@ -13,7 +13,7 @@ from pathlib import Path
 
 from toolkit.cmake import build_stage, check_stage, configure_stage
 from toolkit.compile_check import stage as compile_check_stage
-from toolkit.engine.build import Build, prepare, sources_plan
+from toolkit.engine.build import Build, prepare, print_sources_plan
 from toolkit.engine.options import BuildOptions
 from toolkit.engine.runner import StageResult, StageRunner, StageSpec
 from toolkit.hipify import stage as hipify_stage
@@ -87,8 +87,7 @@ def _run_stages(b: Build, options: BuildOptions, until: str | None, package: boo
         specs = _until(specs, until, b)
     log.info("stages: " + " -> ".join(s.name for s in specs))
     if options.dry_run:
-        for line in sources_plan(b):
-            print(f"  sources: {line}")
+        print_sources_plan(b)
     runner = StageRunner(b.workspace.state, dry_run=options.dry_run, force=options.force)
     results = runner.run([spec.make(b) for spec in specs])
     if not options.dry_run:
