@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import re
 
-DECLARING = frozenset({"struct", "class", "enum", "union", "using"})
-
 _DEFINE_NAME = re.compile(r"[ \t]*([A-Za-z_]\w*)")
-_NEW_NAME = re.compile(r"\s*(?:struct|class|enum(?:\s+class)?|union)\s+([A-Za-z_]\w*)")
-_ALIAS = re.compile(r"\s+([A-Za-z_]\w*)\s*=")
+_AFTER_KEYWORD = re.compile(r"(?<!\w)(?:struct|class|enum|union)\s+\Z")
 _DECL_AFTER = re.compile(r"\s*(?:\(|=(?!=)|;|,|\[|\{|\))")
 _NOT_A_TYPE = frozenset({
     "return", "new", "delete", "throw", "case", "goto", "else", "do", "sizeof", "alignof", "decltype",
@@ -26,13 +23,9 @@ def defined_macro(text: str, pos: int) -> re.Match | None:
     return _DEFINE_NAME.match(text, pos)
 
 
-def declared_type(text: str, keyword: str, start: int, pos: int) -> str | None:
-    """The name a `struct`/`class`/`enum`/`union` keyword at start introduces, or a `using X =` alias."""
-    if keyword == "using":
-        alias = _ALIAS.match(text, pos)
-        return alias.group(1) if alias else None
-    new_m = _NEW_NAME.match(text, start)
-    return new_m.group(1) if new_m else None
+def declared_by_keyword(text: str, start: int) -> bool:
+    """Whether the name at start follows `struct`/`class`/`enum`/`union` (so this file declares it)."""
+    return _AFTER_KEYWORD.search(text, max(0, start - 40), start) is not None
 
 
 def declares(text: str, start: int, end: int) -> bool:

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import re
 
-from toolkit.hipify.declarations import DECLARING, declared_type, declares, defined_macro
+from toolkit.hipify.declarations import declared_by_keyword, declares, defined_macro
 from toolkit.hipify.launches import launches_to_ggl
-from toolkit.hipify.lexer import SCAN, Lines, skip_ws, split_args
+from toolkit.hipify.lexer import Lines, at_line_start, skip_ws, split_args
 from toolkit.hipify.results import FileResult, Finding, Warning
 from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import Tables
@@ -33,12 +33,12 @@ __all__ = ["ENGINE_VERSION", "FileResult", "Finding", "Warning", "apply_substitu
 
 # Bump when a change here or in lexer, declarations, warp or launches changes any output: cached
 # conversions from other versions are redone.
-ENGINE_VERSION = "2"
+ENGINE_VERSION = "3"
 
-_SKIPPED = frozenset({"comment", "raw", "string", "char"})
 _INCLUDES = frozenset({"include", "include_next", "import"})
 _HEADER = re.compile(r'[ \t]*(<[^>\n]*>|"[^"\n]*")')
 _ARCH_CMP = re.compile(r"\s*(>=|<=|>|<|==|!=)\s*(\d+)")
+_WORD = re.compile(r"[A-Za-z_]\w*")
 _QUALIFIER = re.compile(r"((?:[A-Za-z_]\w*\s*::\s*)+)$")
 
 
@@ -46,14 +46,14 @@ def convert_text(text: str, rel: str, settings: HipifySettings, tables: Tables,
                  detect_only: bool = False) -> FileResult:
     """Convert one file's text. With detect_only, report what is left unmapped without changing it."""
     result = FileResult(text="")
-    converted, skipped_spans, defines = _convert_tokens(text, rel, settings, tables, detect_only, result)
+    converted, defines = _convert_tokens(text, rel, settings, tables, detect_only, result)
     if not detect_only and settings.launch_syntax == "hipLaunchKernelGGL" and "<<<" in converted:
         converted = launches_to_ggl(converted, result)
     if not detect_only:
         converted = apply_substitutions(converted, rel, settings)
         result.unmapped = still_present(result.unmapped, converted)
     result.text = converted
-    lane_warnings(text, skipped_spans, result)
+    lane_warnings(text, result)
     result.defines = sorted(defines)
     # A name the file defines itself (CUDA_CHECK, a cudaFoo helper) is the project's, not CUDA's.
     result.unmapped = [f for f in result.unmapped if f.name not in defines]
@@ -85,40 +85,34 @@ class _Edits:
 
 
 def _convert_tokens(text: str, rel: str, settings: HipifySettings, tables: Tables, detect_only: bool,
-                    result: FileResult) -> tuple[str, list[tuple[int, int]], set[str]]:
-    """The token pass: the converted text, the comment and literal spans, the names the file defines.
+                    result: FileResult) -> tuple[str, set[str]]:
+    """The token pass: the converted text and the names the file defines.
 
-    The common identifier, one in no table, costs a few dict look-ups here; anything rarer is a call.
+    The scanner hands over only words that could be CUDA's (tables.scanner): most of a file never reaches
+    this loop. A candidate in no table costs a few dict look-ups; anything rarer is a call.
     """
     edits = _Edits(text, result)
-    skipped_spans: list[tuple[int, int]] = []  # comments and strings, for the warning pass
     defines: set[str] = set()
     pos = 0
     directive_end = -1
     directive_name = ""
     ids, calls, namespaces, qualified = tables.identifiers, tables.calls, tables.namespaces, tables.qualified
+    match = tables.scanner.match
     while True:
-        m = SCAN.search(text, pos)
+        m = match(text, pos)
         if m is None:
             break
         kind = m.lastgroup
-        start, pos = m.start(), m.end()
-        if kind in _SKIPPED:
-            skipped_spans.append((start, pos))
-            continue
+        start, pos = m.start(kind), m.end()
         if kind == "directive":
-            directive_name = m.group("dname")
-            directive_end = _logical_line_end(text, pos)
-            pos = _directive(text, pos, directive_name, rel, settings, tables, edits, detect_only, defines)
+            if at_line_start(text, start):
+                directive_name = m.group("dname")
+                directive_end = _logical_line_end(text, pos)
+                pos = _directive(text, pos, directive_name, rel, settings, tables, edits, detect_only, defines)
             continue
         if kind != "ident":
             continue
-        name = m.group()
-        if name in DECLARING:
-            declared = declared_type(text, name, start, pos)
-            if declared:
-                defines.add(declared)
-            continue
+        name = m.group(kind)
         new = ids.get(name)
         if new is None:
             rule = calls.get(name)
@@ -138,7 +132,7 @@ def _convert_tokens(text: str, rel: str, settings: HipifySettings, tables: Table
                 edits.unmapped(start, name, f"left as is (HIP name: {new})")
             else:
                 edits.emit(start, pos, new)
-    return edits.finish(), skipped_spans, defines
+    return edits.finish(), defines
 
 
 def _logical_line_end(text: str, pos: int) -> int:
@@ -208,7 +202,10 @@ def _renamed_in_scope(text: str, start: int, pos: int, name: str, tables: Tables
 
 def _qualifier(text: str, start: int) -> str:
     """The `a::b` qualifier written right before position start ('' when none)."""
-    m = _QUALIFIER.search(text[max(0, start - 200):start])
+    before = text[max(0, start - 200):start]
+    if not before.rstrip().endswith("::"):
+        return ""
+    m = _QUALIFIER.search(before)
     if not m:
         return ""
     return re.sub(r"\s+", "", m.group(1))[:-2]
@@ -217,13 +214,13 @@ def _qualifier(text: str, start: int) -> str:
 def _check_unknown(text: str, start: int, pos: int, name: str, tables: Tables, edits: _Edits,
                    defines: set[str]) -> None:
     """A name in no mapping table: unmapped if it is CUDA's, noted as the file's own if declared here."""
-    if name in tables.unsupported:
-        edits.unmapped(start, name, tables.unsupported[name])
-    elif tables.is_cuda_identifier(name):
-        if declares(text, start, pos):
-            defines.add(name)
-        else:
-            edits.unmapped(start, name, "no HIP mapping known")
+    reason = tables.unsupported.get(name)
+    if reason is None and not tables.is_cuda_identifier(name):
+        return
+    if declared_by_keyword(text, start) or (reason is None and declares(text, start, pos)):
+        defines.add(name)
+    else:
+        edits.unmapped(start, name, reason or "no HIP mapping known")
 
 
 def _cuda_arch(text: str, start: int, pos: int, edits: _Edits, detect_only: bool) -> int | None:
@@ -254,8 +251,14 @@ def still_present(findings: list[Finding], final_text: str) -> list[Finding]:
     """Findings whose name the final text (after the recipe's substitutions) still holds."""
     if not findings:
         return findings
-    words = set(re.findall(r"[A-Za-z_]\w*", final_text))
-    return [f for f in findings if f.name in words or ("." in f.name and f.name in final_text)]
+    kept = {}
+    for name in {f.name for f in findings}:
+        if _WORD.fullmatch(name):  # an identifier: still there as a whole word
+            # The literal first, so the search skips ahead fast; then "not inside a longer word".
+            kept[name] = re.search(rf"{name}(?<!\w{name})(?!\w)", final_text) is not None
+        else:  # a header path with a suffix: still there as text
+            kept[name] = "." in name and name in final_text
+    return [f for f in findings if kept[f.name]]
 
 
 def apply_substitutions(text: str, rel: str, settings: HipifySettings) -> str:

@@ -24,6 +24,62 @@ SCAN = re.compile(
 )
 
 
+# Comments and literals alone, for passes that must not look inside them (the warp-size warnings).
+SKIPPED = re.compile(
+    r"""
+     //[^\n]*(?:\\\n[^\n]*)*|/\*.*?\*/
+    |(?:u8|[uUL])?R"(?P<delim>[^()\\ \t\n]{0,16})\(.*?\)(?P=delim)"
+    |(?:u8|[uUL])?"(?:[^"\\\n]|\\.)*"
+    |(?<!\w)(?:u8|[uUL])?'(?:[^'\\\n]|\\.)*'
+    """,
+    re.S | re.X,
+)
+
+# What the converter steps over whole, inside one regex match: runs of punctuation and space, every word that
+# cannot be a CUDA name, numbers (digit separators too), comments, string and character literals, raw strings.
+# The commonest come first; a word whose first character could begin a CUDA name or a literal's prefix
+# (u8"", L'', R"()") goes through the slower check.
+_STEP_OVER = r"""
+     [^/"'\#\w]+
+    |[PLAIN]\w*
+    |(?!(?:u8|[uUL])?R?["']|PREFIXES)[A-Za-z_]\w*
+    |[0-9]\w*(?:'\w+)*
+    |//[^\n]*(?:\\\n[^\n]*)*|/\*.*?\*/
+    |(?:u8|[uUL])?"(?:[^"\\\n]|\\.)*"
+    |(?:u8|[uUL])?R"(?P<delim>[^()\\ \t\n]{0,16})\(.*?\)(?P=delim)"
+    |(?<!\w)(?:u8|[uUL])?'(?:[^'\\\n]|\\.)*'
+    |/(?![/*])
+"""
+
+
+def candidate_scanner(prefixes: list[str]) -> re.Pattern:
+    """The converter's scanner: one match steps over everything that cannot be a CUDA name (atomically, so
+    never into a word: `mycudaMalloc` stays one word) and ends at the next token worth a look: a word that
+    starts with one of `prefixes` (every name the tables know or detect does), a `#` (a directive when it
+    starts its line), or a single character nothing else took (an unterminated quote). None at the end.
+
+    Python's loop then sees a few percent of a file's words instead of all of them.
+    """
+    alternatives = "|".join(re.escape(p) for p in sorted(prefixes, key=len, reverse=True))
+    special = {p[0] for p in prefixes} | set("uULR")
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
+    plain = "".join(c for c in letters if c not in special)
+    step = _STEP_OVER.replace("PREFIXES", f"(?:{alternatives})").replace("PLAIN", plain)
+    return re.compile(
+        rf"""(?:{step})*+
+        (?:(?P<ident>(?:{alternatives})\w*)
+          |(?P<directive>\#[ \t]*(?P<dname>[A-Za-z_]\w*))
+          |(?P<other>\w+|.))""",
+        re.S | re.X,
+    )
+
+
+def at_line_start(text: str, pos: int) -> bool:
+    """Only spaces or tabs between the start of pos's line and pos."""
+    bol = text.rfind("\n", 0, pos) + 1
+    return not text[bol:pos].strip(" \t")
+
+
 class Lines:
     """Line numbers for increasing positions without rescanning from the start."""
 

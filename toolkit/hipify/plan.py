@@ -7,12 +7,13 @@ writing the same output is an error, never a silent overwrite.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from toolkit.hipify.report import HipifyReport
 from toolkit.hipify.settings import HipifySettings
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import iter_files, sha256_bytes
+from toolkit.util.fsutil import sha256_bytes
 
 
 def plan_outputs(settings: HipifySettings, src_dir: Path, out_dir: Path, old_files: dict[str, dict],
@@ -21,7 +22,7 @@ def plan_outputs(settings: HipifySettings, src_dir: Path, out_dir: Path, old_fil
     entries: dict[str, dict] = {}
     todo: list[str] = []
     owners: dict[str, str] = {}
-    files = [p.as_posix() for p in iter_files(src_dir)]
+    files = _relative_files(str(src_dir))
     # A hand-written overlay file takes the place of the converted file that would land on its path
     # (ORT's ROCm build put its hand-written folder first on the include path).
     overlays = {settings.rename_path(rel): rel for rel in files
@@ -37,7 +38,8 @@ def plan_outputs(settings: HipifySettings, src_dir: Path, out_dir: Path, old_fil
                                "or change the [[hipify.rename]] / suffixes rules")
         owners[out_rel] = rel
         report.outputs[rel] = out_rel
-        sha = sha256_bytes((src_dir / rel).read_bytes())
+        with open(os.path.join(src_dir, rel), "rb") as handle:
+            sha = sha256_bytes(handle.read())
         cached = old_files.get(rel)
         if _up_to_date(cached, sha, out_rel, out_dir / out_rel):
             entries[rel] = cached
@@ -45,6 +47,18 @@ def plan_outputs(settings: HipifySettings, src_dir: Path, out_dir: Path, old_fil
         else:
             todo.append(rel)
     return entries, todo
+
+
+def _relative_files(root: str) -> list[str]:
+    """fsutil.iter_files's listing (same files, same order, .git left out) as posix strings: no Path per file."""
+    out = []
+    root = root.rstrip("/") or "/"
+    cut = len(root.rstrip("/")) + 1
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != ".git")
+        base = dirpath[cut:] + "/" if dirpath != root else ""
+        out += [base + name for name in sorted(filenames)]
+    return out
 
 
 def _output_for(settings: HipifySettings, rel: str, overlays: dict[str, str], report: HipifyReport) -> str | None:

@@ -27,9 +27,12 @@ import json
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolkit.util.globs import glob_match
-from toolkit.util.tomlread import Table
+
+if TYPE_CHECKING:  # recipes only: `python -m toolkit hipify` starts without the TOML reader
+    from toolkit.util.tomlread import Table
 
 ENGINES = ("builtin", "hipify-perl")
 LAUNCH_SYNTAXES = ("chevron", "hipLaunchKernelGGL")

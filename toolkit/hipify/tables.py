@@ -12,7 +12,8 @@ Each family file may hold:
   calls              {"__shfl_sync": {"to": ..., "drop_first": true} | {"to": ..., "args": "1"}}
   unsupported        {"name": reason}                              known names with no HIP counterpart
   when               {"dnn": "miopen"}                             the family applies only under that setting
-`_detect.json` holds the patterns that say which leftover names and headers are CUDA's.
+`_detect.json` holds the patterns that say which leftover names and headers are CUDA's, and the prefixes every
+CUDA name starts with (the converter's scanner looks only at words that start with one of them).
 
 Every name is listed explicitly, so "not in any table" means "not known", which is what the unmapped
 report is built on. A name mapped twice by the active families is an error naming both files.
@@ -26,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolkit.hipify.lexer import candidate_scanner
 from toolkit.util.errors import ToolkitError
 
 TABLES_DIR = Path(__file__).with_name("tables")
@@ -56,6 +58,7 @@ class Tables:
     unsupported_headers: dict[str, str] = field(default_factory=dict)
     cuda_identifier: re.Pattern | None = None
     cuda_header: re.Pattern | None = None
+    scanner: re.Pattern | None = None  # lexer.candidate_scanner over the scan prefixes
     digest: str = ""
     families: list[str] = field(default_factory=list)
 
@@ -90,6 +93,7 @@ def load_tables(options: dict[str, str], directory: Path = TABLES_DIR) -> Tables
     """All families whose `when` matches `options` (e.g. {"dnn": "miopen"}), merged into one Tables."""
     tables = Tables(digest=tables_digest(directory))
     owner: dict[str, Path] = {}  # name -> file that maps it, for duplicate errors
+    scoped: dict[str, Path] = {}  # namespaces and qualified names -> their file, for the prefix check
 
     def claim(path: Path, key: str, name: str) -> None:
         if name in owner:
@@ -126,9 +130,11 @@ def load_tables(options: dict[str, str], directory: Path = TABLES_DIR) -> Tables
             tables.identifiers[name] = name
         for name, new in data.get("namespaces", {}).items():
             tables.namespaces[name] = new
+            scoped[name] = path
         for qualified, new in data.get("qualified", {}).items():
             qualifier, _, last = qualified.rpartition("::")
             tables.qualified.setdefault(last, {})[qualifier] = new
+            scoped[last] = path
         for name, rule in data.get("calls", {}).items():
             claim(path, "calls", name)
             tables.calls[name] = CallRule(rule["to"], bool(rule.get("drop_first", False)), rule.get("args"))
@@ -149,4 +155,15 @@ def load_tables(options: dict[str, str], directory: Path = TABLES_DIR) -> Tables
     detect = json.loads((directory / DETECT_FILE).read_text(encoding="utf-8"))
     tables.cuda_identifier = re.compile("|".join(f"(?:{p})" for p in detect["identifier_patterns"]))
     tables.cuda_header = re.compile("|".join(f"(?:{p})" for p in detect["header_patterns"]))
+    prefixes = detect["scan_prefixes"]
+    _check_prefixes({**scoped, **owner}, tuple(prefixes), directory / DETECT_FILE)
+    tables.scanner = candidate_scanner(prefixes)
     return tables
+
+
+def _check_prefixes(names: dict[str, Path], prefixes: tuple[str, ...], detect: Path) -> None:
+    """Every name a table lists starts with a scan prefix: the scanner would never show it the others."""
+    for name, path in names.items():
+        if not name.startswith(prefixes):
+            raise ToolkitError(f"{path}: '{name}' starts with none of the scan prefixes of {detect.name} "
+                               f"({', '.join(prefixes)})", f"add its prefix to scan_prefixes in {detect}")

@@ -9,19 +9,20 @@ from __future__ import annotations
 import bisect
 import re
 
-from toolkit.hipify.lexer import Lines, skip_ws, split_args
+from toolkit.hipify.lexer import SKIPPED, Lines, skip_ws, split_args
 from toolkit.hipify.results import FileResult, Finding, Warning
 
 _FULL_MASK = re.compile(r"^\s*(?:0[xX][fF]{8}[uUlL]*|~0[uU]?|0[xX]FFFFFFFF[uUlL]*)\s*$")
-_LANE_MATH = re.compile(r"(?:%|&|/)\s*(?:32|31|0[xX]1[fF])\b(?!\.)|>>\s*5\b")
-_FULL_MASK_ANY = re.compile(r"\b0[xX][fF]{8}[uUlL]*\b")
+# Both start with a character set or a literal, so the regex engine skips ahead to candidates quickly.
+_LANE_MATH = re.compile(r"[%&/>](?:(?<=[%&/])\s*(?:32|31|0[xX]1[fF])\b(?!\.)|(?<=>)>\s*5\b)")
+_FULL_MASK_ANY = re.compile(r"0(?<!\w0)[xX][fF]{8}[uUlL]*\b")
 _LANE_WORDS = re.compile(r"threadIdx|lane|warp|Lane|Warp|LANE|WARP|__shfl|__ballot|activemask")
 _SHFL = re.compile(r"^__shfl(?:_up|_down|_xor)?_sync$")
 
 
 def rewrite_call(text, m, rule, lines, result, emit, detect_only) -> int:
     """Rewrite a warp intrinsic call; returns where scanning goes on."""
-    name, start, pos = m.group(), m.start(), m.end()
+    name, start, pos = m.group("ident"), m.start("ident"), m.end("ident")
     open_pos = skip_ws(text, pos)
     parsed = split_args(text, open_pos) if text.startswith("(", open_pos) else None
     if parsed is None:
@@ -68,27 +69,26 @@ def _call_warnings(text: str, name: str, rule, spans: list[tuple[int, int]], lin
                 f"{name}: lane mask '{mask.strip()}' dropped; on AMD every lane of the wavefront takes part"))
 
 
-def lane_warnings(text: str, skipped: list[tuple[int, int]], result: FileResult) -> None:
-    """Literal 32-lane arithmetic and full 32-bit masks on lines that talk about lanes or warps."""
-    if "32" not in text and "31" not in text and ">>" not in text and "0x" not in text.lower():
-        return
-    starts = [s for s, _ in skipped]
-    seen = {(w.line, w.kind) for w in result.warnings}
-
-    def in_skipped(pos: int) -> bool:
-        i = bisect.bisect_right(starts, pos) - 1
-        return i >= 0 and skipped[i][0] <= pos < skipped[i][1]
-
-    lines = Lines(text)
+def lane_warnings(text: str, result: FileResult) -> None:
+    """Literal 32-lane arithmetic and full 32-bit masks on lines that talk about lanes or warps (not in
+    comments or string literals)."""
     hits = [(m.start(), "lane-math", m.group()) for m in _LANE_MATH.finditer(text)]
     hits += [(m.start(), "lane-mask", m.group()) for m in _FULL_MASK_ANY.finditer(text)]
+    if not hits:
+        return
+    seen = {(w.line, w.kind) for w in result.warnings}
+    skipped: list[tuple[int, int]] | None = None  # comment and literal spans, found only when needed
+    lines = Lines(text)
     for at, kind, snippet in sorted(hits):
-        if in_skipped(at):
-            continue
         bol = text.rfind("\n", 0, at) + 1
         eol = text.find("\n", at)
-        line_text = text[bol:eol if eol != -1 else len(text)]
-        if not _LANE_WORDS.search(line_text):
+        if not _LANE_WORDS.search(text, bol, eol if eol != -1 else len(text)):
+            continue
+        if skipped is None:
+            skipped = [m.span() for m in SKIPPED.finditer(text)]
+            starts = [s for s, _ in skipped]
+        i = bisect.bisect_right(starts, at) - 1
+        if i >= 0 and skipped[i][0] <= at < skipped[i][1]:
             continue
         line = lines.at(at)
         if (line, kind) in seen:

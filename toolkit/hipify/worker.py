@@ -5,19 +5,22 @@ What it returns is plain data (it crosses the process pool) and is what the tree
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 from pathlib import Path
 
 from toolkit.hipify.engine import FileResult, convert_text
 from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import Tables, load_tables
-from toolkit.util.fsutil import atomic_write_bytes, sha256_bytes
+from toolkit.util.fsutil import current_umask, sha256_bytes
 
 # Loaded once per process and option set: a worker converts many files with the same tables.
 _worker_tables: dict[tuple, Tables] = {}
+_umask = functools.cache(current_umask)
 
 
-def _tables_for(settings: HipifySettings) -> Tables:
+def tables_for(settings: HipifySettings) -> Tables:
     key = tuple(sorted(settings.options().items()))
     if key not in _worker_tables:
         _worker_tables[key] = load_tables(settings.options())
@@ -29,7 +32,7 @@ def convert_one(job: tuple[HipifySettings, str, str, str, str]) -> dict:
     settings, src, dst, rel, perl = job
     data = Path(src).read_bytes()
     text = data.decode("utf-8", errors="surrogateescape")
-    tables = _tables_for(settings)
+    tables = tables_for(settings)
     if settings.overlaid(rel):
         # Hand-written HIP source: copied as it is; only the names it defines count.
         result = FileResult(text, defines=convert_text(text, rel, settings, tables, detect_only=True).defines)
@@ -39,12 +42,7 @@ def convert_one(job: tuple[HipifySettings, str, str, str, str]) -> dict:
     else:
         result = convert_text(text, rel, settings, tables)
     new = result.text.encode("utf-8", errors="surrogateescape")
-    out = Path(dst)
-    written = False
-    if not (out.is_file() and out.stat().st_size == len(new) and out.read_bytes() == new):
-        atomic_write_bytes(out, new, os.stat(src).st_mode & 0o777)
-        written = True
-    st = out.stat()
+    written, st = _write_if_changed(dst, new, os.stat(src).st_mode & 0o777)
     return {
         "input_sha256": sha256_bytes(data),
         "output_size": st.st_size,
@@ -54,3 +52,40 @@ def convert_one(job: tuple[HipifySettings, str, str, str, str]) -> dict:
         "warnings": [[w.line, w.kind, w.message] for w in result.warnings],
         "defines": result.defines,
     }
+
+
+def _write_if_changed(dst: str, data: bytes, mode: int) -> tuple[bool, os.stat_result]:
+    """Replace dst with data unless it already holds exactly that: (whether written, the output's stat).
+
+    Atomic (a temporary file beside it, then a rename), but not flushed to disk: an output is rebuilt from its
+    input at will, and the cache notices one a crash left short (size and mtime are part of its key). A flush
+    per file was a third of a cold conversion's time.
+    """
+    try:
+        st = os.stat(dst)
+        if st.st_size == len(data):
+            with open(dst, "rb") as handle:
+                if handle.read() == data:
+                    return False, st
+    except FileNotFoundError:
+        pass
+    folder, name = os.path.split(dst)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    try:
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        except FileNotFoundError:  # the output's folder is not there yet
+            os.makedirs(folder, exist_ok=True)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            if mode & _umask():  # open() applied the umask; the output keeps the input's mode
+                os.fchmod(fd, mode)
+            st = os.fstat(fd)  # what the rename keeps: size and mtime
+        os.replace(tmp, dst)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return True, st
