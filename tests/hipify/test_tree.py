@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import DATA
-from toolkit.cli import main
+from toolkit.cli import build_parser, main
 from toolkit.hipify import HipifySettings, hipify_tree
 from toolkit.hipify.settings import Exclude, Rename
 from toolkit.hipify.tree import CACHE_NAME
+from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 
 CORPUS = DATA / "cuda_corpus"
@@ -134,11 +135,34 @@ def test_cli_lists_unmapped_and_strict_exits_1(tree, capsys):
     assert "unmapped_example.cu:10: unmapped 'CUDART_VERSION'" in printed
     assert "warp_reduce.cuh:10: shfl-width" in printed
     assert main(["hipify", str(src), str(out), "--strict"]) == 1
-    printed = capsys.readouterr().out
-    assert printed.startswith("22 files: 0 converted, 20 unchanged")
-    assert "error: 4 CUDA identifier(s) left unmapped (--strict)" in printed
+    printed = capsys.readouterr()
+    assert printed.out.startswith("22 files: 0 converted, 20 unchanged")
+    assert printed.err == "error: 4 CUDA identifier(s) left unmapped (--strict)\n"
     (src / "unmapped_example.cu").unlink()
     assert main(["hipify", str(src), str(out), "--strict"]) == 0
+
+
+def test_cli_quiet_prints_errors_only(tree, capsys, monkeypatch):
+    monkeypatch.setattr(log, "_quiet", log.is_quiet())  # main() sets it for the process: put it back after
+    src, out = tree
+    assert main(["-q", "hipify", str(src), str(out), "--jobs", "1"]) == 0
+    assert capsys.readouterr() == ("", "")  # no summary, unmapped names, warnings or progress
+    assert main(["hipify", str(src), str(out), "--strict", "-q"]) == 1
+    printed = capsys.readouterr()
+    assert printed.out == ""
+    lines = printed.err.splitlines()
+    assert lines[-1] == "error: 4 CUDA identifier(s) left unmapped (--strict)"
+    assert len(lines) == 5 and all(": unmapped '" in line for line in lines[:-1]), lines
+    assert "unmapped_example.cu:10: unmapped 'CUDART_VERSION'" in printed.err
+
+
+def test_cli_hipify_alone_parses_as_the_whole_parser_does(tree):
+    # `python -m toolkit hipify` registers only its own command (start-up): the arguments must read the same.
+    src, out = tree
+    argv = ["-q", "hipify", str(src), str(out), "--jobs", "3", "--launch-syntax", "hipLaunchKernelGGL",
+            "--dnn", "hipdnn", "--strict", "--no-warnings"]
+    whole, alone = vars(build_parser().parse_args(argv)), vars(build_parser("hipify").parse_args(argv))
+    assert whole == alone and alone["jobs"] == 3 and alone["dnn"] == "hipdnn"
 
 
 def test_hipify_perl_missing_is_a_clear_error(tree):

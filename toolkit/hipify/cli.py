@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from pathlib import Path
 
 from toolkit.engine.options import positive_int
 from toolkit.hipify.settings import DNN_TARGETS, ENGINES, LAUNCH_SYNTAXES, HipifySettings
 from toolkit.hipify.tree import hipify_tree
+from toolkit.util import log
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,11 +35,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     settings = HipifySettings(engine=args.engine, launch_syntax=args.launch_syntax, dnn=args.dnn,
                               hipify_perl=args.hipify_perl)
+    quiet = log.is_quiet()
     report = hipify_tree(dataclasses.replace(settings, strict=False), args.src, args.out,
-                         jobs=args.jobs, progress=not args.no_progress)
-    for line in report.lines(warnings=not args.no_warnings):
-        print(line)
-    if args.strict and report.unmapped:
-        print(f"error: {len(report.unmapped)} CUDA identifier(s) left unmapped (--strict)")
+                         jobs=args.jobs, progress=not (args.no_progress or quiet))
+    failed = args.strict and report.unmapped
+    if not quiet:
+        for line in report.lines(warnings=not args.no_warnings):
+            print(line)
+    elif failed:  # -q prints errors only: under --strict every unmapped name is one
+        for finding in report.unmapped:
+            print(finding, file=sys.stderr)
+    if failed:
+        print(f"error: {len(report.unmapped)} CUDA identifier(s) left unmapped (--strict)", file=sys.stderr)
         return 1
     return 0

@@ -55,8 +55,9 @@ def convert_text(text: str, rel: str, settings: HipifySettings, tables: Tables,
     result.text = converted
     lane_warnings(text, result)
     result.defines = sorted(defines)
-    # A name the file defines itself (CUDA_CHECK, a cudaFoo helper) is the project's, not CUDA's.
-    result.unmapped = [f for f in result.unmapped if f.name not in defines]
+    # A name the file defines itself (CUDA_CHECK, a cudaFoo helper) is the project's, not CUDA's; a name
+    # written twice on one line (`defined(CUDA_VERSION) && CUDA_VERSION >= 11080`) is one finding.
+    result.unmapped = [f for f in dict.fromkeys(result.unmapped) if f.name not in defines]
     result.warnings.sort(key=lambda w: (w.line, w.kind))
     return result
 
@@ -105,10 +106,12 @@ def _convert_tokens(text: str, rel: str, settings: HipifySettings, tables: Table
         kind = m.lastgroup
         start, pos = m.start(kind), m.end()
         if kind == "directive":
-            if at_line_start(text, start):
-                directive_name = m.group("dname")
-                directive_end = _logical_line_end(text, pos)
-                pos = _directive(text, pos, directive_name, rel, settings, tables, edits, detect_only, defines)
+            if not at_line_start(text, start):  # `#x` or `a##b` in a macro body: the name is still code
+                pos = start + 1
+                continue
+            directive_name = m.group("dname")
+            directive_end = _logical_line_end(text, pos)
+            pos = _directive(text, pos, directive_name, rel, settings, tables, edits, detect_only, defines)
             continue
         if kind != "ident":
             continue

@@ -11,7 +11,7 @@ import re
 
 SCAN = re.compile(
     r"""
-     (?P<comment>//[^\n]*(?:\\\n[^\n]*)*|/\*.*?\*/)
+     (?P<comment>//[^\n\\]*(?:\\.[^\n\\]*)*|/\*.*?\*/)
     |(?P<raw>(?:u8|[uUL])?R"(?P<delim>[^()\\ \t\n]{0,16})\(.*?\)(?P=delim)")
     |(?P<string>(?:u8|[uUL])?"(?:[^"\\\n]|\\.)*")
     |(?P<char>(?:u8|[uUL])?'(?:[^'\\\n]|\\.)*')
@@ -27,7 +27,7 @@ SCAN = re.compile(
 # Comments and literals alone, for passes that must not look inside them (the warp-size warnings).
 SKIPPED = re.compile(
     r"""
-     //[^\n]*(?:\\\n[^\n]*)*|/\*.*?\*/
+     //[^\n\\]*(?:\\.[^\n\\]*)*|/\*.*?\*/
     |(?:u8|[uUL])?R"(?P<delim>[^()\\ \t\n]{0,16})\(.*?\)(?P=delim)"
     |(?:u8|[uUL])?"(?:[^"\\\n]|\\.)*"
     |(?<!\w)(?:u8|[uUL])?'(?:[^'\\\n]|\\.)*'
@@ -44,7 +44,7 @@ _STEP_OVER = r"""
     |[PLAIN]\w*
     |(?!(?:u8|[uUL])?R?["']|PREFIXES)[A-Za-z_]\w*
     |[0-9]\w*(?:'\w+)*
-    |//[^\n]*(?:\\\n[^\n]*)*|/\*.*?\*/
+    |//[^\n\\]*(?:\\.[^\n\\]*)*|/\*.*?\*/
     |(?:u8|[uUL])?"(?:[^"\\\n]|\\.)*"
     |(?:u8|[uUL])?R"(?P<delim>[^()\\ \t\n]{0,16})\(.*?\)(?P=delim)"
     |(?<!\w)(?:u8|[uUL])?'(?:[^'\\\n]|\\.)*'
