@@ -26,6 +26,9 @@ from tests.support.tools import has_gpu, require_tool
 
 CI = os.environ.get("CI") == "true"
 
+# The time each test module took, printed at the end of every run (CI's log shows where the time went).
+pytest_plugins = ("tests.support.module_times",)
+
 
 # Fixture -> the markers every test using it gets. tiny_root (tests/buildroot/test_tiny_root.py) makes
 # a small root of its own with debootstrap from deb.debian.org.
