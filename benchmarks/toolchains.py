@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import sys
 import tempfile
 import time
 import zipfile
+from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -43,12 +45,30 @@ def build(root: Path, python: Path, build_dir: Path, caches: Path | None, toolch
     env = toolkit_env(python)
     if caches is not None:
         env.update(CCACHE_DIR=str(caches / "ccache"), ZIG_GLOBAL_CACHE_DIR=str(caches / "zig"))
+    # Where the time goes: ccache's verdict per compiler call of this build only (its stats log), and the stages.
+    stats_log = build_dir.parent / f"{build_dir.name}-ccache.log"
+    env["CCACHE_STATSLOG"] = str(stats_log)
     started = time.monotonic()
     proc = run_in_root(root, args, binds=binds(), env=env, cwd=PROJECT, network=False, check=False, capture=True)
     took = time.monotonic() - started
     if proc.returncode != 0:
         sys.exit(f"{toolchain} build failed (exit {proc.returncode}):\n{(proc.stdout + proc.stderr)[-4000:]}")
+    stages = ", ".join(f"{m.group(1)} {float(m.group(2)):.0f} s" for m in _STAGE.finditer(proc.stdout + proc.stderr))
+    print(f"  {build_dir.name}: {stages}; ccache: {ccache_verdicts(stats_log)}", flush=True)
     return took
+
+
+_STAGE = re.compile(r"\[toolkit\] (\w[\w-]*): done in ([\d.]+)s")
+
+
+def ccache_verdicts(stats_log: Path) -> str:
+    """`direct_cache_hit 700, cache_miss 3, ...` from ccache's stats log (one verdict line per call)."""
+    try:
+        lines = stats_log.read_text().splitlines()
+    except OSError:
+        return "no stats log (ccache not used)"
+    counts = Counter(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+    return ", ".join(f"{name} {n}" for name, n in counts.most_common()) or "no calls"
 
 
 def wheel_facts(build_dir: Path) -> tuple[str, str]:

@@ -133,11 +133,11 @@ class Toolchain:
         """Check the installed zig against the pin; write the wrappers and the object every shared library links."""
         if self.zig is None:
             return
-        installed_zig(self.zig)
+        zig = installed_zig(self.zig)
         folder = tools_root / self.key
         extra = folder / "shared-library.o"
         for lang in WRAPPERS:
-            text = wrapper_text(self, lang, Path(cache) / "zig", extra)
+            text = wrapper_text(self, lang, Path(cache) / "zig", extra, zig)
             path = self.wrapper(tools_root, lang)
             if not path.is_file() or path.read_text() != text:
                 atomic_write_text(path, text, mode=0o755)
@@ -149,8 +149,12 @@ class Toolchain:
                  "the shared-library object")
 
 
-def wrapper_text(tc: Toolchain, lang: str, zig_cache: Path, extra: Path) -> str:
-    """A POSIX shell script running `python -m ziglang cc|c++ -target TARGET` with the system headers last.
+def wrapper_text(tc: Toolchain, lang: str, zig_cache: Path, extra: Path, zig: Path) -> str:
+    """A POSIX shell script running `ZIG cc|c++ -target TARGET` with the system headers last.
+
+    ZIG is the executable installed_zig() checked against the pin, run as it is: `python -m ziglang` (which
+    only execs it) started a Python for every compiler call, 40 ms each, and CMake's configure checks, the
+    compiler-identification runs and every link call the compiler (ccache hits do not).
 
     It drops `-Wl,-rpath-link,DIR`: CMake passes it for GNU-style linkers, zig's lld ignores it with a warning on
     every link (lld needs no help finding the libraries a shared library itself links). With `-shared` it
@@ -159,7 +163,7 @@ def wrapper_text(tc: Toolchain, lang: str, zig_cache: Path, extra: Path) -> str:
     """
     assert tc.zig is not None
     driver = "cc" if lang == "C" else "c++"
-    command = [sys.executable, "-m", "ziglang", driver, "-target", str(tc.target), "-idirafter", tc.zig.system_include]
+    command = [str(zig), driver, "-target", str(tc.target), "-idirafter", tc.zig.system_include]
     lines = [
         "#!/bin/sh",
         f"# Written by the ort-amdgpu toolkit (toolkit/cmake/toolchain.py): {tc.describe()}.",
