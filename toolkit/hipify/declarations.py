@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 _DEFINE_NAME = re.compile(r"[ \t]*([A-Za-z_]\w*)")
-_AFTER_KEYWORD = re.compile(r"(?<!\w)(?:struct|class|enum|union)\s+\Z")
+_TYPE_KEYWORDS = ("struct", "class", "enum", "union")
 _DECL_AFTER = re.compile(r"\s*(?:\(|=(?!=)|;|,|\[|\{|\))")
 _NOT_A_TYPE = frozenset({
     "return", "new", "delete", "throw", "case", "goto", "else", "do", "sizeof", "alignof", "decltype",
@@ -25,7 +25,16 @@ def defined_macro(text: str, pos: int) -> re.Match | None:
 
 def declared_by_keyword(text: str, start: int) -> bool:
     """Whether the name at start follows `struct`/`class`/`enum`/`union` (so this file declares it)."""
-    return _AFTER_KEYWORD.search(text, max(0, start - 40), start) is not None
+    end = start
+    while end and text[end - 1] in " \t\n":
+        end -= 1
+    if end == start:  # a keyword is separated from the name by space
+        return False
+    for keyword in _TYPE_KEYWORDS:
+        at = end - len(keyword)
+        if text.startswith(keyword, at) and at >= 0 and not (at and (text[at - 1].isalnum() or text[at - 1] == "_")):
+            return True
+    return False
 
 
 def declares(text: str, start: int, end: int) -> bool:

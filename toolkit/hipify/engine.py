@@ -99,6 +99,7 @@ def _convert_tokens(text: str, rel: str, settings: HipifySettings, tables: Table
     directive_name = ""
     ids, calls, namespaces, qualified = tables.identifiers, tables.calls, tables.namespaces, tables.qualified
     match = tables.scanner.match
+    plain = tables.plain
     while True:
         m = match(text, pos)
         if m is None:
@@ -116,10 +117,15 @@ def _convert_tokens(text: str, rel: str, settings: HipifySettings, tables: Table
         if kind != "ident":
             continue
         name = m.group(kind)
+        if name in plain:
+            continue
         new = ids.get(name)
         if new is None:
             rule = calls.get(name)
             scoped = name in namespaces or name in qualified
+            if rule is None and not scoped and name not in tables.unsupported and not tables.is_cuda_identifier(name):
+                plain.add(name)  # `__device__`, `current`: in no table and not CUDA's, now or in any later file
+                continue
             if rule is not None:
                 pos = rewrite_call(text, m, rule, edits.lines, result, edits.emit, detect_only)
             elif not (scoped and _renamed_in_scope(text, start, pos, name, tables, edits, detect_only)):
@@ -257,11 +263,25 @@ def still_present(findings: list[Finding], final_text: str) -> list[Finding]:
     kept = {}
     for name in {f.name for f in findings}:
         if _WORD.fullmatch(name):  # an identifier: still there as a whole word
-            # The literal first, so the search skips ahead fast; then "not inside a longer word".
-            kept[name] = re.search(rf"{name}(?<!\w{name})(?!\w)", final_text) is not None
+            kept[name] = _has_word(final_text, name)
         else:  # a header path with a suffix: still there as text
             kept[name] = "." in name and name in final_text
     return [f for f in findings if kept[f.name]]
+
+
+def _has_word(text: str, word: str) -> bool:
+    """Whether `word` occurs in text outside a longer identifier (str.find: no regex compiled per name)."""
+    at = text.find(word)
+    while at != -1:
+        end = at + len(word)
+        if not (at and _is_word_char(text[at - 1])) and not (end < len(text) and _is_word_char(text[end])):
+            return True
+        at = text.find(word, at + 1)
+    return False
+
+
+def _is_word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
 
 
 def apply_substitutions(text: str, rel: str, settings: HipifySettings) -> str:

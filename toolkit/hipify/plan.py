@@ -38,10 +38,8 @@ def plan_outputs(settings: HipifySettings, src_dir: Path, out_dir: Path, old_fil
                                "or change the [[hipify.rename]] / suffixes rules")
         owners[out_rel] = rel
         report.outputs[rel] = out_rel
-        with open(os.path.join(src_dir, rel), "rb") as handle:
-            sha = sha256_bytes(handle.read())
         cached = old_files.get(rel)
-        if _up_to_date(cached, sha, out_rel, out_dir / out_rel):
+        if cached and _up_to_date(cached, os.path.join(src_dir, rel), out_rel, out_dir / out_rel):
             entries[rel] = cached
             report.unchanged += 1
         else:
@@ -80,12 +78,16 @@ def _output_for(settings: HipifySettings, rel: str, overlays: dict[str, str], re
     return out_rel
 
 
-def _up_to_date(cached: dict | None, sha: str, out_rel: str, out: Path) -> bool:
-    """Same input bytes, same output path, and the output as this cache last wrote it (size and mtime)."""
-    if not (cached and cached.get("input_sha256") == sha and cached.get("output") == out_rel):
+def _up_to_date(cached: dict, src: str, out_rel: str, out: Path) -> bool:
+    """Same output path, the output as this cache last wrote it (size and mtime), and the same input bytes (read
+    last: a file with no cache entry is read once, by the conversion)."""
+    if cached.get("output") != out_rel:
         return False
     try:
         st = out.stat()
     except FileNotFoundError:
         return False
-    return st.st_size == cached["output_size"] and st.st_mtime_ns == cached["output_mtime_ns"]
+    if st.st_size != cached["output_size"] or st.st_mtime_ns != cached["output_mtime_ns"]:
+        return False
+    with open(src, "rb") as handle:
+        return sha256_bytes(handle.read()) == cached.get("input_sha256")

@@ -59,6 +59,7 @@ class Tables:
     cuda_identifier: re.Pattern | None = None
     cuda_header: re.Pattern | None = None
     scanner: re.Pattern | None = None  # lexer.candidate_scanner over the scan prefixes
+    plain: set[str] = field(default_factory=set)  # scanned names found in no table and not CUDA's (a memo)
     digest: str = ""
     families: list[str] = field(default_factory=list)
 
