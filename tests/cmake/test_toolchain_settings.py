@@ -8,6 +8,7 @@ import dataclasses
 import subprocess
 import sys
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -125,3 +126,17 @@ def test_choosing_zig_changes_defines_fingerprint_and_build_facts(tmp_path):
     assert zig.build_facts()["toolchain"] == zig_inputs["toolchain"]
     # ccache keys the wrapper by what it compiles with, not by its mtime (a fresh work tree still hits).
     assert zig.toolchain().ccache_env()["CCACHE_COMPILERCHECK"].startswith("string:zig ")
+
+
+def test_wrappers_run_the_checked_zig_with_a_cache_per_installation(tmp_path):
+    # No Python between CMake and zig; and installations never share a zig cache (two that did rebuilt libc++
+    # over each other's on every switch).
+    zig = tc.resolve("zig", "2.28")
+    installed = tc.installed_zig(zig.zig)
+    cache = tc.zig_cache_dir(tmp_path, installed)
+    text = tc.wrapper_text(zig, "CXX", cache, tmp_path / "shared-library.o", installed)
+    assert text.splitlines()[-1] == f'exec {installed} c++ -target x86_64-linux-gnu.2.28 -idirafter /usr/include "$@"'
+    assert f': "${{ZIG_GLOBAL_CACHE_DIR:={cache}}}"' in text and "-m ziglang" not in text
+    here, there = Path("/venv-a/site-packages/ziglang/zig"), Path("/venv-b/site-packages/ziglang/zig")
+    assert tc.zig_cache_dir(tmp_path, here) == tc.zig_cache_dir(tmp_path, here) != tc.zig_cache_dir(tmp_path, there)
+    assert cache.parent == tmp_path / "zig"

@@ -116,7 +116,8 @@ def test_unloaded_library_runs_its_destructors_and_the_process_exits_cleanly(tmp
     proc = unload_and_exit(wrapped)
     assert proc.returncode == 0 and proc.stdout == "destroyed at unload\nclosed\n", proc
     # zig on its own: the destructor stays in the exit list after dlclose, and exit jumps into unmapped code.
-    env_cache = {"ZIG_GLOBAL_CACHE_DIR": str(default_cache_dir() / "zig")}
+    zig_cache = tc.zig_cache_dir(default_cache_dir(), tc.installed_zig(toolchain.zig))  # the wrappers' cache
+    env_cache = {"ZIG_GLOBAL_CACHE_DIR": str(zig_cache)}
     subprocess.run([sys.executable, "-m", "ziglang", "c++", "-target", toolchain.target, *base, "-o", str(bare)],
                    check=True, env={**os.environ, **env_cache})
     assert unload_and_exit(bare).returncode == -11
@@ -156,7 +157,8 @@ def test_shared_library_has_debug_info_only_when_the_link_asks(tmp_path):
     wrapper = str(toolchain.wrapper(tools, "CXX"))
     for name, flags in (("release", ["-DNDEBUG"]), ("g", ["-g"]), ("g0", ["-g", "-g0"])):
         subprocess.run([wrapper, *base, *flags, "-o", str(libs[name])], check=True, timeout=1200)
-    env = {**os.environ, "ZIG_GLOBAL_CACHE_DIR": str(default_cache_dir() / "zig")}
+    zig_cache = tc.zig_cache_dir(default_cache_dir(), tc.installed_zig(toolchain.zig))  # the wrappers' cache
+    env = {**os.environ, "ZIG_GLOBAL_CACHE_DIR": str(zig_cache)}
     subprocess.run([sys.executable, "-m", "ziglang", "c++", "-target", toolchain.target, *base, "-o",
                     str(libs["bare"])], check=True, env=env, timeout=1200)
     assert _debug_sections(libs["release"]) == [] and _debug_sections(libs["g0"]) == []

@@ -137,7 +137,7 @@ class Toolchain:
         folder = tools_root / self.key
         extra = folder / "shared-library.o"
         for lang in WRAPPERS:
-            text = wrapper_text(self, lang, Path(cache) / "zig", extra, zig)
+            text = wrapper_text(self, lang, zig_cache_dir(Path(cache), zig), extra, zig)
             path = self.wrapper(tools_root, lang)
             if not path.is_file() or path.read_text() != text:
                 atomic_write_text(path, text, mode=0o755)
@@ -147,6 +147,18 @@ class Toolchain:
             atomic_write_text(source, text)
             _run([str(self.wrapper(tools_root, "C")), "-fPIC", "-O2", "-c", "-o", str(extra), str(source)],
                  "the shared-library object")
+
+
+def zig_cache_dir(cache: Path, zig: Path) -> Path:
+    """zig's global cache for this zig installation: `<toolkit cache>/zig/<digest of its folder>`.
+
+    One folder per installation, because installations that share a cache undo each other's work: zig keys the
+    libc++, libc++abi, libunwind and compiler_rt it builds by paths relative to its own lib folder, so two
+    installations (the host's venv, a build root's venv, another work tree's .nox) find each other's entries,
+    judge them stale and build them again over them, about 40 s of CPU on the first link after every switch
+    (measured: alternating two venvs' zig on one cache, each link rebuilt them; each on its own, 0.1 s).
+    """
+    return cache / "zig" / hashlib.sha256(str(zig.resolve().parent).encode()).hexdigest()[:12]
 
 
 def wrapper_text(tc: Toolchain, lang: str, zig_cache: Path, extra: Path, zig: Path) -> str:
@@ -167,7 +179,8 @@ def wrapper_text(tc: Toolchain, lang: str, zig_cache: Path, extra: Path, zig: Pa
     lines = [
         "#!/bin/sh",
         f"# Written by the ort-amdgpu toolkit (toolkit/cmake/toolchain.py): {tc.describe()}.",
-        "# zig keeps the libc++ it builds (about a minute, once) in the toolkit cache, not in $HOME.",
+        "# zig keeps the libc++ it builds (about a minute, once per zig installation) in the toolkit cache,",
+        "# not in $HOME.",
         f': "${{ZIG_GLOBAL_CACHE_DIR:={zig_cache}}}"',
         ': "${ZIG_LOCAL_CACHE_DIR:=$ZIG_GLOBAL_CACHE_DIR}"',
         "export ZIG_GLOBAL_CACHE_DIR ZIG_LOCAL_CACHE_DIR",
