@@ -68,7 +68,14 @@ def ccache_verdicts(stats_log: Path) -> str:
     except OSError:
         return "no stats log (ccache not used)"
     counts = Counter(line.strip() for line in lines if line.strip() and not line.startswith("#"))
-    return ", ".join(f"{name} {n}" for name, n in counts.most_common()) or "no calls"
+    verdicts = {name: n for name, n in counts.items() if name in _VERDICTS}  # one per call; the rest are details
+    return ", ".join(f"{name} {n}" for name, n in sorted(verdicts.items(), key=lambda v: -v[1])) or "no calls"
+
+
+# ccache's final verdict for a call (its stats log also lists the storage lookups behind each).
+_VERDICTS = {"direct_cache_hit", "preprocessed_cache_hit", "cache_miss", "called_for_link", "called_for_preprocessing",
+             "compile_failed", "preprocessor_error", "could_not_use_precompiled_header", "no_input_file",
+             "multiple_source_files", "unsupported_compiler_option", "autoconf_test", "compiler_produced_stdout"}
 
 
 def wheel_facts(build_dir: Path) -> tuple[str, str]:

@@ -168,3 +168,21 @@ def test_shared_library_has_debug_info_only_when_the_link_asks(tmp_path):
     for path in (str(tmp_path), str(default_cache_dir()), sys.prefix):
         assert path.encode() not in data, path
     assert libs["release"].stat().st_size * 3 < libs["bare"].stat().st_size
+
+
+def test_executable_has_debug_info_only_when_the_link_asks(tmp_path):
+    """The same for an executable (protoc, flatc, every CMake check): stripped unless its link asks for -g; a
+    compile (-c) is never touched."""
+    toolchain = tc.resolve("zig", "2.28")
+    tools = tmp_path / "toolchain"
+    toolchain.prepare(tools, default_cache_dir())
+    (tmp_path / "main.cc").write_text("#include <string>\n"
+                                      "int main(int argc, char**) { return int(std::to_string(argc).size()) - 1; }\n")
+    wrapper, obj = str(toolchain.wrapper(tools, "CXX")), tmp_path / "main.o"
+    subprocess.run([wrapper, "-g", "-c", str(tmp_path / "main.cc"), "-o", str(obj)], check=True, timeout=1200)
+    assert ".debug_info" in _debug_sections(obj)
+    release, debug = tmp_path / "release", tmp_path / "debug"
+    subprocess.run([wrapper, str(obj), "-o", str(release)], check=True, timeout=1200)
+    subprocess.run([wrapper, "-g", str(obj), "-o", str(debug)], check=True, timeout=1200)
+    assert _debug_sections(release) == [] and ".debug_info" in _debug_sections(debug)
+    assert subprocess.run([str(release)]).returncode == 0

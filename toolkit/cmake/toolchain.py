@@ -30,10 +30,12 @@ NAMES = ("system", "zig")
 _FLOOR = re.compile(r"2\.(\d+)")
 # Names contain "clang" so that ccache treats them as the clang they are (its option handling per compiler).
 WRAPPERS = {"C": "zig-clang", "CXX": "zig-clang++"}
-# What the wrappers add to a shared library's link that does not ask for debug info (no -g flag): zig builds the
-# libc++ it links in statically with debug info whatever the build asks, which made a Release library fifteen
-# times its size (AMD's umbrella: 98 MB, 6.6 MB without) and wrote the build machine's paths (the toolkit cache,
-# the work tree) into it. Stripped, a zig-built library has debug info exactly when a system-built one would.
+# What the wrappers add to a link (a shared library or an executable) that does not ask for debug info (no -g
+# flag): zig builds the libc++ it links in statically with debug info whatever the build asks, which made a
+# Release library fifteen times its size (AMD's umbrella: 98 MB, 6.6 MB without) and wrote the build machine's
+# paths (the toolkit cache, the work tree) into it; an executable (protoc, flatc, every configure check) took a
+# third longer to link and came out nine times its size. Stripped, a zig-built binary has debug info exactly
+# when a system-built one would.
 STRIP_UNLESS_DEBUG = "-Wl,--strip-debug"
 
 
@@ -78,7 +80,7 @@ class Toolchain:
     @property
     def link_digest(self) -> str:
         """What every shared library's link gets from the wrappers: the object and the flags they add."""
-        added = f"{link_object_source(self.hide_section_bounds)}\0{STRIP_UNLESS_DEBUG}"
+        added = f"{link_object_source(self.hide_section_bounds)}\0{STRIP_UNLESS_DEBUG}\0every link"
         return hashlib.sha256(added.encode()).hexdigest()
 
     def identity(self) -> dict:
@@ -91,7 +93,7 @@ class Toolchain:
                 "cxx_runtime": "libc++ (static)", "hide_section_bounds": list(self.hide_section_bounds),
                 "link_object_sha256": hashlib.sha256(link_object_source(self.hide_section_bounds).encode())
                 .hexdigest(),
-                "shared_link_unless_debug": STRIP_UNLESS_DEBUG}
+                "link_unless_debug": STRIP_UNLESS_DEBUG}
 
     def describe(self) -> str:
         if self.zig is None:
@@ -170,8 +172,9 @@ def wrapper_text(tc: Toolchain, lang: str, zig_cache: Path, extra: Path, zig: Pa
 
     It drops `-Wl,-rpath-link,DIR`: CMake passes it for GNU-style linkers, zig's lld ignores it with a warning on
     every link (lld needs no help finding the libraries a shared library itself links). With `-shared` it
-    links the toolkit's shared-library object in (see link_object_source) and, unless a -g flag asks for debug
-    info (CMake puts the configuration's compile flags on link lines too), strips it (STRIP_UNLESS_DEBUG).
+    links the toolkit's shared-library object in (see link_object_source); a link (no -c, -S, -E or
+    -fsyntax-only) is stripped (STRIP_UNLESS_DEBUG) unless a -g flag asks for debug info (CMake puts the
+    configuration's compile flags on link lines too).
     """
     assert tc.zig is not None
     driver = "cc" if lang == "C" else "c++"
@@ -184,12 +187,13 @@ def wrapper_text(tc: Toolchain, lang: str, zig_cache: Path, extra: Path, zig: Pa
         f': "${{ZIG_GLOBAL_CACHE_DIR:={zig_cache}}}"',
         ': "${ZIG_LOCAL_CACHE_DIR:=$ZIG_GLOBAL_CACHE_DIR}"',
         "export ZIG_GLOBAL_CACHE_DIR ZIG_LOCAL_CACHE_DIR",
-        "shared= debug=",
+        "shared= debug= compile=",
         "for arg do",
         "  shift",
         '  case $arg in',
         "    -Wl,-rpath-link,*|-Wl,-rpath-link=*) continue ;;",
         "    -shared) shared=1 ;;",
+        "    -c|-S|-E|-fsyntax-only) compile=1 ;;",
         "    -g0) debug= ;;",
         "    -g|-g[1-3]|-ggdb*|-gdwarf*|-gline-tables-only|-gline-directives-only|-gfull|-gcodeview) debug=1 ;;",
         "  esac",
@@ -197,7 +201,7 @@ def wrapper_text(tc: Toolchain, lang: str, zig_cache: Path, extra: Path, zig: Pa
         "done",
     ]
     lines.append(f'[ -n "$shared" ] && set -- "$@" {shlex.quote(str(extra))}')
-    lines.append(f'[ -n "$shared" ] && [ -z "$debug" ] && set -- "$@" {STRIP_UNLESS_DEBUG}')
+    lines.append(f'[ -z "$compile" ] && [ -z "$debug" ] && set -- "$@" {STRIP_UNLESS_DEBUG}')
     lines.append(f'exec {shlex.join(command)} "$@"')
     return "\n".join(lines) + "\n"
 
