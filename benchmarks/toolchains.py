@@ -6,6 +6,8 @@ For each toolchain (`build --toolchain NAME`, hip backend on, wheel included):
   cold        fresh build folder, empty ccache of its own, and for zig an empty zig cache (libc++ built again)
   ccache-warm another fresh build folder with the ccache (and zig cache) the cold build filled
 then the wheel each made: its manylinux tag (auditwheel's) and the highest GLIBC symbol version it needs.
+Each build also prints its stages' times and ccache's verdicts for its own compiler calls (CCACHE_STATSLOG):
+where a warm build's time goes.
 --warm-only skips the cold builds and uses the toolkit's own ccache and zig cache (as filled by earlier
 builds): quicker, and what a developer's second build of a fresh work tree costs.
 Prints the machine (CPUs, memory, load average before the run). Every toolkit command runs without network
