@@ -42,8 +42,27 @@ def build_release_entry(recipe_path: Path, entry, work_dir: Path, no_wait: bool 
         build_command(cmake, b.workspace.cmake, options.jobs),
     ]
     # The C/C++ toolchain's identity (zig: pinned version, target, wheel sha256), as the configure fingerprint has it.
-    return wheels[0], {"sources": [source_record(b)], "patches": patches, "commands": commands,
-                       "toolchain": b.toolchain().identity(), "fetchcontent": fetchcontent_records(b)}
+    facts = {"sources": [source_record(b)], "patches": patches, "commands": commands,
+             "toolchain": b.toolchain().identity(), "fetchcontent": fetchcontent_records(b)}
+    root = build_root_record()
+    if root:
+        facts["build_root"] = root
+    if entry.rocm is not None:
+        facts["rocm"] = {"variant": entry.rocm.name}
+    return wheels[0], facts
+
+
+def build_root_record() -> dict | None:
+    """The build root this build ran in (its image or the root itself) and its package set's digest: which of
+    Debian's packages, at which versions (the root's lock file), the wheel was built against."""
+    from toolkit.buildroot import packageset
+    from toolkit.release.in_root import current_root
+
+    name = current_root()
+    if name is None:
+        return None
+    spec = packageset.load(name)
+    return {"name": name, "package_set": spec.digest()}
 
 
 def source_record(b: Build) -> dict:

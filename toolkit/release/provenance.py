@@ -68,12 +68,13 @@ def _digest(item: dict, what: str, where: str) -> str:
 
 
 def build_statement(builds: list[dict], toolchain: dict, started: str | None, finished: str | None,
-                    recipe: str | None = None) -> dict:
+                    recipe: str | None = None, extra_subjects: list[tuple[str, str]] = ()) -> dict:
     """The provenance statement for a set of builds.
 
-    Each build is {"entry": {...matrix entry...}, "wheel": name, "sha256": hex, "facts": {...}}.
+    Each build is {"entry": {...matrix entry...}, "wheel": name, "sha256": hex, "facts": {...}};
+    `extra_subjects` (name, sha256) are files the release wrote without a build (the meta-package).
     """
-    subjects = []
+    subjects = [{"name": name, "digest": {"sha256": digest}} for name, digest in extra_subjects]
     dependencies: dict[str, dict] = {}
     per_build = []
     for build in builds:
@@ -104,6 +105,8 @@ def build_statement(builds: list[dict], toolchain: dict, started: str | None, fi
             "wheel": build["wheel"],
             "commands": commands,
             "toolchain": facts.get("toolchain", {}),
+            **({"build_root": facts["build_root"]} if facts.get("build_root") else {}),
+            **({"rocm": facts["rocm"]} if facts.get("rocm") else {}),
         })
     return {
         "_type": "https://in-toto.io/Statement/v1",
