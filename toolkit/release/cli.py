@@ -143,7 +143,9 @@ def cmd_release(args) -> int:
     saved = dict(os.environ)
     os.environ.update({**release_env(Path(args.recipe), args.source), **cache.build_env()})
     try:
-        run_release(entries, build_fn, out_dir, recipe=str(args.recipe), no_wait=args.no_wait,
+        # Entries built in their roots' images record those images' tools; the host's would say nothing true.
+        tools = {} if all(elsewhere.values()) else None
+        run_release(entries, build_fn, out_dir, recipe=str(args.recipe), no_wait=args.no_wait, toolchain=tools,
                     meta=_meta_writer(Path(args.recipe)) if variants and not in_root.current_root() else None,
                     facts_out=args.facts_out)
     finally:

@@ -37,7 +37,7 @@ def root_for(entry: Entry) -> str | None:
     if here is not None:
         raise ToolkitError(f"release entry {entry.id} is built in build root {entry.rocm.root}, and this is {here}",
                            hint="start the release on the host, which runs each entry in its root's image, or "
-                                f"select this root's entries with --only")
+                                "select this root's entries with --only")
     return entry.rocm.root
 
 
@@ -67,8 +67,11 @@ def build_in_root_image(recipe: Path, entry: Entry, work_dir: Path, *, release_a
     wheels = sorted(dist.glob("*.whl"))
     if len(wheels) != 1:
         raise ToolkitError(f"release entry {entry.id}: expected one wheel in {dist}, found {len(wheels)}")
-    facts = json.loads((build / FACTS_FILE).read_text(encoding="utf-8"))
-    return wheels[0], facts[entry.id]
+    facts = json.loads((build / FACTS_FILE).read_text(encoding="utf-8"))[entry.id]
+    # The tools of the image that built it (its provenance's), not those of the host that started the release.
+    statement = json.loads((dist / "provenance.json").read_text(encoding="utf-8"))
+    facts["tools"] = statement["predicate"]["buildDefinition"]["internalParameters"]["toolchain"]
+    return wheels[0], facts
 
 
 def check_variant(entry: Entry, wheel: Path, variants: dict[str, str]) -> None:

@@ -106,6 +106,7 @@ def build_statement(builds: list[dict], toolchain: dict, started: str | None, fi
             "commands": commands,
             "toolchain": facts.get("toolchain", {}),
             **({"build_root": facts["build_root"]} if facts.get("build_root") else {}),
+            **({"tools": facts["tools"]} if facts.get("tools") else {}),
             **({"rocm": facts["rocm"]} if facts.get("rocm") else {}),
         })
     return {
