@@ -47,6 +47,9 @@ def test_libraries_link_the_hip_of_their_root_and_never_another(sid, real_build)
     version = inside(sid, ["sh", "-c", "grep -h '^#define HIP_VERSION_MAJOR' /usr/include/hip/hip_version.h"],
                      capture=True).stdout.split()[-1]
     assert version == major, (sid.name, version)
+    # The api-check stage (and `bump --root NAME`, which runs it) read the APIs in this root's HIP headers.
+    hip = json.loads((real_build.ws / "api-check.json").read_text())["libraries"]["hip"]
+    assert hip["version"].startswith(f"{major}.") and hip["package"].startswith(f"libamdhip64-dev {major}."), hip
 
 
 def test_dry_run_lists_what_cmake_asked_the_provider_for(real_build):
