@@ -52,7 +52,7 @@ def check_mirrors(mirrors: list[str] | tuple[str, ...]) -> tuple[str, ...]:
         scheme = base.split("://", 1)[0] if "://" in base else ""
         if scheme not in ("http", "https", "file"):
             raise ToolkitError(f"mirror {redact_url(base)}: expected an http://, https:// or file:// base URL",
-                               hint="give --mirror (or $TOOLKIT_MIRRORS) as file:///PATH or https://HOST/PATH")
+                               hint="give --mirror (or $TOOLKIT_MIRRORS) as file://FOLDER or https://HOST/PATH")
         if scheme == "file" and not local_path(base).is_dir():
             raise ToolkitError(f"mirror {base}: no such folder {local_path(base)}",
                                hint="check the path given to --mirror or in $TOOLKIT_MIRRORS (a mirror holds "

@@ -70,7 +70,10 @@ class SourceSettings:
             )
         kind = given[0]
         if kind == "path":
-            path = (recipe_dir / t.str("path")).resolve()
+            from toolkit.recipe.confine import confined
+
+            where = f"{t.file}: key '{t.key_path('path')}'"
+            path = confined(recipe_dir / t.str("path"), recipe_dir, where)
             subdir = read_subdir(t)
             t.done()
             return cls(path=path, subdir=subdir)
