@@ -38,7 +38,8 @@ def register(sub) -> None:
     _build_options(p)
     p.set_defaults(func=cmd_release)
     r = sub.add_parser("release-compare", help="compare two release folders: which file differs, its first "
-                                               "differing zip member (exit 1 when they differ)")
+                                               "differing zip member (exit 1 when they differ, 2 when a folder or "
+                                               "wheel cannot be read); links are compared, never followed")
     r.add_argument("first", type=Path, help="a release folder (build/<recipe>/dist)")
     r.add_argument("second", type=Path, help="the release folder to compare it with")
     r.set_defaults(func=cmd_release_compare)
@@ -153,7 +154,7 @@ def _pipeline_build_fn(recipe: Path):
 
 
 def cmd_release_compare(args) -> int:
-    from toolkit.release.reproducible import compare_dirs
+    from toolkit.release.compare import compare_dirs
 
     differences = compare_dirs(args.first, args.second)
     for line in differences:
