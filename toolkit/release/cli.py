@@ -166,8 +166,14 @@ def cmd_release_compare(args) -> int:
 
 def cmd_container(args) -> int:
     session_args = args.args[1:] if args.args[:1] == ["--"] else args.args
+    if args.bind and not args.root:
+        raise ToolkitError("container --bind works only with --root (an image session binds the folders its "
+                           "arguments name by itself); drop --bind, or add --root NAME")
     if args.root:
         from toolkit.buildroot import session
+        from toolkit.release.hostpaths import check_host_paths
+
+        check_host_paths([("--source", args.source), *[("--bind", b) for b in args.bind]])
 
         return session.run_command(args.root, args.session, session_args, project=Path.cwd(),
                                    binds=[*args.bind, *([args.source] if args.source else [])],
@@ -180,6 +186,11 @@ def cmd_container(args) -> int:
     image, runner, from_root = _image_and_runner(args, settings)
     env = name_value_pairs(args.env, "--env")
     container.check_values(image, env)  # before anything runs (git below, the engine)
+    from toolkit.buildroot.session import named_paths
+    from toolkit.release.hostpaths import check_host_paths
+
+    check_host_paths([("--source", args.source), ("--cache", args.cache), ("--out", args.out),
+                      ("--build-dir", args.build_dir), *[("bind", b) for b in named_paths(session_args)]])
     engine = container.detect_engine(args.engine or settings.engine)
     if engine.name == "podman":
         from toolkit.buildroot.image import engine_env
@@ -190,7 +201,6 @@ def cmd_container(args) -> int:
 
         os.environ["SOURCE_DATE_EPOCH"] = str(source_date_epoch(Path.cwd()))
     from toolkit.buildroot.sandbox import cache_dir
-    from toolkit.buildroot.session import named_paths
 
     cache = (args.cache or cache_dir()).resolve()
     mounts = container.Mounts(
