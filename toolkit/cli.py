@@ -108,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
     except ToolkitError as exc:
         print(f"error: {redact_text(str(exc))}", file=sys.stderr)
         return 2
+    except OSError as exc:   # a file system refusal no stage foresaw: still one line, not a traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {redact_text(where + (exc.strerror or str(exc)))}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
