@@ -19,7 +19,7 @@ from urllib.parse import unquote, urlsplit
 
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
-from toolkit.util.redact import redact_url
+from toolkit.util.redact import redact_url, shorten
 
 ENV_MIRRORS = "TOOLKIT_MIRRORS"
 ENV_INSECURE = "TOOLKIT_INSECURE_MIRROR"
@@ -51,12 +51,11 @@ def check_mirrors(mirrors: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     for base in mirrors:
         scheme = base.split("://", 1)[0] if "://" in base else ""
         if scheme not in ("http", "https", "file"):
-            raise ToolkitError(f"mirror {redact_url(base)}: expected an http://, https:// or file:// base URL",
-                               hint="give --mirror (or $TOOLKIT_MIRRORS) as file://FOLDER or https://HOST/PATH")
+            raise ToolkitError(f"mirror {shorten(redact_url(base))}: expected an http://, https:// or file:// base URL "
+                               "(give --mirror or $TOOLKIT_MIRRORS as file://FOLDER or https://HOST/PATH)")
         if scheme == "file" and not local_path(base).is_dir():
-            raise ToolkitError(f"mirror {base}: no such folder {local_path(base)}",
-                               hint="check the path given to --mirror or in $TOOLKIT_MIRRORS (a mirror holds "
-                               "<host>/<path> copies of upstream files)")
+            raise ToolkitError(f"mirror {shorten(base)}: no such folder {shorten(local_path(base))} (check --mirror or "
+                               "$TOOLKIT_MIRRORS: a mirror is a folder of <host>/<path> copies of upstream files)")
     return tuple(mirrors)
 
 
