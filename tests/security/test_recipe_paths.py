@@ -22,7 +22,7 @@ def canary(tmp_path, monkeypatch):
     secret = tmp_path / "elsewhere" / "secret.txt"
     secret.parent.mkdir()
     secret.write_text(f"{TOKEN} first line\n# a comment\n{TOKEN}.patch phase=base\n")
-    recipes = tmp_path / "recipes"
+    recipes = tmp_path / "my-recipes"   # not `recipes/`, whose parent would be the recipe's project
     recipes.mkdir()
     return recipes, secret
 
@@ -81,6 +81,18 @@ def test_a_series_in_the_recipe_folder_quotes_only_a_bounded_excerpt(canary):
     assert out.rc == 2 and "Traceback" not in out.stderr
     assert TOKEN not in out.stderr and len(out.stderr) < 1000, len(out.stderr)
     assert "(50000 characters)" in out.stderr or "characters)" in out.stderr
+
+
+def test_a_recipes_folder_reaches_its_project(tmp_path):
+    """recipes/NAME.toml naming ../patches/NAME/series: the layout of this checkout, and of a copy of it."""
+    (tmp_path / "patches" / "r").mkdir(parents=True)
+    (tmp_path / "patches" / "r" / "series").write_text("")
+    (tmp_path / "recipes").mkdir()
+    recipe = _recipe(tmp_path / "recipes", '\n[patches]\nseries = "../patches/r/series"\n')
+    out = toolkit_here(tmp_path, "build", "--recipe", str(recipe), "--dry-run")
+    assert "outside the project" not in out.stderr and "has no [source]" in out.stderr, out.stderr   # got past it
+    recipe = _recipe(tmp_path / "recipes", '\n[patches]\nseries = "../../x/series"\n')
+    toolkit_here(tmp_path, "build", "--recipe", str(recipe), "--dry-run").assert_refused("is outside the project")
 
 
 def test_the_recipes_own_folder_and_the_project_still_work(canary):

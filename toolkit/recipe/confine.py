@@ -1,7 +1,8 @@
 """Where the files a recipe names may be: inside the project, the recipe's own folder, or the toolkit cache.
 
 A recipe is data someone else may have written. Its paths (the patch series, `extends`, a `[source] path`)
-are resolved (links followed, `..` folded) and must land in one of those folders; `/proc`, `/sys` and `/dev`
+are resolved (links followed, `..` folded) and must land in one of those folders (a recipe in a folder named
+`recipes` also reaches that folder's parent: its project); `/proc`, `/sys` and `/dev`
 never, wherever the recipe sits. Otherwise a recipe could make the toolkit read `/proc/self/environ` (the
 process environment, CI tokens included) or `/etc/passwd` and quote it back in an error line.
 """
@@ -18,13 +19,17 @@ _NEVER = (Path("/proc"), Path("/sys"), Path("/dev"))
 
 
 def allowed_roots(recipe_dir: Path) -> list[Path]:
-    """The project, the recipe's folder (not when that is `/`) and the toolkit cache."""
+    """The toolkit's project, the recipe's folder (not when that is `/`), the recipe's own project (the folder
+    holding a `recipes/` folder the recipe is in: the layout recipes/, patches/, samples/ side by side, as in a
+    copy of this checkout) and the toolkit cache."""
     from toolkit.sources.cache import default_cache_dir
 
     roots = [PROJECT, default_cache_dir().resolve()]
     here = Path(recipe_dir).resolve()
     if here != Path("/"):
         roots.append(here)
+    if here.name == "recipes" and here.parent != Path("/"):
+        roots.append(here.parent)
     return roots
 
 
