@@ -12,7 +12,6 @@ The folders may come from anywhere (a colleague's upload, a CI artifact), so not
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import zipfile
 from collections.abc import Iterator

@@ -25,8 +25,8 @@ from toolkit import __version__
 from toolkit.binary.elf import ELF_MAGIC, read_elf
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import sha256_bytes, sha256_file
-from toolkit.wheel.data import rocm_excludes
 from toolkit.util.redact import redact_tree
+from toolkit.wheel.data import rocm_excludes
 
 SPEC_VERSION = "1.7"
 def load_rocm_excludes() -> list[str]:

@@ -149,7 +149,8 @@ def _content_mismatch(pinned: PinnedArchive, tree: Path, file: Path, found: str,
         missing = pinned.unmatched_paths(tree)
         over += f"; these match no file: {', '.join(missing)})" if missing else ")"
     return ToolkitError(
-        f"{what}: {file.name} (sha256 {file.parent.name[:12]}..., from {redact_url(pinned.url)} or its mirror) unpacks to "
+        f"{what}: {file.name} (sha256 {file.parent.name[:12]}..., from {redact_url(pinned.url)} or its mirror) "
+        "unpacks to "
         f"content {found}, but the pin is {pinned.content}{over}",
         hint="a different tree than the one pinned: check the mirror, or re-pin (the recipe's `content`, or "
         "`nox -s lock`) if the new version is intended",

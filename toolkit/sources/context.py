@@ -61,7 +61,8 @@ class FetchContext:
             )
         path, digest = fetch_unpinned(url, self.cache, self.mirrors, self.options)
         recipe = self.lock.path.name.removesuffix(".lock.toml") if self.lock is not None else "NAME"
-        how = f"pass --source '{public_url(url)}#sha256={digest}', or for a recipe's own URL " if what == "source" else ""
+        how = (f"pass --source '{public_url(url)}#sha256={digest}', or for a recipe's own URL "
+               if what == "source" else "")
         log.warn(f"{what}: {shown} is not pinned (got sha256 {digest}); to pin it, {how}run "
                  f"`nox -s lock -- --recipe {recipe}` (or write sha256 = \"{digest}\" beside the url in the recipe)")
         return path

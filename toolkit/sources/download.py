@@ -194,7 +194,8 @@ def _download_verified(url: str, part: Path, sha256: str | None, options: Downlo
         # the URL.
         if not resumed or fresh_retry:
             raise _Permanent(f"sha256 mismatch: expected {sha256}, got {got} (file discarded)")
-        log.info(f"{redact_url(url)}: sha256 mismatch after resuming a partial download; downloading it again from byte 0")
+        log.info(f"{redact_url(url)}: sha256 mismatch after resuming a partial download; downloading it again "
+                 "from byte 0")
 
 
 def _download_with_retries(url: str, part: Path, options: DownloadOptions, resume: bool = True) -> bool:

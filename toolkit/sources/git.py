@@ -29,7 +29,8 @@ def _git(args: list[str], cwd: Path, url: str, local: bool, what: str, hint: str
          check: bool = True, operands: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     # The file protocol is off for submodules of a remote superproject (CVE-2022-39253); it is allowed only
     # when the superproject itself is local, as a test or an internal mirror on disk would be.
-    return run_git(args, operands, f"git source {redact_url(url)}: {what}", cwd=cwd, file_protocol=local, hint=hint, check=check)
+    return run_git(args, operands, f"git source {redact_url(url)}: {what}", cwd=cwd, file_protocol=local, hint=hint,
+                   check=check)
 
 
 def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, offline: bool = False,
@@ -42,7 +43,8 @@ def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, off
     argcheck.git_url(url, "git source")
     argcheck.git_commit(commit, f"git source {redact_url(url)}: commit")
     if shutil.which("git") is None:
-        raise ToolkitError(f"git source {redact_url(url)}: the git command is not installed", hint="apt-get install -y git")
+        raise ToolkitError(f"git source {redact_url(url)}: the git command is not installed",
+                           hint="apt-get install -y git")
     final = cache.git_path(url, commit)
     if final.is_dir():
         return final

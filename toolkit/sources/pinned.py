@@ -128,7 +128,7 @@ class PinnedArchive:
         if strip is not None and strip < 0:
             raise t.error("strip_components", f"expected 0 or more, got {strip}")
         if require_pin and sha256 is None and content is None:
-            raise t.error("url", f"{redact_url(url)} needs a pin: give 'sha256' (the archive's) or 'content' (the unpacked "
-                                 "tree's digest)")
+            raise t.error("url", f"{redact_url(url)} needs a pin: give 'sha256' (the archive's) or 'content' (the "
+                                 "unpacked tree's digest)")
         return cls(url=url, sha256=sha256, content=content, paths=paths, strip_components=strip,
                    subdir=read_subdir(t) if subdir else None)
