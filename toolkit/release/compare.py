@@ -17,7 +17,7 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from toolkit.util.errors import ToolkitError
 from toolkit.util.redact import redact_text
@@ -104,7 +104,7 @@ def _same_bytes(a: Path, b: Path) -> bool:
         return _first_offset(fa, fb) is None
 
 
-def _first_offset(fa: BinaryIO, fb: BinaryIO) -> int | None:
+def _first_offset(fa: IO[bytes], fb: IO[bytes]) -> int | None:
     """The offset of the first differing byte of two streams (None: equal), reading both in chunks."""
     offset = 0
     while True:

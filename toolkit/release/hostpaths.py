@@ -12,7 +12,6 @@ followed) and refused when it is:
 
 from __future__ import annotations
 
-import os
 import pwd
 from pathlib import Path
 
@@ -24,11 +23,13 @@ SYSTEM = tuple(Path(p) for p in ("/etc", "/usr", "/boot", "/proc", "/sys", "/dev
 
 
 def _homes() -> set[Path]:
-    """/root, $HOME and the users' folders under /home (service accounts' homes such as /var/lib/x are not
-    what a user would mount by mistake)."""
+    """/root, this user's home and the users' folders under /home (service accounts' homes such as /var/lib/x
+    are not what a user would mount by mistake)."""
     homes = {Path("/root")}
-    if os.environ.get("HOME"):
-        homes.add(Path(os.environ["HOME"]).resolve())
+    try:
+        homes.add(Path.home().resolve())
+    except (KeyError, RuntimeError):   # no home for this user id
+        pass
     homes.update(Path(entry.pw_dir) for entry in pwd.getpwall() if entry.pw_dir.startswith("/home/"))
     return {h for h in homes if h not in (Path("/"), Path("/tmp"))}
 
