@@ -26,6 +26,7 @@ from pathlib import Path
 from toolkit.util import argcheck, log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
+from toolkit.util.redact import redact_text
 
 ENV_ENGINE = "TOOLKIT_CONTAINER_ENGINE"
 ENGINES = ("podman", "docker")
@@ -177,7 +178,7 @@ def run_session(engine: Engine, image: str, session: str, args: list[str], mount
     argv = run_argv(engine, image, session_command(runner, session, args), mounts,
                     container_env(mounts, extra=env), network)
     if dry_run:
-        print(shlex.join(argv))
+        print(redact_text(shlex.join(argv)))   # --env values may hold a mirror URL with credentials
         return 0
     log.stage("container", f"{engine.name}: {session} {shlex.join(args)} in {image}")
     return run(argv, f"{engine.name} run of {session} in {image}", output="terminal", check=False).returncode
