@@ -194,3 +194,16 @@ def test_lock_offline_downloads_nothing_and_says_nothing_about_downloading(tmp_p
     assert proc.returncode == 0 and "downloading" not in out and server.hits["/dep-1.tar.gz"] == 0
     assert f"digesting the content of {server.url('/dep-1.tar.gz')} (from mirror file://{tmp_path}/mirror)" in out
     assert f"(from mirror file://{tmp_path}/mirror)" in proc.stdout
+
+
+def test_build_takes_insecure_mirror_too(tmp_path):
+    """The dry run says which mirror would serve the https source: the http one only with --insecure-mirror."""
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('[recipe]\nname = "r"\n\n[source]\nurl = "https://upstream.invalid/x.tar.gz"\n')
+    plain = "http://127.0.0.1:9/m"
+    refused = _toolkit(tmp_path, "build", "--recipe", str(recipe), "--dry-run", "--mirror", plain)
+    assert "[UNPINNED, from upstream https://upstream.invalid/x.tar.gz]" in refused.stdout + refused.stderr
+    assert "is plain http: not used for https:// URLs" in refused.stderr
+    allowed = _toolkit(tmp_path, "build", "--recipe", str(recipe), "--dry-run", "--mirror", plain,
+                       "--insecure-mirror")
+    assert f"[UNPINNED, from mirror {plain} (else the next mirror or upstream)]" in allowed.stdout + allowed.stderr

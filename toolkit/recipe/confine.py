@@ -22,9 +22,13 @@ def allowed_roots(recipe_dir: Path) -> list[Path]:
     """The toolkit's project, the recipe's folder (not when that is `/`), the recipe's own project (the folder
     holding a `recipes/` folder the recipe is in: the layout recipes/, patches/, samples/ side by side, as in a
     copy of this checkout) and the toolkit cache."""
-    from toolkit.sources.cache import default_cache_dir
+    roots = [PROJECT]
+    try:
+        from toolkit.sources.cache import default_cache_dir   # platformdirs: absent in a bare container
 
-    roots = [PROJECT, default_cache_dir().resolve()]
+        roots.append(default_cache_dir().resolve())
+    except ImportError:
+        pass
     here = Path(recipe_dir).resolve()
     if here != Path("/"):
         roots.append(here)

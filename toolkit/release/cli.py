@@ -18,6 +18,7 @@ from toolkit.engine.workspace import default_build_root
 from toolkit.recipe.load import recipe_argument, recipes_dir
 from toolkit.release import container, matrix
 from toolkit.release.settings import ReleaseSettings, from_table
+from toolkit.sources.mirrors import add_insecure_mirror_option
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlread import load_toml
@@ -82,6 +83,7 @@ def _build_options(p: argparse.ArgumentParser) -> None:
                    "recipe's (as `build --source`)")
     p.add_argument("--mirror", action="append", default=[], metavar="BASE",
                    help="artifact server tried before upstream (BASE/<host>/<path>); also $TOOLKIT_MIRRORS")
+    add_insecure_mirror_option(p)
     p.add_argument("--offline", action="store_true", help="use the download cache and file:// mirrors only")
     p.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N", help="parallel build jobs")
     p.add_argument("--build-dir", type=Path, default=None, metavar="DIR",

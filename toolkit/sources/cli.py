@@ -7,6 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
+from toolkit.sources.mirrors import add_insecure_mirror_option
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_bytes
@@ -42,9 +43,7 @@ def register(subparsers) -> None:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mirror", action="append", default=[], metavar="BASE",
                    help="mirror base URL, tried before upstream, in order (also $TOOLKIT_MIRRORS)")
-    p.add_argument("--insecure-mirror", action="store_true",
-                   help="let a plain http:// mirror serve https:// URLs (refused otherwise: an unauthenticated "
-                   "channel could change what gets pinned); also $TOOLKIT_INSECURE_MIRROR=1")
+    add_insecure_mirror_option(p)
     p.add_argument("--offline", action="store_true", help="use the cache only; fail naming what is missing")
     p.add_argument("--cache-dir", type=Path, default=None, help="cache folder (default $TOOLKIT_CACHE_DIR or "
                    "the platform's user cache)")
@@ -52,10 +51,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _mirrors(args) -> tuple[str, ...]:
     """--mirror values then $TOOLKIT_MIRRORS, each checked (a file:// mirror must exist)."""
-    from toolkit.sources.mirrors import allow_insecure, check_mirrors, mirrors_from_env
+    from toolkit.sources.mirrors import check_mirrors, mirrors_from_env
 
-    if args.insecure_mirror:
-        allow_insecure()
     return check_mirrors(tuple(args.mirror) + tuple(m for m in mirrors_from_env() if m not in args.mirror))
 
 

@@ -13,6 +13,7 @@ BASE/<host>/<path>. Rules:
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -39,6 +40,20 @@ def insecure_allowed() -> bool:
 def allow_insecure() -> None:
     """--insecure-mirror: this process (and the builds it starts) may take https:// files from http:// mirrors."""
     os.environ[ENV_INSECURE] = "1"
+
+
+class _InsecureMirror(argparse.Action):
+    """--insecure-mirror: allowed as soon as it is parsed, for this process and every one it starts."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        allow_insecure()
+        setattr(namespace, self.dest, True)
+
+
+def add_insecure_mirror_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--insecure-mirror", action=_InsecureMirror, nargs=0, default=False,
+                   help="let a plain http:// mirror serve https:// URLs (skipped otherwise: an unauthenticated "
+                   "channel could change what gets pinned); also $TOOLKIT_INSECURE_MIRROR=1")
 
 
 def local_path(url: str) -> Path:
