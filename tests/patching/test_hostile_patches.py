@@ -98,22 +98,27 @@ def _mode_patch(patch_dir: Path, name: str, header: str, path: str = "src/new.c"
 @pytest.mark.parametrize("header", ["new file mode 104755", "new file mode 102755", "new file mode 101644",
                                     "new file mode 120000", "new file mode 020644", "new file mode 060644"])
 def test_patch_modes_other_than_644_and_755_are_refused_naming_patch_and_file(tmp_path, header):
-    """setuid/setgid/sticky, a symlink, character and block devices: never applied, one error line."""
+    """setuid/setgid/sticky, a symlink, character and block devices: never applied, one error line. The link's
+    target is a canary outside the tree: it must stay as it is and never be reached through the tree."""
     tree = tmp_path / "tree"
     (tree / "src").mkdir(parents=True)
     (tree / "src" / "ok.c").write_text("int ok;\n")
+    canary = tmp_path / "outside" / "canary.txt"
+    canary.parent.mkdir()
+    canary.write_text("CANARY-4c1f\n")
     patch_dir = tmp_path / "patches"
-    _mode_patch(patch_dir, "0001-mode.patch", header, body="/etc/passwd")
+    _mode_patch(patch_dir, "0001-mode.patch", header, body=str(canary))
     series = write_series(patch_dir, [("0001-mode.patch", "base", "")])
-    before = _state(tree)
+    before, outside = _state(tree), _state(canary.parent)
     for _ in range(2):   # a second try must not say "already applied"
         proc = subprocess.run([sys.executable, "-m", "toolkit", "patch", "apply", str(series), str(tree)],
                               capture_output=True, text=True)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
         assert "0001-mode.patch" in proc.stderr and "src/new.c" in proc.stderr
         assert f"mode {header.split()[-1].lstrip('0')} for src/new.c is refused" in proc.stderr
-        assert "already applied" not in proc.stderr
+        assert "already applied" not in proc.stderr and "CANARY-4c1f" not in proc.stderr
         assert _state(tree) == before and not (tree / "src" / "new.c").exists()
+        assert _state(canary.parent) == outside
 
 
 def test_mode_change_to_setuid_on_an_existing_file_is_refused(tmp_path):
