@@ -73,6 +73,9 @@ def test_the_redaction_helper():
     text = f"failed: git+https://{TOKEN}@github.com/x and http://u:{TOKEN}@h/y?access_token={TOKEN}&page=2"
     assert TOKEN not in redact_text(text) and "page=2" in redact_text(text)
     assert redact_url("https://host/plain?page=2") == "https://host/plain?page=2"
+    for untouched in ("file:///tmp/a@b/x.tar.gz", "https://host/x?author=me&keyword=y", "git@github.com:o/r.git",
+                      "-DCMAKE_PREFIX_PATH=/a;/b"):
+        assert redact_text(untouched) == untouched
 
 
 @pytest.mark.parametrize("url", [f"https://bot:{TOKEN}@host.example/x.tar.gz",

@@ -21,9 +21,9 @@ MASK = "***"
 
 # Query parameter names (lowercased) whose values are credentials: exact names, and names holding one of
 # the parts below (`access_token`, `x-amz-signature`, `private-token`, `api_key`).
-_SECRET_NAMES = frozenset({"sig", "pass", "pwd", "jwt"})
+_SECRET_NAMES = frozenset({"sig", "pass", "pwd", "jwt", "auth", "key"})
 _SECRET_PARTS = ("token", "secret", "password", "passwd", "signature", "credential", "apikey", "api_key",
-                 "api-key", "access_key", "accesskey", "private", "auth")
+                 "api-key", "access_key", "accesskey", "authorization", "private_key", "session_key")
 
 # scheme://userinfo@ anywhere in a text; userinfo holds no '/', '@' or whitespace.
 _USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/@\s'\"<>]+)@")
