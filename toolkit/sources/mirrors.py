@@ -50,7 +50,7 @@ class _InsecureMirror(argparse.Action):
         setattr(namespace, self.dest, True)
 
 
-def add_insecure_mirror_option(p: argparse.ArgumentParser) -> None:
+def add_insecure_mirror_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     p.add_argument("--insecure-mirror", action=_InsecureMirror, nargs=0, default=False,
                    help="let a plain http:// mirror serve https:// URLs (skipped otherwise: an unauthenticated "
                    "channel could change what gets pinned); also $TOOLKIT_INSECURE_MIRROR=1")
