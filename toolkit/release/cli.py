@@ -18,6 +18,7 @@ from toolkit.engine.workspace import default_build_root
 from toolkit.recipe.load import recipe_argument, recipes_dir
 from toolkit.release import container, matrix
 from toolkit.release.settings import ReleaseSettings, from_table
+from toolkit.sources.mirrors import add_insecure_mirror_option
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlread import load_toml
@@ -41,7 +42,8 @@ def register(sub) -> None:
     _build_options(p)
     p.set_defaults(func=cmd_release)
     r = sub.add_parser("release-compare", help="compare two release folders: which file differs, its first "
-                                               "differing zip member (exit 1 when they differ)")
+                                               "differing zip member (exit 1 when they differ, 2 when a folder or "
+                                               "wheel cannot be read); links are compared, never followed")
     r.add_argument("first", type=Path, help="a release folder (build/<recipe>/dist)")
     r.add_argument("second", type=Path, help="the release folder to compare it with")
     r.set_defaults(func=cmd_release_compare)
@@ -84,6 +86,7 @@ def _build_options(p: argparse.ArgumentParser) -> None:
                    "recipe's (as `build --source`)")
     p.add_argument("--mirror", action="append", default=[], metavar="BASE",
                    help="artifact server tried before upstream (BASE/<host>/<path>); also $TOOLKIT_MIRRORS")
+    add_insecure_mirror_option(p)
     p.add_argument("--offline", action="store_true", help="use the download cache and file:// mirrors only")
     p.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N", help="parallel build jobs")
     p.add_argument("--build-dir", type=Path, default=None, metavar="DIR",
@@ -210,7 +213,7 @@ def _pipeline_build_fn(recipe: Path):
 
 
 def cmd_release_compare(args) -> int:
-    from toolkit.release.reproducible import compare_dirs
+    from toolkit.release.compare import compare_dirs
 
     differences = compare_dirs(args.first, args.second)
     for line in differences:
@@ -222,8 +225,14 @@ def cmd_release_compare(args) -> int:
 
 def cmd_container(args) -> int:
     session_args = args.args[1:] if args.args[:1] == ["--"] else args.args
+    if args.bind and not args.root:
+        raise ToolkitError("container --bind works only with --root (an image session binds the folders its "
+                           "arguments name by itself); drop --bind, or add --root NAME")
     if args.root:
         from toolkit.buildroot import session
+        from toolkit.release.hostpaths import check_host_paths
+
+        check_host_paths([("--source", args.source), *[("--bind", b) for b in args.bind]])
 
         return session.run_command(args.root, args.session, session_args, project=Path.cwd(),
                                    binds=[*args.bind, *([args.source] if args.source else [])],
@@ -242,6 +251,11 @@ def cmd_container(args) -> int:
     image, runner, from_root = _image_and_runner(args, settings)
     env = name_value_pairs(args.env, "--env")
     container.check_values(image, env)  # before anything runs (git below, the engine)
+    from toolkit.buildroot.session import named_paths
+    from toolkit.release.hostpaths import check_host_paths
+
+    check_host_paths([("--source", args.source), ("--cache", args.cache), ("--out", args.out),
+                      ("--build-dir", args.build_dir), *[("bind", b) for b in named_paths(session_args)]])
     engine = container.detect_engine(args.engine or settings.engine)
     if engine.name == "podman":
         from toolkit.buildroot.image import engine_env
@@ -252,7 +266,6 @@ def cmd_container(args) -> int:
 
         os.environ["SOURCE_DATE_EPOCH"] = str(source_date_epoch(Path.cwd()))
     from toolkit.buildroot.sandbox import cache_dir
-    from toolkit.buildroot.session import named_paths
 
     cache = (args.cache or cache_dir()).resolve()
     mounts = container.Mounts(

@@ -23,6 +23,7 @@ from pathlib import Path
 from toolkit import __version__
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
+from toolkit.util.redact import redact_tree
 
 TOOLS_FILE = Path(__file__).resolve().parent / "toolchain.json"
 BUILD_TYPE = "urn:ort-amdgpu-toolkit:release:v1"
@@ -130,4 +131,5 @@ def build_statement(builds: list[dict], toolchain: dict, started: str | None, fi
 
 
 def render(statement: dict) -> str:
-    return json.dumps(statement, indent=2) + "\n"
+    # No credential reaches the file: every URL in it (sources, dependencies, commands) is redacted.
+    return json.dumps(redact_tree(statement), indent=2) + "\n"
