@@ -116,17 +116,19 @@ def cmd_release(args) -> int:
         sys.stdout.write(matrix.matrix_json(entries))
         return 0
     from toolkit.release import compile_cache, in_root  # ccache only when a cache is configured
+    from toolkit.wheel.cli import _wheel_settings
 
     build_root = args.build_dir or default_build_root()
     out_dir = args.out or (Path(os.environ["TOOLKIT_OUT_DIR"]) if os.environ.get("TOOLKIT_OUT_DIR")
                            else build_root / Path(args.recipe).stem / "dist")
     url, origin = compile_cache.resolve_url(settings.compile_cache)
     elsewhere = {e.id: in_root.root_for(e) for e in entries}   # before anything runs: a wrong root is an error
-    variants = _rocm_variants(Path(args.recipe)) if settings.rocm else {}
+    wheel = _wheel_settings(Path(args.recipe)) if settings.rocm else None   # the variants and their meta-package
+    variants = dict(wheel.rocm_variants) if wheel else {}
     if args.dry_run:
         print(f"recipe: {args.recipe}")
         print(f"output: {out_dir} (SHA256SUMS, provenance.json, <wheel>.cdx.json per wheel"
-              f"{', the meta-package ' + _meta_name(Path(args.recipe)) if variants else ''})")
+              f"{', the meta-package ' + wheel.distribution if wheel and variants else ''})")
         print(f"compile cache: {compile_cache.redact(url) or 'off'} (from {origin})")
         for entry in entries:
             where = f", in the image of build root {elsewhere[entry.id]}" if elsewhere[entry.id] else ""
@@ -149,7 +151,7 @@ def cmd_release(args) -> int:
         # Entries built in their roots' images record those images' tools; the host's would say nothing true.
         tools = {} if all(elsewhere.values()) else None
         run_release(entries, build_fn, out_dir, recipe=str(args.recipe), no_wait=args.no_wait, toolchain=tools,
-                    meta=_meta_writer(Path(args.recipe)) if variants and not in_root.current_root() else None,
+                    meta=in_root.meta_writer(wheel) if wheel and variants and not in_root.current_root() else None,
                     facts_out=args.facts_out)
     finally:
         os.environ.clear()
@@ -170,7 +172,8 @@ def _entry_build_fn(args, elsewhere: dict[str, str | None], variants: dict[str, 
     if any(v not in (None, (), False) for v in overrides.values()):
         here = functools.partial(here, overrides=overrides)
     passed = [*(["--source", args.source] if args.source else []), *(a for m in args.mirror for a in ("--mirror", m)),
-              *(["--offline"] if args.offline else []), *(["--jobs", str(args.jobs)] if args.jobs else [])]
+              *(["--offline"] if args.offline else []), *(["--jobs", str(args.jobs)] if args.jobs else []),
+              *(["--insecure-mirror"] if args.insecure_mirror else [])]
 
     def build(entry, work_dir: Path):
         if elsewhere.get(entry.id):
@@ -182,27 +185,6 @@ def _entry_build_fn(args, elsewhere: dict[str, str | None], variants: dict[str, 
         return wheel, facts
 
     return build
-
-
-def _rocm_variants(recipe: Path) -> dict[str, str]:
-    from toolkit.wheel.cli import _wheel_settings
-
-    return dict(_wheel_settings(recipe).rocm_variants)
-
-
-def _meta_name(recipe: Path) -> str:
-    from toolkit.wheel.cli import _wheel_settings
-
-    return _wheel_settings(recipe).distribution
-
-
-def _meta_writer(recipe: Path):
-    """Writes the meta-package (one extra per ROCm variant) into the release's folder."""
-    from toolkit.wheel.cli import _wheel_settings
-    from toolkit.wheel.meta import write_meta_wheel
-
-    settings = _wheel_settings(recipe)
-    return lambda folder: write_meta_wheel(settings, folder)
 
 
 def _pipeline_build_fn(recipe: Path):

@@ -74,6 +74,13 @@ def build_in_root_image(recipe: Path, entry: Entry, work_dir: Path, *, release_a
     return wheels[0], facts
 
 
+def meta_writer(settings):
+    """Writes the meta-package of `settings` ([wheel] with rocm_variants) into the folder given."""
+    from toolkit.wheel.meta import write_meta_wheel
+
+    return lambda folder: write_meta_wheel(settings, folder)
+
+
 def check_variant(entry: Entry, wheel: Path, variants: dict[str, str]) -> None:
     """The wheel an entry of ROCm variant V built must be V's distribution: a root whose HIP is not the one
     its entry names would otherwise publish a wheel under the wrong ROCm."""
