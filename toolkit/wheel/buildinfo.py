@@ -26,7 +26,7 @@ class BuildInfo:
     upstream_commit: str | None = None
     # HIP's version as the headers the compile read say (hip/hip_version.h: MAJOR.MINOR.PATCH); None: no HIP.
     hip_version: str | None = None
-    # The ROCm variant the wheel is for ([wheel.rocm_variants], chosen by the HIP soname linked): set by the wheel build.
+    # The ROCm variant the wheel is for ([wheel.rocm_variants], by the HIP soname linked): set by the wheel build.
     rocm_variant: str | None = None
 
     @classmethod

@@ -14,7 +14,6 @@ from toolkit.wheel.build import build_wheel
 from toolkit.wheel.data import read_text
 from toolkit.wheel.repair import repair_wheel
 
-
 TEMPLATES = ("CMakeLists.txt.in", "package_init.py", "package_main.py", "selfcheck.py")
 
 
@@ -41,8 +40,10 @@ def wheel_stage(b: Build) -> Stage:
         build_wheel(settings, ws.lib, b.build_facts(), ws.wheel_raw)
 
     # The templates are what the wheel's Python is made of (its self-check included): a change rebuilds the wheel.
-    return Stage("wheel", lambda: {"facts": b.build_facts(), "settings": repr(settings), "templates": templates_digest()},
-                 [ws.wheel_raw], run,
+    def inputs() -> dict:
+        return {"facts": b.build_facts(), "settings": repr(settings), "templates": templates_digest()}
+
+    return Stage("wheel", inputs, [ws.wheel_raw], run,
                  lambda: [f"scikit-build-core wheel {settings.distribution} {settings.version} from {ws.lib} "
                           f"-> {ws.wheel_raw}"])
 

@@ -351,9 +351,10 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m <package> [--json] [-q]: check that this machine can run the EP", file=sys.stderr)
         return 2
     facts = check()
-    if "--json" in argv:
-        print(json.dumps(facts, indent=2, sort_keys=True))
-    elif not {"-q", "--quiet"} & set(argv):
+    if "--json" in argv:  # the facts alone: the verdict is in them ("ready", "missing")
+        print(json.dumps(facts, indent=2, sort_keys=True), flush=True)
+        return 0 if facts["ready"] else 1
+    if not {"-q", "--quiet"} & set(argv):
         print("\n".join(report_lines(facts)))
     if facts["ready"]:
         count = len(facts["registration"]["devices"])
