@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from tests.support.real_umbrella_support import BUILD, inside
+from tests.support.real_umbrella_support import BUILD, binds, inside
 from tests.support.selfcheck_support import (
     PACKAGE,
     ROCM7_HINT,
@@ -29,6 +29,7 @@ from tests.support.selfcheck_support import (
     verdict,
     write_model,
 )
+from toolkit.buildroot import run_in_root
 from toolkit.recipe.load import PROJECT_ROOT
 from toolkit.util.tomlread import load_toml
 from toolkit.wheel.inspection import format_report, inspect_wheel
@@ -122,9 +123,11 @@ def test_inside_the_root_every_rocm_library_is_found_and_no_amd_gpu_is_the_verdi
     write_model(work / "model.onnx")
     for i, snippet in enumerate(guide_snippets("python")[:2]):
         (work / f"snippet{i}.py").write_text(snippet)
-    check = inside(sid, [str(python), "-I", str(work / "snippet0.py")], cwd=work, network=False, capture=True)
+    check = run_in_root(sid.root, [str(python), "-I", str(work / "snippet0.py")], binds=binds(), cwd=work,
+                        network=False, capture=True)
     assert check.stdout.startswith("False no AMD GPU here ("), check.stdout
-    run = inside(sid, [str(python), "-I", str(work / "snippet1.py")], cwd=work, network=False, capture=True)
+    run = run_in_root(sid.root, [str(python), "-I", str(work / "snippet1.py")], binds=binds(), cwd=work,
+                      network=False, capture=True)
     assert run.stdout.splitlines() == ["[]", "AMDGPUExecutionProvider offers no device here; running on the CPU",
                                        "['CPUExecutionProvider']"], run.stdout + run.stderr
 
