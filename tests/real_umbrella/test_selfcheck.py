@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from tests.support.real_umbrella_support import BUILD, binds, inside
+from tests.support.real_umbrella_support import BUILD, binds, inside, toolkit
 from tests.support.selfcheck_support import (
     PACKAGE,
     ROCM7_HINT,
@@ -150,3 +150,25 @@ def test_inside_the_root_pypi_onnxruntime_floor_and_newest_register_the_real_ep(
         assert f"onnxruntime: onnxruntime {version}; supported >=1.24: yes" in done.stdout
         assert "ORT registration of AMDGPUExecutionProvider: registered, 0 device(s)" in done.stdout
         assert done.returncode == 1 and verdict(done).startswith("not ready: no AMD GPU here ("), done.stdout
+
+
+@pytest.mark.network  # onnxruntime, onnx and numpy wheels for the root's Python, downloaded here
+def test_the_recipes_smoke_inside_the_root_registers_with_zero_devices(sid, real_build, tmp_path):
+    version_of_root = inside(sid, ["python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             network=False, capture=True).stdout.strip()
+    links = BUILD / "selfcheck-smoke-wheels"
+    cmd = [sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "--python-version", version_of_root,
+           "--implementation", "cp", "--platform", "manylinux_2_28_x86_64", "-d", str(links),
+           "onnxruntime", "onnx", "numpy"]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=600)
+    # The toolkit's smoke command inside the root, no network: the wheel, then PyPI's onnxruntime from `links`.
+    proc = toolkit(sid, "smoke", str(_wheel(real_build)), "--recipe", "umbrella-ep-real", "--no-index",
+                   "--find-links", str(links))
+    out = proc.stdout + proc.stderr
+    print(out)
+    assert proc.returncode == 0, out[-6000:]
+    assert "not ready: no AMD GPU here (" in out and "libmigraphx-backend.so (backend): loads" in out
+    assert "PASS registered AMDGPUExecutionProvider from " in out
+    assert "PASS self-check exit 1 agrees with ORT (0 device(s) offered)" in out and "SMOKE PASS" in out
+    assert "hip backend unavailable" in out and "libhipgpu.so" in out   # the backend that cannot load says why
+    assert "SKIP onnxruntime range: --no-index" in out
