@@ -15,6 +15,7 @@ from toolkit import __version__
 from toolkit.util import argcheck, log
 from toolkit.util import toolenv as tools
 from toolkit.util.errors import ToolkitError
+from toolkit.util.redact import redact_text
 
 # Modules that expose `register(subparsers)`. Order is the order of `--help`.
 COMMAND_MODULES: list[str] = [
@@ -105,7 +106,11 @@ def main(argv: list[str] | None = None) -> int:
         tools.prefer_own_tools()
         return int(args.func(args) or 0)
     except ToolkitError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {redact_text(str(exc))}", file=sys.stderr)
+        return 2
+    except OSError as exc:   # a file system refusal no stage foresaw: still one line, not a traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {redact_text(where + (exc.strerror or str(exc)))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from toolkit.recipe.confine import confined
 from toolkit.util.errors import RecipeError
 from toolkit.util.tomlread import Table, load_toml
 
@@ -155,7 +156,7 @@ def load_recipe(path: Path) -> Recipe:
     series = None
     if root.has("patches"):
         patches = root.table("patches")
-        series = (path.parent / patches.str("series")).resolve()
+        series = confined(path.parent / patches.str("series"), path.parent, f"{path}: key 'patches.series'")
         patches.done()
 
     extra = {}
@@ -188,7 +189,7 @@ def _load_base(meta: Table, path: Path) -> Table | None:
     if not meta.has("extends"):
         return None
     rel = meta.str("extends")
-    base_path = (path.parent / rel).resolve()
+    base_path = confined(path.parent / rel, path.parent, f"{path}: key 'recipe.extends'")
     if not base_path.is_file():
         raise meta.error("extends", f"no such file {base_path} (relative to {path.parent})")
     if base_path == path:

@@ -24,6 +24,7 @@ from pathlib import Path
 from toolkit import __version__
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
+from toolkit.util.redact import redact_tree
 
 TOOLS_FILE = Path(__file__).resolve().parent / "toolchain.json"
 BUILD_TYPE = "urn:ort-amdgpu-toolkit:release:v1"
@@ -71,12 +72,13 @@ def _digest(item: dict, what: str, where: str) -> str:
 
 
 def build_statement(builds: list[dict], toolchain: dict, started: str | None, finished: str | None,
-                    recipe: str | None = None) -> dict:
+                    recipe: str | None = None, extra_subjects: list[tuple[str, str]] = ()) -> dict:
     """The provenance statement for a set of builds.
 
-    Each build is {"entry": {...matrix entry...}, "wheel": name, "sha256": hex, "facts": {...}}.
+    Each build is {"entry": {...matrix entry...}, "wheel": name, "sha256": hex, "facts": {...}};
+    `extra_subjects` (name, sha256) are files the release wrote without a build (the meta-package).
     """
-    subjects = []
+    subjects = [{"name": name, "digest": {"sha256": digest}} for name, digest in extra_subjects]
     dependencies: dict[str, dict] = {}
     per_build = []
     for build in builds:
@@ -109,6 +111,9 @@ def build_statement(builds: list[dict], toolchain: dict, started: str | None, fi
             "toolchain": facts.get("toolchain", {}),
             # What the wheel was built from and for: the upstream commit, the HIP headers, the ROCm variant.
             **{key: facts[key] for key in BUILT_FROM if facts.get(key)},
+            **({"build_root": facts["build_root"]} if facts.get("build_root") else {}),
+            **({"tools": facts["tools"]} if facts.get("tools") else {}),
+            **({"rocm": facts["rocm"]} if facts.get("rocm") else {}),
         })
     return {
         "_type": "https://in-toto.io/Statement/v1",
@@ -131,4 +136,5 @@ def build_statement(builds: list[dict], toolchain: dict, started: str | None, fi
 
 
 def render(statement: dict) -> str:
-    return json.dumps(statement, indent=2) + "\n"
+    # No credential reaches the file: every URL in it (sources, dependencies, commands) is redacted.
+    return json.dumps(redact_tree(statement), indent=2) + "\n"

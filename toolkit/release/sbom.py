@@ -25,6 +25,7 @@ from toolkit import __version__
 from toolkit.binary.elf import ELF_MAGIC, read_elf
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import sha256_bytes, sha256_file
+from toolkit.util.redact import redact_tree
 from toolkit.wheel.data import rocm_excludes
 
 SPEC_VERSION = "1.7"
@@ -294,4 +295,5 @@ def validate(sbom_text: str, where: str) -> None:
 
 
 def render(sbom: dict) -> str:
-    return json.dumps(sbom, indent=2, sort_keys=False) + "\n"
+    # No credential reaches the file: every URL in it (sources, dependencies, commands) is redacted.
+    return json.dumps(redact_tree(sbom), indent=2, sort_keys=False) + "\n"

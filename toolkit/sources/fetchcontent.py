@@ -17,9 +17,11 @@ from pathlib import Path
 
 from toolkit.sources.archive import is_cached, unpack_pinned, with_lock_pins
 from toolkit.sources.context import FetchContext
+from toolkit.sources.mirrors import origin
 from toolkit.sources.settings import FetchContentDep
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text
+from toolkit.util.redact import redact_url
 
 DISCONNECTED = "FETCHCONTENT_FULLY_DISCONNECTED"
 PROVIDER = Path(__file__).with_name("provider.cmake")
@@ -118,6 +120,7 @@ class PlannedDep:
     cached: bool
     source_dir: Path
     asked_by: str | None
+    origin: str = ""   # where it would come from: cached, a mirror, upstream (toolkit.sources.mirrors.origin)
 
     def line(self) -> str:
         pins = []
@@ -125,9 +128,9 @@ class PlannedDep:
             pins.append(f"sha256 {self.sha256[:12]}...")
         if self.content:
             pins.append(f"content {self.content[:12]}...")
-        state = "cached" if self.cached else "to fetch"
+        state = self.origin or ("cached" if self.cached else "to fetch")
         who = f" (asked by {self.asked_by})" if self.asked_by else ""
-        return (f"{self.name}{who} -> {self.source_dir.as_posix()}  <- {self.url} "
+        return (f"{self.name}{who} -> {self.source_dir.as_posix()}  <- {redact_url(self.url)} "
                 f"[{', '.join(pins) or 'UNPINNED'}, {state}]")
 
 
@@ -136,6 +139,8 @@ def plan_fetchcontent(deps, ctx: FetchContext, dest: Path) -> list[PlannedDep]:
     out = []
     for dep in deps:
         pinned = with_lock_pins(dep.archive, ctx)
-        out.append(PlannedDep(dep.name.lower(), pinned.url, pinned.sha256, pinned.content, is_cached(dep.archive, ctx),
-                              source_dir(dest, dep), dep.asked_by))
+        cached = is_cached(dep.archive, ctx)
+        where = origin(pinned.url, ctx.mirrors, cached, ctx.offline)
+        out.append(PlannedDep(dep.name.lower(), pinned.url, pinned.sha256, pinned.content, cached,
+                              source_dir(dest, dep), dep.asked_by, where))
     return out

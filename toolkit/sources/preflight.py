@@ -18,6 +18,7 @@ from toolkit.sources.debian_mirror import debian_mirror
 from toolkit.sources.deps import Located, components, locate, platform_tag
 from toolkit.sources.settings import OrtPackage, OrtSettings, Requirements
 from toolkit.util.errors import ToolkitError
+from toolkit.util.redact import redact_url
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,8 @@ def _ort_from_recipe(ort: OrtSettings | None, platform: str,
             except ToolkitError as exc:
                 how = f"; {exc.hint}" if exc.hint else ""
                 return Located("ort", None, origin, f"{archive.url}: {exc.message}{how}"), package
-            origin = origin.replace(" (fetched", f" from the Debian mirror {mirror.url} ({mirror.origin}) (fetched")
+            where = f" from the Debian mirror {redact_url(mirror.url)} ({mirror.origin}) (fetched"
+            origin = origin.replace(" (fetched", where)
     return Located("ort", None, origin), package
 
 

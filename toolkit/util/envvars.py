@@ -28,9 +28,12 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            "Build root, where `build/<recipe>/<variant>/` work trees go (default `./build`; `--build-dir` wins)."),
     EnvVar("TOOLKIT_CACHE_DIR", TOOLKIT, ("toolkit/sources/cache.py",),
            "Download cache, unpacked archives, build roots, ccache and zig's cache (default: the user cache dir)."),
-    EnvVar("TOOLKIT_MIRRORS", TOOLKIT, ("toolkit/sources/download.py", "toolkit/buildroot/session.py"),
+    EnvVar("TOOLKIT_MIRRORS", TOOLKIT, ("toolkit/sources/mirrors.py", "toolkit/buildroot/session.py"),
            "Mirror base URLs tried before upstream, separated by spaces or commas (as `--mirror`); a mirror "
            "keeps upstream's files at `BASE/<host>/<path>`."),
+    EnvVar("TOOLKIT_INSECURE_MIRROR", TOOLKIT, ("toolkit/sources/mirrors.py",),
+           "`1`: a plain `http://` mirror may serve `https://` URLs (what `--insecure-mirror` sets); otherwise such a "
+           "mirror is skipped for them, since what it sends is not authenticated."),
     EnvVar("TOOLKIT_DEBIAN_MIRROR", TOOLKIT, ("toolkit/sources/debian_mirror.py",),
            "Debian archive base URL (holding `dists/` and `pool/`) for `debian:` URLs and build roots; default: "
            "the first Debian archive in the machine's apt sources."),
