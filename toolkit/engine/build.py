@@ -206,12 +206,20 @@ class Build:
     def build_facts(self) -> dict:
         """What the wheel records about its build: source revision, patches, features, ROCm, GPU targets, and
         the C/C++ toolchain (its identity: for zig, the pinned version, target and wheel sha256)."""
+        from toolkit.wheel.facts import hip_headers, upstream_commit
+
         toolchain, _ = self.kernel_toolchain()
+        # The HIP headers the configured tree compiles with (None before configure, or when it uses no HIP).
+        prefixes = tuple(p for p in (self.options.rocm_path,) if p)
+        headers = hip_headers(self.workspace.cmake, prefixes)
+        rocm = f"HIP {toolchain.version} ({toolchain.kind})" if toolchain else None
         return {
             "source_revision": f"{self.source_dir.name}@sha256:{self.source_digest()}",
+            "upstream_commit": upstream_commit(self.source),
             "patches": [f"{name} sha256={sha}" for name, sha in self.patch_pins()],
             "features": sorted(self.enabled()),
-            "rocm_version": f"HIP {toolchain.version} ({toolchain.kind})" if toolchain else None,
+            "rocm_version": headers.describe() if headers else rocm,
+            "hip_version": headers.version if headers else toolchain.version if toolchain else None,
             "gpu_targets": list(self.options.gpu_targets) if toolchain else [],
             "toolchain": self.toolchain().identity(),
         }

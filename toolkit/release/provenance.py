@@ -7,7 +7,8 @@ can read it. A build function reports its facts as a plain dict:
     {"sources":  [{"name": "umbrella-ep", "uri": "https://...tar.gz", "sha256": "<64 hex>"}],
      "patches":  [{"name": "0001-rename.patch", "sha256": "<64 hex>"}],
      "commands": [["cmake", "-S", "...", "-B", "..."], ...],
-     "toolchain": {"python": "Python 3.12.3"}}          # optional; overrides what is detected here
+     "toolchain": {"python": "Python 3.12.3"},          # optional; overrides what is detected here
+     "upstream_commit": "<40 hex>", "hip_version": "6.4.43484", "rocm_variant": "rocm6"}   # optional
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from toolkit.util.redact import redact_tree
 TOOLS_FILE = Path(__file__).resolve().parent / "toolchain.json"
 BUILD_TYPE = "urn:ort-amdgpu-toolkit:release:v1"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+# Build facts (toolkit/engine/build.py's build_facts, the wheel's get_build_info()) a build's record carries.
+BUILT_FROM = ("upstream_commit", "hip_version", "rocm_version", "rocm_variant")
 
 
 def collect_toolchain(tools_file: Path = TOOLS_FILE) -> dict[str, dict | None]:
@@ -106,6 +109,8 @@ def build_statement(builds: list[dict], toolchain: dict, started: str | None, fi
             "wheel": build["wheel"],
             "commands": commands,
             "toolchain": facts.get("toolchain", {}),
+            # What the wheel was built from and for: the upstream commit, the HIP headers, the ROCm variant.
+            **{key: facts[key] for key in BUILT_FROM if facts.get(key)},
             **({"build_root": facts["build_root"]} if facts.get("build_root") else {}),
             **({"tools": facts["tools"]} if facts.get("tools") else {}),
             **({"rocm": facts["rocm"]} if facts.get("rocm") else {}),

@@ -160,6 +160,7 @@ def wheel_sbom(wheel: Path, excludes: list[str] | None = None,
     dependencies[0]["dependsOn"] += [c["bom-ref"] for c in built_from if c.get("scope") == "required"]
 
     root_props = [_prop("toolkit:wheel:tag", tag) for tag in contents.tags]
+    root_props += build_props(wheel)
     root_props += [_prop(k, v) for k, v in sorted((properties or {}).items())]
     return {
         "$schema": "http://cyclonedx.org/schema/bom-1.7.schema.json",
@@ -183,6 +184,20 @@ def wheel_sbom(wheel: Path, excludes: list[str] | None = None,
         "components": components,
         "dependencies": dependencies,
     }
+
+
+# The build facts the wheel records (its _wheel_info.json) that say what it was built from and for.
+BUILD_PROPS = (("upstream_commit", "toolkit:build:upstream-commit"), ("hip_version", "toolkit:build:hip-version"),
+               ("rocm_version", "toolkit:build:rocm-version"), ("rocm_variant", "toolkit:build:rocm-variant"))
+
+
+def build_props(wheel: Path) -> list[dict]:
+    """The upstream commit, the HIP version compiled against and the ROCm variant, as the wheel records them."""
+    from toolkit.wheel.inspection import read_build_info
+
+    with zipfile.ZipFile(wheel) as archive:
+        info = read_build_info(archive) or {}
+    return [_prop(name, str(info[key])) for key, name in BUILD_PROPS if info.get(key)]
 
 
 def input_components(facts: dict) -> list[dict]:

@@ -11,6 +11,7 @@ TOOLKIT = "toolkit"              # read by the toolkit
 SET = "set by the toolkit"      # for the commands it runs (CMake, a root, a container)
 SAMPLE = "sample EP"            # read by the bundled sample's libraries at run time
 GENAI = "onnxruntime-genai"     # read by onnxruntime-genai's amdgpu provider
+SELFCHECK = "wheel self-check"  # read by `python -m <package>` of an installed wheel (templates/selfcheck.py)
 TESTS = "tests"
 
 
@@ -49,8 +50,10 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            "Set (to anything): never use ccache as the compiler launcher."),
     EnvVar("ORT_HOME", TOOLKIT, ("toolkit/sources/components.json",),
            "An ONNX Runtime install or unpacked release package (as `--ort-home`)."),
-    EnvVar("ROCM_PATH", TOOLKIT, ("toolkit/sources/components.json", "toolkit/binary/hip.py", "toolkit/wheel/rocm.py"),
-           "The ROCm install (as `--rocm-path`); a library under it counts as ROCm when a wheel is repaired."),
+    EnvVar("ROCM_PATH", TOOLKIT, ("toolkit/sources/components.json", "toolkit/binary/hip.py", "toolkit/wheel/rocm.py",
+                                  "toolkit/wheel/templates/selfcheck.py"),
+           "The ROCm install (as `--rocm-path`); a library under it counts as ROCm when a wheel is repaired; the "
+           "wheel's self-check names its `lib/` when the loader does not search it."),
     EnvVar("HIP_PATH", TOOLKIT, ("toolkit/sources/components.json", "toolkit/binary/hip.py"),
            "Where HIP is, when `ROCM_PATH` is not set."),
     EnvVar("MIGRAPHX_HOME", TOOLKIT, ("toolkit/sources/components.json",),
@@ -86,6 +89,8 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            "The umbrella library onnxruntime-genai registers on `append_provider(\"amdgpu\")` when none is "
            "registered (default `./libamdgpu-ep.so`)."),
     EnvVar("ORT_AMDGPU_TRACE_ROUTING", "AMD's EP", (), "`1`: AMD's real umbrella prints how it routes each session."),
+    EnvVar("LD_LIBRARY_PATH", SELFCHECK, ("toolkit/wheel/templates/selfcheck.py",),
+           "Searched first for the ROCm libraries the wheel links, as the dynamic loader does."),
     EnvVar("CI", TESTS, ("tests/support/tools.py",), "`true`: a test whose tool is missing fails instead of skipping."),
 )
 

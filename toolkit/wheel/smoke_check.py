@@ -221,17 +221,48 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--wrong-provider-option", action="append", default=[],
                         help="KEY=VALUE that must make session creation fail")
     parser.add_argument("--wrong-error", help="regex the failure of the wrong session must match")
+    parser.add_argument("--selfcheck-exit", type=int, help="the exit status of the wheel's self-check here")
+    parser.add_argument("--selfcheck-verdict", default="", help="the self-check's verdict line")
     return parser.parse_args(argv)
+
+
+def explained(error: str, verdict: str) -> bool:
+    """Whether the self-check's verdict names what made ORT's registration fail: a library the loader's message
+    names (libamdhip64.so.6: cannot open shared object file) that the self-check reported missing."""
+    named = re.findall(r"(lib[\w.+-]+\.so(?:\.\d+)*)", error)
+    return verdict.startswith("not ready:") and any(name in verdict for name in named)
+
+
+def check_selfcheck(args: argparse.Namespace, failed: list[tuple[str, str]], new_devices: list,
+                    check: Checker) -> None:
+    """ORT's outcome against the wheel's self-check: a failed registration it explains, the same devices."""
+    if args.selfcheck_exit is None:
+        return
+    for ep_name, error in failed:
+        if explained(error, args.selfcheck_verdict):
+            check.ok(f"registering {ep_name} fails as the self-check says ({args.selfcheck_verdict})")
+        else:
+            check.fail(f"register {ep_name}: {error} (the self-check said: {args.selfcheck_verdict})")
+    offered = bool(new_devices)
+    if offered == (args.selfcheck_exit == 0):
+        check.ok(f"self-check exit {args.selfcheck_exit} agrees with ORT ({len(new_devices)} device(s) offered): "
+                 f"{args.selfcheck_verdict}")
+    else:
+        check.fail(f"self-check exit {args.selfcheck_exit} ({args.selfcheck_verdict}) but ORT offered "
+                   f"{len(new_devices)} device(s)")
 
 
 def pairs(items: list[str]) -> dict[str, str]:
     return dict(item.split("=", 1) for item in items)
 
 
-def register_all(ort, libraries: list[tuple[str, str]], capture: StderrCapture, check: Checker):
-    """Register each EP library; returns those registered and the EP devices the registrations added."""
+def register_all(ort, libraries: list[tuple[str, str]], capture: StderrCapture, check: Checker,
+                 judged_by_selfcheck: bool = False):
+    """Register each EP library; returns those registered, the EP devices the registrations added and the
+    failures (EP name, error), which the self-check judges when there is one (else each is a FAIL)."""
     before = {device_key(d) for d in ort.get_ep_devices()}
     registered: list[tuple[str, str]] = []
+    failed: list[tuple[str, str]] = []
     new_devices = []
     with capture:
         for path, ep_name in libraries:
@@ -239,11 +270,14 @@ def register_all(ort, libraries: list[tuple[str, str]], capture: StderrCapture, 
                 ort.register_execution_provider_library(ep_name, path)
                 registered.append((path, ep_name))
             except Exception as exc:
-                check.fail(f"register {ep_name} from {path}: {type(exc).__name__}: {exc}")
+                failed.append((ep_name, f"{type(exc).__name__}: {exc}"))
         new_devices = [d for d in ort.get_ep_devices() if device_key(d) not in before]
     for path, ep_name in registered:
         check.ok(f"registered {ep_name} from {path}")
-    return registered, new_devices
+    if not judged_by_selfcheck:
+        for ep_name, error in failed:
+            check.fail(f"register {ep_name}: {error}")
+    return registered, new_devices, failed
 
 
 def check_registration(registered: list[tuple[str, str]], new_devices: list, check: Checker) -> None:
@@ -315,8 +349,9 @@ def main(argv: list[str] | None = None) -> int:
 
     libraries = [c for name in args.package for c in package_components(name, check)]
     capture = StderrCapture()
-    registered, new_devices = register_all(ort, libraries, capture, check)
+    registered, new_devices, failed = register_all(ort, libraries, capture, check, args.selfcheck_exit is not None)
     check_registration(registered, new_devices, check)
+    check_selfcheck(args, failed, new_devices, check)
 
     gpus = [d for d in new_devices if d.device.type.name == "GPU"]
     check_devices(ort, onnx, gpus, registered, args, capture, check)
