@@ -13,7 +13,7 @@ from toolkit.engine.runner import StageResult, StageRunner
 from toolkit.util import log
 
 # The stages before the compile check that make the tree it compiles.
-_BEFORE = ("patch", "hipify", "patch-hipified")
+_BEFORE = ("source", "patch", "hipify", "patch-hipified")
 
 
 def run_engine(options: BuildOptions, engine: str, sample: bool = False,

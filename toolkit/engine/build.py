@@ -113,13 +113,23 @@ class Build:
     def fetchcontent_defines(self) -> dict[str, str]:
         """The dependency provider and its map of verified folders (fetched, verified, unpacked once)."""
         if self.options.dry_run:
-            return {}
+            from toolkit.sources.fetchcontent import handover_defines
+
+            return handover_defines(self.workspace.root / "deps", self.workspace.cmake)
         if self._fetchcontent is None:
             from toolkit.sources.fetchcontent import provider_defines
 
             self._fetchcontent = provider_defines(self.fetchcontent_deps(), self.fetch, self.workspace.root / "deps",
                                                   self.recipe.file, self.workspace.cmake)
         return self._fetchcontent
+
+    def planned_ort_home(self) -> Path | None:
+        """In a dry run, where ORT's package will be unpacked (the real build passes that folder)."""
+        if not self.options.dry_run or self.deps.ort_package is None or "ort" not in self.recipe.extra:
+            return None
+        from toolkit.sources.deps import planned_ort_prefix
+
+        return planned_ort_prefix(self.recipe.extra["ort"], self.fetch)
 
     def ccache_env(self) -> dict[str, str]:
         """ccache's store in the toolkit cache, paths under the work tree made relative: a fresh build folder
@@ -153,7 +163,7 @@ class Build:
     def defines(self) -> dict[str, str]:
         defines = dict(self.recipe.build.defines)
         defines["CMAKE_BUILD_TYPE"] = self.recipe.build.build_type
-        defines.update(self.deps.cmake_defines(self.ort_home))
+        defines.update(self.deps.cmake_defines(self.ort_home or self.planned_ort_home()))
         defines.update(self.fetchcontent_defines())
         defines.update(feat.cmake_defines(self.resolved_features()))
         defines.update(self.toolchain().defines(self.toolchain_dir))
