@@ -2,7 +2,7 @@
 
 Sources: the ```sh blocks and the inline `code` starting with `nox -s`, `python -m toolkit` or
 `python3 -m toolkit` of every documentation page (README.md, CONTRIBUTING.md, docs/**/*.md,
-samples/umbrella-ep/README.md), and the commands in comment lines of recipes/*.toml (`#   python -m toolkit ...`,
+samples/umbrella-ep/README.md), and the commands in comment lines of recipes/*.toml (`#   .nox/toolkit/bin/python -m toolkit ...`,
 `#   nox -s ...`). Shell syntax is read as a shell would: continuation lines, comments after `#`, `$VAR` and
 `$(...)` (a placeholder path), `&&`/`||`/`;`/`|`/parentheses between commands (only the toolkit's and nox's
 parts are checked; pip, apt-get, cp, for, export, ... are not the toolkit's). Synopses are expanded: `[...]`
@@ -44,6 +44,7 @@ PYTHON = re.compile(r"^(.*/)?python(3(\.\d+)?)?$")
 class Shown:
     where: str      # file:line
     text: str       # the command as shown, continuation lines joined
+    typed: bool = False  # in a ```sh block or a recipe's comment: a line to type as it stands, not a mention
 
 
 # -- finding the commands ---------------------------------------------------------------------------------
@@ -88,7 +89,7 @@ def readme_commands(path: Path = ROOT / "README.md") -> list[Shown]:
                 for n, t in _join_continuations(block):
                     t = re.sub(r"(^|\s)#.*$", "", t).strip()   # a comment after the command
                     if t:
-                        shown.append(Shown(f"{name}:{n}", " ".join(t.split())))
+                        shown.append(Shown(f"{name}:{n}", " ".join(t.split()), typed=True))
             block, fence_lang = None, None
             continue
         if block is not None:
@@ -118,8 +119,8 @@ def recipe_comment_commands(folder: Path = ROOT / "recipes") -> list[Shown]:
         lines = path.read_text(encoding="utf-8").splitlines()
         comment = [(n, line[1:]) for n, line in enumerate(lines, 1) if line.startswith("#")]
         for number, text in _join_continuations(comment):
-            if re.match(r"^\s+(python3? -m toolkit|nox -s)\s", text):
-                shown.append(Shown(f"recipes/{path.name}:{number}", text.strip()))
+            if re.match(r"^\s+((\S*/)?python3? -m toolkit|nox -s)\s", text):
+                shown.append(Shown(f"recipes/{path.name}:{number}", text.strip(), typed=True))
     return shown
 
 

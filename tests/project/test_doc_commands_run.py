@@ -1,0 +1,133 @@
+"""The commands the documentation tells a reader to type run as written after README's set-up (`pipx install
+nox`; the first session makes `.nox/toolkit`), not only parse (test_readme_commands.py parses them).
+
+README's set-up gives nox and the environment `.nox/toolkit`; the system's Python lacks the toolkit's
+dependencies (a bare `python -m toolkit inspect` fails with ModuleNotFoundError). So every toolkit command in a
+```sh block or a recipe's comment runs through a nox session, `.nox/toolkit/bin/python -m toolkit`, or an
+environment the line itself states (`PYTHONPATH=... python3 -m toolkit` on the GPU machine). The cheap ones
+(listings, `--help`, dry runs, checks) are run exactly as shown, from the checkout, and must exit 0 without a
+traceback; the heavy ones (builds, roots, releases) are parsed by test_readme_commands.py and have their
+environment checked here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.project.test_readme_commands import (
+    ALL_SHOWN,
+    PYTHON,
+    SEPARATORS,
+    Shown,
+    expand_synopsis,
+    Run,
+    fill_placeholders,
+    nox_sessions,
+    runs_of,
+    shell_words,
+)
+from tests.support.tools import ROOT, need, require_tool
+
+ENVIRONMENT = ".nox/toolkit/bin/python"
+
+
+def commands_with_assignments(text: str) -> list[tuple[list[str], list[str]]]:
+    """Each simple command of a shell line as (its leading VAR=value assignments, its words)."""
+    out, current = [], []
+    for word in [*shell_words(text), ";"]:
+        if word in SEPARATORS:
+            assignments = []
+            while current and re.match(r"^[A-Za-z_]\w*=", current[0]):
+                assignments.append(current.pop(0))
+            if current:
+                out.append((assignments, current))
+            current = []
+        else:
+            current.append(word)
+    return out
+
+
+def environment_problems(shown: Shown) -> list[str]:
+    """Why a typed toolkit command would not run after README's set-up ([] when it would)."""
+    problems = []
+    for assignments, argv in commands_with_assignments(shown.text):
+        if not (PYTHON.match(argv[0]) and argv[1:3] == ["-m", "toolkit"]):
+            continue
+        if argv[0] == ENVIRONMENT or any(a.startswith("PYTHONPATH=") for a in assignments):
+            continue
+        problems.append(f"{shown.where}: `{argv[0]} -m toolkit ...` runs a Python README's set-up does not "
+                        f"provide: write `nox -s SESSION -- ...` or `{ENVIRONMENT} -m toolkit ...`")
+    return problems
+
+
+TYPED = [s for s in ALL_SHOWN if s.typed]
+
+
+def test_every_typed_toolkit_command_names_an_environment_the_setup_provides():
+    problems = [p for s in TYPED for p in environment_problems(s)]
+    assert problems == []
+    # The check itself: the guides' old spelling is caught, the stated environments pass.
+    assert environment_problems(Shown("docs/x.md:1", "python -m toolkit inspect a.whl", typed=True))
+    assert not environment_problems(Shown("docs/x.md:2", f"{ENVIRONMENT} -m toolkit inspect a.whl", typed=True))
+    assert not environment_problems(Shown("docs/x.md:3", "PYTHONPATH=/s python3 -m toolkit list", typed=True))
+
+
+def _cheap(argv: tuple[str, ...]) -> bool:
+    """A toolkit command that only reads: a listing, help, a dry run or a check outside any root."""
+    if "--root" in argv or not argv:
+        return False
+    return (argv[0] == "list" or "--help" in argv or argv[:3] == ("docs", "reference", "--check")
+            or (argv[0] == "build" and "--dry-run" in argv) or (argv[0] == "patch" and "--check" in argv))
+
+
+def _as_written(text: str) -> bool:
+    """Whether the line runs as it stands: no synopsis brackets, placeholders, variables or globs."""
+    if expand_synopsis(text) != [text] or re.search(r"[$<>*]|\.\.\.", text):
+        return False
+    return all(fill_placeholders(argv) == argv for _, argv in commands_with_assignments(text))
+
+
+def _what_runs(argv: list[str], where: str) -> Run | None:
+    """The toolkit command a simple command runs; a session named without `--` runs its command as it is."""
+    if Path(argv[0]).name == "nox" and "--" not in argv:
+        session = argv[argv.index("-s") + 1] if "-s" in argv[:-1] else None
+        kind, prefix = nox_sessions().get(session, ("", ()))
+        return Run(kind, prefix, where)
+    runs = runs_of(argv, where)
+    return runs[0] if len(runs) == 1 else None
+
+
+def cheap_commands() -> list[str]:
+    cheap = []
+    for shown in TYPED:
+        if not _as_written(shown.text) or shown.text in cheap:
+            continue
+        runs = [_what_runs(argv, shown.where) for _, argv in commands_with_assignments(shown.text)]
+        if runs and all(r is not None and r.kind == "toolkit" and _cheap(r.argv) for r in runs):
+            cheap.append(shown.text)
+    return cheap
+
+
+CHEAP = cheap_commands()
+
+
+def test_the_cheap_commands_include_the_quickstarts_and_the_environments():
+    assert {"nox -s list", "nox -s build -- --dry-run"} <= set(CHEAP)
+    assert any(c.startswith(f"{ENVIRONMENT} -m toolkit ") for c in CHEAP)
+
+
+@pytest.mark.parametrize("command", CHEAP)
+def test_cheap_command_runs_as_written(command: str):
+    if command.startswith("nox "):
+        need("nox", "pipx; then: pipx install nox")
+    require_tool((ROOT / ENVIRONMENT).is_file(), f"{ROOT / ENVIRONMENT} is missing: run `nox -s tests` once")
+    # As a reader's shell would run it: from the checkout, no PYTHONPATH pointing at the toolkit.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    proc = subprocess.run(["bash", "-c", command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Traceback" not in said, f"`{command}` failed ({proc.returncode}):\n{said[-3000:]}"
