@@ -131,3 +131,16 @@ def test_cheap_command_runs_as_written(command: str):
     proc = subprocess.run(["bash", "-c", command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     said = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "Traceback" not in said, f"`{command}` failed ({proc.returncode}):\n{said[-3000:]}"
+
+
+def test_readme_lists_every_command_no_session_runs():
+    import argparse
+
+    from toolkit.cli import build_parser
+
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    segment = text.split("Commands without a session")[1].split("Every option")[0]
+    listed = set(re.findall(r"`([a-z-]+)[^`]*`", segment))
+    commands = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)][0].choices
+    by_session = {prefix[0] for kind, prefix in nox_sessions().values() if kind == "toolkit" and prefix}
+    assert set(commands) - by_session - listed == set()
