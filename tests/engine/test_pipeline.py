@@ -180,3 +180,22 @@ def test_the_patch_stage_patches_the_copy_the_source_stage_made_and_counts_what_
     # The patched tree is the patch stage's output: the source stage is not run again because it was patched.
     again = run_toolkit("build", "--recipe", str(recipe), "--build-dir", str(build))
     assert "stages run: none (everything up to date)" in again.stderr
+
+
+def test_preflight_outside_the_build_root_points_at_the_recipes_root(tmp_path):
+    """A recipe whose [release.container] names a build root: a missing MIGraphX on this machine is answered
+    with building in that root (the name read from the recipe), not only with installing MIGraphX."""
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(f'[recipe]\nname = "r"\n[source]\npath = "{tmp_path}"\n[requires]\nalways = ["migraphx"]\n'
+                      '[release.container]\nroot = "debian-sid-rocm7"\n')
+    proc = toolkit_fails("build", "--recipe", str(recipe), "--migraphx-home", str(tmp_path / "none"),
+                         "--build-dir", str(tmp_path / "b"))
+    assert "error: preflight: missing before anything is built" in proc.stderr
+    assert ("hint: recipe r builds inside the build root debian-sid-rocm7 (its [release.container] root): "
+            "nox -s container -- --root debian-sid-rocm7 build --recipe r") in proc.stderr
+    assert "Traceback" not in proc.stderr
+    # Without a root in the recipe, the hint stays the install's.
+    recipe.write_text(f'[recipe]\nname = "r"\n[source]\npath = "{tmp_path}"\n[requires]\nalways = ["migraphx"]\n')
+    plain = toolkit_fails("build", "--recipe", str(recipe), "--migraphx-home", str(tmp_path / "none"),
+                          "--build-dir", str(tmp_path / "b"))
+    assert "container --root" not in plain.stderr and "MIGraphX" in plain.stderr

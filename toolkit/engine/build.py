@@ -256,8 +256,11 @@ def prepare(options: BuildOptions, preflight: bool = True) -> Build:
         return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps,
                      hipify=hipify_settings(recipe, options))
     # Everything missing is reported at once, before anything is fetched or built.
-    deps = (sources.preflight if preflight else sources.check)(requires, enabled, preflight_options,
-                                                                recipe.extra.get("ort"), ctx)
+    try:
+        deps = (sources.preflight if preflight else sources.check)(requires, enabled, preflight_options,
+                                                                    recipe.extra.get("ort"), ctx)
+    except ToolkitError as exc:
+        raise with_root_hint(exc, recipe) from None
     validate.make_build_root(root)
     # Fetching, patching and building all write into the work tree: one process at a time.
     lock = WorkLock(ws.root, wait=not options.no_wait).acquire()
@@ -276,6 +279,21 @@ def prepare(options: BuildOptions, preflight: bool = True) -> Build:
         raise
     return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps, ort_home,
                  hipify=hipify_settings(recipe, options), lock=lock)
+
+
+def with_root_hint(exc: ToolkitError, recipe: Recipe) -> ToolkitError:
+    """A preflight failure outside a build root, for a recipe whose [release.container] names one: the hint
+    is the documented way, building inside that root, not installing ROCm or MIGraphX on this machine."""
+    from toolkit.buildroot.make import INFO
+
+    container = getattr(recipe.extra.get("release"), "container", None)
+    root = getattr(container, "root", None)
+    if not root or (Path("/") / INFO).is_file():  # the root's record of itself: already inside one
+        return exc
+    hint = (f"recipe {recipe.name} builds inside the build root {root} (its [release.container] root): "
+            f"nox -s container -- --root {root} build --recipe {recipe.name} (`nox -s root -- make {root}` "
+            f"makes it first)" + (f"; or: {exc.hint}" if exc.hint else ""))
+    return ToolkitError(exc.message, hint=hint)
 
 
 def hipify_settings(recipe: Recipe, options: BuildOptions) -> HipifySettings | None:
