@@ -213,3 +213,13 @@ def test_the_dry_run_shows_the_configure_the_build_ran(default_build, build_root
     assert defines["CMAKE_PREFIX_PATH"], "the dry run leaves ORT's prefix out"
     cache = read_cache(work / "cmake")
     assert {k: v for k, v in defines.items() if cache.get(k) != v} == {}
+
+
+def test_the_sample_builds_without_warnings(tmp_path):
+    """Neither the compiler (-Wunused-result in factory.cc) nor CMake (-D variables the project never reads,
+    passed only to clear a cache no configure filled) warns on a fresh build of the sample."""
+    proc = toolkit("build", "--build-dir", str(tmp_path), "-v")
+    said = proc.stdout + proc.stderr
+    assert "Manually-specified variables were not used" not in said
+    assert [line for line in said.splitlines() if "warning:" in line] == []
+    assert "stages run: source, patch, hipify, configure, build, check" in said

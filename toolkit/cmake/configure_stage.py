@@ -59,7 +59,10 @@ def configure_defines(b: Build) -> dict[str, str]:
     depends on what an earlier one left in the CMake cache.
     """
     settings = b.recipe.build
-    defines = dict(OFF_DEFINES)
+    # An empty "off" value only clears what an earlier configure left in the cache: passed for a variable no
+    # configure set, it would only make CMake warn that the project never read it (ROCM_PATH in the sample).
+    cached = read_cache(b.workspace.cmake)
+    defines = {name: off for name, off in OFF_DEFINES.items() if off or cached.get(name)}
     defines.update({name: "" for name in (settings.kernels_define, settings.output_dir_define) if name})
     active = {dep.define for dep in b.fetchcontent_deps()}
     defines.update({dep.define: "" for dep in b.recipe.extra.get("fetchcontent", ()) if dep.define not in active})
