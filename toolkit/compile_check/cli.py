@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import shutil
+from typing import TYPE_CHECKING, cast
 
 from toolkit.hipify.settings import ENGINES
 from toolkit.util.errors import ToolkitError
+
+if TYPE_CHECKING:
+    from toolkit.compile_check.settings import CompileCheckSettings
+    from toolkit.hipify.settings import HipifySettings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,13 +56,14 @@ def run(args: argparse.Namespace) -> int:
             raise ToolkitError(f"recipe {recipe.name} ({recipe.file}) has no [{section}] section: it has nothing to "
                                "compile-check", hint="give a recipe that hipifies and compile-checks a tree, "
                                "e.g. --recipe onnxruntime-rocm-ep")
-    if args.sample and not recipe.extra["compile_check"].sample:
+    settings = cast("CompileCheckSettings", recipe.extra["compile_check"])
+    if args.sample and not settings.sample:
         raise ToolkitError(f"recipe {recipe.name} ({recipe.file}) has no [compile_check] sample: --sample would "
                            "compile nothing", hint="add `sample = [\"path/of/a/unit.cc\", ...]` to its "
                            "[compile_check], or leave --sample out to check every unit")
     engines = [e for e in args.engine if e != "both"] + (list(ENGINES) if "both" in args.engine else [])
     if not engines:
-        engines = [recipe.extra["hipify"].engine]
+        engines = [cast("HipifySettings", recipe.extra["hipify"]).engine]
     perl = hipify_perl_path(args.hipify_perl) if "hipify-perl" in engines else None
     rows = []
     for engine in dict.fromkeys(engines):

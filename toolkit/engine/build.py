@@ -10,7 +10,7 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from toolkit import patching, sources
 from toolkit.binary.hip import HipToolchain, NoHip, find_hip
@@ -29,6 +29,10 @@ from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import sha256_file, tree_digest
 from toolkit.util.locks import WorkLock, remove_stale_temporaries
+
+if TYPE_CHECKING:
+    from toolkit.compile_check.settings import CompileCheckSettings
+    from toolkit.sources.settings import OrtSettings
 
 
 def library_file(name: str) -> str:
@@ -129,7 +133,18 @@ class Build:
             return None
         from toolkit.sources.deps import planned_ort_prefix
 
-        return planned_ort_prefix(self.recipe.extra["ort"], self.fetch)
+        return planned_ort_prefix(cast("OrtSettings", self.recipe.extra["ort"]), self.fetch)
+
+    # -- the recipe's sections a stage needs (a stage exists only when its section does) ----------------
+    def hipify_needed(self) -> HipifySettings:
+        if self.hipify is None:
+            raise ToolkitError(f"recipe {self.recipe.name} has no [hipify] section ({self.recipe.file})")
+        return self.hipify
+
+    def compile_check(self) -> CompileCheckSettings:
+        if "compile_check" not in self.recipe.extra:
+            raise ToolkitError(f"recipe {self.recipe.name} has no [compile_check] section ({self.recipe.file})")
+        return cast("CompileCheckSettings", self.recipe.extra["compile_check"])
 
     def ccache_env(self) -> dict[str, str]:
         """ccache's store in the toolkit cache, paths under the work tree made relative: a fresh build folder

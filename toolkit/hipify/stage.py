@@ -10,7 +10,7 @@ from toolkit.util import log
 
 
 def hipify_stage(b: Build) -> Stage:
-    settings = b.hipify
+    settings = b.hipify_needed()
     ws = b.workspace
 
     def run() -> None:

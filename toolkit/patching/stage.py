@@ -28,9 +28,10 @@ def patch_stage(b: Build, phase: str) -> Stage:
         # The pristine source's digest is this stage's own input; hipify's output is already in the upstream
         # fingerprint, so only the series counts there.
         found = {"source": str(tree), "digest": b.source_digest()} if phase == "base" else {}
-        if b.recipe.series is None:
+        series = b.series()
+        if b.recipe.series is None or series is None:
             return {**found, "series": None}
-        return {**found, "series": str(b.recipe.series), "series_text": b.series().text,
+        return {**found, "series": str(b.recipe.series), "series_text": series.text,
                 "active": b.patch_pins(phase)}
 
     def run() -> None:
@@ -40,8 +41,9 @@ def patch_stage(b: Build, phase: str) -> Stage:
             shutil.copytree(tree, tmp, symlinks=True, dirs_exist_ok=True,
                             ignore=shutil.ignore_patterns(".git", ".hipify-cache.json"))
             patched: set[str] = set()
-            if b.series() is not None:
-                for analysis in patching.apply_series(b.series(), tmp, phase, b.enabled()):
+            series = b.series()
+            if series is not None:
+                for analysis in patching.apply_series(series, tmp, phase, sorted(b.enabled())):
                     log.stage(name, str(analysis))
                     patched.update(analysis.changes)
             # Sync rather than replace: unchanged files keep their mtimes, so ninja rebuilds nothing.

@@ -68,8 +68,8 @@ def locate(component: str, explicit: Path | None, env: Mapping[str, str],
         if missing:
             return Located(component, None, origin, f"{origin}={path} lacks: " + "; ".join(missing))
         return Located(component, path.resolve(), origin)
-    candidates = [(f"next to {other}", found[other].path) for other in spec["after"]
-                  if found and other in found and found[other].path is not None]
+    beside = [(other, found[other].path) for other in spec["after"] if found and other in found]
+    candidates = [(f"next to {other}", near) for other, near in beside if near is not None]
     candidates += [("default", Path(d)) for d in spec["defaults"]]
     for origin, path in candidates:
         if path.is_dir() and not missing_markers(component, path):

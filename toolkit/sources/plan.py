@@ -22,6 +22,7 @@ def plan_source(settings: SourceSettings, ctx: FetchContext, dest_dir: Path) -> 
         pins = with_lock_pins(settings.archive, ctx).describe_pins()
         cached = "cached" if is_cached(settings.archive, ctx) else "to download"
         return f"source: {settings.archive.url} [{pins}, {cached}] -> unpack into {dest_dir}"
+    assert settings.git is not None and settings.commit is not None  # one kind of source: SourceSettings checks it
     cached = "cached" if ctx.cache.git_path(settings.git, settings.commit).is_dir() else "to fetch"
     subs = " with submodules" if settings.submodules else ""
     return f"source: git {settings.git} at {settings.commit}{subs} [{cached}] -> {dest_dir}"

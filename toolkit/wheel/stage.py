@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+from typing import TYPE_CHECKING, cast
 
 from toolkit.engine.build import Build
 from toolkit.engine.runner import Stage, StageSpec
@@ -12,9 +13,12 @@ from toolkit.util.fsutil import make_temp_dir, replace_dir
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.repair import repair_wheel
 
+if TYPE_CHECKING:
+    from toolkit.wheel.settings import WheelSettings
 
-def wheel_settings(b: Build):
-    settings = b.recipe.extra["wheel"]
+
+def wheel_settings(b: Build) -> WheelSettings:
+    settings = cast("WheelSettings", b.recipe.extra["wheel"])
     if b.options.local_version:
         settings = dataclasses.replace(settings, version=f"{settings.version}+{b.options.local_version}")
     return settings
