@@ -376,7 +376,7 @@ def test_the_documentation_shows_commands_of_both_kinds():
     recipes' comments are all read."""
     texts = [s.text for s in ALL_SHOWN]
     assert "nox -s build -- --with-hipdnn" in texts
-    assert "python -m toolkit container-image --recipe amdgpu-ep" in texts  # inline, over a line break
+    assert "nox -s build -- --recipe onnxruntime-rocm-ep --until compile-check" in texts  # inline, over a line break
     assert any(t.startswith("nox -s container -- release --recipe umbrella-ep-real --only glibc2.28-hipdnn")
                for t in texts)
     assert any(t.startswith("python -m toolkit repair WHEEL [--recipe R]") for t in texts)  # over a line break
