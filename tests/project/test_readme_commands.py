@@ -1,12 +1,12 @@
 """Every toolkit command the documentation shows parses with the real argument parser.
 
-Sources: the ```sh blocks and the inline `code` starting with `nox -s`, `python -m toolkit` or
-`python3 -m toolkit` of every documentation page (README.md, CONTRIBUTING.md, docs/**/*.md,
-samples/umbrella-ep/README.md), and the commands in comment lines of recipes/*.toml (`#   .nox/toolkit/bin/python -m toolkit ...`,
-`#   nox -s ...`). Shell syntax is read as a shell would: continuation lines, comments after `#`, `$VAR` and
-`$(...)` (a placeholder path), `&&`/`||`/`;`/`|`/parentheses between commands (only the toolkit's and nox's
-parts are checked; pip, apt-get, cp, for, export, ... are not the toolkit's). Synopses are expanded: `[...]`
-is tried left out and put in, `a|b` each way, an UPPERCASE or <angle> placeholder gets a value of its kind.
+Sources: the ```sh blocks and the inline `code` starting with `nox -s`, `python -m toolkit` or `python3 -m toolkit`
+of every documentation page (README.md, CONTRIBUTING.md, docs/**/*.md, samples/umbrella-ep/README.md), and the
+commands in comment lines of recipes/*.toml (`# .nox/toolkit/bin/python -m toolkit ...`, `# nox -s ...`). Shell
+syntax is read as a shell would: continuation lines, comments after `#`, `$VAR` and `$(...)` (a placeholder path),
+`&&`/`||`/`;`/`|`/parentheses between commands (only the toolkit's and nox's parts are checked; pip, apt-get, cp,
+for, export, ... are not the toolkit's). Synopses are expanded: `[...]` is tried left out and put in, `a|b` each
+way, an UPPERCASE or <angle> placeholder gets a value of its kind.
 
 `nox -s SESSION -- ARGS` becomes the toolkit command that session runs, read from noxfile.py (an unknown
 session fails); the tests session runs pytest, whose `-m`/`-k` expressions must compile (and `-m` name

@@ -100,4 +100,5 @@ def test_unknown_recipe_key_lists_every_key_recipe_takes(tmp_path):
     path.write_text('[recipe]\nname = "r"\nstage = ["hipify"]\n')
     with pytest.raises(RecipeError) as caught:
         load_recipe(path)
-    assert f"{path}: key 'recipe.stage': unknown key (known keys here: extends, name, stages, summary)" in str(caught.value)
+    said = str(caught.value)
+    assert f"{path}: key 'recipe.stage': unknown key (known keys here: extends, name, stages, summary)" in said

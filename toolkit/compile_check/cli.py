@@ -89,7 +89,8 @@ def summary_lines(rows: list) -> list[str]:
     lines = ["engine        hipify      compiled        rate"]
     for engine, hip, report in rows:
         how = f"{hip.seconds:7.2f} s" if hip.ran else "cached   "
-        lines.append(f"{engine:<13} {how}   {report['compiled']:>4}/{report['units']:<4}   {100 * report['rate']:5.1f}%")
+        done = f"{report['compiled']:>4}/{report['units']:<4}"
+        lines.append(f"{engine:<13} {how}   {done}   {100 * report['rate']:5.1f}%")
     if any(not hip.ran for _, hip, _ in rows):
         lines.append("(cached: hipify's output was unchanged since an earlier run and reused)")
     for engine, _, report in rows:
