@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from tests.project.test_readme_commands import documentation_pages
+from tests.support.doc_commands import documentation_pages
 from tests.support.tools import ROOT
 
 

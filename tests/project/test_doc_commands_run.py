@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.project.test_readme_commands import (
+from tests.support.doc_commands import (
     ALL_SHOWN,
     PYTHON,
     SEPARATORS,
