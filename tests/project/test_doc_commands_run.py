@@ -5,8 +5,9 @@ README's set-up gives nox and the environment `.nox/toolkit`; the system's Pytho
 dependencies (a bare `python -m toolkit inspect` fails with ModuleNotFoundError). So every toolkit command in a
 ```sh block or a recipe's comment runs through a nox session, `.nox/toolkit/bin/python -m toolkit`, or an
 environment the line itself states (`PYTHONPATH=... python3 -m toolkit` on the GPU machine). The cheap ones
-(listings, `--help`, dry runs, checks) are run exactly as shown, from the checkout, and must exit 0 without a
-traceback; the heavy ones (builds, roots, releases) are parsed by test_readme_commands.py and have their
+(listings, `--help`, dry runs, checks) are run from the checkout and must exit 0 without a traceback: a
+`.nox/toolkit/bin/python` line exactly as shown, a `nox -s` line as the command its session runs, in the
+environment every session uses (see as_run); the heavy ones (builds, roots, releases) are parsed by test_readme_commands.py and have their
 environment checked here.
 """
 
@@ -31,7 +32,7 @@ from tests.support.doc_commands import (
     runs_of,
     shell_words,
 )
-from tests.support.tools import ROOT, need, require_tool
+from tests.support.tools import ROOT, require_tool
 
 ENVIRONMENT = ".nox/toolkit/bin/python"
 
@@ -121,16 +122,37 @@ def test_the_cheap_commands_include_the_quickstarts_and_the_environments():
     assert any(c.startswith(f"{ENVIRONMENT} -m toolkit ") for c in CHEAP)
 
 
+def as_run(command: str) -> list[str]:
+    """What runs `command` here: a `.nox/toolkit/bin/python` line as written; `nox -s SESSION -- ARGS` as the
+    command that session runs, in the environment every session uses (nox itself is not started from inside the
+    tests: a nox of another Python would make that environment again, under the running tests; that nox runs
+    the sessions is tests/project/test_nox.py's, in an envdir of its own)."""
+    (_, argv), = commands_with_assignments(command)
+    if Path(argv[0]).name != "nox":
+        return ["bash", "-c", command]
+    run = _what_runs(argv, command)
+    assert run is not None and run.kind == "toolkit", command
+    return [str(ROOT / ENVIRONMENT), "-m", "toolkit", *run.argv]
+
+
+def test_a_session_runs_its_command_in_the_shared_environment():
+    assert as_run("nox -s list") == [str(ROOT / ENVIRONMENT), "-m", "toolkit", "list"]
+    assert as_run("nox -s build -- --dry-run") == [str(ROOT / ENVIRONMENT), "-m", "toolkit", "build", "--dry-run"]
+    assert as_run(f"{ENVIRONMENT} -m toolkit list") == ["bash", "-c", f"{ENVIRONMENT} -m toolkit list"]
+
+
 @pytest.mark.parametrize("command", CHEAP)
 def test_cheap_command_runs_as_written(command: str):
-    if command.startswith("nox "):
-        need("nox", "pipx; then: pipx install nox")
     require_tool((ROOT / ENVIRONMENT).is_file(), f"{ROOT / ENVIRONMENT} is missing: run `nox -s tests` once")
-    # As a reader's shell would run it: from the checkout, no PYTHONPATH pointing at the toolkit.
+    # As a reader's shell would run it: from the checkout, no PYTHONPATH pointing at the toolkit; a session's
+    # command with the environment's bin/ first on PATH, as the noxfile runs it.
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    proc = subprocess.run(["bash", "-c", command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    env["PATH"] = os.pathsep.join([str((ROOT / ENVIRONMENT).parent), env.get("PATH", "")])
+    before = (ROOT / ".nox" / "toolkit" / ".created-by").read_text()
+    proc = subprocess.run(as_run(command), cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     said = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "Traceback" not in said, f"`{command}` failed ({proc.returncode}):\n{said[-3000:]}"
+    assert (ROOT / ".nox" / "toolkit" / ".created-by").read_text() == before   # the environment was left as it is
 
 
 def test_readme_lists_every_command_no_session_runs():
