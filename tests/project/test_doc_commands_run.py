@@ -1,14 +1,14 @@
 """The commands the documentation tells a reader to type run as written after README's set-up (`pipx install
 nox`; the first session makes `.nox/toolkit`), not only parse (test_readme_commands.py parses them).
 
-README's set-up gives nox and the environment `.nox/toolkit`; the system's Python lacks the toolkit's
-dependencies (a bare `python -m toolkit inspect` fails with ModuleNotFoundError). So every toolkit command in a
-```sh block or a recipe's comment runs through a nox session, `.nox/toolkit/bin/python -m toolkit`, or an
-environment the line itself states (`PYTHONPATH=... python3 -m toolkit` on the GPU machine). The cheap ones
-(listings, `--help`, dry runs, checks) are run from the checkout and must exit 0 without a traceback: a
-`.nox/toolkit/bin/python` line exactly as shown, a `nox -s` line as the command its session runs, in the
-environment every session uses (see as_run); the heavy ones (builds, roots, releases) are parsed by test_readme_commands.py and have their
-environment checked here.
+README's set-up gives nox and the environment `.nox/toolkit`; the system's Python lacks the toolkit's dependencies
+(a bare `python -m toolkit inspect` fails with ModuleNotFoundError). So every toolkit command in a ```sh block or a
+recipe's comment runs through a nox session, `.nox/toolkit/bin/python -m toolkit`, or an environment the line
+itself states (`PYTHONPATH=... python3 -m toolkit` on the GPU machine). The cheap ones (listings, `--help`, dry
+runs, checks) are run from the checkout and must exit 0 without a traceback: a `.nox/toolkit/bin/python` line
+exactly as shown, a `nox -s` line as the command its session runs, in the environment every session uses (see
+as_run); the heavy ones (builds, roots, releases) are parsed by test_readme_commands.py and have their environment
+checked here.
 """
 
 from __future__ import annotations
