@@ -8,6 +8,7 @@ after the command (nox passes its `-- ARGS` after it).
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import sys
 
@@ -95,10 +96,36 @@ def expand_feature_flags(argv: list[str]) -> list[str]:
     return out
 
 
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The deepest command parser `args` went through (`build`, `root make`)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            name = getattr(args, action.dest, None)
+            if name in action.choices:
+                return _chosen(action.choices[name], args)
+    return parser
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """argv parsed; an unknown option is reported by the command it was given to, with its usage and the
+    option it most likely meant (argparse would print the top-level usage, with no suggestion)."""
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        command = _chosen(parser, args)
+        options = [o for action in command._actions for o in action.option_strings]
+        said = []
+        for arg in unknown:
+            close = difflib.get_close_matches(arg.split("=", 1)[0], options, n=1) if arg.startswith("-") else []
+            said.append(f"{arg} (did you mean {close[0]}?)" if close else arg)
+        command.error(f"unrecognized arguments: {' '.join(said)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        args = build_parser().parse_args(expand_feature_flags(argv))
+        args = parse(expand_feature_flags(argv))
         log.set_quiet(args.quiet)
         log.set_verbose(args.verbose)
         if args.verbose:

@@ -39,7 +39,7 @@ def plan_outputs(settings: HipifySettings, src_dir: Path, out_dir: Path, old_fil
         report.outputs[rel] = out_rel
         sha = sha256_bytes((src_dir / rel).read_bytes())
         cached = old_files.get(rel)
-        if _up_to_date(cached, sha, out_rel, out_dir / out_rel):
+        if cached is not None and _up_to_date(cached, sha, out_rel, out_dir / out_rel):
             entries[rel] = cached
             report.unchanged += 1
         else:

@@ -113,7 +113,8 @@ class Series:
     def select(self, phase: str | None, features: Iterable[str]) -> tuple[list[SeriesEntry], list[SeriesEntry]]:
         """(enabled, disabled-by-features) entries of `phase` (None: every phase), in series order."""
         feats = set(features)
-        enabled, disabled = [], []
+        enabled: list[SeriesEntry] = []
+        disabled: list[SeriesEntry] = []
         for e in self.entries:
             if phase is not None and e.phase != phase:
                 continue

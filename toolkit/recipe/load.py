@@ -140,7 +140,9 @@ def load_recipe(path: Path) -> Recipe:
         raise meta.error("name", f"expected lowercase letters, digits, '-' or '_', got {name!r}")
     summary = meta.str("summary", "")
     base = _load_base(meta, path)
-    stages = tuple(meta.str_list("stages")) if meta.has("stages") else None
+    # Read with a default, not after has(): a key read is a key done() names among the known ones.
+    named = meta.str_list("stages", None)
+    stages = tuple(named) if named is not None else None
     meta.done()
 
     # Imported here: the release CLI resolves recipe names inside bare containers with only the stdlib.
@@ -186,9 +188,9 @@ def _load_base(meta: Table, path: Path) -> Table | None:
     Only [features] is shared: source, outputs, patches and the rest describe one tree and stay in its recipe.
     Errors in the fragment name the fragment's file and key.
     """
-    if not meta.has("extends"):
+    rel = meta.str("extends", None)
+    if rel is None:
         return None
-    rel = meta.str("extends")
     base_path = confined(path.parent / rel, path.parent, f"{path}: key 'recipe.extends'")
     if not base_path.is_file():
         raise meta.error("extends", f"no such file {base_path} (relative to {path.parent})")

@@ -20,6 +20,7 @@ import json
 import os
 import shlex
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,10 +96,10 @@ def session_command(runner: str, session: str, args: list[str]) -> list[str]:
 def container_env(mounts: Mounts, environ: dict[str, str] | None = None,
                   extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment a session needs inside: fixed paths plus what passes through from the host."""
-    environ = os.environ if environ is None else environ
+    given: Mapping[str, str] = os.environ if environ is None else environ
     spec = json.loads(ENV_FILE.read_text(encoding="utf-8"))
     env = {}
-    for key, value in sorted(environ.items()):
+    for key, value in sorted(given.items()):
         if key in spec["never"]:
             continue
         if key in spec["names"] or any(key.startswith(p) for p in spec["prefixes"]):

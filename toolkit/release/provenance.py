@@ -97,11 +97,11 @@ def build_statement(builds: list[dict], toolchain: dict, started: str | None, fi
                 "name": str(patch.get("name")), "digest": {"sha256": digest},
                 "annotations": {"kind": "patch"}})
         for dep in facts.get("fetchcontent", []):
-            digest = {"sha256": dep["sha256"]} if dep.get("sha256") else {}
+            pins = {"sha256": dep["sha256"]} if dep.get("sha256") else {}
             if dep.get("content"):
-                digest["toolkit-tree-sha256"] = dep["content"]
+                pins["toolkit-tree-sha256"] = dep["content"]
             dependencies.setdefault(f"fetchcontent:{dep['name']}:{dep.get('content')}", {
-                "name": str(dep["name"]), "uri": str(dep["url"]), "digest": digest,
+                "name": str(dep["name"]), "uri": str(dep["url"]), "digest": pins,
                 "annotations": {"kind": "fetchcontent", "version": str(dep.get("version"))}})
         commands = [c if isinstance(c, str) else shlex.join(map(str, c)) for c in facts.get("commands", [])]
         per_build.append({

@@ -261,7 +261,8 @@ def _external_component(lib: str, ref: str, excludes: list[str], rocm_rule: str 
     if pattern is not None or rocm_rule is not None:
         description = "ROCm library the wheel needs but does not bundle: the ROCm install provides it"
         props = [_prop("toolkit:provided-by", "rocm")]
-        props.append(_prop("toolkit:exclude-pattern", pattern) if pattern else _prop("toolkit:rocm-rule", rocm_rule))
+        props.append(_prop("toolkit:exclude-pattern", pattern) if pattern
+                     else _prop("toolkit:rocm-rule", rocm_rule or ""))
     else:
         description = "System library the wheel needs but does not bundle: the OS provides it"
         props = [_prop("toolkit:provided-by", "system")]

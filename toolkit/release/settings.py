@@ -21,9 +21,9 @@
     root = "debian-sid-rocm7"              # the build root (containers/roots/NAME.toml) whose image builds it
 
     [release.container]
-    root = "debian-sid-rocm"               # run in this build root's image (`root image`), or:
-    image = "localhost/ort-amdgpu-manylinux_2_28-rocm:7.1.1"
-    containerfile = "../containers/manylinux_2_28-rocm.Containerfile"   # relative to the recipe
+    root = "debian-sid-rocm"               # run in this build root's image (`root image`): both recipes do; or:
+    image = "localhost/NAME:TAG"           # an image of your own,
+    containerfile = "../containers/NAME.Containerfile"   # built by `container-image` (relative to the recipe)
     engine = "podman"                      # optional; env TOOLKIT_CONTAINER_ENGINE overrides
     runner = "nox"                         # how a session is started inside: "nox" or "toolkit"
 """

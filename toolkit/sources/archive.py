@@ -117,7 +117,7 @@ def _fetch(pinned: PinnedArchive, ctx: FetchContext, what: str) -> Path:
             # A mirror's re-packed or subset archive has other bytes than upstream's: the content pin decides.
             if pinned.content is None:
                 raise
-    known = known_archive(ctx, pinned.content)
+    known = known_archive(ctx, pinned.content) if pinned.content else None
     file = ctx.cache.find_download(known) if known else None
     return file if file is not None else _download_any(pinned.url, ctx, what)
 

@@ -299,7 +299,8 @@ def _body(response: requests.Response):
         yield chunk
 
 
-def _is_timeout(exc: BaseException) -> bool:
+def _is_timeout(first: BaseException) -> bool:
+    exc: BaseException | None = first
     while exc is not None:
         if isinstance(exc, (urllib3.exceptions.TimeoutError, TimeoutError, requests.Timeout)):
             return True

@@ -75,12 +75,16 @@ def provider_defines(deps, ctx: FetchContext, dest: Path, recipe: Path, binary_d
     lines.append(f'set(TOOLKIT_FC_NAMES "{";".join(d.name.lower() for d in deps)}")')
     lines.append(f'set(TOOLKIT_FP_NAMES "{";".join(d.name for d in deps if d.find_package)}")')
     lines.append(f'set(TOOLKIT_PROVIDER_RECIPE "{Path(recipe).as_posix()}")')
-    map_file = dest / MAP_NAME
     dest.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(map_file, "\n".join(lines) + "\n")
+    atomic_write_text(dest / MAP_NAME, "\n".join(lines) + "\n")
+    return handover_defines(dest, binary_dir)
+
+
+def handover_defines(dest: Path, binary_dir: Path) -> dict[str, str]:
+    """The defines that hand CMake the provider and its map in `dest` (what a dry run shows, writing nothing)."""
     return {
         "CMAKE_PROJECT_TOP_LEVEL_INCLUDES": PROVIDER.as_posix(),
-        "TOOLKIT_PROVIDER_MAP": map_file.as_posix(),
+        "TOOLKIT_PROVIDER_MAP": (Path(dest) / MAP_NAME).as_posix(),
         "TOOLKIT_PROVIDER_REPORT": (Path(binary_dir) / REPORT_NAME).as_posix(),
         DISCONNECTED: "ON",
     }

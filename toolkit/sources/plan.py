@@ -24,8 +24,9 @@ def plan_source(settings: SourceSettings, ctx: FetchContext, dest_dir: Path) -> 
         pins = with_lock_pins(settings.archive, ctx).describe_pins()
         where = origin(settings.archive.url, ctx.mirrors, is_cached(settings.archive, ctx), ctx.offline)
         return f"source: {redact_url(settings.archive.url)} [{pins}, {where}] -> unpack into {dest_dir}"
-    git = settings.git or ""
-    where = origin(git, ctx.mirrors, ctx.cache.git_path(git, settings.commit or "").is_dir(), ctx.offline)
+    assert settings.git is not None and settings.commit is not None  # one kind of source: SourceSettings checks it
+    git = settings.git
+    where = origin(git, ctx.mirrors, ctx.cache.git_path(git, settings.commit).is_dir(), ctx.offline)
     subs = " with submodules" if settings.submodules else ""
     return f"source: git {redact_url(git)} at {settings.commit}{subs} [{where}] -> {dest_dir}"
 

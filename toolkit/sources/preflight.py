@@ -49,8 +49,9 @@ class ResolvedPaths:
         prefixes = [ort_home or self.path("ort"), self.path("migraphx"), self.path("rocm")]
         unique = list(dict.fromkeys(p.as_posix() for p in prefixes if p is not None))
         defines = {"CMAKE_PREFIX_PATH": ";".join(unique)} if unique else {}
-        if self.path("rocm") is not None:
-            defines["ROCM_PATH"] = self.path("rocm").as_posix()
+        rocm = self.path("rocm")
+        if rocm is not None:
+            defines["ROCM_PATH"] = rocm.as_posix()
         return defines
 
     def lines(self) -> list[str]:

@@ -96,10 +96,21 @@ def resolve(url: str, rev: str, mirrors: tuple[str, ...] = (), offline: bool = F
         raise ToolkitError(reasons + lacking,
                            hint="no network? pass --mirror file://<mirror> holding the repository as "
                                 "<mirror>/<host>/<path>; else check the URL and your access to it")
-    hint = "give a branch, a tag or a full 40-hex commit"
+    raise ToolkitError(f"revision {shown!r} is not in {' nor in '.join(tried)}", hint=missing_hint(rev, tried))
+
+
+LOCAL_CLONE = ("a local clone answers those: put it at DIR/<host>/<path> (the source URL's host and path) and "
+               "pass --mirror file://DIR")
+
+
+def missing_hint(rev: str, tried: list[str]) -> str:
+    """What a person can give instead of a revision none of `tried` has: what those repositories understand."""
+    if any(local_path(repo) is not None for repo in tried):
+        return ("give a branch, a tag, a commit id (a short one too) or any revision git understands "
+                "(main~1, v1.2^) that the repository holds")
     if not _FULL.fullmatch(rev) and re.fullmatch(r"[0-9a-f]{4,39}", rev):
-        hint = "a short commit id is only understood by a local repository: give all 40 hex digits"
-    raise ToolkitError(f"revision {shown!r} is not in {' nor in '.join(tried)}", hint=hint)
+        return f"a remote repository lists no short commit ids: give all 40 hex digits, or {LOCAL_CLONE}"
+    return f"a remote repository knows branches, tags and full 40-hex commits; for main~1 or a short id, {LOCAL_CLONE}"
 
 
 class _Unreadable(Exception):

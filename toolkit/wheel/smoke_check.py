@@ -46,7 +46,7 @@ class StderrCapture:
 
     def __init__(self) -> None:
         self.file = tempfile.TemporaryFile(mode="w+b")
-        self.saved = None
+        self.saved: int | None = None
 
     def __enter__(self) -> StderrCapture:
         sys.stderr.flush()
@@ -56,8 +56,9 @@ class StderrCapture:
 
     def __exit__(self, *exc) -> None:
         sys.stderr.flush()
-        os.dup2(self.saved, 2)
-        os.close(self.saved)
+        if self.saved is not None:
+            os.dup2(self.saved, 2)
+            os.close(self.saved)
 
     def text(self) -> str:
         self.file.seek(0)
@@ -91,7 +92,7 @@ def package_components(name: str, check: Checker) -> list[tuple[str, str]]:
     except Exception as exc:
         check.fail(f"import {name}: {type(exc).__name__}: {exc}")
         return []
-    check.ok(f"import {name} from {os.path.dirname(package.__file__)}")
+    check.ok(f"import {name} from {os.path.dirname(package.__file__ or '')}")
     try:
         paths = list(package.get_library_paths())
         names = list(package.get_ep_names())
@@ -195,10 +196,11 @@ def wrong_session(ort, onnx, device, provider_options: dict, pattern: str, check
     except Exception as exc:
         # onnxruntime's Python session retries a failed EP on the CPU and raises the retry's error, with the
         # EP's own error as its cause: the EP's message is somewhere along that chain.
-        chain = []
-        while exc is not None and len(chain) < 8:
-            chain.append(str(exc).strip())
-            exc = exc.__cause__ or exc.__context__
+        chain: list[str] = []
+        link: BaseException | None = exc
+        while link is not None and len(chain) < 8:
+            chain.append(str(link).strip())
+            link = link.__cause__ or link.__context__
         found = next((m for m in chain if re.search(pattern, m)), None)
         if found is not None:
             check.ok(f"provider options {provider_options} fail as expected: {found}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import shutil
+from typing import TYPE_CHECKING, cast
 
 from toolkit.engine.build import Build
 from toolkit.engine.runner import Stage, StageSpec
@@ -17,8 +18,12 @@ from toolkit.wheel.repair import repair_wheel
 TEMPLATES = ("CMakeLists.txt.in", "package_init.py", "package_main.py", "selfcheck.py")
 
 
-def wheel_settings(b: Build):
-    settings = b.recipe.extra["wheel"]
+if TYPE_CHECKING:
+    from toolkit.wheel.settings import WheelSettings
+
+
+def wheel_settings(b: Build) -> WheelSettings:
+    settings = cast("WheelSettings", b.recipe.extra["wheel"])
     if b.options.local_version:
         settings = dataclasses.replace(settings, version=f"{settings.version}+{b.options.local_version}")
     return settings
