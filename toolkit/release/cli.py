@@ -149,7 +149,7 @@ def cmd_release(args) -> int:
     os.environ.update({**release_env(Path(args.recipe), args.source), **cache.build_env()})
     try:
         # Entries built in their roots' images record those images' tools; the host's would say nothing true.
-        tools = {} if all(elsewhere.values()) else None
+        tools: dict | None = {} if all(elsewhere.values()) else None
         run_release(entries, build_fn, out_dir, recipe=str(args.recipe), no_wait=args.no_wait, toolchain=tools,
                     meta=in_root.meta_writer(wheel) if wheel and variants and not in_root.current_root() else None,
                     facts_out=args.facts_out)

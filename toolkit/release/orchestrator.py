@@ -87,7 +87,9 @@ def _release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, excludes: l
         # A reproducible release (SOURCE_DATE_EPOCH set) records no run times: a rebuild gives the same file.
         started = None if os.environ.get("SOURCE_DATE_EPOCH") else _now()
         toolchain = provenance.collect_toolchain() if toolchain is None else toolchain
-        builds, wheels, sboms = [], [], []
+        builds: list[dict] = []
+        wheels: list[Path] = []
+        sboms: list[Path] = []
         producer: dict[str, str] = {}
         for entry in entries:
             log.stage("release", f"building {entry.id}")
@@ -130,8 +132,9 @@ def _release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, excludes: l
         if facts_out is not None:
             atomic_write_text(facts_out, json.dumps({b["entry"]["id"]: b["facts"] for b in builds}, indent=2))
 
+        unbuilt = tuple((w.name, sha256_file(w)) for w in wheels[len(builds):])   # the meta-package
         statement = provenance.build_statement(builds, toolchain, started, started and _now(), recipe,
-                                               extra_subjects=[(w.name, sha256_file(w)) for w in wheels[len(builds):]])
+                                               extra_subjects=unbuilt)
         prov_path = staging / PROVENANCE
         atomic_write_text(prov_path, provenance.render(statement))
         shutil.rmtree(staging / ".work")

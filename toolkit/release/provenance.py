@@ -72,7 +72,7 @@ def _digest(item: dict, what: str, where: str) -> str:
 
 
 def build_statement(builds: list[dict], toolchain: dict, started: str | None, finished: str | None,
-                    recipe: str | None = None, extra_subjects: list[tuple[str, str]] = ()) -> dict:
+                    recipe: str | None = None, extra_subjects: tuple[tuple[str, str], ...] = ()) -> dict:
     """The provenance statement for a set of builds.
 
     Each build is {"entry": {...matrix entry...}, "wheel": name, "sha256": hex, "facts": {...}};
