@@ -1,6 +1,7 @@
-"""Build times of AMD's real umbrella EP (recipe umbrella-ep-real, hip backend on) inside the Debian sid root.
+"""Build times of AMD's real umbrella EP (recipe umbrella-ep-real, hip backend on) inside a Debian build root.
 
-    python benchmarks/real_umbrella_build.py [--root DIR] [--jobs N] [--skip-cold]
+    python benchmarks/real_umbrella_build.py [--root NAME|DIR] [--jobs N] [--skip-cold]
+    python benchmarks/real_umbrella_build.py --root debian-sid-rocm7        # the ROCm 7 wheel
 
 Prints, for one machine:
   cold build        fresh build folder, empty ccache (its own CCACHE_DIR), wheel included
@@ -53,14 +54,17 @@ def build(root: Path, python: Path, build_dir: Path, ccache: Path, jobs: int) ->
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--root", type=Path, default=None,
-                   help="build root (default $TOOLKIT_BUILDROOT, else the toolkit's debian-sid-rocm root)")
+    p.add_argument("--root", default=None, metavar="NAME|DIR",
+                   help="build root: a package set's name (debian-sid-rocm, debian-sid-rocm7) or a root folder "
+                        "(default $TOOLKIT_BUILDROOT, else debian-sid-rocm)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     p.add_argument("--skip-cold", action="store_true", help="reuse the ccache of an earlier run (no cold build)")
     args = p.parse_args()
-    root = args.root or ensure_root(SID_ROOT)
+    name = SID_ROOT if args.root is None or Path(args.root).is_dir() else args.root
+    root = Path(args.root) if args.root and Path(args.root).is_dir() else ensure_root(name)
     print(f"machine: {machine()}")
-    python = toolkit_python(root)
+    print(f"root: {name} ({root})")
+    python = toolkit_python(root, name)
     work = Path(tempfile.mkdtemp(prefix="real-umbrella-bench.", dir=PROJECT / "build"))
     ccache = PROJECT / "build" / "bench-ccache"
     try:

@@ -32,7 +32,8 @@ pytest_plugins = ("tests.support.module_times",)
 
 # Fixture -> the markers every test using it gets. tiny_root (tests/buildroot/test_tiny_root.py) makes
 # a small root of its own with debootstrap from deb.debian.org.
-FIXTURE_MARKERS = {"sid_root": ("buildroot",), "tiny_root": ("buildroot", "network")}
+FIXTURE_MARKERS = {"sid_root": ("buildroot",), "rocm7_root": ("buildroot",), "rocm_root": ("buildroot",),
+                   "tiny_root": ("buildroot", "network")}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -77,6 +78,13 @@ def sid_root() -> Path:
     """The `debian-sid-rocm` build root: hipcc (clang 21), MIGraphX, ORT 1.27 headers; run commands in it
     with toolkit.buildroot.run_in_root. Tests using it are marked `buildroot`."""
     return buildroot_support.sid_root()
+
+
+@pytest.fixture(scope="session")
+def rocm7_root() -> Path:
+    """The `debian-sid-rocm7` build root: the sid root plus HIP 7.2.4 and hipcc 7.2.4 (clang 22) from experimental,
+    MIGraphX 7.1.1 kept; marked `buildroot`."""
+    return buildroot_support.build_root("debian-sid-rocm7")
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ after the command (nox passes its `-- ARGS` after it).
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import sys
 
@@ -15,6 +16,7 @@ from toolkit import __version__
 from toolkit.util import argcheck, log
 from toolkit.util import toolenv as tools
 from toolkit.util.errors import ToolkitError
+from toolkit.util.redact import redact_text
 
 # Modules that expose `register(subparsers)`. Order is the order of `--help`.
 COMMAND_MODULES: list[str] = [
@@ -103,11 +105,37 @@ def expand_feature_flags(argv: list[str]) -> list[str]:
     return out
 
 
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The deepest command parser `args` went through (`build`, `root make`)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            name = getattr(args, action.dest, None)
+            if name in action.choices:
+                return _chosen(action.choices[name], args)
+    return parser
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """argv parsed; an unknown option is reported by the command it was given to, with its usage and the
+    option it most likely meant (argparse would print the top-level usage, with no suggestion)."""
+    command = next((a for a in argv if not a.startswith("-")), None)  # the top level takes no values
+    parser = build_parser(command)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        command = _chosen(parser, args)
+        options = [o for action in command._actions for o in action.option_strings]
+        said = []
+        for arg in unknown:
+            close = difflib.get_close_matches(arg.split("=", 1)[0], options, n=1) if arg.startswith("-") else []
+            said.append(f"{arg} (did you mean {close[0]}?)" if close else arg)
+        command.error(f"unrecognized arguments: {' '.join(said)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        command = next((a for a in argv if not a.startswith("-")), None)  # the top level takes no values
-        args = build_parser(command).parse_args(expand_feature_flags(argv))
+        args = parse(expand_feature_flags(argv))
         log.set_quiet(args.quiet)
         log.set_verbose(args.verbose)
         if args.verbose:
@@ -115,7 +143,11 @@ def main(argv: list[str] | None = None) -> int:
         tools.prefer_own_tools()
         return int(args.func(args) or 0)
     except ToolkitError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {redact_text(str(exc))}", file=sys.stderr)
+        return 2
+    except OSError as exc:   # a file system refusal no stage foresaw: still one line, not a traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {redact_text(where + (exc.strerror or str(exc)))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

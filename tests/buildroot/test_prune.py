@@ -159,3 +159,30 @@ def test_prune_removes_the_stale_and_keeps_the_rest(cache):
     again = _toolkit("root", "prune", str(spec_file), env=env)
     assert "removed 0 root(s), 0 venv(s), 0 image(s)" in again.stderr
 
+
+
+def test_a_link_in_the_venvs_folder_is_removed_never_followed(tmp_path, monkeypatch):
+    """A link among the venvs (to a folder outside the cache that looks like a stale venv): the link goes, its
+    target is untouched, and the rest of the prune (a real stale venv) still happens; no traceback."""
+    name = f"prunelink{os.getpid()}"
+    spec_file = tmp_path / f"{name}.toml"
+    spec_file.write_text(SET)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TOOLKIT_CACHE_DIR", str(cache))
+    monkeypatch.delenv(make.ENV_BUILDROOT, raising=False)
+    roots = make.root_path(packageset.load(spec_file)).parent
+    outside = _venv(tmp_path / "outside", "victim", roots / "gone-0123456789abcdef")
+    (outside / "CANARY").write_text("must stay")
+    venvs = roots / "venvs"
+    stale = _venv(venvs, "e" * 16, roots / "gone-0123456789abcdef")
+    link = venvs / ("f" * 16)
+    link.symlink_to(outside)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOOLKIT_CACHE_DIR": str(cache)}
+    proc = _toolkit("root", "prune", str(spec_file), env=env)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"removed venv link {link} -> {outside} (not followed)" in proc.stdout
+    assert not link.is_symlink() and not link.exists()
+    assert (outside / "CANARY").read_text() == "must stay" and (outside / "usr" / "bin" / "tool").is_file()
+    assert not stale.exists() and f"removed venv {stale} " in proc.stdout
+    assert not [p for p in venvs.iterdir() if p.name.startswith(".")], "a renamed leftover stayed behind"

@@ -15,11 +15,24 @@ from toolkit.engine.options import BuildOptions
 from toolkit.util.errors import ToolkitError
 
 
+def _passed_empty(plan: str, define: str) -> bool:
+    return f"define {define}=\n" in plan and (f" -D{define}= " in plan or plan.rstrip().endswith(f"-D{define}="))
+
+
 def test_plain_configure_passes_the_kernel_defines_empty(tmp_path):
     plan = toolkit("build", "--build-dir", str(tmp_path), "--dry-run").stdout
-    for define in ("GPU_TARGETS", "AMDGPU_EP_HIP_SOURCES_DIR", "CMAKE_HIP_FLAGS", "CMAKE_PREFIX_PATH"):
-        assert f"define {define}=\n" in plan, define
-        assert f" -D{define}= " in plan or plan.rstrip().endswith(f"-D{define}="), define
+    assert _passed_empty(plan, "AMDGPU_EP_HIP_SOURCES_DIR")   # the tree's own variable, on every configure
+    # The toolkit's off values clear only what a configure left in the cache: none yet, so none passed
+    # (CMake would warn that the sample never reads CMAKE_HIP_FLAGS or ROCM_PATH).
+    for define in ("GPU_TARGETS", "CMAKE_HIP_FLAGS", "ROCM_PATH"):
+        assert f"-D{define}=" not in plan, define
+    cmake = tmp_path / "amdgpu-ep" / "release" / "cmake"
+    cmake.mkdir(parents=True)
+    (cmake / "CMakeCache.txt").write_text("GPU_TARGETS:STRING=gfx90a\nCMAKE_HIP_FLAGS:STRING=--rocm-path=/usr\n"
+                                          "ROCM_PATH:PATH=\n")
+    again = toolkit("build", "--build-dir", str(tmp_path), "--dry-run").stdout
+    assert _passed_empty(again, "GPU_TARGETS") and _passed_empty(again, "CMAKE_HIP_FLAGS")
+    assert "-DROCM_PATH=" not in again   # empty in the cache already: nothing to clear
 
 
 @pytest.fixture(scope="module")

@@ -31,3 +31,33 @@ def test_a_recipe_without_a_compile_check_is_one_error_line():
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: recipe amdgpu-ep (") and "has no [compile_check] section" in proc.stderr
     assert "Traceback" not in proc.stderr and "--recipe onnxruntime-rocm-ep" in proc.stderr
+
+
+def test_sample_asked_of_a_recipe_without_one_is_an_error_not_an_empty_pass(tmp_path):
+    tree = tmp_path / "src"
+    tree.mkdir()
+    (tree / "a.cu").write_text("__global__ void k() {}\n")
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(f'[recipe]\nname = "r"\nstages = ["hipify", "compile-check"]\n[source]\npath = "{tree}"\n'
+                      '[hipify]\ninclude = ["**/*.cu"]\n[compile_check]\ntargets = ["gfx942"]\nunits = ["**/*.cu"]\n')
+    proc = _toolkit("compile-check", "--recipe", str(recipe), "--sample", "--build-dir", str(tmp_path / "b"))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith(f"error: recipe r ({recipe}) has no [compile_check] sample: --sample would "
+                                  "compile nothing")
+    assert "0/0" not in proc.stdout and "Traceback" not in proc.stderr
+    assert not (tmp_path / "b").exists()
+
+
+def test_summary_says_cached_for_a_hipify_reused_from_an_earlier_run():
+    from toolkit.compile_check.cli import summary_lines
+    from toolkit.engine.runner import StageResult
+
+    report = {"compiled": 3, "units": 4, "rate": 0.75, "failures_by_cause": {"no member named 'x'": ["a.cc"]}}
+    lines = summary_lines([("builtin", StageResult("hipify", "f", False, 0.0), report),
+                           ("hipify-perl", StageResult("hipify", "g", True, 12.5), report)])
+    table = "\n".join(lines)
+    assert "skipped" not in table and "converted" not in table
+    assert lines[1].split() == ["builtin", "cached", "3/4", "75.0%"]
+    assert lines[2].split() == ["hipify-perl", "12.50", "s", "3/4", "75.0%"]
+    assert "(cached: hipify's output was unchanged since an earlier run and reused)" in lines
+    assert "[builtin]   1 x no member named 'x'  (e.g. a.cc)" in lines

@@ -199,3 +199,27 @@ def test_removed_or_edited_patched_file_is_patched_again(default_build, build_ro
     assert cmakelists.read_text() == patched
     for lib in (work / "lib").iterdir():
         assert nm_defined(lib) == ENTRY_POINTS, lib
+
+
+def test_the_dry_run_shows_the_configure_the_build_ran(default_build, build_root):
+    """Every -D of the dry run's cmake command is what the real configure left in the CMake cache, and the
+    provider's defines and ORT's prefix are among them (not empty placeholders)."""
+    work, _ = default_build
+    plan = toolkit("build", "--dry-run", "--build-dir", str(build_root)).stdout
+    command = next(line for line in plan.splitlines() if line.startswith("  configure: $ "))
+    defines = dict(arg[2:].partition("=")[::2] for arg in command.split() if arg.startswith("-D"))
+    for name in ("CMAKE_PROJECT_TOP_LEVEL_INCLUDES", "TOOLKIT_PROVIDER_MAP", "TOOLKIT_PROVIDER_REPORT"):
+        assert defines.get(name), f"{name} missing from the dry run's command"
+    assert defines["CMAKE_PREFIX_PATH"], "the dry run leaves ORT's prefix out"
+    cache = read_cache(work / "cmake")
+    assert {k: v for k, v in defines.items() if cache.get(k) != v} == {}
+
+
+def test_the_sample_builds_without_warnings(tmp_path):
+    """Neither the compiler (-Wunused-result in factory.cc) nor CMake (-D variables the project never reads,
+    passed only to clear a cache no configure filled) warns on a fresh build of the sample."""
+    proc = toolkit("build", "--build-dir", str(tmp_path), "-v")
+    said = proc.stdout + proc.stderr
+    assert "Manually-specified variables were not used" not in said
+    assert [line for line in said.splitlines() if "warning:" in line] == []
+    assert "stages run: source, patch, hipify, configure, build, check" in said

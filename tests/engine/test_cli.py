@@ -372,3 +372,16 @@ def test_clean_a_variant_a_recipe_or_everything_but_never_the_cache_unasked(tmp_
     assert (cache / "downloads" / "file").read_text() == "cached"
     assert main("clean", "--all", "--cache", "--build-dir", str(root)).returncode == 0
     assert not cache.exists()
+
+
+def test_a_mistyped_option_is_reported_by_its_command_with_a_suggestion():
+    proc = subprocess.run([sys.executable, "-m", "toolkit", "build", "--dry-rn"], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("usage: python -m toolkit build ")
+    assert proc.stderr.rstrip().endswith(
+        "python -m toolkit build: error: unrecognized arguments: --dry-rn (did you mean --dry-run?)")
+    nested = subprocess.run([sys.executable, "-m", "toolkit", "root", "make", "--lockd"], cwd=ROOT,
+                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert "python -m toolkit root make: error: unrecognized arguments: --lockd (did you mean --locked?)" in \
+        nested.stderr

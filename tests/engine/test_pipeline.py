@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import re
 import subprocess
@@ -64,14 +65,14 @@ def test_ort_recipe_plans_no_cmake_configure(tmp_path):
     proc = run_toolkit("build", "--recipe", "onnxruntime-rocm-ep", "--until", "compile-check", "--dry-run",
                        "--build-dir", str(tmp_path))
     out = proc.stdout + proc.stderr
-    assert planned_stages(proc.stderr) == ["patch", "hipify", "compile-check"]
+    assert planned_stages(proc.stderr) == ["source", "hipify", "compile-check"]
     assert "configure" not in out and "-DAMDGPU_EP" not in out and "cmake -S" not in out
     assert "fetchcontent" not in out and "dependency provider" not in out  # nothing configures, nothing to serve
 
 
 def test_sample_plans_every_cmake_stage_with_its_own_defines(tmp_path):
     proc = run_toolkit("build", "--dry-run", "--build-dir", str(tmp_path))
-    assert planned_stages(proc.stderr) == ["patch", "hipify", "configure", "build", "check"]
+    assert planned_stages(proc.stderr) == ["source", "patch", "hipify", "configure", "build", "check"]
     assert f"define AMDGPU_EP_OUTPUT_DIR={tmp_path / 'amdgpu-ep' / 'release' / 'cmake' / 'out'}" in proc.stdout
     assert "define AMDGPU_EP_HIP_SOURCES_DIR=\n" in proc.stdout
     wheel = run_toolkit("build", "--dry-run", "--wheel", "--build-dir", str(tmp_path))
@@ -88,7 +89,7 @@ def test_until_a_stage_the_recipe_does_not_run_names_its_stages(tmp_path):
     proc = toolkit_fails("build", "--recipe", "onnxruntime-rocm-ep", "--until", "configure", "--dry-run",
                          "--build-dir", str(tmp_path))
     assert "recipe onnxruntime-rocm-ep runs no stage named 'configure'" in proc.stderr
-    assert "its stages: patch, hipify, compile-check" in proc.stderr
+    assert "its stages: source, hipify, compile-check" in proc.stderr
 
 
 def test_a_recipe_naming_an_unknown_stage_is_an_error(tmp_path):
@@ -131,3 +132,70 @@ def test_the_recorded_build_command_gives_back_the_same_options(options):
     argv = build_argv(options, "-j", "3")
     assert argv[:4] == ["python", "-m", "toolkit", "build"]
     assert _parse_build(argv) == options
+
+
+def _toy_recipe(tmp_path: Path, stages: str, series: str = "") -> Path:
+    """A contributor's recipe: one CUDA file, hipified; no CMake build."""
+    tree = tmp_path / "toy-src"
+    (tree / "kernels").mkdir(parents=True)
+    (tree / "kernels" / "add.cu").write_text("#include <cuda_runtime.h>\nvoid f() { cudaDeviceSynchronize(); }\n")
+    recipe = tmp_path / "toy.toml"
+    recipe.write_text(f'[recipe]\nname = "toy"\nstages = {stages}\n[source]\npath = "{tree}"\n'
+                      f'[hipify]\ninclude = ["**/*.cu"]\n{series}')
+    return recipe
+
+
+def test_a_recipe_without_patch_stage_or_series_hipifies_what_its_dry_run_planned(tmp_path):
+    recipe = _toy_recipe(tmp_path, '["hipify", "compile-check"]')
+    build = tmp_path / "build"
+    plan = run_toolkit("build", "--recipe", str(recipe), "--until", "hipify", "--dry-run", "--build-dir", str(build))
+    assert planned_stages(plan.stderr) == ["source", "hipify"]
+    assert f"source: copy -> {build / 'toy' / 'release' / 'source'}" in plan.stdout
+    assert not build.exists()
+    done = run_toolkit("build", "--recipe", str(recipe), "--until", "hipify", "--build-dir", str(build))
+    assert planned_stages(done.stderr) == ["source", "hipify"]
+    hipified = (build / "toy" / "release" / "hipified" / "kernels" / "add.cu").read_text()
+    assert "hipDeviceSynchronize()" in hipified and "hip/hip_runtime.h" in hipified
+    again = run_toolkit("build", "--recipe", str(recipe), "--until", "hipify", "--build-dir", str(build))
+    assert "source: skipped (inputs unchanged" in again.stderr and "hipify: skipped (inputs unchanged" in again.stderr
+    # --until patch on a recipe with nothing to patch stops once the tree is in place.
+    tree = run_toolkit("build", "--recipe", str(recipe), "--until", "patch", "--build-dir", str(build))
+    assert planned_stages(tree.stderr) == ["source"]
+
+
+def test_the_patch_stage_patches_the_copy_the_source_stage_made_and_counts_what_it_changed(tmp_path):
+    patches = tmp_path / "patches"
+    patches.mkdir()
+    (patches / "sync.patch").write_text(
+        "--- a/kernels/add.cu\n+++ b/kernels/add.cu\n@@ -1,2 +1,2 @@\n #include <cuda_runtime.h>\n"
+        "-void f() { cudaDeviceSynchronize(); }\n+void f() { cudaDeviceSynchronize(); cudaGetLastError(); }\n")
+    sha = hashlib.sha256((patches / "sync.patch").read_bytes()).hexdigest()
+    (patches / "series").write_text(f"# Checks the launch.\nsync.patch phase=base sha256={sha}\n")
+    recipe = _toy_recipe(tmp_path, '["patch", "hipify"]', f'[patches]\nseries = "{patches / "series"}"\n')
+    build = tmp_path / "build"
+    done = run_toolkit("build", "--recipe", str(recipe), "--build-dir", str(build))
+    assert planned_stages(done.stderr) == ["source", "patch", "hipify"]
+    assert "patch: 1 file(s) patched;" in done.stderr
+    assert "cudaGetLastError" in (build / "toy" / "release" / "source" / "kernels" / "add.cu").read_text()
+    # The patched tree is the patch stage's output: the source stage is not run again because it was patched.
+    again = run_toolkit("build", "--recipe", str(recipe), "--build-dir", str(build))
+    assert "stages run: none (everything up to date)" in again.stderr
+
+
+def test_preflight_outside_the_build_root_points_at_the_recipes_root(tmp_path):
+    """A recipe whose [release.container] names a build root: a missing MIGraphX on this machine is answered
+    with building in that root (the name read from the recipe), not only with installing MIGraphX."""
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(f'[recipe]\nname = "r"\n[source]\npath = "{tmp_path}"\n[requires]\nalways = ["migraphx"]\n'
+                      '[release.container]\nroot = "debian-sid-rocm7"\n')
+    proc = toolkit_fails("build", "--recipe", str(recipe), "--migraphx-home", str(tmp_path / "none"),
+                         "--build-dir", str(tmp_path / "b"))
+    assert "error: preflight: missing before anything is built" in proc.stderr
+    assert ("hint: recipe r builds inside the build root debian-sid-rocm7 (its [release.container] root): "
+            "nox -s container -- --root debian-sid-rocm7 build --recipe r") in proc.stderr
+    assert "Traceback" not in proc.stderr
+    # Without a root in the recipe, the hint stays the install's.
+    recipe.write_text(f'[recipe]\nname = "r"\n[source]\npath = "{tmp_path}"\n[requires]\nalways = ["migraphx"]\n')
+    plain = toolkit_fails("build", "--recipe", str(recipe), "--migraphx-home", str(tmp_path / "none"),
+                          "--build-dir", str(tmp_path / "b"))
+    assert "container --root" not in plain.stderr and "MIGraphX" in plain.stderr

@@ -12,7 +12,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from tests.support.real_umbrella_support import BUILD, COMMON, LIBS, SMOKE_SCRIPT, inside, toolkit
+from tests.support.real_umbrella_support import LIBS, SMOKE_SCRIPT, inside, toolkit
 from toolkit.binary.elf import read_elf
 from toolkit.sources.fetchcontent import read_report
 from toolkit.wheel.data import rocm_excludes
@@ -35,6 +35,23 @@ def test_libraries_from_install_rules_with_declared_exports_and_needed(real_buil
     assert "check: libmigraphx-backend.so: NEEDED includes libmigraphx_c.so.3" in real_build.log
 
 
+def test_libraries_link_the_hip_of_their_root_and_never_another(sid, real_build):
+    """rocm6 links libamdhip64.so.6, rocm7 .so.7 (ROCm 7's root keeps MIGraphX 7.1.1, whose own library links HIP 6:
+    that one is MIGraphX's dependency, never one of ours)."""
+    for name in LIBS:
+        hips = [n for n in read_elf(real_build.ws / "lib" / name).needed if n.startswith("libamdhip64.so")]
+        assert hips in ([], [sid.hip]), (name, hips)
+    assert [sid.hip] == [n for n in read_elf(real_build.ws / "lib" / "libmigraphx-backend.so").needed
+                         if n.startswith("libamdhip64.so")]
+    major = sid.variant.removeprefix("rocm")
+    version = inside(sid, ["sh", "-c", "grep -h '^#define HIP_VERSION_MAJOR' /usr/include/hip/hip_version.h"],
+                     capture=True).stdout.split()[-1]
+    assert version == major, (sid.name, version)
+    # The api-check stage (and `bump --root NAME`, which runs it) read the APIs in this root's HIP headers.
+    hip = json.loads((real_build.ws / "api-check.json").read_text())["libraries"]["hip"]
+    assert hip["version"].startswith(f"{major}.") and hip["package"].startswith(f"libamdhip64-dev {major}."), hip
+
+
 def test_dry_run_lists_what_cmake_asked_the_provider_for(real_build):
     announced = re.search(r"CMake will ask the dependency provider for: (.*)", real_build.dry).group(1)
     asked = read_report(real_build.ws / "cmake")
@@ -48,9 +65,9 @@ def test_dry_run_lists_what_cmake_asked_the_provider_for(real_build):
 
 
 def test_default_features_configure_only_leaves_hip_off(sid, real_build):
-    proc = toolkit(sid, "build", *COMMON, "--variant", "default", "--until", "configure")
+    proc = toolkit(sid, "build", *sid.common, "--variant", "default", "--until", "configure")
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
-    cmake = BUILD / "umbrella-ep-real" / "default" / "cmake"
+    cmake = sid.build / "umbrella-ep-real" / "default" / "cmake"
     cache = (cmake / "CMakeCache.txt").read_text()
     assert "USE_HIP:BOOL=OFF" in cache and "USE_MIGRAPHX:BOOL=ON" in cache
     assert "libhip-backend.so" not in (cmake / "build.ninja").read_text()
@@ -68,7 +85,7 @@ def test_wheel_has_no_rocm_files_and_its_tag_is_the_roots_glibc(sid, real_build)
     # What it needs and does not carry, the SBOM names as external ROCm components.
     from toolkit.release.sbom import external_libraries, wheel_sbom
     sbom = wheel_sbom(wheels[0])
-    assert {"libmigraphx_c.so.3", "libamdhip64.so.6"} <= set(external_libraries(sbom, "rocm"))
+    assert {"libmigraphx_c.so.3", sid.hip} <= set(external_libraries(sbom, "rocm"))
     assert "libc.so.6" in external_libraries(sbom, "system")
     # The tag auditwheel computed inside the root: the glibc symbol versions the libraries use, which the
     # root's glibc bounds (the recipe's zig toolchain keeps them at 2.28: tests/real_umbrella/test_toolchain.py).
@@ -80,7 +97,7 @@ def test_wheel_has_no_rocm_files_and_its_tag_is_the_roots_glibc(sid, real_build)
 
 def test_wheel_registers_in_fresh_venv_and_loads_backends_from_inside_it(sid, real_build):
     wheel = sorted((real_build.ws / "wheelhouse").glob("*.whl"))[0]
-    venv = BUILD / "smoke-venv"
+    venv = sid.build / "smoke-venv"
     shutil.rmtree(venv, ignore_errors=True)
     # Debian's python3-onnxruntime 1.27.1 through --system-site-packages; the wheel itself, no index.
     inside(sid, ["python3", "-m", "venv", "--system-site-packages", str(venv)], network=False)

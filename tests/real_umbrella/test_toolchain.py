@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.real_umbrella_support import BUILD, PROJECT, inside, toolkit
+from tests.support.real_umbrella_support import PROJECT, inside, toolkit
 from toolkit.binary.elf import highest_version, read_elf, version_needs
 from toolkit.cmake.toolchain import resolve
 from toolkit.recipe.load import load_recipe
@@ -59,7 +59,7 @@ def test_auditwheel_in_the_root_tags_it_manylinux_2_28_or_lower(sid, real_build,
     tags = re.findall(r"manylinux_(\d+)_(\d+)_x86_64", wheel.name)
     assert tags and all((int(a), int(b)) <= FLOOR for a, b in tags), wheel.name
     raw = sorted((real_build.ws / "wheel-raw").glob("*.whl"))[0]
-    out = BUILD / "toolchain-repair"
+    out = sid.build / "toolchain-repair"
     inside(sid, ["rm", "-rf", str(out)], network=False)
     proc = toolkit(sid, "repair", str(raw), "--recipe", "umbrella-ep-real", "--out", str(out))
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -85,7 +85,7 @@ def test_shipped_libraries_carry_no_debug_info_and_no_path_of_the_build_machine(
     cache's and the work tree's paths in it): the wrappers strip it, so what ships is as big as the code."""
     from elftools.elf.elffile import ELFFile
 
-    paths = [str(p).encode() for p in (PROJECT, BUILD, default_cache_dir())]
+    paths = [str(p).encode() for p in (PROJECT, default_cache_dir())]
     with zipfile.ZipFile(wheel) as archive:
         for name in (n for n in archive.namelist() if n.endswith(".so")):
             data = archive.read(name)
@@ -119,7 +119,7 @@ def test_inspect_prints_the_glibc_maxima_and_the_toolchain(wheel):
 
 
 def test_package_follows_plugin_ep_conventions_and_names_its_rocm(sid, wheel):
-    venv = BUILD / "toolchain-venv"
+    venv = sid.build / "toolchain-venv"
     inside(sid, ["rm", "-rf", str(venv)], network=False)
     inside(sid, ["python3", "-m", "venv", "--system-site-packages", str(venv)], network=False)
     inside(sid, [str(venv / "bin/pip"), "install", "-q", "--no-deps", "--no-index", str(wheel)], network=False)
@@ -132,14 +132,14 @@ def test_package_follows_plugin_ep_conventions_and_names_its_rocm(sid, wheel):
     assert seen["version"] == wheel.name.split("-")[1]
     assert seen["path"].endswith("/onnxruntime_ep_amdgpu/libamdgpu-ep.so")
     assert seen["name"] == "AMDGPUExecutionProvider" and seen["names"] == ["AMDGPUExecutionProvider"]
-    assert {"libamdhip64.so.6", "libmigraphx_c.so.3"} <= set(seen["rocm"])
+    assert {sid.hip, "libmigraphx_c.so.3"} <= set(seen["rocm"])
     assert "libhipgpu.so" in seen["needs"]["libhip-backend.so"]
     assert seen["toolchain"]["target"] == "x86_64-linux-gnu.2.28"
     metadata = zipfile.ZipFile(wheel).read(f"{wheel.name.split('-')[0]}-{seen['version']}.dist-info/METADATA")
     description = metadata.decode()
-    assert "libamdhip64.so.6" in description and "libmigraphx_c.so.3" in description
+    assert sid.hip in description and "libmigraphx_c.so.3" in description
     assert "libhipgpu.so" in description and "glibc 2.28 symbols at most" in description
-    # HIP 6's soname picks the ROCm variant ([wheel.rocm_variants]); the meta-package's extra names it.
-    assert wheel.name.startswith("onnxruntime_ep_amdgpu_rocm6-"), wheel.name
-    assert "Name: onnxruntime-ep-amdgpu-rocm6" in description
-    assert "`pip install onnxruntime-ep-amdgpu[rocm6]` installs it" in description
+    # The HIP soname picks the ROCm variant ([wheel.rocm_variants]); the meta-package's extra names it.
+    assert wheel.name.startswith(f"onnxruntime_ep_amdgpu_{sid.variant}-"), wheel.name
+    assert f"Name: onnxruntime-ep-amdgpu-{sid.variant}" in description
+    assert f"`pip install onnxruntime-ep-amdgpu[{sid.variant}]` installs it" in description

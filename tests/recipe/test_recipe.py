@@ -92,3 +92,13 @@ def test_feature_errors():
     with pytest.raises(ToolkitError, match="feature 'migraphx' is required by 'amdgpu'"):
         select_features(r, [], ["migraphx"], "linux")
     assert select_features(r, [], ["amdgpu", "migraphx"], "linux")["migraphx"] is False
+
+
+def test_unknown_recipe_key_lists_every_key_recipe_takes(tmp_path):
+    """A typo under [recipe] names all four keys it takes, the optional ones left out of this file included."""
+    path = tmp_path / "r.toml"
+    path.write_text('[recipe]\nname = "r"\nstage = ["hipify"]\n')
+    with pytest.raises(RecipeError) as caught:
+        load_recipe(path)
+    said = str(caught.value)
+    assert f"{path}: key 'recipe.stage': unknown key (known keys here: extends, name, stages, summary)" in said

@@ -33,8 +33,8 @@ name = "rdna"
 targets = ["gfx1100", "gfx1201"]
 
 [release.container]
-image = "localhost/ort-amdgpu-manylinux_2_28-rocm:7.1.1"
-containerfile = "../containers/manylinux_2_28-rocm.Containerfile"
+image = "localhost/ort-amdgpu-release:1"
+containerfile = "../containers/release.Containerfile"
 runner = "nox"
 """
 
@@ -53,7 +53,7 @@ def test_full_section_reads_into_typed_settings(tmp_path):
         ("gfx90a_gfx942", ("gfx90a", "gfx942")), ("rdna", ("gfx1100", "gfx1201"))]
     assert s.features == ((), ("hipdnn",))
     assert s.compile_cache == "redis://cache.internal:6379"
-    assert s.container.containerfile == (tmp_path / "containers/manylinux_2_28-rocm.Containerfile").resolve()
+    assert s.container.containerfile == (tmp_path / "containers/release.Containerfile").resolve()
     assert s.container.runner == "nox"
 
 

@@ -70,20 +70,24 @@ def test_bad_axes_name_the_key(tmp_path, body, key, message):
 
 def test_real_recipe_prints_its_matrix():
     matrix = json.loads(run_toolkit("release", "--recipe", "umbrella-ep-real", "--print-matrix").stdout)
-    assert [(e["id"], e["python"], e["toolchain"], e["glibc_floor"], e["features"]) for e in matrix["include"]] == [
-        ("glibc2.28", None, "zig", "2.28", []), ("glibc2.28-hipdnn", None, "zig", "2.28", ["hipdnn"])]
+    assert [(e["id"], e["python"], e["toolchain"], e["glibc_floor"], e["features"], e["rocm"], e["root"])
+            for e in matrix["include"]] == [
+        ("rocm6-glibc2.28", None, "zig", "2.28", [], "rocm6", "debian-sid-rocm"),
+        ("rocm6-glibc2.28-hipdnn", None, "zig", "2.28", ["hipdnn"], "rocm6", "debian-sid-rocm"),
+        ("rocm7-glibc2.28", None, "zig", "2.28", [], "rocm7", "debian-sid-rocm7"),
+        ("rocm7-glibc2.28-hipdnn", None, "zig", "2.28", ["hipdnn"], "rocm7", "debian-sid-rocm7")]
 
 
 def test_container_dry_run_mounts_the_build_folder_and_the_mirror(tmp_path):
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     proc = run_toolkit("container", "--engine", "podman", "--image", "img:1", "--dry-run", "--build-dir",
-                       str(tmp_path / "b"), "release", "--recipe", "umbrella-ep-real", "--only", "glibc2.28",
+                       str(tmp_path / "b"), "release", "--recipe", "umbrella-ep-real", "--only", "rocm6-glibc2.28",
                        "--mirror", mirror.as_uri(), "--offline")
     assert f"--volume {tmp_path / 'b'}:/work/build " in proc.stdout
     assert f"--volume {mirror}:{mirror}:ro " in proc.stdout
     assert "--env TOOLKIT_BUILD_DIR=/work/build" in proc.stdout and "--env SOURCE_DATE_EPOCH=" in proc.stdout
-    assert proc.stdout.rstrip().endswith(f"release --recipe umbrella-ep-real --only glibc2.28 --mirror "
+    assert proc.stdout.rstrip().endswith(f"release --recipe umbrella-ep-real --only rocm6-glibc2.28 --mirror "
                                          f"{mirror.as_uri()} --offline")
     assert ROOT.is_dir()
 
@@ -92,8 +96,9 @@ def test_container_recipe_reaches_the_session_with_what_it_extends(tmp_path):
     """`container --recipe`: the session inside gets the recipe by name, or by its path in the mounted project, so
     the files the recipe reaches (its `extends`, its series) are there too; a recipe elsewhere gets its folder."""
     args = ("container", "--engine", "podman", "--image", "img:1", "--dry-run")
-    by_name = run_toolkit(*args, "--recipe", "umbrella-ep-real", "release", "--only", "glibc2.28")
-    assert by_name.stdout.rstrip().endswith("python3 -m toolkit release --recipe umbrella-ep-real --only glibc2.28")
+    by_name = run_toolkit(*args, "--recipe", "umbrella-ep-real", "release", "--only", "rocm6-glibc2.28")
+    assert by_name.stdout.rstrip().endswith("python3 -m toolkit release --recipe umbrella-ep-real --only "
+                                            "rocm6-glibc2.28")
     assert "recipes/umbrella-ep-real.toml" not in by_name.stdout
     by_path = run_toolkit(*args, "--recipe", str(ROOT / "recipes" / "umbrella-ep-real.toml"), "release")
     assert by_path.stdout.rstrip().endswith("python3 -m toolkit release --recipe umbrella-ep-real")
@@ -102,4 +107,5 @@ def test_container_recipe_reaches_the_session_with_what_it_extends(tmp_path):
     elsewhere.write_text((ROOT / "recipes" / "amdgpu-ep.toml").read_text())
     outside = run_toolkit(*args, "--recipe", str(elsewhere), "release")
     assert f"--volume {elsewhere.parent}:{elsewhere.parent}" in outside.stdout
-    assert outside.stdout.rstrip().endswith(f"release -- --recipe {elsewhere}")  # the sample: a nox session
+    # the sample runs the toolkit in its root's image, as the real tree does
+    assert outside.stdout.rstrip().endswith(f"python3 -m toolkit release --recipe {elsewhere}")

@@ -18,6 +18,7 @@ def test_actionlint_passes():
 def test_workflow_runs_each_entry_in_the_root_image():
     text = WORKFLOW.read_text()
     assert "--print-matrix" in text and "fromJSON(needs.matrix.outputs.matrix)" in text
-    assert "nox -s root -- image debian-sid-rocm" in text
+    assert 'nox -s root -- image "${{ matrix.root }}"' in text   # each entry in its ROCm variant's root
+    assert 'meta-wheel --recipe "$RECIPE" --out dist/meta' in text
     assert 'nox -s container -- release --recipe "$RECIPE" --only "${{ matrix.id }}"' in text
     assert "sha256sum -c SHA256SUMS" in text and "TOOLKIT_COMPILE_CACHE" in text

@@ -151,7 +151,8 @@ def test_404_is_not_retried(server, cache):
     assert server.hits["/missing.bin"] == 1
 
 
-def test_mirrors_are_tried_in_order_before_upstream(server, cache):
+def test_mirrors_are_tried_in_order_before_upstream(server, cache, monkeypatch):
+    monkeypatch.setenv("TOOLKIT_INSECURE_MIRROR", "1")   # the test server is plain http
     upstream = "https://github.com/org/dep/archive/v1.tar.gz"
     first, second = server.url("/m1"), server.url("/m2")
     assert mirror_url(first, upstream) == server.url("/m1/github.com/org/dep/archive/v1.tar.gz")

@@ -171,7 +171,7 @@ def test_dry_run_plan_for_umbrella_shaped_tree(tmp_path):
         assert f"{dep.name} " in text
         assert f"-> {(tmp_path / 'b/deps' / dep.name.lower()).as_posix()}  <- {dep.archive.url}" in text
     assert "absl (asked by protobuf)" in text and "-DFETCHCONTENT_FULLY_DISCONNECTED=ON" in text
-    assert "sha256 bbbbbbbbbbbb..." in text and "to fetch" in text
+    assert "sha256 bbbbbbbbbbbb..." in text and "from upstream https://" in text
     assert f"dependency ort: {ort.resolve()} (from --ort-home)" in text
     assert f"dependency rocm: {rocm.resolve()} (from --rocm-path)" in text
     assert f"dependency migraphx: {rocm.resolve()} (from next to rocm)" in text

@@ -21,9 +21,14 @@ SID_ROOT = "debian-sid-rocm"
 def sid_root() -> Path:
     """The `debian-sid-rocm` root: hipcc (clang 21), MIGraphX, ORT 1.27 headers; run commands in it with
     toolkit.buildroot.run_in_root."""
+    return build_root(SID_ROOT)
+
+
+def build_root(name: str) -> Path:
+    """Build root `name` (containers/roots/NAME.toml), made once and cached; see sid_root."""
     require_tool(shutil.which("bwrap") is not None, "bwrap is not installed (apt-get install -y bubblewrap)")
     if not os.environ.get(ENV_BUILDROOT):
         require_tool(shutil.which("debootstrap") is not None,
                      f"debootstrap is not installed (apt-get install -y debootstrap), and {ENV_BUILDROOT} "
                      "names no prepared root")
-    return ensure_root(SID_ROOT)
+    return ensure_root(name)

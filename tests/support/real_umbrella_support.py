@@ -24,11 +24,12 @@ SMOKE_SCRIPT = Path(__file__).resolve().with_name("real_umbrella_smoke.py")
 """Run by a fresh venv's python inside the root: registers the installed wheel with onnxruntime."""
 
 
-def toolkit_python(root: Path) -> Path:
-    """The python inside `root` that runs the toolkit: `container --root`'s venv, made once per root."""
+def toolkit_python(root: Path, name: str = SID_ROOT) -> Path:
+    """The python inside `root` (of package set `name`) that runs the toolkit: `container --root`'s venv, made once
+    per root."""
     from toolkit.buildroot import packageset, session
 
-    return session.toolkit_python(root, PROJECT, packageset.load(SID_ROOT).from_root)
+    return session.toolkit_python(root, PROJECT, packageset.load(name).from_root)
 
 
 def binds() -> list[Path]:
@@ -43,7 +44,17 @@ def toolkit_env(python: Path) -> dict[str, str]:
 
 
 BUILD = PROJECT / "build"  # the default build folder: a second run (or a build made by hand) is a no-op
-COMMON = ["--recipe", "umbrella-ep-real", "--mirror", MIRROR.as_uri(), "--offline", "--build-dir", str(BUILD)]
+# The roots the real tree is built in, by ROCm variant: the root, and the build folder its builds use (ROCm 7's is
+# where `container --root debian-sid-rocm7 build` puts them, so a build made by hand is reused too).
+ROOTS = {"rocm6": (SID_ROOT, BUILD), "rocm7": ("debian-sid-rocm7", BUILD / "roots" / "debian-sid-rocm7")}
+
+
+def common(build: Path) -> list[str]:
+    """The options of every real-tree build: the recipe, the shared mirror, offline, the build folder."""
+    return ["--recipe", "umbrella-ep-real", "--mirror", MIRROR.as_uri(), "--offline", "--build-dir", str(build)]
+
+
+COMMON = common(BUILD)
 LIBS = {"libamdgpu-ep.so", "libmigraphx-backend.so", "libhip-backend.so"}
 
 

@@ -15,9 +15,10 @@ from tests.support.real_umbrella_support import MIRROR
 from tests.support.tools import ROOT, need
 
 RECIPE = "umbrella-ep-real"
-# The entry the tests release: hip backend on, as the real tree's session build (tests/real_umbrella/conftest.py),
-# whose ccache entries it then hits.
-ENTRY = "glibc2.28-hipdnn"
+# The entries the tests release, one per ROCm variant: hip backend on, as the real tree's session builds
+# (tests/real_umbrella/conftest.py), whose ccache entries they then hit.
+ENTRY = "rocm6-glibc2.28-hipdnn"
+ENTRIES = (ENTRY, "rocm7-glibc2.28-hipdnn")
 
 
 def toolkit_cli(*args: str, timeout: float = 3600, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -34,6 +35,20 @@ def make_image() -> tuple[str, float]:
     proc = toolkit_cli("root", "image", SID_ROOT)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return proc.stdout.strip().splitlines()[-1], time.monotonic() - started
+
+
+def release_on_host(build_dir: Path, epoch: int) -> tuple[Path, float, str]:
+    """ENTRIES released by one `release` on the host, which builds each in a fresh container of its ROCm root's
+    image without network (offline), `build_dir` its build folder, SOURCE_DATE_EPOCH=`epoch`: the dist folder,
+    the seconds it took and the log."""
+    started = time.monotonic()
+    proc = toolkit_cli("release", "--recipe", RECIPE, *(a for e in ENTRIES for a in ("--only", e)),
+                       "--mirror", MIRROR.as_uri(), "--offline", "--build-dir", str(build_dir),
+                       env={"SOURCE_DATE_EPOCH": str(epoch)})
+    seconds = time.monotonic() - started
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-6000:]
+    return build_dir / RECIPE / "dist", seconds, log
 
 
 def release_in_container(build_dir: Path, epoch: int) -> tuple[Path, float, str]:

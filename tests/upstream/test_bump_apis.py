@@ -120,7 +120,7 @@ def test_a_build_stops_before_the_compile_naming_the_api_and_the_release_with_it
                            "--build-dir", str(tmp_path / "build")], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 2
-    assert "stages: patch -> configure -> api-check -> build -> check" in proc.stderr
+    assert "stages: source -> configure -> api-check -> build -> check" in proc.stderr
     assert f"the source tree local path {tree} calls APIs the system's libraries lack" in proc.stderr
     assert ("MIGraphX API `migraphx_compile_mode_eager` (local.h:2) is not in the headers of MIGraphX 2.14.0"
             in proc.stderr)

@@ -19,8 +19,10 @@ def _commands(section: str) -> list[list[str]]:
     for block in re.findall(r"```sh\n(.*?)```", section, re.S):
         for line in block.replace("\\\n", " ").splitlines():
             argv = shlex.split(line, comments=True)
-            if argv[:3] == ["python", "-m", "toolkit"]:
+            if argv[:3] in (["python", "-m", "toolkit"], [".nox/toolkit/bin/python", "-m", "toolkit"]):
                 out.append(argv[3:])
+            elif argv[:4] == ["nox", "-s", "bump", "--"]:
+                out.append(["bump", *argv[4:]])
     out += [shlex.split(m)[3:] for m in re.findall(r"`(python -m toolkit [^`]*)`", section)]
     return out
 

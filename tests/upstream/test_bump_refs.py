@@ -74,7 +74,8 @@ def test_a_readable_repository_without_the_revision_says_so(tmp_path):
     with pytest.raises(ToolkitError) as caught:
         resolve(url, "release/9")
     assert caught.value.message == f"revision 'release/9' is not in {url}"
-    assert caught.value.hint == "give a branch, a tag or a full 40-hex commit"
+    assert caught.value.hint == ("give a branch, a tag, a commit id (a short one too) or any revision git "
+                                 "understands (main~1, v1.2^) that the repository holds")
 
 
 def test_a_mirror_git_cannot_read_is_passed_over_with_a_warning(tmp_path, capsys):

@@ -45,7 +45,8 @@ def test_survey_dry_run_prints_the_plan_and_creates_nothing(tmp_path, capsys, re
     assert main(["survey", "--recipe", recipe, "--dry-run", "--build-dir", str(build), "--out", str(out)]) == 0
     printed = capsys.readouterr()
     assert "survey: would run: a configure with the dependency provider in survey mode" in printed.err
-    work = next(Path(line.split(" -> ")[1]) for line in printed.out.splitlines() if "patch: patched copy" in line)
+    # The work tree's source: the source stage's copy (every recipe), which the patch stage patches (a series).
+    work = next(Path(line.split(" -> ")[1]) for line in printed.out.splitlines() if "  source: copy -> " in line)
     assert f"  survey: fresh CMake folder {work.parent / 'survey'} (removed first)" in printed.out.splitlines()
     assert f"  survey: its output -> {work.parent / 'logs' / 'survey.log'}" in printed.out.splitlines()
     assert f"  survey: JSON -> {out}" in printed.out.splitlines()

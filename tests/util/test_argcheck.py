@@ -81,7 +81,7 @@ def test_cmake_define_values():
 
 
 def test_container_values():
-    for image in ("img:1", "localhost/ort-amdgpu-manylinux_2_28-rocm:7.1.1", "ghcr.io:443/o/r@sha256:" + "a" * 64):
+    for image in ("img:1", "localhost/ort-amdgpu-root-sid:d7e642eb-ceeee299", "ghcr.io:443/o/r@sha256:" + "a" * 64):
         assert argcheck.image_name(image, "--image") == image
     for image in ("-x", "--privileged", "img:1 --rm", "Img", ""):
         with pytest.raises(ToolkitError, match=r"^--image: "):

@@ -7,8 +7,10 @@ inspect (reports on any wheel) and the SBOM (libraries read from inside a wheel,
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from elftools.common.exceptions import ELFError
 from elftools.elf.constants import P_FLAGS
@@ -53,11 +55,13 @@ def _split_path_list(value: str) -> tuple[str, ...]:
 
 def read_elf(path: Path | bytes, label: str | None = None) -> ElfFacts:
     """Facts of a library on disk, or of its bytes (then `label` names it in errors)."""
+    opener: Callable[[], BinaryIO]
     if isinstance(path, (bytes, bytearray)):
-        opener, name = (lambda: io.BytesIO(path)), label or "<bytes>"
+        data = bytes(path)
+        opener, name = (lambda: io.BytesIO(data)), label or "<bytes>"
     else:
-        path = Path(path)
-        opener, name = (lambda: open(path, "rb")), str(path)
+        file = Path(path)
+        opener, name = (lambda: open(file, "rb")), str(file)
     try:
         with opener() as handle:
             elf = ELFFile(handle)
@@ -72,15 +76,16 @@ def read_elf(path: Path | bytes, label: str | None = None) -> ElfFacts:
                 if section.name.startswith((".debug", ".zdebug")):
                     debug_bytes += section["sh_size"]
                 if isinstance(section, DynamicSection):
+                    # pyelftools sets each tag's string attribute (needed, soname, ...) at run time.
                     for tag in section.iter_tags():
                         if tag.entry.d_tag == "DT_NEEDED":
-                            needed.append(tag.needed)
+                            needed.append(tag.needed)  # type: ignore[attr-defined]
                         elif tag.entry.d_tag == "DT_SONAME":
-                            soname = tag.soname
+                            soname = tag.soname  # type: ignore[attr-defined]
                         elif tag.entry.d_tag == "DT_RUNPATH":
-                            runpath = _split_path_list(tag.runpath)
+                            runpath = _split_path_list(tag.runpath)  # type: ignore[attr-defined]
                         elif tag.entry.d_tag == "DT_RPATH":
-                            rpath = _split_path_list(tag.rpath)
+                            rpath = _split_path_list(tag.rpath)  # type: ignore[attr-defined]
                 elif isinstance(section, SymbolTableSection) and section.name == ".dynsym":
                     for symbol in section.iter_symbols():
                         if (symbol.name and symbol["st_shndx"] not in ("SHN_UNDEF", "SHN_ABS")
@@ -142,7 +147,7 @@ def version_needs(path: Path) -> dict[str, tuple[str, ...]]:
             for section in elf.iter_sections():
                 if section["sh_type"] != "SHT_GNU_verneed":
                     continue
-                for verneed, auxiliaries in section.iter_versions():
+                for verneed, auxiliaries in section.iter_versions():  # type: ignore[attr-defined]
                     out[verneed.name] = tuple(aux.name for aux in auxiliaries)
     except (ELFError, OSError, ValueError) as exc:
         raise ToolkitError(f"{path}: cannot read its symbol version needs: {exc}") from None

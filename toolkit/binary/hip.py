@@ -1,15 +1,19 @@
 """Finding a HIP compiler for CMake's HIP language: a ROCm install, or Debian's packaged HIP.
 
-Debian ships HIP without ROCm's layout: clang is clang++-15, the device libraries live under the
-multiarch lib dir, and CUDA may be installed too, so HIP_PLATFORM must be pinned to amd or hipcc picks
-nvcc. The result is a set of CMake defines, or the reason no compiler was found (the build says it
-skips the GPU kernels and why).
+Debian ships HIP without ROCm's layout: the clang is one of Debian's versioned LLVMs (bookworm: clang++-15, sid:
+clang 21 with HIP 6.4, experimental: clang 22 with HIP 7.2), its device libraries live under the multiarch lib
+dir (bookworm) or the compiler's own resource dir (sid), and CUDA may be installed too, so HIP_PLATFORM must be
+pinned to amd or hipcc picks nvcc. Debian's own tools say where things are: `hipconfig --hipclangpath` names the
+clang, `hipconfig --version` the HIP version, the clang's `-print-resource-dir` where its device libraries may be.
+The result is a set of CMake defines, or the reason no compiler was found (the build says it skips the GPU kernels
+and why).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,17 +62,45 @@ def find_hip(rocm_path: str | None = None) -> HipToolchain | NoHip:
                 "CMAKE_HIP_PLATFORM": "amd",
                 "CMAKE_PREFIX_PATH": str(root),
             }, {"HIP_PLATFORM": "amd", "ROCM_PATH": str(root)})
-    looked.append(str(_DEBIAN_CLANG))
-    if _DEBIAN_CLANG.is_file() and _DEBIAN_BITCODE.is_dir() and Path("/usr/bin/hipcc").is_file():
-        return HipToolchain("debian", _DEBIAN_CLANG, _read_version(_DEBIAN_VERSION), {
-            "CMAKE_HIP_COMPILER": str(_DEBIAN_CLANG),
-            "CMAKE_HIP_PLATFORM": "amd",
-            "CMAKE_HIP_FLAGS": f"--rocm-path=/usr --rocm-device-lib-path={_DEBIAN_BITCODE}",
-            # Debian's hip-lang CMake config predates CMake 4's minimum policy version.
-            "CMAKE_POLICY_VERSION_MINIMUM": "3.5",
-        }, {"HIP_PLATFORM": "amd"})
+    debian = _debian_hip(looked)
+    if debian is not None:
+        return debian
     return NoHip("no HIP compiler found (looked for " + ", ".join(looked)
                  + "); install ROCm, or Debian's hipcc libamdhip64-dev rocm-device-libs, or pass --rocm-path")
+
+
+def _debian_hip(looked: list[str]) -> HipToolchain | None:
+    """Debian's HIP: the clang hipconfig names (else bookworm's clang++-15) and the device libraries it reads."""
+    hipconfig = shutil.which("hipconfig") if Path("/usr/bin/hipcc").is_file() else None
+    clang, version = _DEBIAN_CLANG, _read_version(_DEBIAN_VERSION)
+    if hipconfig is not None:
+        where = run([hipconfig, "--hipclangpath"], "asking hipconfig for its clang", check=False).stdout.strip()
+        if where and (Path(where) / "clang++").is_file():
+            clang = Path(where) / "clang++"
+        said = run([hipconfig, "--version"], "asking hipconfig for the HIP version", check=False).stdout.strip()
+        version = said.split("-", 1)[0] if re.match(r"^\d+\.\d+", said) else version
+    looked.append(str(clang))
+    bitcode = _device_libraries(clang) if clang.is_file() else None
+    if bitcode is None:
+        return None
+    return HipToolchain("debian", clang, version, {
+        "CMAKE_HIP_COMPILER": str(clang),
+        "CMAKE_HIP_PLATFORM": "amd",
+        "CMAKE_HIP_FLAGS": f"--rocm-path=/usr --rocm-device-lib-path={bitcode}",
+        # Debian's hip-lang CMake config predates CMake 4's minimum policy version.
+        "CMAKE_POLICY_VERSION_MINIMUM": "3.5",
+    }, {"HIP_PLATFORM": "amd"})
+
+
+def _device_libraries(clang: Path) -> Path | None:
+    """The folder of the ROCm device libraries (ockl.bc) `clang` compiles HIP with: under its resource dir (sid's
+    rocm-device-libs-NN), else the multiarch one (bookworm's rocm-device-libs)."""
+    proc = run([str(clang), "-print-resource-dir"], f"asking {clang} for its resource dir", check=False)
+    resource = Path(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None
+    for folder in ([resource / "amdgcn" / "bitcode"] if resource else []) + [_DEBIAN_BITCODE]:
+        if (folder / "ockl.bc").is_file():
+            return folder
+    return None
 
 
 def unsupported_targets(toolchain: HipToolchain, targets: tuple[str, ...]) -> list[str]:

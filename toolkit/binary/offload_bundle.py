@@ -158,6 +158,7 @@ def _bundles(data, begin: int, end: int, where: str):
     plain = data.find(MAGIC, begin, end)
     packed = data.find(COMPRESSED_MAGIC, begin, end)
     while plain != -1 or packed != -1:
+        entries: list[BundleEntry] | None
         if packed == -1 or (plain != -1 and plain < packed):
             entries, pos = _read_plain(data, plain, end, where)
         else:

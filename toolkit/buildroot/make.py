@@ -65,6 +65,8 @@ def make_root(spec: PackageSet, cache: Path | None = None, *, locked: bool = Fal
     """Make (or reuse) the root of `spec`; `locked`: a record that differs from the lock file is an error."""
     final = root_path(spec, cache)
     if final.is_dir():
+        made = (info(final) or {}).get("made")
+        log.stage("root", f"{spec.name}: reused" + (f" (made {made})" if made else "") + f": {final}")
         return final
     roots = final.parent
     with WorkLock(final):

@@ -53,6 +53,8 @@ class PackageSet:
     # The toolkit's Python dependencies the root provides itself (as Debian packages): not in the digest,
     # they do not change the root, only what the toolkit's venv inside it leaves out.
     from_root: tuple[str, ...] = ()
+    groups: tuple[tuple[str, tuple[str, ...]], ...] = ()   # [packages] by group, as the file (and its base) give
+    extends: str | None = None      # the set this one is based on ([root] extends)
 
     @property
     def lock_file(self) -> Path:
@@ -101,46 +103,57 @@ def find(name_or_path: str | Path) -> Path:
 
 
 def load(name_or_path: str | Path) -> PackageSet:
-    path = find(name_or_path)
+    return _load(find(name_or_path), ())
+
+
+def _load(path: Path, seen: tuple[Path, ...]) -> PackageSet:
+    """Read the set at `path`; with `[root] extends = "NAME"`, the named set is the base: keys this file gives
+    replace the base's, its pins come after the base's, and a package group replaces the base's group of the
+    same name (other groups are kept). A ROCm 7 root is the ROCm 6 root plus pins, not a copy of it."""
     doc = load_toml(path)
     root = doc.table("root")
+    base = _base(root, path, seen)
     if root.has("mirror"):
         raise root.error("mirror", "a package set names no Debian mirror: the root is made from "
                                    "$TOOLKIT_DEBIAN_MIRROR, else the first Debian archive in this machine's apt "
                                    "sources; remove this key")
-    suite = _word(root, "suite")
-    variant = root.str("variant", "minbase", choices=("minbase", "buildd", "fakechroot", "-"))
-    apt_suites = tuple(root.str_list("apt_suites", [suite]))
+    suite = _word(root, "suite") if root.has("suite") or base is None else base.suite
+    variant = root.str("variant", base.variant if base else "minbase",
+                       choices=("minbase", "buildd", "fakechroot", "-"))
+    apt_suites = tuple(root.str_list("apt_suites", list(base.apt_suites) if base else [suite]))
     for i, s in enumerate(apt_suites):
         _check_word(root, f"apt_suites[{i}]", s)
-    components = tuple(root.str_list("components", ["main"]))
+    components = tuple(root.str_list("components", list(base.components) if base else ["main"]))
     for i, component in enumerate(components):
         _check_word(root, f"components[{i}]", component, "a Debian archive component")
-    apt_options = tuple(root.str_list("apt_options", []))
+    apt_options = tuple(root.str_list("apt_options", list(base.apt_options) if base else []))
     for i, option in enumerate(apt_options):
         if not option.rstrip().endswith(";"):
             raise root.error(f"apt_options[{i}]", f"an apt.conf line ends with ';', got {option!r}")
         if "\n" in option or "\r" in option:
             raise root.error(f"apt_options[{i}]", f"an apt.conf option is one line, got {option!r}")
-    pins = tuple(_pin(t) for t in root.tables("pin", []))
-    path_exclude = tuple(root.str_list("path_exclude", []))
+    pins = (base.pins if base else ()) + tuple(_pin(t) for t in root.tables("pin", []))
+    path_exclude = tuple(root.str_list("path_exclude", list(base.path_exclude) if base else []))
     for i, glob in enumerate(path_exclude):
         if not glob.startswith("/") or "\n" in glob:
             raise root.error(f"path_exclude[{i}]", f"expected an absolute path glob, got {glob!r}")
     root.done()
 
-    groups = doc.table("packages")
-    packages: set[str] = set()
-    for group in groups.keys():
-        for i, pkg in enumerate(groups.str_list(group)):
-            if not _PACKAGE.match(pkg):
-                raise groups.error(f"{group}[{i}]", f"not a Debian package name: {pkg!r}")
-            packages.add(pkg)
-    groups.done()
+    groups = dict(base.groups) if base else {}
+    table = doc.table("packages") if base is None else doc.table("packages", None)
+    if table is not None:
+        for group in table.keys():
+            names = tuple(table.str_list(group))
+            for i, pkg in enumerate(names):
+                if not _PACKAGE.match(pkg):
+                    raise table.error(f"{group}[{i}]", f"not a Debian package name: {pkg!r}")
+            groups[group] = names
+        table.done()
+    packages = {pkg for names in groups.values() for pkg in names}
     if not packages:
         raise ToolkitError(f"{path}: [packages] lists no packages", hint='add a group, e.g. tools = ["cmake"]')
     python = doc.table("python", None)
-    from_root = tuple(python.str_list("from_root", [])) if python else ()
+    from_root = tuple(python.str_list("from_root", [])) if python else (base.from_root if base else ())
     if python:
         python.done()
     doc.done()
@@ -148,7 +161,24 @@ def load(name_or_path: str | Path) -> PackageSet:
     if not _NAME.match(name):
         raise ToolkitError(f"{path}: a root's name (the file's stem) must be letters, digits, '.', '_' or '-'")
     return PackageSet(name, path, suite, variant, apt_suites, components, apt_options, pins,
-                      path_exclude, tuple(sorted(packages)), from_root)
+                      path_exclude, tuple(sorted(packages)), from_root, tuple(sorted(groups.items())),
+                      base.name if base else None)
+
+
+def _base(root, path: Path, seen: tuple[Path, ...]) -> PackageSet | None:
+    name = root.str("extends", None)
+    if name is None:
+        return None
+    if not _NAME.match(name):
+        raise root.error("extends", f"expected the name of another set in {path.parent}, got {name!r}")
+    base_path = path.parent / f"{name}.toml"
+    if base_path == path or base_path in seen:
+        raise root.error("extends", f"{name!r} extends itself (through {' -> '.join(p.stem for p in seen)})")
+    if not base_path.is_file():
+        known = sorted(p.stem for p in path.parent.glob("*.toml") if p != path)
+        raise root.error("extends", f"no package set {base_path.name} beside this file "
+                                    f"(known: {', '.join(known) or 'none'})")
+    return _load(base_path, (*seen, path))
 
 
 def _word(table, key: str) -> str:

@@ -28,6 +28,7 @@ from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.locks import WorkLock
 from toolkit.util.process import run
+from toolkit.util.redact import shorten
 
 _DIGEST16 = re.compile(r"[0-9a-f]{16}")
 _LEFTOVER = re.compile(r"\.(?P<root>.+-[0-9a-f]{16})\.tmp-[0-9]+")   # a root half-made or half-removed
@@ -55,6 +56,8 @@ def prune(name: str, project: Path, engine_name: str | None = None, *, dry_run: 
     spec = packageset.load(name)
     outcome = Outcome()
     roots = [r for r in stale_roots(spec) if _free(outcome, "root", r)]
+    for link in venv_links():
+        _remove_link(outcome, link, dry_run)
     for venv in stale_venvs({str(r) for r in roots}):
         if _free(outcome, "venv", venv):
             _remove_folder(outcome, "venv", venv, dry_run)
@@ -87,11 +90,20 @@ def leftovers(spec: packageset.PackageSet) -> list[tuple[Path, Path]]:
     return found
 
 
+def venv_links() -> list[Path]:
+    """Links in the venvs folder: the toolkit makes none there, and a link is never followed (its target may be
+    anywhere), only removed itself."""
+    folder = session.venvs_dir()
+    return sorted(p for p in folder.glob("*") if p.is_symlink()) if folder.is_dir() else []
+
+
 def stale_venvs(removed: set[str]) -> list[Path]:
     """Toolkit venvs whose recorded root is in `removed` or is no longer a root. A venv made before roots were
-    recorded says nothing and is kept."""
+    recorded says nothing and is kept; a link is not a venv (venv_links)."""
     found = []
     for venv in sorted(session.venvs_dir().glob("*")):
+        if venv.is_symlink() or not venv.is_dir():
+            continue
         owner = session.venv_root(venv)
         if owner is not None and (owner in removed or not (Path(owner) / "usr").is_dir()):
             found.append(venv)
@@ -121,6 +133,22 @@ def _free(outcome: Outcome, kind: str, path: Path) -> bool:
     return not busy
 
 
+def _remove_link(outcome: Outcome, link: Path, dry_run: bool) -> None:
+    """Remove a link of the venvs folder (the link, never what it points to)."""
+    try:
+        target = os.readlink(link)
+    except OSError:
+        target = "?"
+    item = Item("venv link", f"{link} -> {shorten(target, 200)}", "not followed")
+    if not dry_run:
+        try:
+            link.unlink()
+        except OSError as exc:
+            outcome.kept.append((item, f"cannot remove the link: {exc.strerror}"))
+            return
+    outcome.removed.append(item)
+
+
 def _remove_folder(outcome: Outcome, kind: str, path: Path, dry_run: bool, lock: Path | None = None) -> None:
     item = Item(kind, str(path), _size(path))
     if dry_run:
@@ -139,6 +167,9 @@ def _remove_folder(outcome: Outcome, kind: str, path: Path, dry_run: bool, lock:
                 make.remove_tree(path, kind)
     except ToolkitError as exc:
         outcome.kept.append((item, exc.message))
+        return
+    except OSError as exc:   # a folder that changed under us (became a link, lost a permission): named, not a traceback
+        outcome.kept.append((item, f"cannot remove it: {exc.strerror or exc}"))
         return
     outcome.removed.append(item)
 

@@ -116,7 +116,7 @@ def configure_fingerprint(cmd: list[str], tools: list[Path], build: Path) -> dic
 
 def read_cache(build: Path) -> dict[str, str]:
     """CMakeCache.txt as {name: value}."""
-    cache = {}
+    cache: dict[str, str] = {}
     path = build / "CMakeCache.txt"
     if not path.is_file():
         return cache

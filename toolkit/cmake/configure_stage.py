@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from toolkit.cmake.commands import (
     check_cmake_version,
     configure_command,
@@ -16,6 +18,9 @@ from toolkit.sources.fetchcontent import PROVIDER, read_report
 from toolkit.util import log
 from toolkit.util.fsutil import sha256_file
 from toolkit.util.process import run_tool
+
+if TYPE_CHECKING:
+    from toolkit.sources.settings import FetchContentDep
 
 # Defines the toolkit sets only in some builds, with the value that means "off". CMake keeps a define in
 # its cache until it is given again, so each is passed on every configure: without this, a plain build
@@ -59,16 +64,20 @@ def configure_defines(b: Build) -> dict[str, str]:
     depends on what an earlier one left in the CMake cache.
     """
     settings = b.recipe.build
-    defines = dict(OFF_DEFINES)
+    # An empty "off" value only clears what an earlier configure left in the cache: passed for a variable no
+    # configure set, it would only make CMake warn that the project never read it (ROCM_PATH in the sample).
+    cached = read_cache(b.workspace.cmake)
+    defines = {name: off for name, off in OFF_DEFINES.items() if off or cached.get(name)}
     defines.update({name: "" for name in (settings.kernels_define, settings.output_dir_define) if name})
     active = {dep.define for dep in b.fetchcontent_deps()}
-    defines.update({dep.define: "" for dep in b.recipe.extra.get("fetchcontent", ()) if dep.define not in active})
+    listed = cast("tuple[FetchContentDep, ...]", b.recipe.extra.get("fetchcontent", ()))
+    defines.update({dep.define: "" for dep in listed if dep.define not in active})
     defines.update(b.defines())
     if "api_check" in b.recipe.extra:
         # The api-check stage reads the units CMake will compile, and their include folders, from here.
         defines["CMAKE_EXPORT_COMPILE_COMMANDS"] = "ON"
     # Libraries land in a staging folder; the build stage copies exactly the expected ones to lib/.
-    if settings.collect == "output-dir":
+    if settings.collect == "output-dir" and settings.output_dir_define:
         defines[settings.output_dir_define] = str(b.workspace.cmake / "out")
     defines.update(hip_kernels(b)[0])
     return defines
@@ -121,7 +130,7 @@ def switches_compiler(b: Build) -> bool:
     cached = read_cache(b.workspace.cmake).get("CMAKE_CXX_COMPILER")
     wanted = b.toolchain().defines(b.toolchain_dir).get("CMAKE_CXX_COMPILER")
     ours = str(b.toolchain_dir) + "/"
-    return bool(cached) and cached != wanted and bool(wanted or cached.startswith(ours))
+    return bool(cached) and cached != wanted and bool(wanted or (cached or "").startswith(ours))
 
 
 def has_cmake_build(b: Build) -> bool:

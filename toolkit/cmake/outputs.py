@@ -35,9 +35,13 @@ def installed(staging: Path, file_name: str) -> Path:
 def check_needed(b: Build) -> None:
     """Libraries an output must list as NEEDED (recipe [[outputs]] needs)."""
     for output in b.recipe.outputs:
-        if not output.needs or (output.feature is not None and not b.resolved_features()[output.feature].on):
+        feature = b.resolved_features()[output.feature] if output.feature is not None else None
+        if not output.needs or (feature is not None and not feature.on):
             continue
-        name = output.library or b.resolved_features()[output.feature].spelling.library
+        name = output.library or (feature.spelling.library if feature is not None else None)
+        if name is None:
+            raise ToolkitError(f"{b.recipe.file}: an [[outputs]] entry with needs names no library",
+                               hint="give it library = \"NAME\", or a feature whose spelling names one")
         path = b.workspace.lib / library_file(name)
         needed = list(read_elf(path).needed)
         missing = [n for n in output.needs if n not in needed]

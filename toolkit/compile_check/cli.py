@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import shutil
+from typing import TYPE_CHECKING, cast
 
 from toolkit.hipify.settings import ENGINES
 from toolkit.util.errors import ToolkitError
+
+if TYPE_CHECKING:
+    from toolkit.compile_check.settings import CompileCheckSettings
+    from toolkit.hipify.settings import HipifySettings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -51,9 +56,14 @@ def run(args: argparse.Namespace) -> int:
             raise ToolkitError(f"recipe {recipe.name} ({recipe.file}) has no [{section}] section: it has nothing to "
                                "compile-check", hint="give a recipe that hipifies and compile-checks a tree, "
                                "e.g. --recipe onnxruntime-rocm-ep")
+    settings = cast("CompileCheckSettings", recipe.extra["compile_check"])
+    if args.sample and not settings.sample:
+        raise ToolkitError(f"recipe {recipe.name} ({recipe.file}) has no [compile_check] sample: --sample would "
+                           "compile nothing", hint="add `sample = [\"path/of/a/unit.cc\", ...]` to its "
+                           "[compile_check], or leave --sample out to check every unit")
     engines = [e for e in args.engine if e != "both"] + (list(ENGINES) if "both" in args.engine else [])
     if not engines:
-        engines = [recipe.extra["hipify"].engine]
+        engines = [cast("HipifySettings", recipe.extra["hipify"]).engine]
     perl = hipify_perl_path(args.hipify_perl) if "hipify-perl" in engines else None
     rows = []
     for engine in dict.fromkeys(engines):
@@ -62,12 +72,28 @@ def run(args: argparse.Namespace) -> int:
             rows.append((engine, hip, report))
     if args.dry_run:
         return 0
-    print("engine        hipify (s)  converted  compiled        rate")
+    for line in summary_lines(rows):
+        print(line)
+    empty = [engine for engine, _, report in rows if not report["units"]]
+    if empty:
+        raise ToolkitError(f"compile-check: no unit to compile ({', '.join(empty)}): recipe {recipe.name}'s "
+                           "[compile_check] units" + (" and sample" if args.sample else "")
+                           + " match no file of the hipified tree", hint="check the globs against the tree under "
+                           "build/<recipe>/<engine>/ (`nox -s hipify -- --recipe NAME` makes it)")
+    return 1 if any(r["rate"] < args.min_rate for _, _, r in rows) else 0
+
+
+def summary_lines(rows: list) -> list[str]:
+    """The table of (engine, hipify StageResult, compile report) rows: hipify's time, or `cached` when its
+    output was reused from an earlier run; units compiled of those checked; the failures' causes."""
+    lines = ["engine        hipify      compiled        rate"]
     for engine, hip, report in rows:
-        how = f"{hip.seconds:9.2f}" if hip.ran else "  skipped"
-        print(f"{engine:<13} {how}   {'yes' if hip.ran else 'no ':<9}  {report['compiled']:>4}/{report['units']:<4}"
-              f"   {100 * report['rate']:5.1f}%")
+        how = f"{hip.seconds:7.2f} s" if hip.ran else "cached   "
+        done = f"{report['compiled']:>4}/{report['units']:<4}"
+        lines.append(f"{engine:<13} {how}   {done}   {100 * report['rate']:5.1f}%")
+    if any(not hip.ran for _, hip, _ in rows):
+        lines.append("(cached: hipify's output was unchanged since an earlier run and reused)")
     for engine, _, report in rows:
         for cause, units in list(report["failures_by_cause"].items())[:15]:
-            print(f"[{engine}] {len(units):3d} x {cause}  (e.g. {units[0]})")
-    return 1 if any(r["rate"] < args.min_rate for _, _, r in rows) else 0
+            lines.append(f"[{engine}] {len(units):3d} x {cause}  (e.g. {units[0]})")
+    return lines

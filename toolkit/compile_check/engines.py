@@ -13,7 +13,7 @@ from toolkit.engine.runner import StageResult, StageRunner
 from toolkit.util import log
 
 # The stages before the compile check that make the tree it compiles.
-_BEFORE = ("patch", "hipify", "patch-hipified")
+_BEFORE = ("source", "patch", "hipify", "patch-hipified")
 
 
 def run_engine(options: BuildOptions, engine: str, sample: bool = False,
@@ -23,11 +23,12 @@ def run_engine(options: BuildOptions, engine: str, sample: bool = False,
     prints each stage's plan)."""
     b = prepare(dataclasses.replace(options, variant=engine, hipify_engine=engine))
     try:
-        chosen: dict = {"hipify_perl": perl or b.hipify.hipify_perl}
+        hipify = b.hipify_needed()
+        chosen: dict = {"hipify_perl": perl or hipify.hipify_perl}
         if sample:  # the sample's units and every header: the rest of the tree would only be converted to sit there
-            cc = b.recipe.extra["compile_check"]
+            cc = b.compile_check()
             chosen.update(only_units=tuple(cc.sample), unit_globs=tuple(cc.units))
-        b.hipify = dataclasses.replace(b.hipify, **chosen)
+        b.hipify = dataclasses.replace(hipify, **chosen)
         stages = [spec.make(b) for spec in pipeline.stages_of(b) if spec.name in _BEFORE]
         stages.append(compile_check_stage(b, sample=sample))
         if options.dry_run:

@@ -100,7 +100,8 @@ def resolve_deps(settings: CompileCheckSettings, work: Path, root: Path, fetch_c
             incs += [f for f in dep.fallback if f.rstrip("/") != "/usr/include"]
         if top is not None:
             url = dep.archive.url
-            pin = f"sha256 {dep.archive.sha256[:12]}" if dep.archive.sha256 else f"content {dep.archive.content[:12]}"
+            digest = dep.archive.sha256 or dep.archive.content or ""
+            pin = f"{'sha256' if dep.archive.sha256 else 'content'} {digest[:12]}"
             lines.append(f"{dep.name}: pinned {url.rsplit('/', 1)[-1]} ({pin}) {url}")
             incs += [str((top / i).resolve()) for i in dep.include]
             if dep.protoc:

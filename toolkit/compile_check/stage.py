@@ -16,13 +16,13 @@ REPORT_NAME = "compile-check.json"
 
 
 def compile_check_stage(b: Build, sample: bool = False) -> Stage:
-    settings = b.recipe.extra["compile_check"]
+    settings = b.compile_check()
     ws = b.workspace
     report_path = ws.root / REPORT_NAME
 
     def run() -> None:
         report = compile_tree(settings, b.kernels_dir(), ws.source, ws.root / "compile-check", b.fetch,
-                              jobs=b.options.jobs, sample=sample, label=b.hipify.engine)
+                              jobs=b.options.jobs, sample=sample, label=b.hipify_needed().engine)
         for line in report.lines():
             log.stage("compile-check", line)
         atomic_write_text(report_path, json.dumps(report_json(report), indent=1) + "\n")

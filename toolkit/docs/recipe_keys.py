@@ -118,11 +118,12 @@ def recording() -> Iterator[Recorder]:
             recorder.on_choices(self, key, choices)
         return read_str(self, key, default, choices)
 
-    cls._get, cls.has, cls.str = _get, _has, _str
+    # Patched on the class for the length of one reading: every reader module reads through these.
+    cls._get, cls.has, cls.str = _get, _has, _str  # type: ignore[method-assign]
     try:
         yield recorder
     finally:
-        cls._get, cls.has, cls.str = get, has, read_str
+        cls._get, cls.has, cls.str = get, has, read_str  # type: ignore[method-assign]
 
 
 def recipe_files(project_root: Path) -> list[Path]:

@@ -28,7 +28,9 @@ def _name(node: ast.FunctionDef) -> str | None:
 
 def _runs(node: ast.FunctionDef) -> tuple[str, ...]:
     commands = []
-    for call in (n for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
+    for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+        if not isinstance(call.func, ast.Name):
+            continue
         args = [str(a.value) for a in call.args[1:] if isinstance(a, ast.Constant)]
         if call.func.id == "_toolkit":
             commands.append(" ".join(["python -m toolkit", *args]))

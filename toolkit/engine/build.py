@@ -10,7 +10,7 @@ import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from toolkit import patching, sources
 from toolkit.binary.hip import HipToolchain, NoHip, find_hip
@@ -29,6 +29,10 @@ from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import sha256_file, tree_digest
 from toolkit.util.locks import WorkLock, remove_stale_temporaries
+
+if TYPE_CHECKING:
+    from toolkit.compile_check.settings import CompileCheckSettings
+    from toolkit.sources.settings import OrtSettings
 
 
 def library_file(name: str) -> str:
@@ -113,13 +117,34 @@ class Build:
     def fetchcontent_defines(self) -> dict[str, str]:
         """The dependency provider and its map of verified folders (fetched, verified, unpacked once)."""
         if self.options.dry_run:
-            return {}
+            from toolkit.sources.fetchcontent import handover_defines
+
+            return handover_defines(self.workspace.root / "deps", self.workspace.cmake)
         if self._fetchcontent is None:
             from toolkit.sources.fetchcontent import provider_defines
 
             self._fetchcontent = provider_defines(self.fetchcontent_deps(), self.fetch, self.workspace.root / "deps",
                                                   self.recipe.file, self.workspace.cmake)
         return self._fetchcontent
+
+    def planned_ort_home(self) -> Path | None:
+        """In a dry run, where ORT's package will be unpacked (the real build passes that folder)."""
+        if not self.options.dry_run or self.deps.ort_package is None or "ort" not in self.recipe.extra:
+            return None
+        from toolkit.sources.deps import planned_ort_prefix
+
+        return planned_ort_prefix(cast("OrtSettings", self.recipe.extra["ort"]), self.fetch)
+
+    # -- the recipe's sections a stage needs (a stage exists only when its section does) ----------------
+    def hipify_needed(self) -> HipifySettings:
+        if self.hipify is None:
+            raise ToolkitError(f"recipe {self.recipe.name} has no [hipify] section ({self.recipe.file})")
+        return self.hipify
+
+    def compile_check(self) -> CompileCheckSettings:
+        if "compile_check" not in self.recipe.extra:
+            raise ToolkitError(f"recipe {self.recipe.name} has no [compile_check] section ({self.recipe.file})")
+        return cast("CompileCheckSettings", self.recipe.extra["compile_check"])
 
     def ccache_env(self) -> dict[str, str]:
         """ccache's store in the toolkit cache, paths under the work tree made relative: a fresh build folder
@@ -153,7 +178,7 @@ class Build:
     def defines(self) -> dict[str, str]:
         defines = dict(self.recipe.build.defines)
         defines["CMAKE_BUILD_TYPE"] = self.recipe.build.build_type
-        defines.update(self.deps.cmake_defines(self.ort_home))
+        defines.update(self.deps.cmake_defines(self.ort_home or self.planned_ort_home()))
         defines.update(self.fetchcontent_defines())
         defines.update(feat.cmake_defines(self.resolved_features()))
         defines.update(self.toolchain().defines(self.toolchain_dir))
@@ -206,12 +231,20 @@ class Build:
     def build_facts(self) -> dict:
         """What the wheel records about its build: source revision, patches, features, ROCm, GPU targets, and
         the C/C++ toolchain (its identity: for zig, the pinned version, target and wheel sha256)."""
+        from toolkit.wheel.facts import hip_headers, upstream_commit
+
         toolchain, _ = self.kernel_toolchain()
+        # The HIP headers the configured tree compiles with (None before configure, or when it uses no HIP).
+        prefixes = tuple(p for p in (self.options.rocm_path,) if p)
+        headers = hip_headers(self.workspace.cmake, prefixes)
+        rocm = f"HIP {toolchain.version} ({toolchain.kind})" if toolchain else None
         return {
             "source_revision": f"{self.source_dir.name}@sha256:{self.source_digest()}",
+            "upstream_commit": upstream_commit(self.source),
             "patches": [f"{name} sha256={sha}" for name, sha in self.patch_pins()],
             "features": sorted(self.enabled()),
-            "rocm_version": f"HIP {toolchain.version} ({toolchain.kind})" if toolchain else None,
+            "rocm_version": headers.describe() if headers else rocm,
+            "hip_version": headers.version if headers else toolchain.version if toolchain else None,
             "gpu_targets": list(self.options.gpu_targets) if toolchain else [],
             "toolchain": self.toolchain().identity(),
         }
@@ -246,8 +279,11 @@ def prepare(options: BuildOptions, preflight: bool = True) -> Build:
         return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps,
                      hipify=hipify_settings(recipe, options))
     # Everything missing is reported at once, before anything is fetched or built.
-    deps = (sources.preflight if preflight else sources.check)(requires, enabled, preflight_options,
-                                                                recipe.extra.get("ort"), ctx)
+    try:
+        deps = (sources.preflight if preflight else sources.check)(requires, enabled, preflight_options,
+                                                                    recipe.extra.get("ort"), ctx)
+    except ToolkitError as exc:
+        raise with_root_hint(exc, recipe) from None
     validate.make_build_root(root)
     # Fetching, patching and building all write into the work tree: one process at a time.
     lock = WorkLock(ws.root, wait=not options.no_wait).acquire()
@@ -266,6 +302,21 @@ def prepare(options: BuildOptions, preflight: bool = True) -> Build:
         raise
     return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps, ort_home,
                  hipify=hipify_settings(recipe, options), lock=lock)
+
+
+def with_root_hint(exc: ToolkitError, recipe: Recipe) -> ToolkitError:
+    """A preflight failure outside a build root, for a recipe whose [release.container] names one: the hint
+    is the documented way, building inside that root, not installing ROCm or MIGraphX on this machine."""
+    from toolkit.buildroot.make import INFO
+
+    container = getattr(recipe.extra.get("release"), "container", None)
+    root = getattr(container, "root", None)
+    if not root or (Path("/") / INFO).is_file():  # the root's record of itself: already inside one
+        return exc
+    hint = (f"recipe {recipe.name} builds inside the build root {root} (its [release.container] root): "
+            f"nox -s container -- --root {root} build --recipe {recipe.name} (`nox -s root -- make {root}` "
+            f"makes it first)" + (f"; or: {exc.hint}" if exc.hint else ""))
+    return ToolkitError(exc.message, hint=hint)
 
 
 def hipify_settings(recipe: Recipe, options: BuildOptions) -> HipifySettings | None:

@@ -12,6 +12,7 @@ from toolkit.engine import pipeline
 from toolkit.engine.options import BuildOptions, positive_int
 from toolkit.hipify.settings import ENGINES as HIPIFY_ENGINES
 from toolkit.patching import workflow
+from toolkit.sources.mirrors import add_insecure_mirror_option
 from toolkit.util import log
 from toolkit.util import toolenv as tools
 from toolkit.util.errors import ToolkitError
@@ -50,6 +51,7 @@ def add_build_arguments(p: argparse.ArgumentParser | argparse._ArgumentGroup) ->
     p.add_argument("--offline", action="store_true", help="use the download cache only; never the network")
     p.add_argument("--mirror", action="append", default=[], metavar="BASE",
                    help="artifact server tried before upstream (BASE/<host>/<path>); also $TOOLKIT_MIRRORS")
+    add_insecure_mirror_option(p)
     p.add_argument("--ort-home", type=Path, metavar="DIR",
                    help="an existing ONNX Runtime install (headers, lib, CMake config)")
     p.add_argument("--rocm-path", type=Path, metavar="DIR", help="ROCm install (default: $ROCM_PATH, /opt/rocm)")

@@ -18,12 +18,14 @@ from toolkit.engine.options import BuildOptions
 from toolkit.engine.runner import StageResult, StageRunner, StageSpec
 from toolkit.hipify import stage as hipify_stage
 from toolkit.patching import stage as patch_stage
+from toolkit.sources import stage as source_stage
 from toolkit.upstream import stage as api_check_stage
 from toolkit.util import log
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.wheel import stage as wheel_stage
 
 ORDER: tuple[StageSpec, ...] = (
+    source_stage.STAGE,
     patch_stage.BASE,
     hipify_stage.STAGE,
     patch_stage.HIPIFIED,
@@ -36,6 +38,8 @@ ORDER: tuple[StageSpec, ...] = (
     wheel_stage.REPAIR,
 )
 STAGE_NAMES = tuple(spec.name for spec in ORDER)
+# Every build's first stage, named in a recipe's `stages` or not: every later stage reads the tree it brings.
+ALWAYS = source_stage.STAGE.name
 
 
 def check_recipe_stages(b: Build) -> None:
@@ -51,7 +55,7 @@ def stages_of(b: Build, package: bool = False) -> list[StageSpec]:
     the packaging ones only with `package`."""
     check_recipe_stages(b)
     named = b.recipe.stages
-    specs = [s for s in ORDER if (named is None or s.name in named) and s.applies(b)]
+    specs = [s for s in ORDER if (named is None or s.name in named or s.name == ALWAYS) and s.applies(b)]
     if package and not any(s.packaging for s in specs):
         raise ToolkitError(f"recipe {b.recipe.name} builds no wheel ({b.recipe.file})",
                            hint="add a [wheel] section"
@@ -61,6 +65,8 @@ def stages_of(b: Build, package: bool = False) -> list[StageSpec]:
 
 def _until(specs: list[StageSpec], until: str, b: Build) -> list[StageSpec]:
     names = [s.name for s in specs]
+    if until == "patch" and b.recipe.series is None:
+        until = ALWAYS  # nothing to patch: the tree as the source stage leaves it is the patched tree
     if until not in names:
         raise ToolkitError(f"recipe {b.recipe.name} runs no stage named '{until}'",
                            hint=f"its stages: {', '.join(names)}")

@@ -13,6 +13,7 @@ type, size and mtime (hashing a whole source tree's contents on every run would 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -136,6 +137,19 @@ def _produced(fp: str, outputs: dict[str, dict]) -> str:
     return hashlib.sha256(json.dumps([fp, identity], sort_keys=True).encode()).hexdigest()
 
 
+def hand_on(stages: list[Stage]) -> list[Stage]:
+    """Each stage with only the outputs it leaves as they are: one that a later stage of the same run rewrites
+    (the source stage's tree, which the patch stage patches) is the later stage's to record and check, so the
+    earlier stage is not run again because the later one changed it."""
+    later: set[Path] = set()
+    handed: list[Stage] = []
+    for stage in reversed(stages):
+        kept = [p for p in stage.outputs if p not in later]
+        handed.append(stage if kept == stage.outputs else dataclasses.replace(stage, outputs=kept))
+        later.update(stage.outputs)
+    return handed[::-1]
+
+
 class StageRunner:
     def __init__(self, state_dir: Path, dry_run: bool = False, force: bool = False):
         self.state_dir = state_dir
@@ -157,6 +171,7 @@ class StageRunner:
         return state["fingerprint"] if state else None
 
     def run(self, stages: list[Stage]) -> list[StageResult]:
+        stages = hand_on(stages)
         results: list[StageResult] = []
         upstream = ""
         upstream_changed = False

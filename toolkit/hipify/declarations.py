@@ -52,4 +52,4 @@ def declares(text: str, start: int, end: int) -> bool:
     if last.endswith(">"):
         return True
     word = re.search(r"([A-Za-z_]\w*)$", last)
-    return bool(word) and word.group(1) not in _NOT_A_TYPE
+    return word is not None and word.group(1) not in _NOT_A_TYPE

@@ -39,7 +39,7 @@ def plan_outputs(settings: HipifySettings, src_dir: Path, out_dir: Path, old_fil
         owners[out_rel] = rel
         report.outputs[rel] = out_rel
         cached = old_files.get(rel)
-        if cached and _up_to_date(cached, os.path.join(src_dir, rel), out_rel, out_dir / out_rel):
+        if cached is not None and _up_to_date(cached, os.path.join(src_dir, rel), out_rel, out_dir / out_rel):
             entries[rel] = cached
             report.unchanged += 1
         else:

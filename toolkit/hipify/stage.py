@@ -7,10 +7,13 @@ from toolkit.engine.build import Build
 from toolkit.engine.runner import Stage, StageSpec
 from toolkit.hipify.tree import engine_identity, hipify_tree
 from toolkit.util import log
+from toolkit.util.errors import ToolkitError
 
 
 def hipify_stage(b: Build) -> Stage:
     settings = b.hipify
+    if settings is None:  # the stage applies only to a recipe with [hipify]
+        raise ToolkitError(f"recipe {b.recipe.name} has no [hipify] section ({b.recipe.file})")
     ws = b.workspace
 
     def run() -> None:

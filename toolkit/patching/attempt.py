@@ -87,7 +87,7 @@ def attempt(patch: Patch, strip: int, view: TreeView, max_fuzz: int, reverse: bo
         fd = fd.reversed() if reverse else fd
         old_rel = _rel(fd.old_path, strip, fd)
         new_rel = _rel(fd.new_path, strip, fd)
-        rel = old_rel or new_rel
+        rel = old_rel or new_rel or ""  # a diff names at least one path (the parser refuses one naming none)
         source = after.read(old_rel) if old_rel else after.read(new_rel) if new_rel else None
         if fd.hunks or fd.creates or fd.deletes:
             outcome = apply_file(source, fd, max_fuzz)

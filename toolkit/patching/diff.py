@@ -234,13 +234,13 @@ def _read_git_header(lines: list[bytes], i: int, h: _Header) -> int:
 def _extended_header(line: bytes, i: int, h: _Header) -> bool:
     """Read one git extended header line into h; False when the line is not one."""
     if line.startswith(b"new file mode "):
-        h.creates, h.new_mode = True, int(line.split()[-1], 8)
+        h.creates, h.new_mode = True, _new_mode(line, i, h)
     elif line.startswith(b"deleted file mode "):
-        h.deletes, h.old_mode = True, int(line.split()[-1], 8)
+        h.deletes, h.old_mode = True, _read_mode(line, i)
     elif line.startswith(b"old mode "):
-        h.old_mode = int(line.split()[-1], 8)
+        h.old_mode = _read_mode(line, i)
     elif line.startswith(b"new mode "):
-        h.new_mode = int(line.split()[-1], 8)
+        h.new_mode = _new_mode(line, i, h)
     elif line.startswith(b"rename from "):
         h.rename, h.old_path = True, _unquote(b"a/" + line[len(b"rename from "):])
     elif line.startswith(b"rename to "):
@@ -253,6 +253,31 @@ def _extended_header(line: bytes, i: int, h: _Header) -> bool:
               or line.startswith(b"dissimilarity index ")):
         return False
     return True
+
+
+# The only modes a patch may give a file: a regular file, executable or not. A symlink (120000) would be
+# written as a file holding its target, and setuid/setgid/sticky bits or a device type have no place in a
+# source tree (archives strip them too).
+APPLIED_MODES = (0o100644, 0o100755)
+
+
+def _read_mode(line: bytes, i: int) -> int:
+    word = line.split()[-1]
+    try:
+        return int(word, 8)
+    except ValueError:
+        raise DiffSyntaxError(i + 1, f"bad file mode {word[:20].decode('utf-8', 'replace')!r} (expected octal "
+                                     "such as 100644)") from None
+
+
+def _new_mode(line: bytes, i: int, h: _Header) -> int:
+    mode = _read_mode(line, i)
+    if mode not in APPLIED_MODES:
+        path = str(h.new_path or h.old_path)
+        path = path[2:] if path.startswith(("a/", "b/")) else path
+        raise DiffSyntaxError(i + 1, f"mode {mode:o} for {path} is refused: only 100644 and "
+                                     "100755 are applied (no symlink, setuid/setgid/sticky bit or device file)")
+    return mode
 
 
 def _parse_hunk(lines: list[bytes], i: int) -> tuple[Hunk, int]:

@@ -113,7 +113,7 @@ def _hunk_in_tree(data: bytes, reverse_fd: FileDiff, number: int) -> bool:
 def _hunk_details(path: str, source: Path, data: bytes, p: Placement, max_fuzz: int) -> list[str]:
     out = [f"{path} hunk #{p.number} {p.hunk.header} (line {p.hunk.patch_line} of the patch) does not apply",
            f"source file: {source}"]
-    if p.found:
+    if p.pos is not None:
         out.append(f"it would apply with fuzz {p.fuzz} at line {p.pos + 1}, but at most fuzz {max_fuzz} is allowed")
     old = [ln.text for ln in p.hunk.lines if ln.tag != "+"]
     start = p.hunk.old_start

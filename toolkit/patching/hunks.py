@@ -142,7 +142,7 @@ def place_all(data: bytes, fd: FileDiff, max_fuzz: int) -> tuple[list[bytes], li
     for number, hunk in enumerate(fd.hunks, start=1):
         p = place(keys, index, hunk, number, carry, min_pos, max_fuzz)
         out.append(p)
-        if p.found:
+        if p.pos is not None:
             carry = p.offset
             min_pos = p.pos + sum(1 for ln in p.core if ln.tag != "+")
     return lines, out
@@ -154,7 +154,7 @@ def build(lines: list[bytes], placements: list[Placement], fallback_eol: bytes |
     out: list[bytes] = []
     cursor = 0
     for p in placements:
-        if not p.found:
+        if p.pos is None:
             continue
         out.extend(lines[cursor:p.pos])
         at = p.pos

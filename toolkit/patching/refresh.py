@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from toolkit.patching.analysis import JOURNAL
 from toolkit.patching.attempt import attempt, detect_strip, file_paths
@@ -165,8 +166,8 @@ def _refresh_patch(index: int, steps: list[_Step], last: dict[str, int], pristin
         if last[rel] == index:
             new_data, new_mode = edited.read(rel), edited.mode(rel)
         else:
-            new_data, new_mode = step.after.get(rel, _UNKNOWN), step.after_mode.get(rel, 0o100644)
-            if new_data is _UNKNOWN:
+            found = step.after.get(rel, _UNKNOWN)
+            if found is _UNKNOWN:
                 later = steps[last[rel]].entry.path
                 raise PatchError(
                     f"cannot refresh {step.entry.path}: it does not apply to {pristine.root / rel}, "
@@ -174,6 +175,7 @@ def _refresh_patch(index: int, steps: list[_Step], last: dict[str, int], pristin
                     f"between them",
                     f"run `python -m toolkit patch check` to see the failing hunk, fix "
                     f"{step.entry.name} first, then refresh")
+            new_data, new_mode = cast("bytes | None", found), step.after_mode.get(rel, 0o100644)
         if step.ok and (new_data != step.after[rel] or new_mode != step.after_mode[rel]):
             same = False
         old = step.before[rel]

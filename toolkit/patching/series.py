@@ -28,6 +28,7 @@ from pathlib import Path
 
 from toolkit.patching.errors import SeriesError
 from toolkit.util.fsutil import atomic_write_text, sha256_file
+from toolkit.util.redact import shorten
 
 PHASES = ("base", "hipified")
 CONDITIONS = ("if-tree-has", "unless-tree-has")
@@ -112,7 +113,8 @@ class Series:
     def select(self, phase: str | None, features: Iterable[str]) -> tuple[list[SeriesEntry], list[SeriesEntry]]:
         """(enabled, disabled-by-features) entries of `phase` (None: every phase), in series order."""
         feats = set(features)
-        enabled, disabled = [], []
+        enabled: list[SeriesEntry] = []
+        disabled: list[SeriesEntry] = []
         for e in self.entries:
             if phase is not None and e.phase != phase:
                 continue
@@ -157,7 +159,7 @@ def load_series(path: Path) -> Series:
             continue
         entry = _parse_entry(path, number, line, why, why_start)
         if entry.name in seen:
-            raise SeriesError(f"{path}:{number}: patch '{entry.name}' is listed twice "
+            raise SeriesError(f"{path}:{number}: patch '{shorten(entry.name, 80)}' is listed twice "
                               f"(first on line {seen[entry.name]})",
                               "a patch applies once: remove one of the two lines")
         seen[entry.name] = number
@@ -175,44 +177,50 @@ def _parse_entry(path: Path, number: int, line: str, why: list[str], why_start: 
                           "close the quotes around a value with spaces: unless-tree-has=\"PATH:TEXT\"") from None
     name = tokens[0]
     if "=" in name:
-        raise SeriesError(f"{where}: expected a patch file name first, got '{name}'",
+        raise SeriesError(f"{where}: expected a patch file name first, got '{shorten(name, 60)}'",
                           "an entry reads: NAME.patch phase=base|hipified sha256=HEX [when=FEATURE,...]")
     if name.startswith("/") or ".." in Path(name).parts:
-        raise SeriesError(f"{where}: patch path '{name}' must be relative to the series folder, without '..'")
+        raise SeriesError(f"{where}: patch path '{shorten(name, 80)}' must be relative to the series folder, "
+                          "without '..'")
     if not why or not any(why):
-        raise SeriesError(f"{where}: patch '{name}' has no comment saying why it exists",
+        raise SeriesError(f"{where}: patch '{shorten(name, 80)}' has no comment saying why it exists",
                           "put one or more '# reason' lines directly above the entry")
     values: dict[str, str] = {}
     for token in tokens[1:]:
         key, eq, value = token.partition("=")
         if not eq:
-            raise SeriesError(f"{where}: '{token}' is not a key=value field (known fields: {', '.join(FIELDS)})")
+            raise SeriesError(f"{where}: '{shorten(token, 60)}' is not a key=value field (known fields: "
+                              f"{', '.join(FIELDS)})")
         if key not in FIELDS:
-            raise SeriesError(f"{where}: unknown field '{key}' (known fields: {', '.join(FIELDS)})")
+            raise SeriesError(f"{where}: unknown field '{shorten(key, 60)}' (known fields: {', '.join(FIELDS)})")
         if key in values:
             raise SeriesError(f"{where}: field '{key}' given twice")
         values[key] = value
     for key in ("phase", "sha256"):
         if key not in values:
-            raise SeriesError(f"{where}: patch '{name}' lacks the required field '{key}'",
+            raise SeriesError(f"{where}: patch '{shorten(name, 80)}' lacks the required field '{key}'",
                               "an entry reads: NAME.patch phase=base|hipified sha256=HEX [when=FEATURE,...]")
     if values["phase"] not in PHASES:
-        raise SeriesError(f"{where}: phase '{values['phase']}' is not one of {', '.join(PHASES)}",
+        raise SeriesError(f"{where}: phase '{shorten(values['phase'], 60)}' is not one of {', '.join(PHASES)}",
                           "base: applied to the fetched source before hipify; hipified: to hipify's output")
     if not _HEX64.fullmatch(values["sha256"]):
-        raise SeriesError(f"{where}: sha256 '{values['sha256']}' is not 64 lowercase hex digits",
+        raise SeriesError(f"{where}: sha256 '{shorten(values['sha256'], 80)}' is not 64 lowercase hex digits",
                           f"compute it with: sha256sum {path.parent / name}")
     when: tuple[str, ...] = ()
     if "when" in values:
         when = tuple(values["when"].split(","))
         bad = [w for w in when if not _FEATURE.fullmatch(w)]
         if bad:
-            raise SeriesError(f"{where}: when='{values['when']}' has a bad feature name '{bad[0]}'",
+            raise SeriesError(f"{where}: when='{shorten(values['when'], 60)}' has a bad feature name "
+                              f"'{shorten(bad[0], 60)}'",
                               "write when=feature1,feature2 (all must be enabled; !feature: must be off)")
     conditions = tuple(_condition(where, key, values[key]) for key in CONDITIONS if key in values)
     patch_path = path.parent / name
+    if patch_path.is_symlink() and not patch_path.resolve().is_relative_to(path.parent.resolve()):
+        raise SeriesError(f"{where}: patch file {patch_path} is a link out of the series folder "
+                          f"({patch_path.resolve()}); a series names only patches inside its folder")
     if not patch_path.is_file():
-        raise SeriesError(f"{where}: patch file {patch_path} not found",
+        raise SeriesError(f"{where}: patch file {shorten(patch_path, 200)} not found",
                           "add the file, or remove its entry from the series")
     return SeriesEntry(name, patch_path, values["phase"], values["sha256"], when, "\n".join(why), number, why_start,
                        conditions)
@@ -221,8 +229,8 @@ def _parse_entry(path: Path, number: int, line: str, why: list[str], why_start: 
 def _condition(where: str, key: str, value: str) -> TreeCondition:
     file, sep, text = value.partition(":")
     if not file or file.startswith("/") or ".." in Path(file).parts or (sep and not text):
-        raise SeriesError(f"{where}: {key}={value!r} must be PATH or PATH:TEXT, PATH relative to the tree "
-                          f"without '..' and TEXT not empty",
+        raise SeriesError(f"{where}: {key}={shorten(value, 80)!r} must be PATH or PATH:TEXT, PATH relative to the "
+                          "tree without '..' and TEXT not empty",
                           f"for instance {key}=\"src/CMakeLists.txt:option(USE_HIP\"")
     return TreeCondition(key, file, text if sep else None)
 

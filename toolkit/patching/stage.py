@@ -28,9 +28,10 @@ def patch_stage(b: Build, phase: str) -> Stage:
         # The pristine source's digest is this stage's own input; hipify's output is already in the upstream
         # fingerprint, so only the series counts there.
         found = {"source": str(tree), "digest": b.source_digest()} if phase == "base" else {}
-        if b.recipe.series is None:
+        series = b.series()
+        if b.recipe.series is None or series is None:
             return {**found, "series": None}
-        return {**found, "series": str(b.recipe.series), "series_text": b.series().text,
+        return {**found, "series": str(b.recipe.series), "series_text": series.text,
                 "active": b.patch_pins(phase)}
 
     def run() -> None:
@@ -39,14 +40,17 @@ def patch_stage(b: Build, phase: str) -> Stage:
             # .git and hipify's per-file cache are not part of the tree the build reads.
             shutil.copytree(tree, tmp, symlinks=True, dirs_exist_ok=True,
                             ignore=shutil.ignore_patterns(".git", ".hipify-cache.json"))
-            if b.series() is not None:
-                for line in patching.apply_series(b.series(), tmp, phase, b.enabled()):
-                    log.stage(name, str(line))
+            patched: set[str] = set()
+            series = b.series()
+            if series is not None:
+                for analysis in patching.apply_series(series, tmp, phase, sorted(b.enabled())):
+                    log.stage(name, str(analysis))
+                    patched.update(analysis.changes)
             # Sync rather than replace: unchanged files keep their mtimes, so ninja rebuilds nothing.
             written = sync_tree(tmp, out)
             if phase == "base":
                 b.tree_changed()
-            log.stage(name, f"{len(written)} file(s) changed in {out}")
+            log.stage(name, f"{len(patched)} file(s) patched; {len(written)} file(s) rewritten in {out}")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -64,7 +68,9 @@ def _has_hipified_patches(b: Build) -> bool:
     return b.hipify is not None and bool(b.active_patches("hipified"))
 
 
-BASE = StageSpec("patch", "copy the source and apply the series' base patches (build/<recipe>/<variant>/source)",
-                 applies=lambda b: True, make=lambda b: patch_stage(b, "base"))
+# The source stage brought the tree into the work tree; this one patches it (from the pristine source, so a
+# changed series never applies on top of the last one's result) and exists only when the recipe has a series.
+BASE = StageSpec("patch", "apply the series' base patches to the work tree's source (build/<recipe>/<variant>/source)",
+                 applies=lambda b: b.recipe.series is not None, make=lambda b: patch_stage(b, "base"))
 HIPIFIED = StageSpec("patch-hipified", "apply the series' hipified patches to a copy of hipify's output",
                      applies=_has_hipified_patches, make=lambda b: patch_stage(b, "hipified"))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from toolkit.recipe.confine import confined
 from toolkit.util.errors import RecipeError
 from toolkit.util.tomlread import Table, load_toml
 
@@ -139,7 +140,9 @@ def load_recipe(path: Path) -> Recipe:
         raise meta.error("name", f"expected lowercase letters, digits, '-' or '_', got {name!r}")
     summary = meta.str("summary", "")
     base = _load_base(meta, path)
-    stages = tuple(meta.str_list("stages")) if meta.has("stages") else None
+    # Read with a default, not after has(): a key read is a key done() names among the known ones.
+    named = meta.str_list("stages", None)
+    stages = tuple(named) if named is not None else None
     meta.done()
 
     # Imported here: the release CLI resolves recipe names inside bare containers with only the stdlib.
@@ -155,7 +158,7 @@ def load_recipe(path: Path) -> Recipe:
     series = None
     if root.has("patches"):
         patches = root.table("patches")
-        series = (path.parent / patches.str("series")).resolve()
+        series = confined(path.parent / patches.str("series"), path.parent, f"{path}: key 'patches.series'")
         patches.done()
 
     extra = {}
@@ -185,10 +188,10 @@ def _load_base(meta: Table, path: Path) -> Table | None:
     Only [features] is shared: source, outputs, patches and the rest describe one tree and stay in its recipe.
     Errors in the fragment name the fragment's file and key.
     """
-    if not meta.has("extends"):
+    rel = meta.str("extends", None)
+    if rel is None:
         return None
-    rel = meta.str("extends")
-    base_path = (path.parent / rel).resolve()
+    base_path = confined(path.parent / rel, path.parent, f"{path}: key 'recipe.extends'")
     if not base_path.is_file():
         raise meta.error("extends", f"no such file {base_path} (relative to {path.parent})")
     if base_path == path:

@@ -5,13 +5,14 @@ error names the recipe to use instead of advising to refresh patches written for
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from toolkit.recipe.load import Recipe, load_recipe, recipes_dir
 from toolkit.util.errors import ToolkitError
 
 
-def series_failures(recipe: Recipe, tree: Path, features) -> list[str]:
+def series_failures(recipe: Recipe, tree: Path, features: Iterable[str]) -> list[str]:
     """'patch: summary' for each base-phase patch of the recipe's series that does not apply to tree."""
     from toolkit import patching
 
@@ -42,7 +43,7 @@ def fitting_recipes(tree: Path, project_root: Path, exclude: str) -> list[str]:
     return fits
 
 
-def check_tree_fits(recipe: Recipe, tree: Path, features, project_root: Path) -> None:
+def check_tree_fits(recipe: Recipe, tree: Path, features: Iterable[str], project_root: Path) -> None:
     """Raise an error naming the likely recipe when the recipe's patches do not fit a --source tree and
     another recipe's do."""
     failed = series_failures(recipe, tree, features)

@@ -18,6 +18,7 @@ from toolkit.engine.workspace import default_build_root
 from toolkit.recipe.load import recipe_argument, recipes_dir
 from toolkit.release import container, matrix
 from toolkit.release.settings import ReleaseSettings, from_table
+from toolkit.sources.mirrors import add_insecure_mirror_option
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlread import load_toml
@@ -35,10 +36,14 @@ def register(sub) -> None:
     p.add_argument("--dry-run", action="store_true", help="print the plan without building")
     p.add_argument("--no-wait", action="store_true",
                    help="fail at once when another release or build holds the output folder or a work tree")
+    p.add_argument("--facts-out", type=Path, metavar="FILE",
+                   help="also write each entry's build facts as JSON to FILE (a release on the host reads them back "
+                        "from the entries it builds in their roots' images)")
     _build_options(p)
     p.set_defaults(func=cmd_release)
     r = sub.add_parser("release-compare", help="compare two release folders: which file differs, its first "
-                                               "differing zip member (exit 1 when they differ)")
+                                               "differing zip member (exit 1 when they differ, 2 when a folder or "
+                                               "wheel cannot be read); links are compared, never followed")
     r.add_argument("first", type=Path, help="a release folder (build/<recipe>/dist)")
     r.add_argument("second", type=Path, help="the release folder to compare it with")
     r.set_defaults(func=cmd_release_compare)
@@ -81,6 +86,7 @@ def _build_options(p: argparse.ArgumentParser) -> None:
                    "recipe's (as `build --source`)")
     p.add_argument("--mirror", action="append", default=[], metavar="BASE",
                    help="artifact server tried before upstream (BASE/<host>/<path>); also $TOOLKIT_MIRRORS")
+    add_insecure_mirror_option(p)
     p.add_argument("--offline", action="store_true", help="use the download cache and file:// mirrors only")
     p.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N", help="parallel build jobs")
     p.add_argument("--build-dir", type=Path, default=None, metavar="DIR",
@@ -109,40 +115,76 @@ def cmd_release(args) -> int:
     if args.print_matrix:
         sys.stdout.write(matrix.matrix_json(entries))
         return 0
-    from toolkit.release import compile_cache  # needs ccache only when a cache is configured
+    from toolkit.release import compile_cache, in_root  # ccache only when a cache is configured
+    from toolkit.wheel.cli import _wheel_settings
 
     build_root = args.build_dir or default_build_root()
     out_dir = args.out or (Path(os.environ["TOOLKIT_OUT_DIR"]) if os.environ.get("TOOLKIT_OUT_DIR")
                            else build_root / Path(args.recipe).stem / "dist")
     url, origin = compile_cache.resolve_url(settings.compile_cache)
+    elsewhere = {e.id: in_root.root_for(e) for e in entries}   # before anything runs: a wrong root is an error
+    wheel = _wheel_settings(Path(args.recipe)) if settings.rocm else None   # the variants and their meta-package
+    variants = dict(wheel.rocm_variants) if wheel else {}
     if args.dry_run:
         print(f"recipe: {args.recipe}")
-        print(f"output: {out_dir} (SHA256SUMS, provenance.json, <wheel>.cdx.json per wheel)")
+        print(f"output: {out_dir} (SHA256SUMS, provenance.json, <wheel>.cdx.json per wheel"
+              f"{', the meta-package ' + wheel.distribution if wheel and variants else ''})")
         print(f"compile cache: {compile_cache.redact(url) or 'off'} (from {origin})")
         for entry in entries:
-            print(f"entry {entry.id}: python {entry.python}, targets {';'.join(entry.gpu_targets)}, "
-                  f"features {','.join(entry.features) or 'none'}")
+            where = f", in the image of build root {elsewhere[entry.id]}" if elsewhere[entry.id] else ""
+            rocm = f", ROCm {entry.rocm.name} (root {entry.rocm.root})" if entry.rocm else ""
+            axes = [f"python {entry.python}" if entry.python else "",
+                    f"targets {';'.join(entry.gpu_targets)}" if entry.gpu_targets else "",
+                    f"toolchain {entry.toolchain.name}" if entry.toolchain else ""]
+            print(f"entry {entry.id}: {''.join(a + ', ' for a in axes if a)}"
+                  f"features {','.join(entry.features) or 'none'}{rocm}{where}")
         return 0
     cache = compile_cache.compile_cache_config(url, basedir=Path.cwd(), origin=origin)
     log.info(f"compile cache: {cache.describe()}")
-    overrides = {"source": args.source, "mirrors": tuple(args.mirror), "offline": args.offline,
-                 "build_root": args.build_dir, **({"jobs": args.jobs} if args.jobs else {})}
-    build_fn = _pipeline_build_fn(Path(args.recipe))
-    if args.no_wait:
-        build_fn = functools.partial(build_fn, no_wait=True)
-    if any(v not in (None, (), False) for v in overrides.values()):
-        build_fn = functools.partial(build_fn, overrides=overrides)
+    build_fn = _entry_build_fn(args, elsewhere, variants)
     from toolkit.release.orchestrator import run_release
     from toolkit.release.reproducible import release_env
 
     saved = dict(os.environ)
     os.environ.update({**release_env(Path(args.recipe), args.source), **cache.build_env()})
     try:
-        run_release(entries, build_fn, out_dir, recipe=str(args.recipe), no_wait=args.no_wait)
+        # Entries built in their roots' images record those images' tools; the host's would say nothing true.
+        tools: dict | None = {} if all(elsewhere.values()) else None
+        run_release(entries, build_fn, out_dir, recipe=str(args.recipe), no_wait=args.no_wait, toolchain=tools,
+                    meta=in_root.meta_writer(wheel) if wheel and variants and not in_root.current_root() else None,
+                    facts_out=args.facts_out)
     finally:
         os.environ.clear()
         os.environ.update(saved)
     return 0
+
+
+def _entry_build_fn(args, elsewhere: dict[str, str | None], variants: dict[str, str]):
+    """How each entry is built: here through the pipeline, or in the image of its ROCm axis's root; either way
+    its wheel must be of its ROCm variant."""
+    from toolkit.release import in_root
+
+    overrides = {"source": args.source, "mirrors": tuple(args.mirror), "offline": args.offline,
+                 "build_root": args.build_dir, **({"jobs": args.jobs} if args.jobs else {})}
+    here = _pipeline_build_fn(Path(args.recipe))
+    if args.no_wait:
+        here = functools.partial(here, no_wait=True)
+    if any(v not in (None, (), False) for v in overrides.values()):
+        here = functools.partial(here, overrides=overrides)
+    passed = [*(["--source", args.source] if args.source else []), *(a for m in args.mirror for a in ("--mirror", m)),
+              *(["--offline"] if args.offline else []), *(["--jobs", str(args.jobs)] if args.jobs else []),
+              *(["--insecure-mirror"] if args.insecure_mirror else [])]
+
+    def build(entry, work_dir: Path):
+        if elsewhere.get(entry.id):
+            wheel, facts = in_root.build_in_root_image(Path(args.recipe), entry, work_dir, release_args=passed,
+                                                       offline=args.offline)
+        else:
+            wheel, facts = here(entry, work_dir)
+        in_root.check_variant(entry, Path(wheel), variants)
+        return wheel, facts
+
+    return build
 
 
 def _pipeline_build_fn(recipe: Path):
@@ -153,7 +195,7 @@ def _pipeline_build_fn(recipe: Path):
 
 
 def cmd_release_compare(args) -> int:
-    from toolkit.release.reproducible import compare_dirs
+    from toolkit.release.compare import compare_dirs
 
     differences = compare_dirs(args.first, args.second)
     for line in differences:
@@ -165,8 +207,14 @@ def cmd_release_compare(args) -> int:
 
 def cmd_container(args) -> int:
     session_args = args.args[1:] if args.args[:1] == ["--"] else args.args
+    if args.bind and not args.root:
+        raise ToolkitError("container --bind works only with --root (an image session binds the folders its "
+                           "arguments name by itself); drop --bind, or add --root NAME")
     if args.root:
         from toolkit.buildroot import session
+        from toolkit.release.hostpaths import check_host_paths
+
+        check_host_paths([("--source", args.source), *[("--bind", b) for b in args.bind]])
 
         return session.run_command(args.root, args.session, session_args, project=Path.cwd(),
                                    binds=[*args.bind, *([args.source] if args.source else [])],
@@ -175,10 +223,21 @@ def cmd_container(args) -> int:
     extra_binds: list[Path] = []
     if args.recipe and _recipe_in(session_args) is None and args.session in ("release", "build"):
         session_args = ["--recipe", _recipe_for_session(args.recipe, extra_binds), *session_args]
-    settings = load_settings(recipe).container
+    release_settings = load_settings(recipe)
+    settings = release_settings.container
+    root = None if args.image else _session_root(args.session, session_args, release_settings)
+    if root:
+        from dataclasses import replace
+
+        settings = replace(settings, root=root, image=None)
     image, runner, from_root = _image_and_runner(args, settings)
     env = name_value_pairs(args.env, "--env")
     container.check_values(image, env)  # before anything runs (git below, the engine)
+    from toolkit.buildroot.session import named_paths
+    from toolkit.release.hostpaths import check_host_paths
+
+    check_host_paths([("--source", args.source), ("--cache", args.cache), ("--out", args.out),
+                      ("--build-dir", args.build_dir), *[("bind", b) for b in named_paths(session_args)]])
     engine = container.detect_engine(args.engine or settings.engine)
     if engine.name == "podman":
         from toolkit.buildroot.image import engine_env
@@ -189,7 +248,6 @@ def cmd_container(args) -> int:
 
         os.environ["SOURCE_DATE_EPOCH"] = str(source_date_epoch(Path.cwd()))
     from toolkit.buildroot.sandbox import cache_dir
-    from toolkit.buildroot.session import named_paths
 
     cache = (args.cache or cache_dir()).resolve()
     mounts = container.Mounts(
@@ -201,6 +259,24 @@ def cmd_container(args) -> int:
     if rc != 0:
         log.warn(f"session {args.session} {shlex.join(session_args)} failed in {image} (exit {rc})")
     return rc
+
+
+def _session_root(session: str, session_args: list[str], settings: ReleaseSettings) -> str | None:
+    """The build root whose image runs a `release` of a recipe with a ROCm axis: the root of the entries its --only
+    selects (they must share one). None for other sessions and recipes: [release.container] decides."""
+    if session != "release" or not settings.rocm:
+        return None
+    from toolkit.release.in_root import roots_of
+
+    only = [session_args[i + 1] for i, a in enumerate(session_args[:-1]) if a == "--only"]
+    only += [a.split("=", 1)[1] for a in session_args if a.startswith("--only=")]
+    roots = roots_of(matrix.select(matrix.plan_matrix(settings), only or None))
+    if len(roots) > 1:
+        raise ToolkitError(f"the release's entries are built in {len(roots)} build roots ({', '.join(roots)}), "
+                           "and a container runs one image",
+                           hint="run `python -m toolkit release` on the host, which runs each entry in its root's "
+                                "image, or select the entries of one root with --only")
+    return roots[0] if roots else None
 
 
 def _recipe_for_session(recipe: Path, binds: list[Path]) -> str:

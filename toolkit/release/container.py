@@ -20,12 +20,14 @@ import json
 import os
 import shlex
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.util import argcheck, log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
+from toolkit.util.redact import redact_text
 
 ENV_ENGINE = "TOOLKIT_CONTAINER_ENGINE"
 ENGINES = ("podman", "docker")
@@ -94,10 +96,10 @@ def session_command(runner: str, session: str, args: list[str]) -> list[str]:
 def container_env(mounts: Mounts, environ: dict[str, str] | None = None,
                   extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment a session needs inside: fixed paths plus what passes through from the host."""
-    environ = os.environ if environ is None else environ
+    given: Mapping[str, str] = os.environ if environ is None else environ
     spec = json.loads(ENV_FILE.read_text(encoding="utf-8"))
     env = {}
-    for key, value in sorted(environ.items()):
+    for key, value in sorted(given.items()):
         if key in spec["never"]:
             continue
         if key in spec["names"] or any(key.startswith(p) for p in spec["prefixes"]):
@@ -142,6 +144,18 @@ def run_argv(engine: Engine, image: str, command: list[str], mounts: Mounts, env
     return argv
 
 
+def check_mounts(mounts: Mounts) -> None:
+    """The host folders a session would mount, each refused when it is a system or home dot-folder or holds ':'
+    (the project, the working directory, is the caller's own choice and only checked for ':')."""
+    from toolkit.release.hostpaths import check_host_paths
+
+    if ":" in str(Path(mounts.project).resolve()):
+        raise ToolkitError(f"container: the project folder {mounts.project} holds ':', which the engine's "
+                           "--volume reads as the start of the mount options; run from a folder without one")
+    check_host_paths([("--source", mounts.source), ("--cache", mounts.cache), ("--out", mounts.out),
+                      ("--build-dir", mounts.build), *[("bind", b) for b in mounts.binds]])
+
+
 def check_values(image: str, env: dict[str, str] | None) -> None:
     """The image name and --env values a session would hand the engine: checked before anything runs."""
     argcheck.image_name(image, IMAGE_WHERE)
@@ -152,18 +166,20 @@ def check_values(image: str, env: dict[str, str] | None) -> None:
 def run_session(engine: Engine, image: str, session: str, args: list[str], mounts: Mounts,
                 env: dict[str, str] | None = None, *, runner: str = "nox", network: str | None = None,
                 dry_run: bool = False) -> int:
-    """Run `session` with `args` inside `image`; returns the session's exit code."""
+    """Run `session` with `args` inside `image`; returns the session's exit code. Every host folder is checked
+    first (toolkit.release.hostpaths); a dry run prints the command and creates nothing."""
     check_values(image, env)
+    check_mounts(mounts)
     for what, path in (("project", mounts.project), ("source", mounts.source)):
         if path is not None and not Path(path).is_dir():
             raise ToolkitError(f"{path}: {what} folder to mount into the container does not exist")
     for path in (mounts.cache, mounts.out, mounts.build):
-        if path is not None:
+        if path is not None and not dry_run:
             Path(path).mkdir(parents=True, exist_ok=True)
     argv = run_argv(engine, image, session_command(runner, session, args), mounts,
                     container_env(mounts, extra=env), network)
     if dry_run:
-        print(shlex.join(argv))
+        print(redact_text(shlex.join(argv)))   # --env values may hold a mirror URL with credentials
         return 0
     log.stage("container", f"{engine.name}: {session} {shlex.join(args)} in {image}")
     return run(argv, f"{engine.name} run of {session} in {image}", output="terminal", check=False).returncode

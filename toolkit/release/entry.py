@@ -42,8 +42,41 @@ def build_release_entry(recipe_path: Path, entry, work_dir: Path, no_wait: bool 
         build_command(cmake, b.workspace.cmake, options.jobs),
     ]
     # The C/C++ toolchain's identity (zig: pinned version, target, wheel sha256), as the configure fingerprint has it.
-    return wheels[0], {"sources": [source_record(b)], "patches": patches, "commands": commands,
-                       "toolchain": b.toolchain().identity(), "fetchcontent": fetchcontent_records(b)}
+    built = b.build_facts()
+    facts = {"sources": [source_record(b)], "patches": patches, "commands": commands,
+             "toolchain": b.toolchain().identity(), "fetchcontent": fetchcontent_records(b),
+             # What the wheel was built from and for: the upstream commit, the HIP headers, the ROCm variant.
+             "upstream_commit": built["upstream_commit"], "hip_version": built["hip_version"],
+             "rocm_version": built["rocm_version"], "rocm_variant": wheel_variant(wheels[0])}
+    root = build_root_record()
+    if root:
+        facts["build_root"] = root
+    if entry.rocm is not None:
+        facts["rocm"] = {"variant": entry.rocm.name}
+    return wheels[0], facts
+
+
+def wheel_variant(wheel: Path) -> str | None:
+    """The ROCm variant the wheel was made for (the wheel stage chose it from the HIP soname linked)."""
+    import zipfile
+
+    from toolkit.wheel.inspection import read_build_info
+
+    with zipfile.ZipFile(wheel) as archive:
+        return (read_build_info(archive) or {}).get("rocm_variant")
+
+
+def build_root_record() -> dict | None:
+    """The build root this build ran in (its image or the root itself) and its package set's digest: which of
+    Debian's packages, at which versions (the root's lock file), the wheel was built against."""
+    from toolkit.buildroot import packageset
+    from toolkit.release.in_root import current_root
+
+    name = current_root()
+    if name is None:
+        return None
+    spec = packageset.load(name)
+    return {"name": name, "package_set": spec.digest()}
 
 
 def source_record(b: Build) -> dict:
@@ -51,8 +84,9 @@ def source_record(b: Build) -> dict:
         return {"name": b.source_dir.name, "uri": b.source_dir.as_uri(), "sha256": b.source_digest()}
     sha = b.fetch.sha256_for(b.source.url, b.source.sha256) if b.source.url else b.source_digest()
     record = {"name": b.source_dir.name, "uri": b.source.url or f"git+{b.source.git}@{b.source.commit}", "sha256": sha}
-    if b.source.commit:
-        record["version"] = b.source.commit
+    commit = b.source.commit or b.build_facts()["upstream_commit"]
+    if commit:
+        record["version"] = commit
     return record
 
 

@@ -12,18 +12,19 @@ import itertools
 import json
 from dataclasses import dataclass
 
-from toolkit.release.settings import ReleaseSettings, TargetSet, ToolchainSet
+from toolkit.release.settings import ReleaseSettings, RocmSet, TargetSet, ToolchainSet
 from toolkit.util.errors import ToolkitError
 
 
 @dataclass(frozen=True)
 class Entry:
-    id: str                      # e.g. cp311-gfx90a_gfx942-hipdnn, glibc2.28-hipdnn
+    id: str                      # e.g. cp311-gfx90a_gfx942-hipdnn, rocm7-glibc2.28-hipdnn
     python: str | None           # "3.11"; None: no Python axis (a py3-none wheel)
     target_set: str | None       # the set's name; None: no GPU-target axis
     gpu_targets: tuple[str, ...]
     features: tuple[str, ...]
     toolchain: ToolchainSet | None = None
+    rocm: RocmSet | None = None  # the ROCm variant and the build root that builds it
 
     @property
     def python_tag(self) -> str | None:
@@ -31,7 +32,8 @@ class Entry:
 
     @property
     def label(self) -> str:
-        """The wheel's local version label: the axes other than Python, so entries never share a wheel name."""
+        """The wheel's local version label: the axes other than Python and ROCm (the distribution's name carries
+        the ROCm variant), so entries never share a wheel name."""
         parts = [self.target_set, self.toolchain.name if self.toolchain else None, *self.features]
         return ".".join(p for p in parts if p).lower().replace("+", ".").replace("-", ".") or "base"
 
@@ -50,12 +52,14 @@ class Entry:
         if self.toolchain is not None:
             out.update(toolchain=self.toolchain.toolchain, toolchain_name=self.toolchain.name,
                        glibc_floor=self.toolchain.glibc_floor)
+        if self.rocm is not None:
+            out.update(rocm=self.rocm.name, root=self.rocm.root)
         return out
 
 
 def entry_id(python: str | None, target_set: str | None, features: tuple[str, ...],
-             toolchain: str | None = None) -> str:
-    parts = [p for p in ("cp" + python.replace(".", "") if python else None, target_set, toolchain) if p]
+             toolchain: str | None = None, rocm: str | None = None) -> str:
+    parts = [p for p in ("cp" + python.replace(".", "") if python else None, target_set, rocm, toolchain) if p]
     if features:
         parts.append("+".join(features))
     return "-".join(parts) or "base"
@@ -65,11 +69,13 @@ def plan_matrix(settings: ReleaseSettings) -> list[Entry]:
     pythons: tuple[str | None, ...] = settings.python if "python" in settings.axes else (None,)
     sets: tuple[TargetSet | None, ...] = settings.target_sets if "target_set" in settings.axes else (None,)
     chains: tuple[ToolchainSet | None, ...] = settings.toolchains if "toolchain" in settings.axes else (None,)
+    rocms: tuple[RocmSet | None, ...] = settings.rocm if "rocm" in settings.axes else (None,)
     entries = []
-    for python, target_set, chain, features in itertools.product(pythons, sets, chains, settings.features):
+    for python, target_set, rocm, chain, features in itertools.product(pythons, sets, rocms, chains,
+                                                                       settings.features):
         name = target_set.name if target_set else None
-        entries.append(Entry(entry_id(python, name, features, chain.name if chain else None), python, name,
-                             target_set.targets if target_set else (), features, chain))
+        id_ = entry_id(python, name, features, chain.name if chain else None, rocm.name if rocm else None)
+        entries.append(Entry(id_, python, name, target_set.targets if target_set else (), features, chain, rocm))
     return entries
 
 

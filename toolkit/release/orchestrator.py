@@ -9,6 +9,7 @@ leaves the previous release folder as it was.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from toolkit.util.fsutil import atomic_write_text, make_temp_dir, replace_dir, s
 from toolkit.util.locks import WorkLock, remove_stale_temporaries
 
 BuildFn = Callable[[Entry, Path], "tuple[Path, dict]"]
+MetaFn = Callable[[Path], Path]   # writes a meta-package's wheel into the folder given, returns its path
 PROVENANCE = "provenance.json"
 SBOM_SUFFIX = ".cdx.json"
 
@@ -40,6 +42,17 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _root_properties(facts: dict) -> dict[str, str]:
+    """Which ROCm the wheel is for and the build root (package set) it was built in, as the build's facts say."""
+    props = {}
+    if facts.get("rocm", {}).get("variant"):
+        props["toolkit:rocm:variant"] = facts["rocm"]["variant"]
+    if facts.get("build_root"):
+        props["toolkit:build-root"] = facts["build_root"]["name"]
+        props["toolkit:build-root:package-set"] = facts["build_root"]["package_set"]
+    return props
+
+
 def _check_replaceable(out_dir: Path) -> None:
     # The output folder is replaced as a whole; never do that to a folder a release did not write.
     if out_dir.exists() and any(out_dir.iterdir()) and not (out_dir / checksums.FILENAME).is_file():
@@ -49,7 +62,8 @@ def _check_replaceable(out_dir: Path) -> None:
 
 def run_release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, *,
                 excludes: list[str] | None = None, recipe: str | None = None,
-                toolchain: dict | None = None, no_wait: bool = False) -> ReleaseResult:
+                toolchain: dict | None = None, no_wait: bool = False, meta: MetaFn | None = None,
+                facts_out: Path | None = None) -> ReleaseResult:
     if not entries:
         raise ToolkitError("nothing to release: the matrix selection is empty")
     out_dir = Path(out_dir).resolve()
@@ -58,13 +72,14 @@ def run_release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, *,
     try:
         staging_name = f"{out_dir.name}.staging"
         remove_stale_temporaries(out_dir.parent, (staging_name, f"{out_dir.name}.old"))
-        return _release(entries, build_fn, out_dir, excludes, recipe, toolchain, staging_name)
+        return _release(entries, build_fn, out_dir, excludes, recipe, toolchain, staging_name, meta, facts_out)
     finally:
         lock.release()
 
 
 def _release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, excludes: list[str] | None,
-             recipe: str | None, toolchain: dict | None, staging_name: str) -> ReleaseResult:
+             recipe: str | None, toolchain: dict | None, staging_name: str, meta: MetaFn | None,
+             facts_out: Path | None) -> ReleaseResult:
     _check_replaceable(out_dir)
     excludes = sbom.load_rocm_excludes() if excludes is None else excludes
     staging = make_temp_dir(out_dir.parent, staging_name)
@@ -72,7 +87,9 @@ def _release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, excludes: l
         # A reproducible release (SOURCE_DATE_EPOCH set) records no run times: a rebuild gives the same file.
         started = None if os.environ.get("SOURCE_DATE_EPOCH") else _now()
         toolchain = provenance.collect_toolchain() if toolchain is None else toolchain
-        builds, wheels, sboms = [], [], []
+        builds: list[dict] = []
+        wheels: list[Path] = []
+        sboms: list[Path] = []
         producer: dict[str, str] = {}
         for entry in entries:
             log.stage("release", f"building {entry.id}")
@@ -96,6 +113,7 @@ def _release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, excludes: l
                 "toolkit:matrix:entry": entry.id,
                 "toolkit:matrix:gpu-targets": ";".join(entry.gpu_targets),
                 "toolkit:matrix:features": ",".join(entry.features),
+                **_root_properties(facts),
             }, inputs=facts)
             text = sbom.render(document)
             sbom_path = staging / (wheel.name + SBOM_SUFFIX)
@@ -108,7 +126,15 @@ def _release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, excludes: l
             builds.append({"entry": entry.to_json(), "wheel": wheel.name, "sha256": sha256_file(dest),
                            "facts": facts})
 
-        statement = provenance.build_statement(builds, toolchain, started, started and _now(), recipe)
+        if meta is not None:   # the meta-package the ROCm variants sit behind: metadata only, no SBOM of its own
+            wheels.append(meta(staging))
+            log.stage("release", f"{wheels[-1].name}: meta-package, one extra per ROCm variant")
+        if facts_out is not None:
+            atomic_write_text(facts_out, json.dumps({b["entry"]["id"]: b["facts"] for b in builds}, indent=2))
+
+        unbuilt = tuple((w.name, sha256_file(w)) for w in wheels[len(builds):])   # the meta-package
+        statement = provenance.build_statement(builds, toolchain, started, started and _now(), recipe,
+                                               extra_subjects=unbuilt)
         prov_path = staging / PROVENANCE
         atomic_write_text(prov_path, provenance.render(statement))
         shutil.rmtree(staging / ".work")

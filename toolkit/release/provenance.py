@@ -7,7 +7,8 @@ can read it. A build function reports its facts as a plain dict:
     {"sources":  [{"name": "umbrella-ep", "uri": "https://...tar.gz", "sha256": "<64 hex>"}],
      "patches":  [{"name": "0001-rename.patch", "sha256": "<64 hex>"}],
      "commands": [["cmake", "-S", "...", "-B", "..."], ...],
-     "toolchain": {"python": "Python 3.12.3"}}          # optional; overrides what is detected here
+     "toolchain": {"python": "Python 3.12.3"},          # optional; overrides what is detected here
+     "upstream_commit": "<40 hex>", "hip_version": "6.4.43484", "rocm_variant": "rocm6"}   # optional
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ from pathlib import Path
 from toolkit import __version__
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
+from toolkit.util.redact import redact_tree
 
 TOOLS_FILE = Path(__file__).resolve().parent / "toolchain.json"
 BUILD_TYPE = "urn:ort-amdgpu-toolkit:release:v1"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+# Build facts (toolkit/engine/build.py's build_facts, the wheel's get_build_info()) a build's record carries.
+BUILT_FROM = ("upstream_commit", "hip_version", "rocm_version", "rocm_variant")
 
 
 def collect_toolchain(tools_file: Path = TOOLS_FILE) -> dict[str, dict | None]:
@@ -68,12 +72,13 @@ def _digest(item: dict, what: str, where: str) -> str:
 
 
 def build_statement(builds: list[dict], toolchain: dict, started: str | None, finished: str | None,
-                    recipe: str | None = None) -> dict:
+                    recipe: str | None = None, extra_subjects: tuple[tuple[str, str], ...] = ()) -> dict:
     """The provenance statement for a set of builds.
 
-    Each build is {"entry": {...matrix entry...}, "wheel": name, "sha256": hex, "facts": {...}}.
+    Each build is {"entry": {...matrix entry...}, "wheel": name, "sha256": hex, "facts": {...}};
+    `extra_subjects` (name, sha256) are files the release wrote without a build (the meta-package).
     """
-    subjects = []
+    subjects = [{"name": name, "digest": {"sha256": digest}} for name, digest in extra_subjects]
     dependencies: dict[str, dict] = {}
     per_build = []
     for build in builds:
@@ -92,11 +97,11 @@ def build_statement(builds: list[dict], toolchain: dict, started: str | None, fi
                 "name": str(patch.get("name")), "digest": {"sha256": digest},
                 "annotations": {"kind": "patch"}})
         for dep in facts.get("fetchcontent", []):
-            digest = {"sha256": dep["sha256"]} if dep.get("sha256") else {}
+            pins = {"sha256": dep["sha256"]} if dep.get("sha256") else {}
             if dep.get("content"):
-                digest["toolkit-tree-sha256"] = dep["content"]
+                pins["toolkit-tree-sha256"] = dep["content"]
             dependencies.setdefault(f"fetchcontent:{dep['name']}:{dep.get('content')}", {
-                "name": str(dep["name"]), "uri": str(dep["url"]), "digest": digest,
+                "name": str(dep["name"]), "uri": str(dep["url"]), "digest": pins,
                 "annotations": {"kind": "fetchcontent", "version": str(dep.get("version"))}})
         commands = [c if isinstance(c, str) else shlex.join(map(str, c)) for c in facts.get("commands", [])]
         per_build.append({
@@ -104,6 +109,11 @@ def build_statement(builds: list[dict], toolchain: dict, started: str | None, fi
             "wheel": build["wheel"],
             "commands": commands,
             "toolchain": facts.get("toolchain", {}),
+            # What the wheel was built from and for: the upstream commit, the HIP headers, the ROCm variant.
+            **{key: facts[key] for key in BUILT_FROM if facts.get(key)},
+            **({"build_root": facts["build_root"]} if facts.get("build_root") else {}),
+            **({"tools": facts["tools"]} if facts.get("tools") else {}),
+            **({"rocm": facts["rocm"]} if facts.get("rocm") else {}),
         })
     return {
         "_type": "https://in-toto.io/Statement/v1",
@@ -126,4 +136,5 @@ def build_statement(builds: list[dict], toolchain: dict, started: str | None, fi
 
 
 def render(statement: dict) -> str:
-    return json.dumps(statement, indent=2) + "\n"
+    # No credential reaches the file: every URL in it (sources, dependencies, commands) is redacted.
+    return json.dumps(redact_tree(statement), indent=2) + "\n"

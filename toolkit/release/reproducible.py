@@ -11,18 +11,20 @@ Two release runs of the same entry give byte-identical wheels, SBOMs, provenance
   rewrites it dated by SOURCE_DATE_EPOCH; build ids are content hashes (the linker's default).
 
 `python -m toolkit release-compare DIR1 DIR2` names the first difference: the file and, for a wheel, the first
-zip member whose bytes or metadata differ (diffoscope, where installed, gives the full report).
+zip member whose bytes or metadata differ (diffoscope, where installed, gives the full report); see compare.py.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import zipfile
 from pathlib import Path
 
-from toolkit.util.errors import ToolkitError
+from toolkit.release.compare import compare_dirs, first_text_difference, first_zip_difference
 from toolkit.util.process import run_git
+
+__all__ = ["ZIP_EPOCH", "compare_dirs", "first_text_difference", "first_zip_difference", "release_env",
+           "source_date_epoch"]
 
 ZIP_EPOCH = 315532800   # 1980-01-01T00:00:00Z: the earliest date a zip entry can carry
 
@@ -43,64 +45,3 @@ def source_date_epoch(folder: Path) -> int:
     proc = run_git(["log", "-1", "--format=%ct"], [], "the project's commit time", cwd=folder, check=False)
     value = proc.stdout.strip()
     return int(value) if proc.returncode == 0 and value.isdigit() else ZIP_EPOCH
-
-
-def compare_dirs(first: Path, second: Path) -> list[str]:
-    """One line per difference between two release folders (empty: identical), each naming the file and,
-    for a wheel, the first member that differs and how."""
-    first, second = Path(first), Path(second)
-    for folder in (first, second):
-        if not folder.is_dir():
-            raise ToolkitError(f"{folder}: no such release folder", hint="give two dist folders (build/<recipe>/dist)")
-    names_a = {p.name for p in first.iterdir() if p.is_file()}
-    names_b = {p.name for p in second.iterdir() if p.is_file()}
-    out = [f"{name}: only in {first}" for name in sorted(names_a - names_b)]
-    out += [f"{name}: only in {second}" for name in sorted(names_b - names_a)]
-    for name in sorted(names_a & names_b):
-        a, b = first / name, second / name
-        if a.read_bytes() == b.read_bytes():
-            continue
-        if name.endswith(".whl"):
-            out.append(f"{name}: {first_zip_difference(a, b)}")
-        else:
-            out.append(f"{name}: {first_text_difference(a, b)}")
-    if out and shutil.which("diffoscope"):
-        out.append(f"full report: diffoscope {first} {second}")
-    return out
-
-
-def first_zip_difference(a: Path, b: Path) -> str:
-    """The first difference of two zip files, member by member in archive order."""
-    with zipfile.ZipFile(a) as za, zipfile.ZipFile(b) as zb:
-        infos_a, infos_b = za.infolist(), zb.infolist()
-        for ia, ib in zip(infos_a, infos_b, strict=False):
-            if ia.filename != ib.filename:
-                return f"member order differs at {ia.filename!r} vs {ib.filename!r}"
-            data_a, data_b = za.read(ia), zb.read(ib)
-            if data_a != data_b:
-                return f"member {ia.filename} differs: {_bytes_difference(data_a, data_b)}"
-            for field in ("date_time", "external_attr", "compress_type", "extra", "comment", "create_system"):
-                if getattr(ia, field) != getattr(ib, field):
-                    return (f"member {ia.filename}: zip {field} differs ({getattr(ia, field)!r} vs "
-                            f"{getattr(ib, field)!r})")
-        if len(infos_a) != len(infos_b):
-            longer, extra = (a, infos_a[len(infos_b)]) if len(infos_a) > len(infos_b) else (b, infos_b[len(infos_a)])
-            return f"member {extra.filename} only in {longer}"
-    return "same members and contents; the zip's own bytes differ (compression level or archive comment)"
-
-
-def first_text_difference(a: Path, b: Path) -> str:
-    data_a, data_b = a.read_bytes(), b.read_bytes()
-    try:
-        lines_a, lines_b = data_a.decode().splitlines(), data_b.decode().splitlines()
-    except UnicodeDecodeError:
-        return _bytes_difference(data_a, data_b)
-    for number, (la, lb) in enumerate(zip(lines_a, lines_b, strict=False), 1):
-        if la != lb:
-            return f"line {number} differs: {la.strip()[:120]!r} vs {lb.strip()[:120]!r}"
-    return f"{len(lines_a)} vs {len(lines_b)} lines"
-
-
-def _bytes_difference(a: bytes, b: bytes) -> str:
-    offset = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-    return f"{len(a)} vs {len(b)} bytes, first difference at offset {offset}"

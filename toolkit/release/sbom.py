@@ -25,6 +25,7 @@ from toolkit import __version__
 from toolkit.binary.elf import ELF_MAGIC, read_elf
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import sha256_bytes, sha256_file
+from toolkit.util.redact import redact_tree
 from toolkit.wheel.data import rocm_excludes
 
 SPEC_VERSION = "1.7"
@@ -159,6 +160,7 @@ def wheel_sbom(wheel: Path, excludes: list[str] | None = None,
     dependencies[0]["dependsOn"] += [c["bom-ref"] for c in built_from if c.get("scope") == "required"]
 
     root_props = [_prop("toolkit:wheel:tag", tag) for tag in contents.tags]
+    root_props += build_props(wheel)
     root_props += [_prop(k, v) for k, v in sorted((properties or {}).items())]
     return {
         "$schema": "http://cyclonedx.org/schema/bom-1.7.schema.json",
@@ -182,6 +184,20 @@ def wheel_sbom(wheel: Path, excludes: list[str] | None = None,
         "components": components,
         "dependencies": dependencies,
     }
+
+
+# The build facts the wheel records (its _wheel_info.json) that say what it was built from and for.
+BUILD_PROPS = (("upstream_commit", "toolkit:build:upstream-commit"), ("hip_version", "toolkit:build:hip-version"),
+               ("rocm_version", "toolkit:build:rocm-version"), ("rocm_variant", "toolkit:build:rocm-variant"))
+
+
+def build_props(wheel: Path) -> list[dict]:
+    """The upstream commit, the HIP version compiled against and the ROCm variant, as the wheel records them."""
+    from toolkit.wheel.inspection import read_build_info
+
+    with zipfile.ZipFile(wheel) as archive:
+        info = read_build_info(archive) or {}
+    return [_prop(name, str(info[key])) for key, name in BUILD_PROPS if info.get(key)]
 
 
 def input_components(facts: dict) -> list[dict]:
@@ -245,7 +261,8 @@ def _external_component(lib: str, ref: str, excludes: list[str], rocm_rule: str 
     if pattern is not None or rocm_rule is not None:
         description = "ROCm library the wheel needs but does not bundle: the ROCm install provides it"
         props = [_prop("toolkit:provided-by", "rocm")]
-        props.append(_prop("toolkit:exclude-pattern", pattern) if pattern else _prop("toolkit:rocm-rule", rocm_rule))
+        props.append(_prop("toolkit:exclude-pattern", pattern) if pattern
+                     else _prop("toolkit:rocm-rule", rocm_rule or ""))
     else:
         description = "System library the wheel needs but does not bundle: the OS provides it"
         props = [_prop("toolkit:provided-by", "system")]
@@ -279,4 +296,5 @@ def validate(sbom_text: str, where: str) -> None:
 
 
 def render(sbom: dict) -> str:
-    return json.dumps(sbom, indent=2, sort_keys=False) + "\n"
+    # No credential reaches the file: every URL in it (sources, dependencies, commands) is redacted.
+    return json.dumps(redact_tree(sbom), indent=2, sort_keys=False) + "\n"

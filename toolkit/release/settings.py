@@ -16,10 +16,14 @@
     toolchain = "zig"                      # "system" or "zig" ([build] toolchain)
     glibc_floor = "2.28"                   # zig's glibc floor ([build] glibc_floor)
 
+    [[release.rocm]]                       # with the "rocm" axis: one entry per ROCm major, each built in its root
+    name = "rocm7"                         # a variant of [wheel.rocm_variants]: the wheel must link its HIP soname
+    root = "debian-sid-rocm7"              # the build root (containers/roots/NAME.toml) whose image builds it
+
     [release.container]
-    root = "debian-sid-rocm"               # run in this build root's image (`root image`), or:
-    image = "localhost/ort-amdgpu-manylinux_2_28-rocm:7.1.1"
-    containerfile = "../containers/manylinux_2_28-rocm.Containerfile"   # relative to the recipe
+    root = "debian-sid-rocm"               # run in this build root's image (`root image`): both recipes do; or:
+    image = "localhost/NAME:TAG"           # an image of your own,
+    containerfile = "../containers/NAME.Containerfile"   # built by `container-image` (relative to the recipe)
     engine = "podman"                      # optional; env TOOLKIT_CONTAINER_ENGINE overrides
     runner = "nox"                         # how a session is started inside: "nox" or "toolkit"
 """
@@ -39,7 +43,7 @@ _TARGET = re.compile(r"^gfx[0-9a-f]{3,4}(:[a-z+-]+)*$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.]*$")
 
 RUNNERS = ("nox", "toolkit")
-AXES = ("python", "target_set", "toolchain", "features")
+AXES = ("python", "target_set", "rocm", "toolchain", "features")
 DEFAULT_AXES = ("python", "target_set", "features")
 
 
@@ -54,6 +58,12 @@ class ToolchainSet:
     name: str
     toolchain: str                  # "system" or "zig"
     glibc_floor: str | None = None
+
+
+@dataclass(frozen=True)
+class RocmSet:
+    name: str                       # the wheel variant, e.g. "rocm7" ([wheel.rocm_variants])
+    root: str                       # the build root whose image builds the entries of this ROCm
 
 
 @dataclass(frozen=True)
@@ -74,6 +84,7 @@ class ReleaseSettings:
     container: ContainerSettings = field(default_factory=ContainerSettings)
     axes: tuple[str, ...] = DEFAULT_AXES
     toolchains: tuple[ToolchainSet, ...] = ()
+    rocm: tuple[RocmSet, ...] = ()
 
 
 def from_table(t: Table, recipe_dir: Path) -> ReleaseSettings:
@@ -98,13 +109,20 @@ def from_table(t: Table, recipe_dir: Path) -> ReleaseSettings:
             raise t.error("toolchain", "the toolchain axis needs at least one [[release.toolchain]]")
         _no_duplicates(t, "toolchain", [s.name for s in toolchains], what="toolchain name")
 
+    rocm: tuple[RocmSet, ...] = ()
+    if "rocm" in axes:
+        rocm = tuple(_rocm_set(s) for s in t.tables("rocm", []))
+        if not rocm:
+            raise t.error("rocm", "the rocm axis needs at least one [[release.rocm]] (name and root)")
+        _no_duplicates(t, "rocm", [s.name for s in rocm], what="ROCm variant")
+
     features = _feature_sets(t)
     compile_cache = t.str("compile_cache", None) or None
 
     container_table = t.table("container", None)
     container = _container(container_table, recipe_dir) if container_table else ContainerSettings()
     t.done()
-    return ReleaseSettings(python, target_sets, features, compile_cache, container, axes, toolchains)
+    return ReleaseSettings(python, target_sets, features, compile_cache, container, axes, toolchains, rocm)
 
 
 def _axes(t: Table) -> tuple[str, ...]:
@@ -115,7 +133,7 @@ def _axes(t: Table) -> tuple[str, ...]:
     _no_duplicates(t, "axes", axes, what="axis")
     if "features" not in axes:
         raise t.error("axes", "the features axis is always there (features = [[]] for one set)")
-    for key in ("python", "target_set", "toolchain"):
+    for key in ("python", "target_set", "toolchain", "rocm"):
         if key not in axes and t.has(key):
             raise t.error(key, f"given, but {key!r} is not one of the matrix's axes ({', '.join(axes)})")
     return axes
@@ -137,6 +155,22 @@ def _toolchain_set(t: Table) -> ToolchainSet:
                       "(it becomes part of the matrix entry id and the wheel's local version)")
     t.done()
     return ToolchainSet(name, toolchain, floor)
+
+
+def _rocm_set(t: Table) -> RocmSet:
+    from toolkit.buildroot import packageset
+    from toolkit.util.errors import ToolkitError
+
+    name = t.str("name")
+    if not _NAME.match(name):
+        raise t.error("name", f"expected a variant name like \"rocm7\", got {name!r}")
+    root = t.str("root")
+    try:
+        packageset.find(root)
+    except ToolkitError as exc:
+        raise t.error("root", f"{exc.message}; {exc.hint}") from None
+    t.done()
+    return RocmSet(name, root)
 
 
 def _target_set(t: Table) -> TargetSet:

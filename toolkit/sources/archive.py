@@ -29,6 +29,7 @@ from toolkit.sources.pinned import PinnedArchive
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text, replace_dir
+from toolkit.util.redact import public_url, redact_url
 
 
 def stamp_path(dest: Path, kind: str) -> Path:
@@ -84,8 +85,8 @@ def unpack_pinned(archive: PinnedArchive, ctx: FetchContext, dest: Path, what: s
     if pinned.sha256 is None and pinned.content is None:
         # Nothing pins it: fetch_url warns with the checksum to pin (or refuses: release, offline).
         pinned = replace(pinned, sha256=ctx.fetch_url(archive.url, None, what).parent.name)
-    identity = {"url": pinned.url, "sha256": pinned.sha256, "content": pinned.content, "paths": list(pinned.paths),
-                "strip_components": pinned.strip_components}
+    identity = {"url": public_url(pinned.url), "sha256": pinned.sha256, "content": pinned.content,
+                "paths": list(pinned.paths), "strip_components": pinned.strip_components}
     if stamp_matches(dest, kind, identity):
         return dest
     file = _fetch(pinned, ctx, what)
@@ -116,7 +117,7 @@ def _fetch(pinned: PinnedArchive, ctx: FetchContext, what: str) -> Path:
             # A mirror's re-packed or subset archive has other bytes than upstream's: the content pin decides.
             if pinned.content is None:
                 raise
-    known = known_archive(ctx, pinned.content)
+    known = known_archive(ctx, pinned.content) if pinned.content else None
     file = ctx.cache.find_download(known) if known else None
     return file if file is not None else _download_any(pinned.url, ctx, what)
 
@@ -124,6 +125,7 @@ def _fetch(pinned: PinnedArchive, ctx: FetchContext, what: str) -> Path:
 def _download_any(url: str, ctx: FetchContext, what: str) -> Path:
     """An archive of url whose bytes nothing pins: from a mirror first (a file:// one even offline)."""
     local = [m for m in ctx.mirrors if m.startswith("file://")]
+    shown_local = [redact_url(m) for m in local]
     if ctx.offline:
         for base in local:
             try:
@@ -133,8 +135,8 @@ def _download_any(url: str, ctx: FetchContext, what: str) -> Path:
             if candidate and Path(candidate[len("file://"):]).is_file():
                 return fetch_unpinned(candidate, ctx.cache, (), ctx.options)[0]
         raise ToolkitError(
-            f"offline: {what}: {url} is not in the download cache nor in a local mirror "
-            f"({', '.join(local) or 'none given'})",
+            f"offline: {what}: {redact_url(url)} is not in the download cache nor in a local mirror "
+            f"({', '.join(shown_local) or 'none given'})",
             hint="pass --mirror file://<mirror> holding it, or run once with network access",
         )
     return fetch_unpinned(url, ctx.cache, ctx.mirrors, ctx.options)[0]
@@ -147,7 +149,8 @@ def _content_mismatch(pinned: PinnedArchive, tree: Path, file: Path, found: str,
         missing = pinned.unmatched_paths(tree)
         over += f"; these match no file: {', '.join(missing)})" if missing else ")"
     return ToolkitError(
-        f"{what}: {file.name} (sha256 {file.parent.name[:12]}..., from {pinned.url} or its mirror) unpacks to "
+        f"{what}: {file.name} (sha256 {file.parent.name[:12]}..., from {redact_url(pinned.url)} or its mirror) "
+        "unpacks to "
         f"content {found}, but the pin is {pinned.content}{over}",
         hint="a different tree than the one pinned: check the mirror, or re-pin (the recipe's `content`, or "
         "`nox -s lock`) if the new version is intended",

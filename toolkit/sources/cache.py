@@ -22,6 +22,7 @@ from pathlib import Path
 import platformdirs
 
 from toolkit.util.locks import WorkLock
+from toolkit.util.redact import public_url
 
 ENV_CACHE_DIR = "TOOLKIT_CACHE_DIR"
 APP_NAME = "ort-amdgpu-toolkit"
@@ -35,7 +36,8 @@ def default_cache_dir() -> Path:
 
 
 def url_key(url: str) -> str:
-    return hashlib.sha256(url.encode("utf-8")).hexdigest()[:24]
+    """A short key for a URL's cache entries, the same with or without its credentials (never derived from them)."""
+    return hashlib.sha256(public_url(url).encode("utf-8")).hexdigest()[:24]
 
 
 def file_name_for(url: str) -> str:

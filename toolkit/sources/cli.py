@@ -7,9 +7,11 @@ import re
 import shutil
 from pathlib import Path
 
+from toolkit.sources.mirrors import add_insecure_mirror_option
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_bytes
+from toolkit.util.redact import public_url, redact_text, redact_url, shorten
 
 
 def register(subparsers) -> None:
@@ -41,15 +43,17 @@ def register(subparsers) -> None:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mirror", action="append", default=[], metavar="BASE",
                    help="mirror base URL, tried before upstream, in order (also $TOOLKIT_MIRRORS)")
+    add_insecure_mirror_option(p)
     p.add_argument("--offline", action="store_true", help="use the cache only; fail naming what is missing")
     p.add_argument("--cache-dir", type=Path, default=None, help="cache folder (default $TOOLKIT_CACHE_DIR or "
                    "the platform's user cache)")
 
 
 def _mirrors(args) -> tuple[str, ...]:
-    from toolkit.sources.download import mirrors_from_env
+    """--mirror values then $TOOLKIT_MIRRORS, each checked (a file:// mirror must exist)."""
+    from toolkit.sources.mirrors import check_mirrors, mirrors_from_env
 
-    return tuple(args.mirror) + tuple(m for m in mirrors_from_env() if m not in args.mirror)
+    return check_mirrors(tuple(args.mirror) + tuple(m for m in mirrors_from_env() if m not in args.mirror))
 
 
 def _cache(args):
@@ -65,19 +69,19 @@ def _fetch(args) -> int:
 
     sha = args.sha256.lower()
     if not re.fullmatch(r"[0-9a-f]{64}", sha):
-        raise ToolkitError(f"--sha256 {args.sha256}: expected 64 hex digits")
+        raise ToolkitError(f"--sha256 {shorten(args.sha256)}: expected 64 hex digits")
     path = fetch(args.url, sha, _cache(args), _mirrors(args), args.offline)
     dest: Path = args.dest
     if is_archive(file_name_for(args.url)) or is_archive(path.name):
         extract_archive(path, dest, args.strip_components)
-        log.info(f"unpacked {args.url} into {dest}")
+        log.info(f"unpacked {redact_url(args.url)} into {dest}")
         print(dest)
     else:
         target = dest / file_name_for(args.url)
         with open(path, "rb") as handle:
             atomic_write_bytes(target, handle.read())
         shutil.copymode(path, target)
-        log.info(f"copied {args.url} to {target}")
+        log.info(f"copied {redact_url(args.url)} to {target}")
         print(target)
     return 0
 
@@ -91,9 +95,9 @@ def _lock(args) -> int:
     recipe = find_recipe(args.recipe, PROJECT_ROOT)
     result = lock_recipe(recipe, _cache(args), _mirrors(args), refresh=args.refresh, offline=args.offline)
     for url, sha in result.added.items():
-        print(f"pinned {sha}  {url}")
+        print(f"pinned {sha}  {redact_url(url)}  (from {result.origins.get(url, 'upstream')})")
     for url in result.removed:
-        print(f"dropped {url} (no longer unpinned in the recipe)")
+        print(f"dropped {redact_url(url)} (no longer unpinned in the recipe)")
     if result.added or result.removed:
         log.info(f"{result.path}: {len(result.added)} added, {len(result.kept)} kept, {len(result.removed)} dropped")
     elif result.kept:
@@ -114,19 +118,20 @@ def _lock(args) -> int:
 
 def _lock_source(args) -> int:
     """`lock --source URL`: the one archive a `build --source URL` would download, pinned for the command line."""
-    from toolkit.sources.download import fetch_unpinned
+    from toolkit.sources.download import fetch_unpinned_from
     from toolkit.sources.settings import source_from_argument
 
     settings = source_from_argument(args.source)
     if settings.url is None:
         what = "a local folder" if settings.path is not None else "a git commit, pinned by the commit itself"
-        print(f"nothing to pin: --source {args.source} is {what}")
+        print(f"nothing to pin: --source {redact_text(args.source)} is {what}")
         return 0
     if settings.sha256 is not None:
-        print(f"nothing to pin: --source {args.source} already carries its sha256")
+        print(f"nothing to pin: --source {redact_url(args.source)} already carries its sha256")
         return 0
-    _, digest = fetch_unpinned(settings.url, _cache(args), _mirrors(args), offline=args.offline)
-    pinned = f"{settings.url}#sha256={digest}"
-    log.info(f"pinned: build with --source '{pinned}'")
+    _, digest, where = fetch_unpinned_from(settings.url, _cache(args), _mirrors(args), offline=args.offline)
+    # Printed without credentials: they come from ~/.netrc or the command line each time, never a saved line.
+    pinned = f"{public_url(settings.url)}#sha256={digest}"
+    log.info(f"pinned (from {where}): build with --source '{pinned}'")
     print(pinned)
     return 0

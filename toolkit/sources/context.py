@@ -11,10 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.sources.cache import Cache
-from toolkit.sources.download import DownloadOptions, fetch, fetch_unpinned, mirrors_from_env
+from toolkit.sources.download import DownloadOptions, fetch, fetch_unpinned
 from toolkit.sources.lock import LockFile
+from toolkit.sources.mirrors import check_mirrors, mirrors_from_env
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
+from toolkit.util.redact import public_url, redact_url
 
 
 @dataclass(frozen=True)
@@ -29,9 +31,11 @@ class FetchContext:
     @classmethod
     def create(cls, recipe: Path | None = None, offline: bool = False, mirrors: list[str] | None = None,
                release: bool = False, cache: Cache | None = None) -> FetchContext:
-        """The usual context: default cache, --mirror values then $TOOLKIT_MIRRORS, the recipe's lock file."""
+        """The usual context: default cache, --mirror values then $TOOLKIT_MIRRORS (a file:// one must exist),
+        the recipe's lock file."""
         lock = LockFile.for_recipe(recipe) if recipe is not None else None
         all_mirrors = tuple(mirrors or ()) + tuple(m for m in mirrors_from_env() if m not in (mirrors or ()))
+        check_mirrors(all_mirrors)
         return cls(cache or Cache.default(), offline, all_mirrors, lock, release)
 
     def sha256_for(self, url: str, recipe_sha256: str | None) -> str | None:
@@ -43,20 +47,22 @@ class FetchContext:
         sha = self.sha256_for(url, recipe_sha256)
         if sha is not None:
             return fetch(url, sha, self.cache, self.mirrors, self.offline, self.options)
+        shown = redact_url(url)
         lock_name = self.lock.path.name if self.lock is not None else "the lock file"
         if self.release:
             raise ToolkitError(
-                f"{what}: {url} has no sha256 in the recipe or {lock_name}; release builds refuse unpinned sources",
+                f"{what}: {shown} has no sha256 in the recipe or {lock_name}; release builds refuse unpinned sources",
                 hint="run `nox -s lock` on a machine with network access and commit the lock file",
             )
         if self.offline:
             raise ToolkitError(
-                f"offline: {what}: {url} has no sha256 in the recipe or {lock_name}, so the cache cannot be searched",
+                f"offline: {what}: {shown} has no sha256 in the recipe or {lock_name}, so the cache cannot be searched",
                 hint="run `nox -s lock` once with network access",
             )
         path, digest = fetch_unpinned(url, self.cache, self.mirrors, self.options)
         recipe = self.lock.path.name.removesuffix(".lock.toml") if self.lock is not None else "NAME"
-        how = f"pass --source '{url}#sha256={digest}', or for a recipe's own URL " if what == "source" else ""
-        log.warn(f"{what}: {url} is not pinned (got sha256 {digest}); to pin it, {how}run "
+        how = (f"pass --source '{public_url(url)}#sha256={digest}', or for a recipe's own URL "
+               if what == "source" else "")
+        log.warn(f"{what}: {shown} is not pinned (got sha256 {digest}); to pin it, {how}run "
                  f"`nox -s lock -- --recipe {recipe}` (or write sha256 = \"{digest}\" beside the url in the recipe)")
         return path

@@ -56,7 +56,7 @@ def _decompressor(name: str):
     """A function turning the compressed data member into a plain tar, for the compressions dpkg uses."""
     if name.endswith(".zst"):
         try:  # Python 3.14's standard library; before that the zstandard package, when installed
-            from compression import zstd  # type: ignore[import-not-found]
+            from compression import zstd
 
             return zstd.open
         except ImportError:

@@ -68,8 +68,8 @@ def locate(component: str, explicit: Path | None, env: Mapping[str, str],
         if missing:
             return Located(component, None, origin, f"{origin}={path} lacks: " + "; ".join(missing))
         return Located(component, path.resolve(), origin)
-    candidates = [(f"next to {other}", found[other].path) for other in spec["after"]
-                  if found and other in found and found[other].path is not None]
+    beside = [(other, found[other].path) for other in spec["after"] if found and other in found]
+    candidates = [(f"next to {other}", near) for other, near in beside if near is not None]
     candidates += [("default", Path(d)) for d in spec["defaults"]]
     for origin, path in candidates:
         if path.is_dir() and not missing_markers(component, path):
@@ -77,6 +77,22 @@ def locate(component: str, explicit: Path | None, env: Mapping[str, str],
     tried = ", ".join(str(p) for _, p in candidates) or "nowhere by default"
     names = " or ".join([spec["option"], *spec["env"]])
     return Located(component, None, "not found", f"not found (tried {tried}); give {names}")
+
+
+def ort_pin(archive, ctx: FetchContext) -> str | None:
+    """The pin that names ORT's unpacked folder in the cache (its verified sha256, else its content digest)."""
+    pinned = with_lock_pins(archive, ctx)
+    return pinned.sha256 or pinned.content
+
+
+def planned_ort_prefix(settings: OrtSettings, ctx: FetchContext) -> Path | None:
+    """Where fetch_ort will unpack ORT's package, known without fetching when it is pinned (for a dry run)."""
+    package = settings.package_for(platform_tag())
+    key = ort_pin(package.archive, ctx) if package is not None else None
+    if package is None or key is None:
+        return None
+    unpacked = ctx.cache.root / "unpacked" / key
+    return unpacked / package.archive.subdir if package.archive.subdir else unpacked
 
 
 def fetch_ort(settings: OrtSettings, ctx: FetchContext, platform: str | None = None) -> Path:
@@ -92,8 +108,7 @@ def fetch_ort(settings: OrtSettings, ctx: FetchContext, platform: str | None = N
     # Unpacked once per machine in the cache, in a folder named by its pin (the verified sha256, else the
     # content digest), so every build and work tree shares one copy; the cache lock keeps parallel builds
     # from unpacking it twice.
-    pinned = with_lock_pins(archive, ctx)
-    key = pinned.sha256 or pinned.content
+    key = ort_pin(archive, ctx)
     if key is None:  # a development build of an unpinned package: the bytes it got name the folder
         key = ctx.fetch_url(archive.url, None, what).parent.name
         archive = archive.with_pins(key, None)

@@ -15,7 +15,6 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 import requests
 import urllib3
@@ -23,12 +22,15 @@ import urllib3
 from toolkit import __version__
 from toolkit.sources.cache import Cache, url_key
 from toolkit.sources.debian_mirror import resolve_url
+from toolkit.sources.mirrors import ENV_MIRRORS, local_path, mirror_url, mirrors_from_env, sources_for
 from toolkit.sources.progress import Progress
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import sha256_file
+from toolkit.util.redact import redact_url
 
-ENV_MIRRORS = "TOOLKIT_MIRRORS"
+__all__ = ["ENV_MIRRORS", "mirror_url", "mirrors_from_env", "candidate_urls", "fetch", "fetch_unpinned",
+           "fetch_unpinned_from", "DownloadOptions"]
 _CHUNK = 1 << 16
 
 
@@ -49,31 +51,17 @@ class _Permanent(Exception):
     """Not worth retrying at this URL: 4xx, a redirect loop, a checksum mismatch."""
 
 
-def mirrors_from_env() -> list[str]:
-    """Mirror base URLs from $TOOLKIT_MIRRORS (separated by spaces or commas)."""
-    raw = os.environ.get(ENV_MIRRORS, "")
-    return [m for m in raw.replace(",", " ").split() if m]
-
-
-def mirror_url(base: str, url: str) -> str:
-    """Where a mirror keeps an upstream file: <base>/<host>/<path>, the layout of a plain copy of upstream."""
-    parts = urlsplit(url)
-    path = parts.path + (f"?{parts.query}" if parts.query else "")
-    return f"{base.rstrip('/')}/{parts.hostname or 'localhost'}{path}"
-
-
 def candidate_urls(url: str, mirrors: list[str] | tuple[str, ...] = ()) -> list[str]:
-    """Mirrors first, in the order given (an internal artifact server is closer and trusted), then upstream.
+    """Mirrors first, in the order given (an internal artifact server is closer and trusted), then upstream;
+    a plain-http mirror serves no https:// URL (toolkit.sources.mirrors).
 
     A `debian:<path>` URL is first resolved against this machine's Debian mirror (debian_mirror.py).
     """
-    url = resolve_url(url)
-    out = [mirror_url(m, url) for m in mirrors]
-    return out + [url] if url not in out else out
+    return [candidate for _, candidate in sources_for(resolve_url(url), mirrors)]
 
 
 def _offline_error(url: str, sha256: str | None, cache: Cache) -> ToolkitError:
-    what = f"{url} (sha256 {sha256})" if sha256 else url
+    what = f"{redact_url(url)} (sha256 {sha256})" if sha256 else redact_url(url)
     return ToolkitError(
         f"offline: {what} is not in the download cache {cache.root / 'downloads'}",
         hint="run the same command once with network access (or fill the cache from a machine that has it, "
@@ -94,7 +82,7 @@ def fetch(url: str, sha256: str, cache: Cache, mirrors: list[str] | tuple[str, .
     candidates = _candidates(url, mirrors, offline)
     if offline and hit is None and not candidates:
         raise _offline_error(url, sha256, cache)
-    with cache.lock(sha256, url):
+    with cache.lock(sha256, redact_url(url)):
         hit = _verified_hit(cache, sha256, url, offline and not candidates)
         if hit is not None:
             return hit  # another process finished it while this one waited
@@ -105,6 +93,7 @@ def fetch(url: str, sha256: str, cache: Cache, mirrors: list[str] | tuple[str, .
 
 def _verified_hit(cache: Cache, sha256: str, url: str, offline: bool) -> Path | None:
     """The cached file for sha256 if its bytes still hash to it; corrupt ones are dropped. Hold the lock."""
+    url = redact_url(url)
     while (hit := cache.find_download(sha256)) is not None:
         got = sha256_file(hit)
         if got == sha256:
@@ -130,46 +119,55 @@ def fetch_unpinned(url: str, cache: Cache, mirrors: list[str] | tuple[str, ...] 
                    options: DownloadOptions = DownloadOptions(), *, offline: bool = False) -> tuple[Path, str]:
     """Download a URL that has no checksum yet (for `lock`); returns the cached file and its sha256. Offline,
     only a local file (a file:// mirror's copy, or a file:// URL) can serve it."""
+    path, digest, _ = fetch_unpinned_from(url, cache, mirrors, options, offline=offline)
+    return path, digest
+
+
+def fetch_unpinned_from(url: str, cache: Cache, mirrors: list[str] | tuple[str, ...] = (),
+                        options: DownloadOptions = DownloadOptions(), *,
+                        offline: bool = False) -> tuple[Path, str, str]:
+    """fetch_unpinned, and where the bytes came from: "mirror BASE" (redacted) or "upstream"."""
     key = "url-" + url_key(url)
     candidates = _candidates(url, mirrors, offline)
     if not candidates:
-        raise ToolkitError(f"offline: {url} has no sha256 yet, and no file:// mirror holds it",
+        raise ToolkitError(f"offline: {redact_url(url)} has no sha256 yet, and no file:// mirror holds it",
                            hint="give --mirror file://DIR with a copy at its mirror path, or run without --offline")
-    with cache.lock(key, url):
+    with cache.lock(key, redact_url(url)):
         part = cache.partial_path(key)
-        _download_from_any(url, candidates, part, None, options)
+        where = _download_from_any(url, candidates, part, None, options)
         digest = sha256_file(part)
-        with cache.lock(digest, url):
+        with cache.lock(digest, redact_url(url)):
             existing = _verified_hit(cache, digest, url, offline=False)
             if existing is not None:
                 part.unlink()
-                return existing, digest
-            return _publish(part, cache.download_path(digest, url)), digest
+                return existing, digest, where
+            return _publish(part, cache.download_path(digest, url)), digest, where
 
 
-def _candidates(url: str, mirrors: list[str] | tuple[str, ...], offline: bool) -> list[str]:
-    """Where url may come from: its mirrors, then url itself. Reading a local file is not network access, so
-    offline still takes a file:// mirror or URL that exists."""
-    candidates = candidate_urls(url, mirrors)
+def _candidates(url: str, mirrors: list[str] | tuple[str, ...], offline: bool) -> list[tuple[str, str]]:
+    """Where url may come from, as (where, URL): its mirrors, then url itself. Reading a local file is not
+    network access, so offline still takes a file:// mirror or URL that exists."""
+    candidates = sources_for(resolve_url(url), mirrors)
     if offline:
-        candidates = [c for c in candidates if c.startswith("file://") and Path(c[len("file://"):]).is_file()]
+        candidates = [(w, c) for w, c in candidates if c.startswith("file://") and local_path(c).is_file()]
     return candidates
 
 
-def _download_from_any(url: str, candidates: list[str], part: Path, sha256: str | None,
-                       options: DownloadOptions) -> None:
+def _download_from_any(url: str, candidates: list[tuple[str, str]], part: Path, sha256: str | None,
+                       options: DownloadOptions) -> str:
     """Download url into part from the first of its candidate locations that serves it (verified against
-    sha256 when given); raises an error listing every location's failure when none does."""
+    sha256 when given) and return which one did; raises an error listing every location's failure when none
+    does. Every URL in a message is redacted: a mirror or source URL may carry credentials."""
     failures = []
-    for candidate in candidates:
+    for where, candidate in candidates:
         try:
             _download_verified(candidate, part, sha256, options)
-            return
+            return where
         except _Permanent as exc:
-            failures.append(f"{candidate}: {exc}")
+            failures.append(f"{redact_url(candidate)}: {exc}")
     lines = "\n".join(f"  {f}" for f in failures)
     raise ToolkitError(
-        f"download failed: {url}\n{lines}",
+        f"download failed: {redact_url(url)}\n{lines}",
         hint="check the URL and your network; a checksum mismatch means the file changed upstream or the "
         "recipe/lock holds a wrong sha256 (nothing was kept)",
     )
@@ -196,14 +194,15 @@ def _download_verified(url: str, part: Path, sha256: str | None, options: Downlo
         # the URL.
         if not resumed or fresh_retry:
             raise _Permanent(f"sha256 mismatch: expected {sha256}, got {got} (file discarded)")
-        log.info(f"{url}: sha256 mismatch after resuming a partial download; downloading it again from byte 0")
+        log.info(f"{redact_url(url)}: sha256 mismatch after resuming a partial download; downloading it again "
+                 "from byte 0")
 
 
 def _download_with_retries(url: str, part: Path, options: DownloadOptions, resume: bool = True) -> bool:
     """Download url into part; True when the file was joined from more than one piece (a resume)."""
     if url.startswith("file://"):
         # A mirror on a local disk (--mirror file://<folder>): copied, then verified like any download.
-        local = Path(unquote(urlsplit(url).path))
+        local = local_path(url)
         if not local.is_file():
             raise _Permanent(f"no such file {local}")
         part.parent.mkdir(parents=True, exist_ok=True)
@@ -224,7 +223,7 @@ def _download_with_retries(url: str, part: Path, options: DownloadOptions, resum
                 if attempt > options.retries:
                     raise _Permanent(f"{exc} (gave up after {attempt} attempts)") from None
                 delay = options.backoff * (2 ** (attempt - 1))
-                log.info(f"{url}: {exc}; retry {attempt}/{options.retries} in {delay:g} s")
+                log.info(f"{redact_url(url)}: {exc}; retry {attempt}/{options.retries} in {delay:g} s")
                 time.sleep(delay)
 
 
@@ -267,7 +266,7 @@ def _attempt(session: requests.Session, url: str, part: Path, options: DownloadO
             raise _Permanent(f"unexpected HTTP {code} {response.reason}")
         length = response.headers.get("Content-Length")
         total = offset + int(length) if length and length.isdigit() else None
-        progress = Progress(url, total, start=offset, enabled=options.progress)
+        progress = Progress(redact_url(url), total, start=offset, enabled=options.progress)
         ok = False
         try:
             with open(part, mode) as handle:
@@ -300,7 +299,8 @@ def _body(response: requests.Response):
         yield chunk
 
 
-def _is_timeout(exc: BaseException) -> bool:
+def _is_timeout(first: BaseException) -> bool:
+    exc: BaseException | None = first
     while exc is not None:
         if isinstance(exc, (urllib3.exceptions.TimeoutError, TimeoutError, requests.Timeout)):
             return True

@@ -203,6 +203,8 @@ def _write_all(entries: list[_Entry], dest: Path, open_member) -> None:
                     raise _Refused(f"member {e.name!r} would replace the folder of that name")
                 os.unlink(path)
             if e.kind == "symlink":
+                if e.link is None:
+                    raise _Refused(f"symlink member {e.name!r} names no target")
                 os.symlink(e.link, path)
                 continue
             mode = 0o755 if e.mode & 0o111 else 0o644
@@ -261,7 +263,7 @@ def _make_parents(tmp: Path, name: str, known: set[str], create: bool = True) ->
 
 def _open_copy_source(tmp: Path, e: _Entry, known: set[str]):
     """The file a hard link names, opened without following a link; refused if it is no regular file now."""
-    path = _make_parents(tmp, e.link, known, create=False)
+    path = _make_parents(tmp, e.link or "", known, create=False)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:

@@ -17,9 +17,11 @@ from pathlib import Path
 
 from toolkit.sources.archive import is_cached, unpack_pinned, with_lock_pins
 from toolkit.sources.context import FetchContext
+from toolkit.sources.mirrors import origin
 from toolkit.sources.settings import FetchContentDep
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text
+from toolkit.util.redact import redact_url
 
 DISCONNECTED = "FETCHCONTENT_FULLY_DISCONNECTED"
 PROVIDER = Path(__file__).with_name("provider.cmake")
@@ -73,12 +75,16 @@ def provider_defines(deps, ctx: FetchContext, dest: Path, recipe: Path, binary_d
     lines.append(f'set(TOOLKIT_FC_NAMES "{";".join(d.name.lower() for d in deps)}")')
     lines.append(f'set(TOOLKIT_FP_NAMES "{";".join(d.name for d in deps if d.find_package)}")')
     lines.append(f'set(TOOLKIT_PROVIDER_RECIPE "{Path(recipe).as_posix()}")')
-    map_file = dest / MAP_NAME
     dest.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(map_file, "\n".join(lines) + "\n")
+    atomic_write_text(dest / MAP_NAME, "\n".join(lines) + "\n")
+    return handover_defines(dest, binary_dir)
+
+
+def handover_defines(dest: Path, binary_dir: Path) -> dict[str, str]:
+    """The defines that hand CMake the provider and its map in `dest` (what a dry run shows, writing nothing)."""
     return {
         "CMAKE_PROJECT_TOP_LEVEL_INCLUDES": PROVIDER.as_posix(),
-        "TOOLKIT_PROVIDER_MAP": map_file.as_posix(),
+        "TOOLKIT_PROVIDER_MAP": (Path(dest) / MAP_NAME).as_posix(),
         "TOOLKIT_PROVIDER_REPORT": (Path(binary_dir) / REPORT_NAME).as_posix(),
         DISCONNECTED: "ON",
     }
@@ -118,6 +124,7 @@ class PlannedDep:
     cached: bool
     source_dir: Path
     asked_by: str | None
+    origin: str = ""   # where it would come from: cached, a mirror, upstream (toolkit.sources.mirrors.origin)
 
     def line(self) -> str:
         pins = []
@@ -125,9 +132,9 @@ class PlannedDep:
             pins.append(f"sha256 {self.sha256[:12]}...")
         if self.content:
             pins.append(f"content {self.content[:12]}...")
-        state = "cached" if self.cached else "to fetch"
+        state = self.origin or ("cached" if self.cached else "to fetch")
         who = f" (asked by {self.asked_by})" if self.asked_by else ""
-        return (f"{self.name}{who} -> {self.source_dir.as_posix()}  <- {self.url} "
+        return (f"{self.name}{who} -> {self.source_dir.as_posix()}  <- {redact_url(self.url)} "
                 f"[{', '.join(pins) or 'UNPINNED'}, {state}]")
 
 
@@ -136,6 +143,8 @@ def plan_fetchcontent(deps, ctx: FetchContext, dest: Path) -> list[PlannedDep]:
     out = []
     for dep in deps:
         pinned = with_lock_pins(dep.archive, ctx)
-        out.append(PlannedDep(dep.name.lower(), pinned.url, pinned.sha256, pinned.content, is_cached(dep.archive, ctx),
-                              source_dir(dest, dep), dep.asked_by))
+        cached = is_cached(dep.archive, ctx)
+        where = origin(pinned.url, ctx.mirrors, cached, ctx.offline)
+        out.append(PlannedDep(dep.name.lower(), pinned.url, pinned.sha256, pinned.content, cached,
+                              source_dir(dest, dep), dep.asked_by, where))
     return out

@@ -18,6 +18,7 @@ from toolkit.util import argcheck, log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import replace_dir
 from toolkit.util.process import run_git
+from toolkit.util.redact import public_url, redact_url
 
 
 def _is_local(url: str) -> bool:
@@ -28,7 +29,8 @@ def _git(args: list[str], cwd: Path, url: str, local: bool, what: str, hint: str
          check: bool = True, operands: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     # The file protocol is off for submodules of a remote superproject (CVE-2022-39253); it is allowed only
     # when the superproject itself is local, as a test or an internal mirror on disk would be.
-    return run_git(args, operands, f"git source {url}: {what}", cwd=cwd, file_protocol=local, hint=hint, check=check)
+    return run_git(args, operands, f"git source {redact_url(url)}: {what}", cwd=cwd, file_protocol=local, hint=hint,
+                   check=check)
 
 
 def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, offline: bool = False,
@@ -39,15 +41,16 @@ def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, off
     since reading a folder is not network access. The commit pins the content whichever repository serves it.
     """
     argcheck.git_url(url, "git source")
-    argcheck.git_commit(commit, f"git source {url}: commit")
+    argcheck.git_commit(commit, f"git source {redact_url(url)}: commit")
     if shutil.which("git") is None:
-        raise ToolkitError(f"git source {url}: the git command is not installed", hint="apt-get install -y git")
+        raise ToolkitError(f"git source {redact_url(url)}: the git command is not installed",
+                           hint="apt-get install -y git")
     final = cache.git_path(url, commit)
     if final.is_dir():
         return final
-    from toolkit.sources.download import mirror_url
+    from toolkit.sources.mirrors import may_serve, mirror_url
 
-    candidates = [mirror_url(m, url) for m in mirrors if not offline or m.startswith("file://")]
+    candidates = [mirror_url(m, url) for m in mirrors if (not offline or m.startswith("file://")) and may_serve(m, url)]
     candidates = [c for c in candidates if not c.startswith("file://") or Path(c[len("file://"):]).is_dir()]
     # A mirror for archives only (http://, ...) is never asked for a git repository.
     candidates = [c for c in candidates if argcheck.git_url_problem(c) is None]
@@ -56,11 +59,11 @@ def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, off
         candidates.append(url)
     if not candidates:
         raise ToolkitError(
-            f"offline: git source {url} at commit {commit} is not in the cache {final.parent}",
+            f"offline: git source {redact_url(url)} at commit {commit} is not in the cache {final.parent}",
             hint="run once with network access (or pass --mirror file://<mirror> holding the repository), "
             "then retry with --offline",
         )
-    with cache.lock(f"git-{url_key(url)}-{commit}", f"{url} at {commit}"):
+    with cache.lock(f"git-{url_key(url)}-{commit}", f"{redact_url(url)} at {commit}"):
         if final.is_dir():
             return final
         final.parent.mkdir(parents=True, exist_ok=True)
@@ -79,12 +82,12 @@ def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, off
                 raise
     if len(failures) == 1:
         raise ToolkitError(failures[0])
-    raise ToolkitError(f"git source {url} at {commit}: every location failed:\n" + "\n".join(failures))
+    raise ToolkitError(f"git source {redact_url(url)} at {commit}: every location failed:\n" + "\n".join(failures))
 
 
 def _checkout(url: str, commit: str, work: Path, submodules: bool) -> None:
     local = _is_local(url)
-    log.info(f"git: fetching {url} at {commit}")
+    log.info(f"git: fetching {redact_url(url)} at {commit}")
     _git(["init", "-q"], work, url, local, f"making a repository in {work}")
     _git(["remote", "add"], work, url, local, f"adding the remote in {work}", operands=("origin", url))
     _git(["fetch", "-q", "--depth", "1", "--no-tags"], work, url, local,
@@ -94,9 +97,13 @@ def _checkout(url: str, commit: str, work: Path, submodules: bool) -> None:
     _git(["checkout", "-q", "--detach", "FETCH_HEAD"], work, url, local, f"checking out commit {commit}")
     head = _git(["rev-parse", "HEAD"], work, url, local, "reading HEAD").stdout.strip()
     if head != commit:
-        raise ToolkitError(f"git source {url}: checked out {head or 'nothing'} instead of commit {commit}")
+        raise ToolkitError(f"git source {redact_url(url)}: checked out {head or 'nothing'} instead of commit {commit}")
     if submodules:
         _submodules(url, commit, work, local)
+    if public_url(url) != url:
+        # The checkout is cached and copied into work trees: its .git/config keeps no credential.
+        _git(["remote", "set-url"], work, url, local, "dropping credentials from the remote",
+             operands=("origin", public_url(url)))
 
 
 def _submodules(url: str, commit: str, work: Path, local: bool) -> None:
@@ -112,7 +119,7 @@ def _submodules(url: str, commit: str, work: Path, local: bool) -> None:
                        "shallow submodule update", check=False)
         if shallow.returncode != 0:
             # Some servers refuse shallow fetches by commit id; a full submodule fetch still pins the same commits.
-            log.info(f"git: shallow submodule fetch failed for {url}; fetching submodules in full")
+            log.info(f"git: shallow submodule fetch failed for {redact_url(url)}; fetching submodules in full")
             _git(["submodule", "update", "--init"], repo, url, local, f"submodule update at {commit}",
                  hint="check .gitmodules URLs are reachable and their commits exist")
         pending += [repo / path for path in paths]
@@ -125,7 +132,7 @@ def _checked_gitmodules(url: str, commit: str, work: Path, repo: Path, local: bo
     listed = _git(["config", "--file", ".gitmodules", "--null", "--get-regexp", r"^submodule\..*\.(url|path)$"],
                   repo, url, local, "reading .gitmodules", check=False).stdout
     paths = []
-    where = f"git source {url} at {commit}: {(repo / '.gitmodules').relative_to(work)}"
+    where = f"git source {redact_url(url)} at {commit}: {(repo / '.gitmodules').relative_to(work)}"
     for entry in filter(None, listed.split("\0")):
         key, _, value = entry.partition("\n")
         if key.endswith(".path"):

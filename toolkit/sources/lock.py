@@ -3,6 +3,10 @@
 recipes/<name>.lock.toml sits next to recipes/<name>.toml. A checksum written in the recipe itself wins
 over the lock; the lock only fills the gaps, so upstream URLs can be listed by hand and pinned by a
 machine that can reach them. Release builds refuse any URL that neither pins.
+
+Keys are URLs without credentials (toolkit.util.redact.public_url): no userinfo, credential-like query
+values written as ***. A URL given with `user:TOKEN@` (a --source on the command line) is looked up by that
+same public form, so the token never reaches the file, and a lock file holding a credential is refused.
 """
 
 from __future__ import annotations
@@ -12,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.sources.cache import Cache
-from toolkit.sources.download import DownloadOptions, fetch_unpinned
+from toolkit.sources.download import DownloadOptions, fetch_unpinned_from
 from toolkit.sources.pinned import PinnedArchive
 from toolkit.sources.settings import FetchContentDep, OrtSettings, SourceSettings, fetchcontent_from_tables
 from toolkit.util import log
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.util.fsutil import atomic_write_text
+from toolkit.util.redact import public_url, redact_url
 from toolkit.util.tomlread import load_toml
 
 LOCK_VERSION = 1
@@ -48,8 +53,15 @@ class LockFile:
         contents = root.str_map("content", {})
         for table, values in (("sha256", pins), ("content", contents)):
             for url, sha in values.items():
+                shown = redact_url(url)
+                if public_url(url) != url:
+                    raise RecipeError(f"{path}: key '{table}.\"{shown}\"': a lock key holds no credential "
+                                      "(user, password or token)",
+                                      hint="delete the line and run `nox -s lock` again: credentials come from "
+                                      "~/.netrc or the environment")
                 if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
-                    raise RecipeError(f"{path}: key '{table}.\"{url}\"': expected 64 lowercase hex digits, got {sha!r}")
+                    raise RecipeError(f"{path}: key '{table}.\"{shown}\"': expected 64 lowercase hex digits, got "
+                                      f"{redact_url(sha)[:80]!r}")
         root.done()
         return cls(path, pins, contents)
 
@@ -58,10 +70,10 @@ class LockFile:
         return cls.load(lock_path_for(recipe))
 
     def get(self, url: str) -> str | None:
-        return self.pins.get(url)
+        return self.pins.get(public_url(url))
 
     def get_content(self, url: str) -> str | None:
-        return self.contents.get(url)
+        return self.contents.get(public_url(url))
 
 
 def write_lock(path: Path, recipe_name: str, pins: dict[str, str], contents: dict[str, str] | None = None) -> None:
@@ -73,7 +85,9 @@ def write_lock(path: Path, recipe_name: str, pins: dict[str, str], contents: dic
         "[sha256]",
     ]
     # JSON string escapes are valid TOML basic-string escapes.
+    pins = {public_url(url): sha for url, sha in pins.items()}
     lines += [f"{json.dumps(url)} = {json.dumps(sha)}" for url, sha in sorted(pins.items())]
+    contents = {public_url(url): sha for url, sha in (contents or {}).items()}
     if contents:
         lines += ["", "# FetchContent dependencies: sha256 of the unpacked tree "
                       "(toolkit.util.fsutil.tree_digest), which",
@@ -127,7 +141,7 @@ def require_pinned(items: list[Pinnable], lock: LockFile, recipe: Path) -> None:
     """Release builds: every URL must have a checksum, from the recipe or the lock file."""
     missing = unpinned(items, lock)
     if missing:
-        listed = "\n".join(f"  {m.where}: {m.url}" for m in missing)
+        listed = "\n".join(f"  {m.where}: {redact_url(m.url)}" for m in missing)
         raise ToolkitError(
             f"{recipe}: release builds need a sha256 for every URL; these have none in the recipe or in "
             f"{lock.path.name}:\n{listed}",
@@ -143,6 +157,7 @@ class LockResult:
     kept: dict[str, str]
     removed: list[str]
     unpinned: dict[str, str] = field(default_factory=dict)   # url -> where the recipe names it: could not be read
+    origins: dict[str, str] = field(default_factory=dict)    # url -> where its bytes came from (mirror, upstream)
 
 
 def lock_recipe(recipe: Path, cache: Cache, mirrors: tuple[str, ...] = (), refresh: bool = False,
@@ -160,56 +175,59 @@ def lock_recipe(recipe: Path, cache: Cache, mirrors: tuple[str, ...] = (), refre
     kept: dict[str, str] = {}
     contents: dict[str, str] = {}
     unpinned: dict[str, str] = {}
+    origins: dict[str, str] = {}
     for item in recipe_urls(recipe):
         if item.pinned_by_recipe():
             continue  # the recipe pins it itself
+        key = public_url(item.url)
         if item.by_content:
-            known = old.get_content(item.url)
+            known = old.get_content(key)
             if known is not None and not refresh:
-                contents[item.url] = kept[item.url] = known
+                contents[key] = kept[key] = known
                 continue
             try:
-                contents[item.url] = _content_digest(item, cache, mirrors, options, offline)
+                contents[key], origins[key] = _content_digest(item, cache, mirrors, options, offline)
             except ToolkitError as exc:
                 # One unreachable dependency (a Windows-only one, say) must not block pinning the rest;
                 # builds that need it refuse it unpinned, naming it.
                 log.warn(f"lock: {item.where}: left unpinned: {exc.message}")
-                unpinned[item.url] = item.where
+                unpinned[key] = item.where
             continue
-        if item.url in pins:
+        if key in pins:
             continue
-        known = old.get(item.url)
+        known = old.get(key)
         if known is not None and not refresh:
-            pins[item.url] = kept[item.url] = known
+            pins[key] = kept[key] = known
             continue
-        log.info(f"lock: {item.where}: downloading {item.url}")
-        _, digest = fetch_unpinned(item.url, cache, mirrors, options, offline=offline)
-        pins[item.url] = added[item.url] = digest
+        _, digest, origins[key] = fetch_unpinned_from(item.url, cache, mirrors, options, offline=offline)
+        log.info(f"lock: {item.where}: pinned {redact_url(item.url)} (from {origins[key]})")
+        pins[key] = added[key] = digest
     removed = sorted((set(old.pins) - set(pins)) | (set(old.contents) - set(contents)))
     added.update({u: c for u, c in contents.items() if old.get_content(u) != c})
     # No empty lock file: one is written only when there is something pinned, or a change to record.
     if pins != old.pins or contents != old.contents or ((pins or contents) and not path.exists()):
         write_lock(path, recipe.name, pins, contents)
-    return LockResult(path, added, kept, removed, unpinned)
+    return LockResult(path, added, kept, removed, unpinned, origins)
 
 
 def _content_digest(item: Pinnable, cache: Cache, mirrors: tuple[str, ...], options: DownloadOptions,
-                    offline: bool) -> str:
-    """Download (through mirrors first), unpack into a temporary folder and digest the tree (or its `paths`)."""
+                    offline: bool) -> tuple[str, str]:
+    """Download (through mirrors first), unpack into a temporary folder and digest the tree (or its `paths`);
+    returns the digest and where the archive came from. Offline, only a local mirror's copy is read."""
     import shutil
     import tempfile
 
     from toolkit.sources.extract import extract_archive
 
-    log.info(f"lock: {item.where}: downloading {item.url} to digest its content")
-    archive, _ = fetch_unpinned(item.url, cache, mirrors, options, offline=offline)
+    archive, _, where = fetch_unpinned_from(item.url, cache, mirrors, options, offline=offline)
+    log.info(f"lock: {item.where}: digesting the content of {redact_url(item.url)} (from {where})")
     tmp = Path(tempfile.mkdtemp(prefix=".lock-content."))
     try:
         tree = extract_archive(archive, tmp / "tree", item.archive.strip_components)
         missing = item.archive.unmatched_paths(tree)
         if missing:
-            raise ToolkitError(f"lock: {item.where}: {item.url} unpacks to a tree where these `paths` match no "
-                               f"file: {', '.join(missing)}", hint="fix the globs in the recipe")
-        return item.archive.digest(tree)
+            raise ToolkitError(f"lock: {item.where}: {redact_url(item.url)} unpacks to a tree where these `paths` "
+                               f"match no file: {', '.join(missing)}", hint="fix the globs in the recipe")
+        return item.archive.digest(tree), where
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

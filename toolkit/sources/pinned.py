@@ -26,6 +26,7 @@ from pathlib import Path
 
 from toolkit.util.fsutil import iter_files, tree_digest
 from toolkit.util.globs import bad_glob, glob_match
+from toolkit.util.redact import public_url, redact_url, shorten
 from toolkit.util.tomlread import Table
 
 DEBIAN_SCHEME = "debian:"
@@ -34,14 +35,20 @@ _URL = re.compile(r"^(https?|file)://")
 
 
 def url_problem(url: str) -> str | None:
-    """Why `url` cannot name an archive (None when it can): http(s)://, file:// or debian:<relative path>."""
+    """Why `url` cannot name an archive in a recipe (None when it can): http(s)://, file:// or
+    debian:<relative path>, with no credential in it (a recipe is committed, printed and locked: credentials
+    come from ~/.netrc or the environment)."""
+    shown = shorten(redact_url(url))
     if url.startswith(DEBIAN_SCHEME):
         rest = url[len(DEBIAN_SCHEME):]
         if not rest or rest.startswith("/") or ".." in rest.split("/"):
-            return f"expected debian:<path in the Debian archive> such as 'debian:pool/main/...', got {url!r}"
+            return f"expected debian:<path in the Debian archive> such as 'debian:pool/main/...', got {shown!r}"
         return None
     if not _URL.match(url):
-        return f"expected an http(s):// or file:// URL, or debian:<pool path>, got {url!r}"
+        return f"expected an http(s):// or file:// URL, or debian:<pool path>, got {shown!r}"
+    if public_url(url) != url:
+        return (f"{shown!r} carries a credential (user, password or token); a recipe holds none: put it in "
+                "~/.netrc (machine HOST login USER password TOKEN), or serve the file from a --mirror")
     return None
 
 
@@ -121,7 +128,7 @@ class PinnedArchive:
         if strip is not None and strip < 0:
             raise t.error("strip_components", f"expected 0 or more, got {strip}")
         if require_pin and sha256 is None and content is None:
-            raise t.error("url", f"{url} needs a pin: give 'sha256' (the archive's) or 'content' (the unpacked "
-                                 "tree's digest)")
+            raise t.error("url", f"{redact_url(url)} needs a pin: give 'sha256' (the archive's) or 'content' (the "
+                                 "unpacked tree's digest)")
         return cls(url=url, sha256=sha256, content=content, paths=paths, strip_components=strip,
                    subdir=read_subdir(t) if subdir else None)

@@ -11,8 +11,10 @@ from pathlib import Path
 from toolkit.sources.archive import is_cached, with_lock_pins
 from toolkit.sources.context import FetchContext
 from toolkit.sources.fetchcontent import DISCONNECTED, expected_requests, plan_fetchcontent
+from toolkit.sources.mirrors import origin
 from toolkit.sources.preflight import ResolvedPaths
 from toolkit.sources.settings import SourceSettings
+from toolkit.util.redact import redact_url
 
 
 def plan_source(settings: SourceSettings, ctx: FetchContext, dest_dir: Path) -> str:
@@ -20,11 +22,13 @@ def plan_source(settings: SourceSettings, ctx: FetchContext, dest_dir: Path) -> 
         return f"source: local tree {settings.path}" + (f" (subdir {settings.subdir})" if settings.subdir else "")
     if settings.archive is not None:
         pins = with_lock_pins(settings.archive, ctx).describe_pins()
-        cached = "cached" if is_cached(settings.archive, ctx) else "to download"
-        return f"source: {settings.archive.url} [{pins}, {cached}] -> unpack into {dest_dir}"
-    cached = "cached" if ctx.cache.git_path(settings.git, settings.commit).is_dir() else "to fetch"
+        where = origin(settings.archive.url, ctx.mirrors, is_cached(settings.archive, ctx), ctx.offline)
+        return f"source: {redact_url(settings.archive.url)} [{pins}, {where}] -> unpack into {dest_dir}"
+    assert settings.git is not None and settings.commit is not None  # one kind of source: SourceSettings checks it
+    git = settings.git
+    where = origin(git, ctx.mirrors, ctx.cache.git_path(git, settings.commit).is_dir(), ctx.offline)
     subs = " with submodules" if settings.submodules else ""
-    return f"source: git {settings.git} at {settings.commit}{subs} [{cached}] -> {dest_dir}"
+    return f"source: git {redact_url(git)} at {settings.commit}{subs} [{where}] -> {dest_dir}"
 
 
 def plan_lines(settings: SourceSettings | None, deps, ctx: FetchContext, source_dest: Path, deps_dest: Path,

@@ -18,6 +18,7 @@ from toolkit.sources.debian_mirror import debian_mirror
 from toolkit.sources.deps import Located, components, locate, platform_tag
 from toolkit.sources.settings import OrtPackage, OrtSettings, Requirements
 from toolkit.util.errors import ToolkitError
+from toolkit.util.redact import redact_url
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,9 @@ class ResolvedPaths:
         prefixes = [ort_home or self.path("ort"), self.path("migraphx"), self.path("rocm")]
         unique = list(dict.fromkeys(p.as_posix() for p in prefixes if p is not None))
         defines = {"CMAKE_PREFIX_PATH": ";".join(unique)} if unique else {}
-        if self.path("rocm") is not None:
-            defines["ROCM_PATH"] = self.path("rocm").as_posix()
+        rocm = self.path("rocm")
+        if rocm is not None:
+            defines["ROCM_PATH"] = rocm.as_posix()
         return defines
 
     def lines(self) -> list[str]:
@@ -111,7 +113,8 @@ def _ort_from_recipe(ort: OrtSettings | None, platform: str,
             except ToolkitError as exc:
                 how = f"; {exc.hint}" if exc.hint else ""
                 return Located("ort", None, origin, f"{archive.url}: {exc.message}{how}"), package
-            origin = origin.replace(" (fetched", f" from the Debian mirror {mirror.url} ({mirror.origin}) (fetched")
+            where = f" from the Debian mirror {redact_url(mirror.url)} ({mirror.origin}) (fetched"
+            origin = origin.replace(" (fetched", where)
     return Located("ort", None, origin), package
 
 

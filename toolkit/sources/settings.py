@@ -15,6 +15,7 @@ from pathlib import Path
 from toolkit.sources.pinned import PinnedArchive, read_subdir
 from toolkit.util import argcheck
 from toolkit.util.errors import RecipeError
+from toolkit.util.redact import redact_text, redact_url, shorten
 from toolkit.util.tomlread import Table
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -56,8 +57,8 @@ class SourceSettings:
         if self.path is not None:
             return f"local path {self.path}"
         if self.archive is not None:
-            return f"archive {self.archive.url}"
-        return f"git {self.git} at {self.commit}"
+            return f"archive {redact_url(self.archive.url)}"
+        return f"git {redact_url(self.git or '')} at {self.commit}"
 
     @classmethod
     def from_table(cls, t: Table, recipe_dir: Path) -> SourceSettings:
@@ -69,7 +70,10 @@ class SourceSettings:
             )
         kind = given[0]
         if kind == "path":
-            path = (recipe_dir / t.str("path")).resolve()
+            from toolkit.recipe.confine import confined
+
+            where = f"{t.file}: key '{t.key_path('path')}'"
+            path = confined(recipe_dir / t.str("path"), recipe_dir, where)
             subdir = read_subdir(t)
             t.done()
             return cls(path=path, subdir=subdir)
@@ -91,10 +95,11 @@ class SourceSettings:
 
 def source_from_argument(value: str) -> SourceSettings:
     """--source PATH | URL[#sha256=HEX] | git+URL@COMMIT: another tree built with the same recipe."""
+    shown = shorten(redact_text(value))
     if value.startswith("git+"):
         url, sep, commit = value[4:].rpartition("@")
         if not sep or not _COMMIT.match(commit):
-            raise RecipeError(f"--source {value}: a git source is written git+URL@COMMIT with a full 40-hex commit")
+            raise RecipeError(f"--source {shown}: a git source is written git+URL@COMMIT with a full 40-hex commit")
         argcheck.git_url(url, "--source git+URL@COMMIT: URL")
         return SourceSettings(git=url, commit=commit, submodules=True)
     if re.match(r"^(https?|file)://", value):
@@ -103,11 +108,12 @@ def source_from_argument(value: str) -> SourceSettings:
         if fragment:
             key, _, sha = fragment.partition("=")
             if key != "sha256" or not _SHA256.match(sha):
-                raise RecipeError(f"--source {value}: expected URL#sha256=<64 hex>, got fragment {fragment!r}")
+                raise RecipeError(f"--source {shown}: expected URL#sha256=<64 hex>, got fragment "
+                                  f"{shorten(fragment, 80)!r}")
         return SourceSettings(archive=PinnedArchive(url, sha256=sha))
     path = Path(value).expanduser().resolve()
     if not path.is_dir():
-        raise RecipeError(f"--source {value}: no such folder",
+        raise RecipeError(f"--source {shown}: no such folder",
                           hint="give a source tree folder, an archive URL or git+URL@COMMIT")
     return SourceSettings(path=path)
 

@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from toolkit.sources.mirrors import add_insecure_mirror_option
 from toolkit.util import argcheck, log
 
 
@@ -24,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "takes short ids and main~1)")
     p.add_argument("--mirror", action="append", default=[], metavar="BASE",
                    help="mirror tried before upstream (BASE/<host>/<path>); also $TOOLKIT_MIRRORS")
+    add_insecure_mirror_option(p)
     p.add_argument("--offline", action="store_true", help="no network: read only the cache and local (file://) mirrors")
     p.add_argument("--check", action="store_true",
                    help="only report; exit 1 when the revision needs a person (for a scheduled CI job)")

@@ -20,9 +20,11 @@ from pathlib import Path
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import fetch_unpinned, mirror_url
 from toolkit.sources.extract import extract_archive
+from toolkit.sources.mirrors import may_serve
 from toolkit.sources.survey import Request
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import tree_digest
+from toolkit.util.redact import redact_url
 
 _VERSION = re.compile(r"\d+(?:\.\d+)+")
 _GITHUB = re.compile(r"^https://github\.com/([^/]+)/([^/]+?)(?:\.git)?/?$")
@@ -93,7 +95,7 @@ def pin(change: DepChange, ctx: FetchContext) -> None:
             try:
                 archive, _ = fetch_unpinned(location, ctx.cache, (), ctx.options)
             except ToolkitError:
-                tried.append(location)
+                tried.append(redact_url(location))   # a mirror's URL may carry credentials: the report is a file
                 continue
             change.new_url, change.content = url, content_digest(archive)
             return
@@ -104,6 +106,8 @@ def pin(change: DepChange, ctx: FetchContext) -> None:
 def _locations(url: str, ctx: FetchContext) -> list[str]:
     out = []
     for base in ctx.mirrors:
+        if not may_serve(base, url):
+            continue
         candidate = mirror_url(base, url)
         if candidate.startswith("file://"):
             if Path(candidate[len("file://"):]).is_file():

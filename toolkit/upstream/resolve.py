@@ -21,6 +21,7 @@ from toolkit.sources.download import mirror_url
 from toolkit.util import argcheck, log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run_git
+from toolkit.util.redact import shorten
 
 _FULL = re.compile(r"[0-9a-f]{40}")
 
@@ -66,10 +67,11 @@ def repositories(url: str, mirrors: tuple[str, ...], offline: bool) -> list[str]
 def resolve(url: str, rev: str, mirrors: tuple[str, ...] = (), offline: bool = False) -> Revision:
     """The commit `rev` names in the first repository that knows it."""
     argcheck.git_revision(rev, "--to")
+    shown = shorten(rev, 80)   # echoed in the lines below: a 100 kB revision must not be printed whole
     argcheck.git_url(url, "[source] git")
     where = repositories(url, mirrors, offline)
     if not where:
-        raise ToolkitError(f"offline: cannot resolve {rev!r}: {url} is not local and no local mirror holds it",
+        raise ToolkitError(f"offline: cannot resolve {shown!r}: {url} is not local and no local mirror holds it",
                            hint="pass --mirror file://<mirror> holding the repository, or drop --offline")
     tried: list[str] = []
     unread: dict[str, str] = {}  # repository -> git's reason
@@ -81,7 +83,7 @@ def resolve(url: str, rev: str, mirrors: tuple[str, ...] = (), offline: bool = F
             continue
         if found is not None:
             for skipped, reason in unread.items():
-                log.warn(f"git could not read {skipped} ({reason}); {rev!r} was resolved in {repo}")
+                log.warn(f"git could not read {skipped} ({reason}); {shown!r} was resolved in {repo}")
             return Revision(rev, found[0], found[1], repo)
         tried.append(repo)
     if _FULL.fullmatch(rev) and any(local_path(r) is None for r in [*tried, *unread]):
@@ -90,14 +92,25 @@ def resolve(url: str, rev: str, mirrors: tuple[str, ...] = (), offline: bool = F
     if unread:
         # The revision may well be in a repository git could not read: saying it is not would mislead.
         reasons = "; ".join(f"git cannot read {repo}: {reason}" for repo, reason in unread.items())
-        lacking = f" ({rev!r} is not in {' nor in '.join(tried)})" if tried else ""
+        lacking = f" ({shown!r} is not in {' nor in '.join(tried)})" if tried else ""
         raise ToolkitError(reasons + lacking,
                            hint="no network? pass --mirror file://<mirror> holding the repository as "
                                 "<mirror>/<host>/<path>; else check the URL and your access to it")
-    hint = "give a branch, a tag or a full 40-hex commit"
+    raise ToolkitError(f"revision {shown!r} is not in {' nor in '.join(tried)}", hint=missing_hint(rev, tried))
+
+
+LOCAL_CLONE = ("a local clone answers those: put it at DIR/<host>/<path> (the source URL's host and path) and "
+               "pass --mirror file://DIR")
+
+
+def missing_hint(rev: str, tried: list[str]) -> str:
+    """What a person can give instead of a revision none of `tried` has: what those repositories understand."""
+    if any(local_path(repo) is not None for repo in tried):
+        return ("give a branch, a tag, a commit id (a short one too) or any revision git understands "
+                "(main~1, v1.2^) that the repository holds")
     if not _FULL.fullmatch(rev) and re.fullmatch(r"[0-9a-f]{4,39}", rev):
-        hint = "a short commit id is only understood by a local repository: give all 40 hex digits"
-    raise ToolkitError(f"revision {rev!r} is not in {' nor in '.join(tried)}", hint=hint)
+        return f"a remote repository lists no short commit ids: give all 40 hex digits, or {LOCAL_CLONE}"
+    return f"a remote repository knows branches, tags and full 40-hex commits; for main~1 or a short id, {LOCAL_CLONE}"
 
 
 class _Unreadable(Exception):

@@ -14,6 +14,7 @@ import re
 from collections.abc import Collection
 
 from toolkit.util.errors import ToolkitError
+from toolkit.util.redact import redact_text
 
 # The schemes a git URL may use, and so the only protocols git is allowed to run (submodules included).
 GIT_SCHEMES = ("https", "ssh", "git", "file")
@@ -35,8 +36,9 @@ _IMAGE = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9.-]*(?::[0-9]+)?/)?[a-z0-9][a-z0-
 
 
 def refuse(where: str, value: str, problem: str, allowed: str) -> ToolkitError:
-    """The one-line error: `where: 'value' problem; allowed: ...`."""
-    return ToolkitError(f"{where}: {value!r} {problem}; expected {allowed}")
+    """The one-line error: `where: 'value' problem; allowed: ...` (a long value shortened: it is echoed)."""
+    shown = repr(value) if len(value) <= 120 else f"{value[:120]!r}... ({len(value)} characters)"
+    return ToolkitError(f"{where}: {redact_text(shown)} {problem}; expected {allowed}")
 
 
 def plain(value: str, where: str, allowed: str) -> str:

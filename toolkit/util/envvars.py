@@ -11,6 +11,7 @@ TOOLKIT = "toolkit"              # read by the toolkit
 SET = "set by the toolkit"      # for the commands it runs (CMake, a root, a container)
 SAMPLE = "sample EP"            # read by the bundled sample's libraries at run time
 GENAI = "onnxruntime-genai"     # read by onnxruntime-genai's amdgpu provider
+SELFCHECK = "wheel self-check"  # read by `python -m <package>` of an installed wheel (templates/selfcheck.py)
 TESTS = "tests"
 
 
@@ -27,9 +28,12 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            "Build root, where `build/<recipe>/<variant>/` work trees go (default `./build`; `--build-dir` wins)."),
     EnvVar("TOOLKIT_CACHE_DIR", TOOLKIT, ("toolkit/sources/cache.py",),
            "Download cache, unpacked archives, build roots, ccache and zig's cache (default: the user cache dir)."),
-    EnvVar("TOOLKIT_MIRRORS", TOOLKIT, ("toolkit/sources/download.py", "toolkit/buildroot/session.py"),
+    EnvVar("TOOLKIT_MIRRORS", TOOLKIT, ("toolkit/sources/mirrors.py", "toolkit/buildroot/session.py"),
            "Mirror base URLs tried before upstream, separated by spaces or commas (as `--mirror`); a mirror "
            "keeps upstream's files at `BASE/<host>/<path>`."),
+    EnvVar("TOOLKIT_INSECURE_MIRROR", TOOLKIT, ("toolkit/sources/mirrors.py",),
+           "`1`: a plain `http://` mirror may serve `https://` URLs (what `--insecure-mirror` sets); otherwise such a "
+           "mirror is skipped for them, since what it sends is not authenticated."),
     EnvVar("TOOLKIT_DEBIAN_MIRROR", TOOLKIT, ("toolkit/sources/debian_mirror.py",),
            "Debian archive base URL (holding `dists/` and `pool/`) for `debian:` URLs and build roots; default: "
            "the first Debian archive in the machine's apt sources."),
@@ -46,8 +50,10 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            "Set (to anything): never use ccache as the compiler launcher."),
     EnvVar("ORT_HOME", TOOLKIT, ("toolkit/sources/components.json",),
            "An ONNX Runtime install or unpacked release package (as `--ort-home`)."),
-    EnvVar("ROCM_PATH", TOOLKIT, ("toolkit/sources/components.json", "toolkit/binary/hip.py", "toolkit/wheel/rocm.py"),
-           "The ROCm install (as `--rocm-path`); a library under it counts as ROCm when a wheel is repaired."),
+    EnvVar("ROCM_PATH", TOOLKIT, ("toolkit/sources/components.json", "toolkit/binary/hip.py", "toolkit/wheel/rocm.py",
+                                  "toolkit/wheel/templates/selfcheck.py"),
+           "The ROCm install (as `--rocm-path`); a library under it counts as ROCm when a wheel is repaired; the "
+           "wheel's self-check names its `lib/` when the loader does not search it."),
     EnvVar("HIP_PATH", TOOLKIT, ("toolkit/sources/components.json", "toolkit/binary/hip.py"),
            "Where HIP is, when `ROCM_PATH` is not set."),
     EnvVar("MIGRAPHX_HOME", TOOLKIT, ("toolkit/sources/components.json",),
@@ -83,6 +89,8 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            "The umbrella library onnxruntime-genai registers on `append_provider(\"amdgpu\")` when none is "
            "registered (default `./libamdgpu-ep.so`)."),
     EnvVar("ORT_AMDGPU_TRACE_ROUTING", "AMD's EP", (), "`1`: AMD's real umbrella prints how it routes each session."),
+    EnvVar("LD_LIBRARY_PATH", SELFCHECK, ("toolkit/wheel/templates/selfcheck.py",),
+           "Searched first for the ROCm libraries the wheel links, as the dynamic loader does."),
     EnvVar("CI", TESTS, ("tests/support/tools.py",), "`true`: a test whose tool is missing fails instead of skipping."),
 )
 

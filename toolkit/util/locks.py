@@ -116,7 +116,7 @@ class WorkLock:
     def __enter__(self) -> WorkLock:
         return self.acquire()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import shlex
 import sys
 
+from toolkit.util.redact import redact_text
+
 _quiet = False
 _verbose = False
 _hooked = False
@@ -34,17 +36,17 @@ def is_verbose() -> bool:
 
 def info(message: str) -> None:
     if not _quiet:
-        print(f"[toolkit] {message}", file=sys.stderr, flush=True)
+        print(f"[toolkit] {redact_text(message)}", file=sys.stderr, flush=True)
 
 
 def stage(name: str, message: str) -> None:
     if not _quiet:
-        print(f"[toolkit] {name}: {message}", file=sys.stderr, flush=True)
+        print(f"[toolkit] {name}: {redact_text(message)}", file=sys.stderr, flush=True)
 
 
 def debug(message: str) -> None:
     if is_verbose():
-        print(f"[toolkit] {message}", file=sys.stderr, flush=True)
+        print(f"[toolkit] {redact_text(message)}", file=sys.stderr, flush=True)
 
 
 def show_every_command() -> None:
@@ -59,7 +61,7 @@ def show_every_command() -> None:
             _, argv, cwd, _ = args
             argv = [argv] if isinstance(argv, (str, bytes)) else list(argv)
             line = shlex.join(str(a) for a in argv)
-            print(f"[toolkit] $ {line}" + (f"   (in {cwd})" if cwd else ""), file=sys.stderr, flush=True)
+            print(f"[toolkit] $ {redact_text(line)}" + (f"   (in {cwd})" if cwd else ""), file=sys.stderr, flush=True)
 
     global _hooked
     if not _hooked:  # audit hooks cannot be removed: one is enough for the process
@@ -68,7 +70,7 @@ def show_every_command() -> None:
 
 
 def warn(message: str) -> None:
-    print(f"[toolkit] warning: {message}", file=sys.stderr, flush=True)
+    print(f"[toolkit] warning: {redact_text(message)}", file=sys.stderr, flush=True)
 
 
 def human_size(size: float) -> str:

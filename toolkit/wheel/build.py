@@ -68,11 +68,13 @@ def build_wheel(
     info = build_info if isinstance(build_info, BuildInfo) else BuildInfo.from_mapping(build_info)
     ensure_tools()
     components = select_components(settings, lib_dir, info)
+    needs = {c.filename: linked_rocm(lib_dir, (c,)) for c in components}
     info = dataclasses.replace(info, rocm_libraries=linked_rocm(lib_dir, components))
     settings = settings.for_linked(info.rocm_libraries, f"[wheel] of the recipe ({lib_dir})")
+    info = dataclasses.replace(info, rocm_variant=settings.variant)
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".wheel-build-", dir=out_dir) as tmp:
-        project = generate_project(settings, components, lib_dir, info, Path(tmp) / "project")
+        project = generate_project(settings, components, lib_dir, info, Path(tmp) / "project", needs)
         dist = Path(tmp) / "dist"
         cmd = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(project)]
         log.stage("wheel", f"building {settings.distribution} {settings.version} from {len(components)} libraries")

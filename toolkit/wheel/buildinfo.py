@@ -21,12 +21,19 @@ class BuildInfo:
     # The ROCm libraries the packaged libraries link, by soname (HIP's, MIGraphX's): filled in by the wheel
     # build from their ELF NEEDED entries, so an installed wheel says which ROCm it needs.
     rocm_libraries: tuple[str, ...] = ()
+    # The upstream commit the source tree is (a git source's commit, or the commit an archive's URL names);
+    # None for a local tree or an archive of no known commit.
+    upstream_commit: str | None = None
+    # HIP's version as the headers the compile read say (hip/hip_version.h: MAJOR.MINOR.PATCH); None: no HIP.
+    hip_version: str | None = None
+    # The ROCm variant the wheel is for ([wheel.rocm_variants], by the HIP soname linked): set by the wheel build.
+    rocm_variant: str | None = None
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], where: str = "build info") -> BuildInfo:
         """Accept the pipeline's dict; `features` may be a list of names or a {name: bool} table."""
         known = {"source_revision", "patches", "features", "rocm_version", "gpu_targets", "toolchain",
-                 "rocm_libraries"}
+                 "rocm_libraries", "upstream_commit", "hip_version", "rocm_variant"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ToolkitError(f"{where}: unknown key {unknown[0]!r}", f"known keys: {', '.join(sorted(known))}")
@@ -39,6 +46,9 @@ class BuildInfo:
         rocm = data.get("rocm_version")
         if rocm is not None and not isinstance(rocm, str):
             raise ToolkitError(f"{where}: 'rocm_version' must be a string or null, got {rocm!r}")
+        for key in ("upstream_commit", "hip_version", "rocm_variant"):
+            if data.get(key) is not None and not isinstance(data[key], str):
+                raise ToolkitError(f"{where}: {key!r} must be a string or null, got {data[key]!r}")
         toolchain = data.get("toolchain")
         if toolchain is not None and not (isinstance(toolchain, Mapping) and isinstance(toolchain.get("name"), str)):
             raise ToolkitError(f"{where}: 'toolchain' must be a table with a 'name' or null, got {toolchain!r}")
@@ -50,6 +60,9 @@ class BuildInfo:
             gpu_targets=_strings(data.get("gpu_targets", ()), where, "gpu_targets"),
             toolchain=dict(toolchain) if toolchain is not None else None,
             rocm_libraries=_strings(data.get("rocm_libraries", ()), where, "rocm_libraries"),
+            upstream_commit=data.get("upstream_commit"),
+            hip_version=data.get("hip_version"),
+            rocm_variant=data.get("rocm_variant"),
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -134,12 +134,15 @@ def _library_report(archive: zipfile.ZipFile, info: zipfile.ZipInfo, scratch: Pa
     )
 
 
-def _build_info(archive: zipfile.ZipFile) -> dict | None:
+def read_build_info(archive: zipfile.ZipFile) -> dict | None:
+    """The build facts a wheel of this toolkit records (with its ROCm variant), or None for other wheels."""
     for name in sorted(archive.namelist()):
         if posixpath.basename(name) == WHEEL_INFO_FILE and name.count("/") == 1:
             try:
-                return json.loads(archive.read(name))["build"]
-            except (ValueError, KeyError):
+                data = json.loads(archive.read(name))
+                # The variant is the wheel's (chosen by the HIP soname linked); older wheels kept it beside build.
+                return {"rocm_variant": data.get("rocm_variant"), **data["build"]}
+            except (ValueError, KeyError, TypeError):
                 return None
     return None
 
@@ -178,7 +181,7 @@ def inspect_wheel(path: Path) -> WheelReport:
             libraries=libraries,
             not_carried=not_carried,
             python_entry_points=read_entry_points(archive),
-            build_info=_build_info(archive),
+            build_info=read_build_info(archive),
         )
 
 
@@ -190,6 +193,17 @@ def describe_toolchain(identity: dict | None) -> str:
         return str(identity.get("name"))
     return (f"zig {identity.get('version')} for {identity.get('target')} ({identity.get('cxx_runtime')}; "
             f"{identity.get('wheel')} sha256 {identity.get('wheel_sha256')})")
+
+
+def rocm_variant_words(b: dict) -> str:
+    """Which ROCm a wheel is for: its variant, the HIP sonames it links and the HIP headers it compiled against."""
+    hip = [name for name in b.get("rocm_libraries", []) if name.startswith("libamdhip64.so")]
+    if not b.get("rocm_variant") and not hip:
+        return "any (links no HIP)"
+    parts = [f"links {', '.join(hip)}"] if hip else []
+    if b.get("hip_version"):
+        parts.append(f"compiled against HIP {b['hip_version']}")
+    return f"{b.get('rocm_variant') or 'no variant'}" + (f" ({'; '.join(parts)})" if parts else "")
 
 
 def _join(values) -> str:
@@ -206,10 +220,12 @@ def format_report(report: WheelReport) -> str:
     if report.build_info is not None:
         b = report.build_info
         lines += [
+            f"  upstream commit: {b.get('upstream_commit') or 'not known'}",
             f"  source revision: {b.get('source_revision')}",
             f"  patches applied: {_join(b.get('patches', []))}",
             f"  features: {_join(b.get('features', []))}",
             f"  ROCm version: {b.get('rocm_version') or 'none'}",
+            f"  for ROCm: {rocm_variant_words(b)}",
             f"  GPU targets built: {_join(b.get('gpu_targets', []))}",
             f"  toolchain: {describe_toolchain(b.get('toolchain'))}",
         ]

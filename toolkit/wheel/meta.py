@@ -19,6 +19,7 @@ from packaging.utils import canonicalize_name
 
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_bytes
+from toolkit.util.redact import shorten
 from toolkit.wheel.project import REQUIRES_PYTHON
 from toolkit.wheel.settings import WheelSettings
 
@@ -72,12 +73,25 @@ def meta_wheel_bytes(settings: WheelSettings, epoch: int) -> tuple[str, bytes]:
     return f"{stem}-{TAG}.whl", out.getvalue()
 
 
+# The last second a zip entry's date can hold (2107-12-31T23:59:59Z).
+ZIP_LAST = 4354819199
+
+
 def write_meta_wheel(settings: WheelSettings, out_dir: Path) -> Path:
+    """Write the meta-package's wheel into out_dir (made when missing); every failure is one error line."""
     text = os.environ.get("SOURCE_DATE_EPOCH", "") or "0"
-    if not text.isdigit():
-        raise ToolkitError(f"env SOURCE_DATE_EPOCH={text!r}: expected seconds since 1970 (digits only)")
+    if not text.isdigit() or int(text) > ZIP_LAST:
+        raise ToolkitError(f"env SOURCE_DATE_EPOCH={shorten(text, 40)!r}: expected seconds since 1970 (digits "
+                           f"only, at most {ZIP_LAST}: the last date a zip entry holds, 2107-12-31)")
     epoch = int(text)
     name, data = meta_wheel_bytes(settings, epoch)
-    path = Path(out_dir) / name
-    atomic_write_bytes(path, data)
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ToolkitError(f"meta-wheel --out {shorten(out_dir, 200)}: is a file, not a folder")
+    path = out_dir / name
+    try:
+        atomic_write_bytes(path, data)
+    except OSError as exc:
+        raise ToolkitError(f"meta-wheel --out {shorten(out_dir, 200)}: cannot write {name} there "
+                           f"({exc.strerror or exc}); give a folder you can write to") from None
     return path

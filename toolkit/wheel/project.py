@@ -20,6 +20,7 @@ from toolkit.wheel.settings import Component, WheelSettings
 REQUIRES_PYTHON = ">=3.10"
 SCIKIT_BUILD_CORE = "scikit-build-core>=1.0"
 INFO_FILE = "_wheel_info.json"
+SELFCHECK_FILE = "_selfcheck.py"
 
 
 def _template(name: str) -> str:
@@ -73,10 +74,12 @@ def readme_text(settings: WheelSettings, components: tuple[Component, ...], info
         "",
         "## Build",
         "",
+        f"- Upstream commit: {info.upstream_commit or 'not known (a local tree or an archive of no known commit)'}",
         f"- Source revision: {info.source_revision}",
         f"- Patches applied: {listing(info.patches)}",
         f"- Features: {listing(info.features)}",
         f"- ROCm version: {info.rocm_version or 'none (built without ROCm)'}",
+        f"- For ROCm: {rocm_words(info)}",
         f"- GPU targets: {listing(info.gpu_targets)}",
         f"- Compiler: {toolchain_words(info.toolchain)}",
         f"- ROCm libraries it links (not bundled; the machine's ROCm install provides them): "
@@ -96,6 +99,16 @@ def readme_text(settings: WheelSettings, components: tuple[Component, ...], info
     return "\n".join(rows)
 
 
+def rocm_words(info: BuildInfo) -> str:
+    """Which ROCm the wheel is for, from the variant (the HIP soname linked) and the HIP headers compiled against."""
+    if info.rocm_variant:
+        hip = f", compiled against HIP {info.hip_version}" if info.hip_version else ""
+        return f"{info.rocm_variant} (links {', '.join(info.rocm_libraries)}{hip})"
+    if info.rocm_libraries:
+        return f"the ROCm that provides {', '.join(info.rocm_libraries)}"
+    return "any (links no ROCm library)"
+
+
 def toolchain_words(identity: dict | None) -> str:
     if not identity or identity.get("name") != "zig":
         return "the build machine's C/C++ compilers"
@@ -103,12 +116,21 @@ def toolchain_words(identity: dict | None) -> str:
             f"{identity['cxx_runtime']}")
 
 
-def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: WheelSettings) -> dict:
+def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: WheelSettings,
+               needs: dict[str, tuple[str, ...]] | None = None) -> dict:
+    """_wheel_info.json: what the package's functions and its self-check (_selfcheck.py) read. `needs`: the ROCm
+    sonames each library links (its ELF NEEDED entries, read at build time)."""
+    needs = needs or {}
+    base = settings.distribution.removesuffix(f"-{settings.variant}") if settings.variant else settings.distribution
     return {
         "distribution": settings.distribution,
         "version": settings.version,
         "rocm_variant": settings.variant,
-        "components": [{"file": c.filename, "ep_name": c.ep_name, "feature": c.feature, "runtime": c.runtime}
+        "rocm_variants": dict(settings.rocm_variants),
+        "meta_distribution": base,
+        "onnxruntime": settings.onnxruntime,
+        "components": [{"file": c.filename, "ep_name": c.ep_name, "feature": c.feature, "runtime": c.runtime,
+                        "runpath": list(c.runpath), "rocm_needed": list(needs.get(c.filename, ()))}
                        for c in components],
         "build": info.to_dict(),
     }
@@ -120,6 +142,7 @@ def generate_project(
     lib_dir: Path,
     info: BuildInfo,
     dest: Path,
+    needs: dict[str, tuple[str, ...]] | None = None,
 ) -> Path:
     """Write the project into `dest` (which must not exist yet) and return it."""
     dest = Path(dest)
@@ -137,6 +160,10 @@ def generate_project(
     atomic_write_text(dest / "README.md", readme_text(settings, components, info))
     init = _template("package_init.py").replace("@IMPORT_PACKAGE@", settings.import_package)
     atomic_write_text(package / "__init__.py", init, mode=0o644)
-    info_json = json.dumps(wheel_info(components, info, settings), indent=2, sort_keys=True) + "\n"
+    # The self-check: `python -m <package>` and check(), standard library only (templates/selfcheck.py).
+    main = _template("package_main.py").replace("@IMPORT_PACKAGE@", settings.import_package)
+    atomic_write_text(package / "__main__.py", main, mode=0o644)
+    atomic_write_text(package / SELFCHECK_FILE, _template("selfcheck.py"), mode=0o644)
+    info_json = json.dumps(wheel_info(components, info, settings, needs), indent=2, sort_keys=True) + "\n"
     atomic_write_text(package / INFO_FILE, info_json, mode=0o644)
     return dest

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.binary.elf import ELF_MAGIC, read_elf
+from toolkit.binary.elf import ELF_MAGIC, highest_version, read_elf, version_needs
 from toolkit.binary.patchelf import find_patchelf
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
@@ -120,6 +120,13 @@ def check_library(library: str, path: Path, excludes: Iterable[str], rocm_direct
     return found
 
 
+def highest_glibc(root: Path) -> str | None:
+    """The highest GLIBC_x.y symbol version any library under `root` needs: what bounds its manylinux tag."""
+    found = [highest_version(version_needs(root / member), "GLIBC") for member in elf_members(root)]
+    versions = [tuple(int(n) for n in v.split(".")) for v in found if v]
+    return "GLIBC_" + ".".join(map(str, max(versions))) if versions else None
+
+
 def elf_members(root: Path) -> list[str]:
     members = []
     for dirpath, dirnames, filenames in os.walk(root):
@@ -207,13 +214,15 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
                 "runpath on the components whose bare-name dlopens must find their siblings",
             )
         grafted = tuple(m for m in elf_members(unpacked) if m not in before)
+        glibc = highest_glibc(unpacked)
         final = out_dir / repaired.name
         give_umask_mode(repaired)  # auditwheel ran under the fixed umask; the file is the user's
         os.replace(repaired, final)
     if rocm:
         log.stage("repair", f"left external (ROCm): {', '.join(n.soname for n in rocm)}")
-    log.stage("repair", f"{final.name}: tag {platform_tags[0]} (computed by auditwheel from this machine's "
-                        f"glibc), {len(grafted)} grafted, {len(rocm)} ROCm libraries left external")
+    log.stage("repair", f"{final.name}: tag {platform_tags[0]} (computed by auditwheel from the glibc symbol "
+                        f"versions its libraries need{f', {glibc} at most' if glibc else ''}, not from this "
+                        f"machine's glibc), {len(grafted)} grafted, {len(rocm)} ROCm libraries left external")
     return RepairResult(final, platform_tags[0], platform_tags, grafted, tuple(sorted(n.soname for n in rocm)),
                         tuple(needs))
 

@@ -99,7 +99,7 @@ class DpkgOwners:
 
     def _query_packages(self, packages: list[str]) -> None:
         todo = [p for p in dict.fromkeys(packages) if p not in self._packages]
-        if not todo:
+        if not todo or self.tool is None:
             return
         fmt = "${Package}\t${Maintainer}\t${Homepage}\n"
         done = run([self.tool, "--show", f"--showformat={fmt}", *todo], "asking dpkg who maintains the packages",

@@ -25,6 +25,7 @@
     expect_log = ['^\\[amdgpu-ep\\] forwarded [1-9]']   # regexes stderr must match after registering
     atol = 1e-4
     rtol = 1e-4
+    onnxruntime_range = true                    # also: the wheel beside PyPI's lowest and newest onnxruntime
 """
 
 from __future__ import annotations
@@ -117,6 +118,9 @@ class SmokeSettings:
     wrong_provider_options: dict[str, str] = field(default_factory=dict)
     wrong_error: str | None = None
     genai: bool = False  # also generate with onnxruntime-genai's "amdgpu" provider (smoke_genai.py)
+    # Also install the wheel beside PyPI's onnxruntime at the lowest and the newest version of the wheel's range,
+    # each in a fresh venv, and run its self-check there (smoke_range.py): the range is tested, not declared.
+    onnxruntime_range: bool = False
 
 
 def _number(t: Table, key: str, default: float) -> float:
@@ -248,6 +252,7 @@ def smoke_from_table(t: Table, recipe_dir: Path) -> SmokeSettings:
     if bool(wrong_provider_options) != (wrong_error is not None):
         raise t.error("wrong_error", "wrong_provider_options and wrong_error go together")
     genai = t.bool("genai", False)
+    onnxruntime_range = t.bool("onnxruntime_range", False)
     t.done()
     return SmokeSettings(tuple(packages), env, tuple(expect_log), atol, rtol, provider_options, session_config,
-                         wrong_provider_options, wrong_error, genai)
+                         wrong_provider_options, wrong_error, genai, onnxruntime_range)

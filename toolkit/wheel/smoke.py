@@ -6,12 +6,9 @@ this source tree) is importable there: a passing smoke means the installed wheel
 
 from __future__ import annotations
 
-import os
 import shutil
-import site
 import sys
 import tempfile
-import venv
 import zipfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -19,7 +16,9 @@ from pathlib import Path
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
-from toolkit.wheel.settings import SmokeSettings
+from toolkit.wheel.settings import ENV_PLACEHOLDER, SmokeSettings
+from toolkit.wheel.smoke_selfcheck import check_range, resolve_env, run_selfcheck
+from toolkit.wheel.venvs import clean_env, create_venv, pip_install
 
 CHECKER = Path(__file__).with_name("smoke_check.py")
 GENAI_CHECKER = Path(__file__).with_name("smoke_genai.py")
@@ -39,41 +38,6 @@ def import_packages(wheel: Path) -> list[str]:
     if not found:
         raise ToolkitError(f"{wheel}: no top-level package defines get_library_path(); not an EP wheel")
     return found
-
-
-def create_venv(where: Path, inherit_site_packages: bool) -> Path:
-    """A fresh venv at `where` (replacing what was there); returns its python.
-
-    Without pip of its own: the toolkit's pip installs into it (`pip --python`), which saves the
-    ensurepip step and works where a system python lacks ensurepip. With `inherit_site_packages`, a
-    .pth file appends this interpreter's site-packages after the venv's own, so onnxruntime and onnx
-    come from here on machines with no package index, while the wheels under test still install fresh
-    into the venv (and shadow any copy here). venv's own system_site_packages would not do: it sees the
-    base interpreter, not the venv this toolkit may be running in.
-    """
-    if where.exists():
-        shutil.rmtree(where)
-    venv.EnvBuilder(with_pip=False, clear=True).create(where)
-    python = where / "bin" / "python"
-    if inherit_site_packages:
-        purelib = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                      "asking the smoke venv for its site-packages").stdout.strip()
-        inherited = [p for p in dict.fromkeys(site.getsitepackages()) if os.path.isdir(p)]
-        Path(purelib, "_toolkit_inherited_site.pth").write_text("\n".join(inherited) + "\n")
-    return python
-
-
-def pip_install(python: Path, requirements: list[str], find_links: Iterable[Path], no_index: bool) -> None:
-    cmd = [sys.executable, "-m", "pip", "--python", str(python), "install", "--disable-pip-version-check",
-           "--no-input", "--quiet"]
-    if no_index:
-        cmd.append("--no-index")
-    for folder in find_links:
-        cmd += ["--find-links", str(folder)]
-    cmd += requirements
-    log.stage("smoke", "pip install " + " ".join(requirements))
-    run(cmd, "pip install into the smoke venv", output="merge",
-        hint="offline? pass --find-links DIR (with --no-index) holding onnxruntime, onnx and numpy wheels")
 
 
 def checker_command(
@@ -127,12 +91,16 @@ def run_smoke(
         log.stage("smoke", f"fresh venv in {base / 'venv'}")
         python = create_venv(base / "venv", inherit_site_packages)
         pip_install(python, [*map(str, wheels), *CHECKER_REQUIREMENTS, *settings.packages], find_links, no_index)
+        # The wheel's own self-check first: what it says (exit and verdict) the checker holds ORT's outcome to.
+        selfcheck_env = {**clean_env(), **resolve_env(python, merged_env, clean_env())}
+        verdict = run_selfcheck(python, packages[0], selfcheck_env, base)
         checker = base / "smoke_check.py"
         shutil.copyfile(CHECKER, checker)
         cmd = checker_command(python, checker, packages, settings, merged_env, require_gpu)
+        cmd += [f"--selfcheck-exit={verdict.code}", f"--selfcheck-verdict={verdict.verdict}"]
         log.stage("smoke", f"checking {', '.join(packages)}" + (" (GPU required)" if require_gpu else ""))
         # The checker's own stdout and stderr go straight to ours: the PASS/FAIL lines are the report.
-        result = run(cmd, output="terminal", check=False, cwd=base, env=_clean_env())
+        result = run(cmd, output="terminal", check=False, cwd=base, env=clean_env())
         sys.stdout.flush()
         returncode = result.returncode
         if settings.genai:
@@ -142,14 +110,16 @@ def run_smoke(
             cmd = [str(python), "-I", str(genai), f"--package={packages[0]}",
                    *[f"--env={name}={value}" for name, value in merged_env.items()]]
             result = run(cmd + (["--require-gpu"] if require_gpu else []), output="terminal", check=False, cwd=base,
-                         env=_clean_env())
+                         env=clean_env())
             sys.stdout.flush()
             returncode = returncode or result.returncode
+        if settings.onnxruntime_range and no_index:
+            print("SKIP onnxruntime range: --no-index (it installs onnxruntime releases from the package index)")
+        elif settings.onnxruntime_range:
+            # Only the wheel and onnxruntime there, as a user installs them: no value pointing into the smoke venv.
+            plain = {k: v for k, v in merged_env.items() if not ENV_PLACEHOLDER.search(v)}
+            returncode = check_range(wheels, packages[0], find_links, {**clean_env(), **plain}, base,
+                                     clean_env()) or returncode
     if returncode != 0:
         log.stage("smoke", f"FAILED (exit {returncode})")
     return returncode
-
-
-def _clean_env() -> dict[str, str]:
-    # The toolkit's own PYTHONPATH (pytest sets one) must not leak the source tree into the venv.
-    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}

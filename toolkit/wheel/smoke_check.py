@@ -46,7 +46,7 @@ class StderrCapture:
 
     def __init__(self) -> None:
         self.file = tempfile.TemporaryFile(mode="w+b")
-        self.saved = None
+        self.saved: int | None = None
 
     def __enter__(self) -> StderrCapture:
         sys.stderr.flush()
@@ -56,8 +56,9 @@ class StderrCapture:
 
     def __exit__(self, *exc) -> None:
         sys.stderr.flush()
-        os.dup2(self.saved, 2)
-        os.close(self.saved)
+        if self.saved is not None:
+            os.dup2(self.saved, 2)
+            os.close(self.saved)
 
     def text(self) -> str:
         self.file.seek(0)
@@ -91,7 +92,7 @@ def package_components(name: str, check: Checker) -> list[tuple[str, str]]:
     except Exception as exc:
         check.fail(f"import {name}: {type(exc).__name__}: {exc}")
         return []
-    check.ok(f"import {name} from {os.path.dirname(package.__file__)}")
+    check.ok(f"import {name} from {os.path.dirname(package.__file__ or '')}")
     try:
         paths = list(package.get_library_paths())
         names = list(package.get_ep_names())
@@ -195,10 +196,11 @@ def wrong_session(ort, onnx, device, provider_options: dict, pattern: str, check
     except Exception as exc:
         # onnxruntime's Python session retries a failed EP on the CPU and raises the retry's error, with the
         # EP's own error as its cause: the EP's message is somewhere along that chain.
-        chain = []
-        while exc is not None and len(chain) < 8:
-            chain.append(str(exc).strip())
-            exc = exc.__cause__ or exc.__context__
+        chain: list[str] = []
+        link: BaseException | None = exc
+        while link is not None and len(chain) < 8:
+            chain.append(str(link).strip())
+            link = link.__cause__ or link.__context__
         found = next((m for m in chain if re.search(pattern, m)), None)
         if found is not None:
             check.ok(f"provider options {provider_options} fail as expected: {found}")
@@ -221,17 +223,48 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--wrong-provider-option", action="append", default=[],
                         help="KEY=VALUE that must make session creation fail")
     parser.add_argument("--wrong-error", help="regex the failure of the wrong session must match")
+    parser.add_argument("--selfcheck-exit", type=int, help="the exit status of the wheel's self-check here")
+    parser.add_argument("--selfcheck-verdict", default="", help="the self-check's verdict line")
     return parser.parse_args(argv)
+
+
+def explained(error: str, verdict: str) -> bool:
+    """Whether the self-check's verdict names what made ORT's registration fail: a library the loader's message
+    names (libamdhip64.so.6: cannot open shared object file) that the self-check reported missing."""
+    named = re.findall(r"(lib[\w.+-]+\.so(?:\.\d+)*)", error)
+    return verdict.startswith("not ready:") and any(name in verdict for name in named)
+
+
+def check_selfcheck(args: argparse.Namespace, failed: list[tuple[str, str]], new_devices: list,
+                    check: Checker) -> None:
+    """ORT's outcome against the wheel's self-check: a failed registration it explains, the same devices."""
+    if args.selfcheck_exit is None:
+        return
+    for ep_name, error in failed:
+        if explained(error, args.selfcheck_verdict):
+            check.ok(f"registering {ep_name} fails as the self-check says ({args.selfcheck_verdict})")
+        else:
+            check.fail(f"register {ep_name}: {error} (the self-check said: {args.selfcheck_verdict})")
+    offered = bool(new_devices)
+    if offered == (args.selfcheck_exit == 0):
+        check.ok(f"self-check exit {args.selfcheck_exit} agrees with ORT ({len(new_devices)} device(s) offered): "
+                 f"{args.selfcheck_verdict}")
+    else:
+        check.fail(f"self-check exit {args.selfcheck_exit} ({args.selfcheck_verdict}) but ORT offered "
+                   f"{len(new_devices)} device(s)")
 
 
 def pairs(items: list[str]) -> dict[str, str]:
     return dict(item.split("=", 1) for item in items)
 
 
-def register_all(ort, libraries: list[tuple[str, str]], capture: StderrCapture, check: Checker):
-    """Register each EP library; returns those registered and the EP devices the registrations added."""
+def register_all(ort, libraries: list[tuple[str, str]], capture: StderrCapture, check: Checker,
+                 judged_by_selfcheck: bool = False):
+    """Register each EP library; returns those registered, the EP devices the registrations added and the
+    failures (EP name, error), which the self-check judges when there is one (else each is a FAIL)."""
     before = {device_key(d) for d in ort.get_ep_devices()}
     registered: list[tuple[str, str]] = []
+    failed: list[tuple[str, str]] = []
     new_devices = []
     with capture:
         for path, ep_name in libraries:
@@ -239,11 +272,14 @@ def register_all(ort, libraries: list[tuple[str, str]], capture: StderrCapture, 
                 ort.register_execution_provider_library(ep_name, path)
                 registered.append((path, ep_name))
             except Exception as exc:
-                check.fail(f"register {ep_name} from {path}: {type(exc).__name__}: {exc}")
+                failed.append((ep_name, f"{type(exc).__name__}: {exc}"))
         new_devices = [d for d in ort.get_ep_devices() if device_key(d) not in before]
     for path, ep_name in registered:
         check.ok(f"registered {ep_name} from {path}")
-    return registered, new_devices
+    if not judged_by_selfcheck:
+        for ep_name, error in failed:
+            check.fail(f"register {ep_name}: {error}")
+    return registered, new_devices, failed
 
 
 def check_registration(registered: list[tuple[str, str]], new_devices: list, check: Checker) -> None:
@@ -315,8 +351,9 @@ def main(argv: list[str] | None = None) -> int:
 
     libraries = [c for name in args.package for c in package_components(name, check)]
     capture = StderrCapture()
-    registered, new_devices = register_all(ort, libraries, capture, check)
+    registered, new_devices, failed = register_all(ort, libraries, capture, check, args.selfcheck_exit is not None)
     check_registration(registered, new_devices, check)
+    check_selfcheck(args, failed, new_devices, check)
 
     gpus = [d for d in new_devices if d.device.type.name == "GPU"]
     check_devices(ort, onnx, gpus, registered, args, capture, check)

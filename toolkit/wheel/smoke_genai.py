@@ -141,7 +141,7 @@ def write_tokenizer(folder: str) -> None:
     vocab = {char: b for b, char in byte_to_unicode().items()}
     specials = {"<s>": BOS, "</s>": EOS, "<pad>": PAD}
     vocab.update(specials)
-    tokenizer = {
+    tokenizer: dict[str, object] = {
         "version": "1.0",
         "added_tokens": [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
                           "normalized": False, "special": True} for t, i in specials.items()],

@@ -4,20 +4,36 @@ with every ROCm library left external (repair) into build/<recipe>/<variant>/whe
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import shutil
+from typing import TYPE_CHECKING, cast
 
 from toolkit.engine.build import Build
 from toolkit.engine.runner import Stage, StageSpec
 from toolkit.util.fsutil import make_temp_dir, replace_dir
 from toolkit.wheel.build import build_wheel
+from toolkit.wheel.data import read_text
 from toolkit.wheel.repair import repair_wheel
 
+TEMPLATES = ("CMakeLists.txt.in", "package_init.py", "package_main.py", "selfcheck.py")
 
-def wheel_settings(b: Build):
-    settings = b.recipe.extra["wheel"]
+
+if TYPE_CHECKING:
+    from toolkit.wheel.settings import WheelSettings
+
+
+def wheel_settings(b: Build) -> WheelSettings:
+    settings = cast("WheelSettings", b.recipe.extra["wheel"])
     if b.options.local_version:
         settings = dataclasses.replace(settings, version=f"{settings.version}+{b.options.local_version}")
     return settings
+
+
+def templates_digest() -> str:
+    digest = hashlib.sha256()
+    for name in sorted(TEMPLATES):
+        digest.update(name.encode() + b"\0" + read_text("templates", name).encode() + b"\0")
+    return digest.hexdigest()
 
 
 def wheel_stage(b: Build) -> Stage:
@@ -28,7 +44,11 @@ def wheel_stage(b: Build) -> Stage:
         shutil.rmtree(ws.wheel_raw, ignore_errors=True)
         build_wheel(settings, ws.lib, b.build_facts(), ws.wheel_raw)
 
-    return Stage("wheel", lambda: {"facts": b.build_facts(), "settings": repr(settings)}, [ws.wheel_raw], run,
+    # The templates are what the wheel's Python is made of (its self-check included): a change rebuilds the wheel.
+    def inputs() -> dict:
+        return {"facts": b.build_facts(), "settings": repr(settings), "templates": templates_digest()}
+
+    return Stage("wheel", inputs, [ws.wheel_raw], run,
                  lambda: [f"scikit-build-core wheel {settings.distribution} {settings.version} from {ws.lib} "
                           f"-> {ws.wheel_raw}"])
 

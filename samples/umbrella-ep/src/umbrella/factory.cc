@@ -485,8 +485,11 @@ OrtAllocator* UmbrellaFactory::Forward(OrtAllocator* inner, OrtEpFactory* backen
     const OrtMemoryInfo* theirs = inner->Info(inner);
     const char* their_name = "?";
     int id = 0;
-    if (theirs != nullptr) api_.MemoryInfoGetName(theirs, &their_name);
-    api_.MemoryInfoGetId(ours, &id);
+    // Only for the log line: a failed lookup keeps the placeholder, and its status is released, not leaked.
+    if (theirs != nullptr) {
+      if (OrtStatus* status = api_.MemoryInfoGetName(theirs, &their_name)) api_.ReleaseStatus(status);
+    }
+    if (OrtStatus* status = api_.MemoryInfoGetId(ours, &id)) api_.ReleaseStatus(status);
     LogLine(kTag, "allocator for AMD GPU memory (device " + std::to_string(id) + "): the backend " +
                       backend->GetName(backend) + "'s, for its memory " + their_name);
   }

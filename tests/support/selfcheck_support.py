@@ -1,0 +1,78 @@
+"""Helpers for the tests of the wheels' self-check (`python -m onnxruntime_ep_amdgpu`): a fresh venv holding a wheel
+(with PyPI's onnxruntime at a given version, or none), the self-check run there, and the lowest and newest
+onnxruntime releases a range allows on the package index."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from packaging.requirements import Requirement
+
+from toolkit.wheel.smoke_selfcheck import available_versions, range_ends
+from toolkit.wheel.venvs import clean_env, create_venv, pip_install
+
+PACKAGE = "onnxruntime_ep_amdgpu"
+ROCM7_HINT = "for ROCm 7 install onnxruntime-ep-amdgpu[rocm7]"
+
+
+def venv_with(where: Path, wheel: Path, onnxruntime: str | None) -> Path:
+    """A fresh venv with `wheel` and onnxruntime==VERSION from the index (None: the wheel alone, no index)."""
+    python = create_venv(where, False)
+    if onnxruntime is None:
+        pip_install(python, ["--no-deps", str(wheel)], (), True)
+    else:
+        pip_install(python, [str(wheel), f"onnxruntime=={onnxruntime}"], (), False)
+    return python
+
+
+def run_selfcheck(python: Path, *args: str, env: dict[str, str] | None = None,
+                  cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(python), "-I", "-m", PACKAGE, *args], capture_output=True, text=True,
+                          env={**clean_env(), **(env or {})}, cwd=cwd, timeout=300)
+
+
+def run_python(python: Path, code: str, env: dict[str, str] | None = None,
+               cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(python), "-I", "-c", code], capture_output=True, text=True,
+                          env={**clean_env(), **(env or {})}, cwd=cwd, timeout=300)
+
+
+def verdict(done: subprocess.CompletedProcess) -> str:
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    assert lines, done.stdout + done.stderr
+    return lines[-1]
+
+
+def ort_range_ends(spec: str, probe_dir: Path) -> list[str]:
+    """The lowest and the newest onnxruntime release on the index that `spec` (e.g. '>=1.24') allows."""
+    probe = create_venv(probe_dir, False)
+    return [str(v) for v in range_ends(Requirement(f"onnxruntime{spec}"), available_versions(probe, clean_env()))]
+
+
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "using-the-wheel.md"
+_FENCE = re.compile(r"^```(\w+)\n(.*?)^```$", re.M | re.S)
+
+
+def guide_snippets(lang: str) -> list[str]:
+    """The fenced `lang` blocks of the using-the-wheel guide, as written."""
+    return [body for kind, body in _FENCE.findall(GUIDE.read_text(encoding="utf-8")) if kind == lang]
+
+
+def selfcheck_commands() -> list[str]:
+    """The guide's `python -m onnxruntime_ep_amdgpu ...` command lines (comments dropped)."""
+    return [line.split("#")[0].strip() for body in guide_snippets("sh") for line in body.splitlines()
+            if line.startswith(f"python -m {PACKAGE}")]
+
+
+def write_model(path: Path) -> Path:
+    """A one-node ONNX model (Relu over float[2]), the guide's model.onnx."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "guide",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    path.write_bytes(model.SerializeToString())
+    return path

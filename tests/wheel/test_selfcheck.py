@@ -1,0 +1,127 @@
+"""The self-check every wheel ships (`python -m onnxruntime_ep_amdgpu`, `check()`): on a rocm6 wheel whose umbrella
+really links libamdhip64.so.6 (a stand-in HIP runtime built here with that soname), installed in fresh venvs
+as a user gets it: without ROCm on the loader's path, with it on LD_LIBRARY_PATH, with it only under a ROCm
+folder the loader does not search, and beside PyPI's onnxruntime at the floor and the newest of its range."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from tests.support.selfcheck_support import ROCM7_HINT, ort_range_ends, run_python, run_selfcheck, venv_with, verdict
+from tests.support.wheel_support import build_c_library, shared_library
+from toolkit.wheel.build import build_wheel
+from toolkit.wheel.settings import Component, SmokeSettings, WheelSettings
+from toolkit.wheel.smoke import run_smoke
+
+SETTINGS = WheelSettings(
+    version="0.3.0",
+    components=(Component("amdgpu-ep", "AMDGPUExecutionProvider", runpath=("$ORIGIN",),
+                          runtime="ONNX Runtime >= 1.24 and HIP"),
+                Component("migraphx-backend", runtime="HIP and an AMD GPU")),
+    distribution="onnxruntime-ep-amdgpu",
+    rocm_variants=(("rocm6", "libamdhip64.so.6"), ("rocm7", "libamdhip64.so.7")),
+)
+NOT_FOUND = f"not ready: needs ROCm 6 (libamdhip64.so.6 not found); {ROCM7_HINT}"
+FACTS = {"source_revision": "upstream@sha256:" + "a" * 64,
+         "upstream_commit": "a2ea3b25f420c5eb8d25edc366fbc17d6de4fe22",
+         "hip_version": "6.4.43484", "rocm_version": "HIP 6.4.43484 (/usr/include/hip/hip_version.h)"}
+
+
+@pytest.fixture(scope="module")
+def rocm6(tmp_path_factory):
+    """(wheel, folder of the stand-in libamdhip64.so.6): the umbrella and the backend link it by soname."""
+    work = tmp_path_factory.mktemp("rocm6")
+    hip = work / "rocm" / "lib"
+    shared_library(hip, "libamdhip64.so.6")
+    libs = work / "lib"
+    link = [f"-L{hip}", "-l:libamdhip64.so.6"]
+    build_c_library(libs / "libamdgpu-ep.so", libs=link)
+    build_c_library(libs / "libmigraphx-backend.so", libs=link)
+    return build_wheel(SETTINGS, libs, FACTS, work / "dist"), hip
+
+
+def test_without_rocm_it_names_the_hip_library_and_the_rocm7_extra(rocm6, tmp_path):
+    wheel, _ = rocm6
+    assert wheel.name.startswith("onnxruntime_ep_amdgpu_rocm6-0.3.0-")
+    python = venv_with(tmp_path / "venv", wheel, None)
+    done = run_selfcheck(python, cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert verdict(done) == NOT_FOUND
+    out = done.stdout
+    assert "onnxruntime-ep-amdgpu-rocm6 0.3.0 (ROCm variant: rocm6)" in out
+    assert "upstream commit a2ea3b25f420c5eb8d25edc366fbc17d6de4fe22" in out
+    assert "built against: HIP 6.4.43484" in out
+    assert ("libamdhip64.so.6 (needed by libamdgpu-ep.so, libmigraphx-backend.so): NOT FOUND; does not load: "
+            "libamdhip64.so.6: cannot open shared object file") in out
+    assert "libamdgpu-ep.so (EP AMDGPUExecutionProvider): does not load: libamdhip64.so.6: cannot open" in out
+    assert "onnxruntime: not installed" in out and "ORT registration of AMDGPUExecutionProvider: failed: import" in out
+    # check() returns the same facts; -q prints the verdict alone.
+    facts = json.loads(run_selfcheck(python, "--json", cwd=tmp_path).stdout)
+    assert facts["ready"] is False and facts["missing"] == NOT_FOUND.removeprefix("not ready: ")
+    assert [lib["soname"] for lib in facts["rocm_libraries"]] == ["libamdhip64.so.6"]
+    assert facts["build"]["rocm_libraries"] == ["libamdhip64.so.6"] and facts["variant"] == "rocm6"
+    quiet = run_selfcheck(python, "-q", cwd=tmp_path)
+    assert (quiet.returncode, quiet.stdout) == (1, NOT_FOUND + "\n")
+    code = "import onnxruntime_ep_amdgpu as ep; f = ep.check(); print(f['ready'], ep.get_build_info()['rocm_variant'])"
+    assert run_python(python, code, cwd=tmp_path).stdout == "False rocm6\n"
+    bad = run_selfcheck(python, "--nope", cwd=tmp_path)
+    assert bad.returncode == 2 and "usage: python -m <package>" in bad.stderr
+
+
+def test_rocm_on_ld_library_path_is_found_there_and_the_next_piece_is_named(rocm6, tmp_path):
+    wheel, hip = rocm6
+    python = venv_with(tmp_path / "venv", wheel, None)
+    done = run_selfcheck(python, env={"LD_LIBRARY_PATH": str(hip)}, cwd=tmp_path)
+    assert done.returncode == 1
+    assert f"libamdhip64.so.6 (needed by libamdgpu-ep.so, libmigraphx-backend.so): found {hip}/libamdhip64.so.6 " \
+           f"(LD_LIBRARY_PATH); loads" in done.stdout
+    assert "libmigraphx-backend.so (backend): loads" in done.stdout
+    assert verdict(done) == "not ready: onnxruntime is not installed: pip install 'onnxruntime>=1.24'"
+
+
+def test_rocm_in_a_folder_the_loader_does_not_search_is_pointed_at(rocm6, tmp_path):
+    wheel, hip = rocm6
+    python = venv_with(tmp_path / "venv", wheel, None)
+    done = run_selfcheck(python, env={"ROCM_PATH": str(hip.parent)}, cwd=tmp_path)
+    assert done.returncode == 1
+    assert verdict(done) == (f"not ready: needs ROCm 6 (libamdhip64.so.6 in {hip}, which the loader does not search: "
+                             f"add it to LD_LIBRARY_PATH or /etc/ld.so.conf.d); {ROCM7_HINT}")
+
+
+@pytest.mark.network  # PyPI's onnxruntime at the floor and the newest of the wheel's range
+def test_beside_pypi_onnxruntime_floor_and_newest_the_registration_error_is_the_one_it_names(rocm6, tmp_path):
+    wheel, hip = rocm6
+    versions = ort_range_ends(SETTINGS.onnxruntime, tmp_path / "probe")
+    assert versions[0].startswith("1.24.") and len(versions) == 2, versions
+    register = ("import onnxruntime as ort, onnxruntime_ep_amdgpu as ep\n"
+                "ort.register_execution_provider_library(ep.get_ep_name(), ep.get_library_path())\n"
+                "print(len([d for d in ort.get_ep_devices() if d.ep_name == ep.get_ep_name()]))\n")
+    for version in versions:
+        python = venv_with(tmp_path / f"venv-{version}", wheel, version)
+        done = run_selfcheck(python, cwd=tmp_path)
+        assert done.returncode == 1 and verdict(done) == NOT_FOUND, done.stdout
+        assert f"onnxruntime: onnxruntime {version}; supported >=1.24: yes" in done.stdout
+        # ORT's own error is the loader's line about the library the self-check named.
+        failed = run_python(python, register, cwd=tmp_path)
+        assert failed.returncode == 1 and "libamdhip64.so.6: cannot open shared object file" in failed.stderr
+        # With the library on the loader's path ORT registers it: zero devices, and the self-check says why.
+        ok = run_python(python, register, env={"LD_LIBRARY_PATH": str(hip)}, cwd=tmp_path)
+        assert (ok.returncode, ok.stdout) == (0, "0\n"), ok.stderr
+        done = run_selfcheck(python, env={"LD_LIBRARY_PATH": str(hip)}, cwd=tmp_path)
+        assert done.returncode == 1 and verdict(done).startswith("not ready: no AMD GPU here ("), done.stdout
+        assert "ORT registration of AMDGPUExecutionProvider: registered, 0 device(s)" in done.stdout
+
+
+@pytest.mark.network  # the smoke venv installs onnxruntime, onnx and numpy from PyPI
+def test_smoke_outside_rocm_passes_because_the_self_check_explains_the_failed_registration(rocm6, tmp_path, capfd):
+    wheel, _ = rocm6
+    assert run_smoke([wheel], SmokeSettings(), work_dir=tmp_path / "smoke") == 0
+    out = "".join(capfd.readouterr())
+    assert NOT_FOUND in out
+    assert ("PASS registering AMDGPUExecutionProvider fails as the self-check says "
+            f"({NOT_FOUND})") in out
+    assert "PASS self-check exit 1 agrees with ORT (0 device(s) offered)" in out and "SMOKE PASS" in out
+    shutil.rmtree(tmp_path / "smoke", ignore_errors=True)

@@ -1,0 +1,95 @@
+"""Release entries of a ROCm axis: each is built in the image of its own build root ([[release.rocm]] root).
+
+A release started on the host builds each such entry with `container ... release --only ID` in that root's
+image, reads back the wheel and the entry's build facts, and publishes every entry into ONE dist folder (with
+the meta-package that the recipe's ROCm variants sit behind). Inside an image or a root, only the entries of
+that root are built there; any other is an error that says where to run the release.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from toolkit.release import container
+from toolkit.release.matrix import Entry
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+
+FACTS_FILE = "entry-facts.json"
+
+
+def current_root() -> str | None:
+    """The build root this process runs in (its image or the root itself), None on the host."""
+    return os.environ.get("TOOLKIT_IN_IMAGE") or os.environ.get("TOOLKIT_IN_ROOT") or None
+
+
+def root_for(entry: Entry) -> str | None:
+    """The root whose image must build `entry`; None when it is built here."""
+    if entry.rocm is None:
+        return None
+    here = current_root()
+    if here == entry.rocm.root:
+        return None
+    if here is not None:
+        raise ToolkitError(f"release entry {entry.id} is built in build root {entry.rocm.root}, and this is {here}",
+                           hint="start the release on the host, which runs each entry in its root's image, or "
+                                "select this root's entries with --only")
+    return entry.rocm.root
+
+
+def roots_of(entries: list[Entry]) -> list[str]:
+    """The distinct roots the entries' ROCm axis names, in matrix order."""
+    return list(dict.fromkeys(e.rocm.root for e in entries if e.rocm is not None))
+
+
+def build_in_root_image(recipe: Path, entry: Entry, work_dir: Path, *, release_args: list[str],
+                        offline: bool) -> tuple[Path, dict]:
+    """`container --recipe RECIPE release --only ID` in the image of the entry's root, its build folder in
+    `work_dir`; the wheel it wrote and the facts of its build."""
+    build = work_dir / "build"
+    build.mkdir(parents=True, exist_ok=True)
+    facts_inside = f"{container.BUILD}/{FACTS_FILE}"
+    argv = [sys.executable, "-m", "toolkit", "container", "--recipe", str(recipe), "--build-dir", str(build),
+            *(["--network", "none"] if offline else []),
+            "release", "--only", entry.id, "--facts-out", facts_inside, *release_args]
+    log.stage("release", f"{entry.id}: in the image of build root {entry.rocm.root if entry.rocm else '?'}")
+    proc = subprocess.run(argv, check=False)
+    if proc.returncode != 0:
+        raise ToolkitError(f"release entry {entry.id} failed in the image of build root "
+                           f"{entry.rocm.root if entry.rocm else '?'} (exit {proc.returncode})",
+                           hint="its log is above; rerun that entry alone with "
+                                f"`python -m toolkit container --recipe {recipe.stem} release --only {entry.id}`")
+    dist = build / recipe.stem / "dist"
+    wheels = sorted(dist.glob("*.whl"))
+    if len(wheels) != 1:
+        raise ToolkitError(f"release entry {entry.id}: expected one wheel in {dist}, found {len(wheels)}")
+    facts = json.loads((build / FACTS_FILE).read_text(encoding="utf-8"))[entry.id]
+    # The tools of the image that built it (its provenance's), not those of the host that started the release.
+    statement = json.loads((dist / "provenance.json").read_text(encoding="utf-8"))
+    facts["tools"] = statement["predicate"]["buildDefinition"]["internalParameters"]["toolchain"]
+    return wheels[0], facts
+
+
+def meta_writer(settings):
+    """Writes the meta-package of `settings` ([wheel] with rocm_variants) into the folder given."""
+    from toolkit.wheel.meta import write_meta_wheel
+
+    return lambda folder: write_meta_wheel(settings, folder)
+
+
+def check_variant(entry: Entry, wheel: Path, variants: dict[str, str]) -> None:
+    """The wheel an entry of ROCm variant V built must be V's distribution: a root whose HIP is not the one
+    its entry names would otherwise publish a wheel under the wrong ROCm."""
+    if entry.rocm is None or not variants:
+        return
+    name = wheel.name.split("-", 1)[0]
+    if not name.endswith("_" + entry.rocm.name):
+        raise ToolkitError(f"release entry {entry.id} (ROCm variant {entry.rocm.name}, root {entry.rocm.root}) "
+                           f"built {wheel.name}, whose libraries link another HIP "
+                           f"(variants: {', '.join(f'{k}={v}' for k, v in variants.items())})",
+                           hint=f"check the HIP that build root {entry.rocm.root} installs "
+                                f"(`python -m toolkit root show {entry.rocm.root}`)")

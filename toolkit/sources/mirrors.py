@@ -1,0 +1,126 @@
+"""Mirrors: where a mirror keeps an upstream file, which mirror may serve which URL, and what a plan names.
+
+A mirror is a base URL (`--mirror BASE`, $TOOLKIT_MIRRORS) laid out as a plain copy of upstream:
+BASE/<host>/<path>. Rules:
+
+- a `file://` mirror must exist: a mistyped path is an error, not a mirror that silently holds nothing;
+- an `https://` URL is served only by an `https://` or `file://` mirror: a plain-http mirror would let
+  anyone on the path choose the bytes a lock then pins for the https URL. `--insecure-mirror` (or
+  $TOOLKIT_INSECURE_MIRROR=1) allows it, saying so;
+- a mirror URL may carry credentials (`https://user:TOKEN@host/`): it comes from the command line or the
+  environment, never a recipe, and is printed redacted (toolkit.util.redact).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.redact import redact_url, shorten
+
+ENV_MIRRORS = "TOOLKIT_MIRRORS"
+ENV_INSECURE = "TOOLKIT_INSECURE_MIRROR"
+_warned: set[str] = set()
+
+
+def mirrors_from_env() -> list[str]:
+    """Mirror base URLs from $TOOLKIT_MIRRORS (separated by spaces or commas)."""
+    raw = os.environ.get(ENV_MIRRORS, "")
+    return [m for m in raw.replace(",", " ").split() if m]
+
+
+def insecure_allowed() -> bool:
+    return os.environ.get(ENV_INSECURE, "") not in ("", "0")
+
+
+def allow_insecure() -> None:
+    """--insecure-mirror: this process (and the builds it starts) may take https:// files from http:// mirrors."""
+    os.environ[ENV_INSECURE] = "1"
+
+
+class _InsecureMirror(argparse.Action):
+    """--insecure-mirror: allowed as soon as it is parsed, for this process and every one it starts."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        allow_insecure()
+        setattr(namespace, self.dest, True)
+
+
+def add_insecure_mirror_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    p.add_argument("--insecure-mirror", action=_InsecureMirror, nargs=0, default=False,
+                   help="let a plain http:// mirror serve https:// URLs (skipped otherwise: an unauthenticated "
+                   "channel could change what gets pinned); also $TOOLKIT_INSECURE_MIRROR=1")
+
+
+def local_path(url: str) -> Path:
+    """The file a file:// URL names."""
+    return Path(unquote(urlsplit(url).path))
+
+
+def check_mirrors(mirrors: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The mirrors, each checked: a known scheme, and a file:// one that is an existing folder."""
+    for base in mirrors:
+        scheme = base.split("://", 1)[0] if "://" in base else ""
+        if scheme not in ("http", "https", "file"):
+            raise ToolkitError(f"mirror {shorten(redact_url(base))}: expected an http://, https:// or file:// base URL "
+                               "(give --mirror or $TOOLKIT_MIRRORS as file://FOLDER or https://HOST/PATH)")
+        if scheme == "file" and not local_path(base).is_dir():
+            raise ToolkitError(f"mirror {shorten(base)}: no such folder {shorten(local_path(base))} (check --mirror or "
+                               "$TOOLKIT_MIRRORS: a mirror is a folder of <host>/<path> copies of upstream files)")
+    return tuple(mirrors)
+
+
+def mirror_url(base: str, url: str) -> str:
+    """Where a mirror keeps an upstream file: <base>/<host>/<path>, the layout of a plain copy of upstream."""
+    parts = urlsplit(url)
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    return f"{base.rstrip('/')}/{parts.hostname or 'localhost'}{path}"
+
+
+def may_serve(base: str, url: str) -> bool:
+    """Whether mirror `base` may serve `url`: not a plain-http mirror for an https URL (unless allowed)."""
+    if not (url.startswith("https://") and base.startswith("http://")):
+        return True
+    if insecure_allowed():
+        if base not in _warned:
+            _warned.add(base)
+            log.warn(f"mirror {redact_url(base)} serves https:// URLs over plain http (--insecure-mirror): "
+                     "what it sends is not authenticated")
+        return True
+    if base not in _warned:
+        _warned.add(base)
+        log.warn(f"mirror {redact_url(base)} is plain http: not used for https:// URLs (an unauthenticated "
+                 "channel could change what gets pinned); use an https:// or file:// mirror, or pass "
+                 "--insecure-mirror (TOOLKIT_INSECURE_MIRROR=1) to allow it")
+    return False
+
+
+def sources_for(url: str, mirrors: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:
+    """(where, candidate URL) for url: each mirror that may serve it, in order, then upstream itself.
+    `where` is "mirror BASE" (redacted) or "upstream"."""
+    out = [(f"mirror {redact_url(m)}", mirror_url(m, url)) for m in mirrors if may_serve(m, url)]
+    if url not in [c for _, c in out]:
+        out.append(("upstream", url))
+    return out
+
+
+def origin(url: str, mirrors: list[str] | tuple[str, ...], cached: bool, offline: bool) -> str:
+    """Where a dry run says an input would come from: the cache, a local mirror holding it, a remote mirror
+    (else upstream), or upstream."""
+    if cached:
+        return "cached"
+    for where, candidate in sources_for(url, mirrors):
+        if candidate.startswith("file://"):
+            if local_path(candidate).is_file():
+                return f"from {where}"
+            continue
+        if offline:
+            continue
+        if where == "upstream":
+            return f"from upstream {redact_url(url)}"
+        return f"from {where} (else the next mirror or upstream)"
+    return "not in the cache nor a local mirror: offline cannot get it"

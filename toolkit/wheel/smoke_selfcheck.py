@@ -1,0 +1,136 @@
+"""The wheel's own self-check (`python -m <package>`, templates/selfcheck.py) run by the smoke test, and the
+supported onnxruntime range tested: the wheel beside PyPI's onnxruntime at the lowest and the newest version its
+Requires-Dist allows, each in a fresh venv, the self-check saying whether ORT registers the EP there."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import zipfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.version import InvalidVersion, Version
+
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.process import run
+from toolkit.wheel.settings import ENV_PLACEHOLDER
+from toolkit.wheel.venvs import create_venv, pip_install
+from toolkit.wheel.wheelfile import read_headers
+
+
+@dataclass(frozen=True)
+class SelfCheck:
+    code: int
+    verdict: str  # its last line: "ready: ..." or "not ready: ..."
+    output: str
+
+
+def resolve_env(python: Path, env: Mapping[str, str], clean_env: dict[str, str]) -> dict[str, str]:
+    """The smoke env with `{library:MODULE}` replaced by MODULE.get_library_path() as the venv's python says."""
+    out = {}
+    for name, value in env.items():
+        def library_of(match: re.Match, name: str = name) -> str:
+            code = f"import {match.group(1)} as m; print(m.get_library_path())"
+            done = run([str(python), "-I", "-c", code], f"smoke env {name}: {match.group(0)}", env=clean_env)
+            return done.stdout.strip()
+
+        out[name] = ENV_PLACEHOLDER.sub(library_of, value)
+    return out
+
+
+def run_selfcheck(python: Path, package: str, env: dict[str, str], cwd: Path, json_out: bool = False) -> SelfCheck:
+    """`python -I -m PACKAGE` in the venv; prints its report (unless json_out) and returns its exit and verdict."""
+    cmd = [str(python), "-I", "-m", package, *(["--json"] if json_out else [])]
+    done = run(cmd, f"self-check of {package}", check=False, cwd=cwd, env=env)
+    output = done.stdout
+    if not json_out:
+        print("---- self-check: python -m " + package + " ----\n" + output.rstrip("\n") + "\n----", flush=True)
+    lines = [line for line in output.splitlines() if line.strip()]
+    return SelfCheck(done.returncode, lines[-1] if lines else "(no output)", output)
+
+
+def wheel_ort_requirement(wheel: Path) -> Requirement | None:
+    """The wheel's own `Requires-Dist: onnxruntime...` (its METADATA), or None."""
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = read_headers(archive, "METADATA")
+    for line in (metadata.get_all("Requires-Dist") or []) if metadata else []:
+        requirement = Requirement(line)
+        if requirement.name == "onnxruntime" and requirement.marker is None:
+            return requirement
+    return None
+
+
+def available_versions(python: Path, clean_env: dict[str, str]) -> list[Version]:
+    """onnxruntime's versions the package index has for the venv's Python (`pip index versions`)."""
+    cmd = [sys.executable, "-m", "pip", "--python", str(python), "index", "versions", "onnxruntime",
+           "--disable-pip-version-check"]
+    done = run(cmd, "pip index versions onnxruntime", check=False, env=clean_env)
+    match = re.search(r"Available versions:\s*(.+)", done.stdout)
+    if done.returncode != 0 or match is None:
+        raise ToolkitError("smoke: cannot list onnxruntime's versions on the package index "
+                           f"(pip index versions onnxruntime exited {done.returncode})",
+                           hint="onnxruntime_range needs a package index; on a machine without one, run the smoke "
+                                "without it (it is skipped with --no-index)")
+    versions = []
+    for text in match.group(1).split(","):
+        try:
+            versions.append(Version(text.strip()))
+        except InvalidVersion:
+            continue
+    return versions
+
+
+def range_ends(requirement: Requirement, versions: Iterable[Version]) -> list[Version]:
+    """The lowest and the newest final release the requirement allows (one version when they are the same)."""
+    allowed = sorted(v for v in versions if not v.is_prerelease and v in requirement.specifier)
+    if not allowed:
+        raise ToolkitError(f"smoke: no onnxruntime release on the package index satisfies {requirement}")
+    return sorted({allowed[0], allowed[-1]})
+
+
+def judge(version: Version, facts: dict) -> tuple[str, str]:
+    """PASS/INFO/FAIL and why, for the self-check's facts beside onnxruntime `version`."""
+    registration = facts["registration"]
+    if facts["onnxruntime"]["version"] != str(version):
+        return "FAIL", f"the venv has onnxruntime {facts['onnxruntime']['version']}, not {version}"
+    if not registration["error"]:
+        return "PASS", (f"onnxruntime {version}: {facts['ep_name']} registers, {len(registration['devices'])} "
+                        f"device(s); self-check: {facts['missing'] or 'ready'}")
+    missing = facts["missing"] or ""
+    if missing.startswith("needs ROCm"):
+        return "INFO", (f"onnxruntime {version}: installs beside the wheel; ORT cannot load the EP here, as the "
+                        f"self-check says: {missing}")
+    return "FAIL", f"onnxruntime {version}: registering fails: {registration['error']}"
+
+
+def check_range(wheels: list[Path], package: str, find_links: Iterable[Path], env: dict[str, str], base: Path,
+                clean_env: dict[str, str]) -> int:
+    """The wheel beside the lowest and the newest onnxruntime its range allows, each in a fresh venv; 1 on FAIL."""
+    requirement = wheel_ort_requirement(wheels[0])
+    if requirement is None:
+        print(f"FAIL onnxruntime range: {wheels[0].name} has no Requires-Dist on onnxruntime", flush=True)
+        return 1
+    failures = 0
+    probe = create_venv(base / "venv-range-probe", False)
+    for version in range_ends(requirement, available_versions(probe, clean_env)):
+        log.stage("smoke", f"onnxruntime {version} (of {requirement.specifier}) beside the wheel, fresh venv")
+        python = create_venv(base / f"venv-ort-{version}", False)
+        pip_install(python, [*map(str, wheels), f"onnxruntime=={version}"], find_links, False)
+        result = run_selfcheck(python, package, env, base, json_out=True)
+        try:
+            facts = json.loads(result.output)
+        except ValueError:
+            print(f"FAIL onnxruntime {version}: the self-check printed no facts (exit {result.code}): "
+                  f"{result.verdict}", flush=True)
+            failures += 1
+            continue
+        status, words = judge(version, facts)
+        failures += status == "FAIL"
+        print(f"{status} {words}", flush=True)
+    print(f"ONNXRUNTIME RANGE {'FAIL' if failures else 'PASS'}: {requirement}", flush=True)
+    return 1 if failures else 0

@@ -1,0 +1,8 @@
+"""`python -m @IMPORT_PACKAGE@`: what this wheel needs, what this machine has, and whether the EP offers a device
+here (exit 0) or the first thing missing (exit 1, one line). `--json` prints the facts, `-q` only the verdict."""
+
+import sys
+
+from ._selfcheck import main
+
+sys.exit(main())

@@ -1,0 +1,364 @@
+"""Can this machine run the EP? `python -m <package>` prints what the wheel is, what it needs and what is here,
+then one verdict line; exit 0 only when the EP offers a device here. `check()` returns the same facts as a dict.
+
+Shipped in every wheel the ort-amdgpu toolkit makes (as `_selfcheck.py`), so it uses only the standard library:
+the ROCm sonames the packaged libraries link were recorded at build time (their ELF NEEDED entries, in
+_wheel_info.json); what is checked here is whether this machine's loader finds each one (LD_LIBRARY_PATH, the
+libraries' RUNPATH, /etc/ld.so.cache, the default folders), whether it loads (ctypes, RTLD_LOCAL: the loader's
+own error when not), the AMD GPUs the kernel shows, the onnxruntime installed, and what ORT says when the EP
+library is registered with it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import json
+import os
+import re
+import struct
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+AMD_VENDOR = "0x1002"
+DEFAULT_DIRS = ("/lib64", "/usr/lib64", "/lib", "/usr/lib")
+# Where ROCm installs put their libraries when no loader configuration names them: worth a hint, not a find.
+ROCM_HINT_GLOBS = ("/opt/rocm/lib", "/opt/rocm-*/lib")
+
+
+def wheel_info() -> dict:
+    with open(os.path.join(HERE, "_wheel_info.json"), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+# -- where the dynamic loader would find a soname -------------------------------------------------------------
+
+def ld_cache(path: str = "/etc/ld.so.cache") -> dict[str, list[str]]:
+    """soname -> paths, from glibc's loader cache (the 1.1 format, alone or after the old one)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return {}
+    new_magic = b"glibc-ld.so.cache1.1"
+    base = 0
+    if data.startswith(b"ld.so-1.7.0"):
+        count = struct.unpack_from("<I", data, 12)[0]
+        base = (16 + count * 12 + 7) & ~7
+    if data[base:base + len(new_magic)] != new_magic:
+        return {}
+    count = struct.unpack_from("<I", data, base + 20)[0]
+    found: dict[str, list[str]] = {}
+
+    def string(offset: int) -> str:
+        start = base + offset
+        return data[start:data.index(b"\0", start)].decode("utf-8", "replace")
+
+    for i in range(count):
+        _flags, key, value = struct.unpack_from("<iII", data, base + 48 + i * 24)
+        found.setdefault(string(key), []).append(string(value))
+    return found
+
+
+def rocm_hint_dirs() -> list[str]:
+    dirs = [os.path.join(os.environ["ROCM_PATH"], "lib")] if os.environ.get("ROCM_PATH") else []
+    for pattern in ROCM_HINT_GLOBS:
+        dirs += sorted(glob.glob(pattern))
+    return list(dict.fromkeys(d for d in dirs if os.path.isdir(d)))
+
+
+def search(soname: str, runpath: list[str], cache: dict[str, list[str]]) -> tuple[str | None, str]:
+    """(path, how) the loader would take for `soname` needed by a packaged library, in ld.so's order."""
+    for folder in filter(None, os.environ.get("LD_LIBRARY_PATH", "").split(":")):
+        if os.path.isfile(os.path.join(folder, soname)):
+            return os.path.join(folder, soname), "LD_LIBRARY_PATH"
+    for folder in runpath:
+        folder = folder.replace("${ORIGIN}", HERE).replace("$ORIGIN", HERE)
+        if os.path.isfile(os.path.join(folder, soname)):
+            return os.path.join(folder, soname), "RUNPATH"
+    for path in cache.get(soname, []):
+        if os.path.isfile(path):
+            return path, "ld.so.cache"
+    for folder in DEFAULT_DIRS:
+        if os.path.isfile(os.path.join(folder, soname)):
+            return os.path.join(folder, soname), "default folder"
+    return None, "not found"
+
+
+def loaded_path(library: ctypes.CDLL) -> str | None:
+    """Where the loader took a library from (dlinfo's link map), or None where dlinfo is not available."""
+
+    class LinkMap(ctypes.Structure):
+        _fields_ = [("l_addr", ctypes.c_size_t), ("l_name", ctypes.c_char_p)]
+
+    for owner in (None, "libdl.so.2"):
+        try:
+            dlinfo = ctypes.CDLL(owner).dlinfo
+        except (OSError, AttributeError):
+            continue
+        link_map = ctypes.POINTER(LinkMap)()
+        if dlinfo(ctypes.c_void_p(library._handle), 2, ctypes.byref(link_map)) == 0 and link_map:
+            name = link_map.contents.l_name
+            return name.decode("utf-8", "replace") if name else None
+    return None
+
+
+def try_load(target: str) -> tuple[bool, str | None, str | None]:
+    """(loads, path it was loaded from, the loader's error) for a soname or a path, loaded RTLD_LOCAL."""
+    try:
+        library = ctypes.CDLL(target, mode=os.RTLD_LOCAL)
+    except OSError as exc:
+        return False, None, str(exc)
+    return True, loaded_path(library), None
+
+
+def rocm_libraries(info: dict) -> list[dict]:
+    cache = ld_cache()
+    out = []
+    for soname in info["build"].get("rocm_libraries", []):
+        users = [c for c in info["components"] if soname in c.get("rocm_needed", [])]
+        runpath = [entry for c in users for entry in c.get("runpath", [])]
+        path, how = search(soname, runpath, cache)
+        loads, loaded, error = try_load(path or soname)
+        hints = [d for d in rocm_hint_dirs() if os.path.isfile(os.path.join(d, soname))] if path is None else []
+        out.append({"soname": soname, "needed_by": [c["file"] for c in users], "found": path is not None or loads,
+                    "path": path or loaded, "how": how if path else ("dlopen" if loads else how),
+                    "loads": loads, "error": error, "elsewhere": hints})
+    return out
+
+
+# -- GPUs, onnxruntime, the packaged libraries -----------------------------------------------------------------
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as handle:
+            return handle.read().strip()
+    except OSError:
+        return None
+
+
+def gpus() -> dict:
+    nodes = []
+    for folder in sorted(glob.glob("/sys/class/drm/renderD*")):
+        name = os.path.basename(folder)
+        nodes.append({"node": f"/dev/dri/{name}", "vendor": _read(f"{folder}/device/vendor"),
+                      "device": _read(f"{folder}/device/device"), "present": os.path.exists(f"/dev/dri/{name}")})
+    kfd = os.path.exists("/dev/kfd")
+    return {"kfd": kfd, "kfd_access": kfd and os.access("/dev/kfd", os.R_OK | os.W_OK), "render_nodes": nodes,
+            "amd": [n for n in nodes if n["vendor"] == AMD_VENDOR]}
+
+
+def _release(version: str) -> tuple[int, ...]:
+    match = re.match(r"\d+(\.\d+)*", version)
+    return tuple(int(x) for x in match.group(0).split(".")) if match else ()
+
+
+def _compare(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    width = max(len(a), len(b))
+    a, b = a + (0,) * (width - len(a)), b + (0,) * (width - len(b))
+    return (a > b) - (a < b)
+
+
+def in_range(version: str, spec: str) -> bool:
+    """Whether `version` satisfies a PEP 440 range of release numbers (>=, <=, >, <, ==, !=, ~=, X.Y.*)."""
+    have = _release(version)
+    for clause in filter(None, (c.strip() for c in spec.split(","))):
+        match = re.fullmatch(r"(~=|===|==|!=|<=|>=|<|>)\s*(\d+(?:\.\d+)*)(\.\*)?", clause)
+        if match is None:
+            return False
+        op, want, star = match.group(1), _release(match.group(2)), match.group(3)
+        if star or op == "~=":
+            prefix = want if star else want[:-1]
+            same = have[:len(prefix)] == prefix
+            ok = (same if op in ("==", "===") else not same) if star else same and _compare(have, want) >= 0
+        else:
+            c = _compare(have, want)
+            ok = {"==": c == 0, "===": c == 0, "!=": c != 0, "<=": c <= 0, ">=": c >= 0, "<": c < 0, ">": c > 0}[op]
+        if not ok:
+            return False
+    return True
+
+
+def onnxruntime_facts(spec: str) -> dict:
+    from importlib import metadata
+
+    try:
+        names = metadata.packages_distributions().get("onnxruntime", [])
+    except Exception:  # a broken distribution elsewhere in site-packages must not stop the check
+        names = []
+    for name in list(dict.fromkeys(names)) or ["onnxruntime"]:
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+        return {"distribution": name, "version": version, "supported": spec, "in_range": in_range(version, spec)}
+    return {"distribution": None, "version": None, "supported": spec, "in_range": False}
+
+
+def libraries(info: dict) -> list[dict]:
+    out = []
+    for c in info["components"]:
+        loads, _, error = try_load(os.path.join(HERE, c["file"]))
+        out.append({"file": c["file"], "ep_name": c.get("ep_name"), "loads": loads, "error": error,
+                    "runtime": c.get("runtime")})
+    return out
+
+
+def register(ep_name: str, path: str) -> dict:
+    """Register the EP library with ORT (when importable) and list the devices it offers, then unregister."""
+    try:
+        import onnxruntime as ort
+    except Exception as exc:
+        return {"attempted": False, "error": f"import onnxruntime: {type(exc).__name__}: {exc}", "devices": []}
+    if not hasattr(ort, "register_execution_provider_library"):
+        return {"attempted": False, "error": f"onnxruntime {ort.__version__} has no plugin EP API (1.22 and later)",
+                "devices": []}
+
+    def ours() -> list[dict]:
+        return [{"type": d.device.type.name, "vendor": d.device.vendor, "vendor_id": f"{d.device.vendor_id:#06x}",
+                 "device_id": f"{d.device.device_id:#06x}"} for d in ort.get_ep_devices() if d.ep_name == ep_name]
+
+    if ours():  # registered already in this process: its devices are the answer
+        return {"attempted": False, "error": None, "devices": ours(), "already_registered": True}
+    try:
+        ort.register_execution_provider_library(ep_name, path)
+    except Exception as exc:
+        return {"attempted": True, "error": f"{type(exc).__name__}: {exc}", "devices": []}
+    devices = ours()
+    try:
+        ort.unregister_execution_provider_library(ep_name)
+    except Exception:  # the devices are what was asked; a failed unregister is ORT's to report later
+        pass
+    return {"attempted": True, "error": None, "devices": devices}
+
+
+# -- the verdict ----------------------------------------------------------------------------------------------
+
+def _variant_hint(info: dict, soname: str) -> str:
+    """'needs ROCm 6 (... not found); for ROCm 7 install X[rocm7]' when the soname is the variant's HIP."""
+    variants, ours = info.get("rocm_variants") or {}, info.get("rocm_variant")
+    if not ours or variants.get(ours) != soname:
+        return ""
+    others = [f"for ROCm {v.removeprefix('rocm')} install {info.get('meta_distribution')}[{v}]"
+              for v in sorted(variants) if v != ours]
+    return "; ".join(others)
+
+
+def missing_piece(facts: dict, info: dict) -> str | None:
+    """The first thing missing for a device, in words (None: the EP offers a device here)."""
+    if facts["registration"]["devices"]:
+        return None
+    variant = info.get("rocm_variant")
+    rocm = f"ROCm {variant.removeprefix('rocm')}" if variant else "ROCm"
+    for lib in facts["rocm_libraries"]:
+        if lib["found"] and lib["loads"]:
+            continue
+        if not lib["found"]:
+            where = (f"in {', '.join(lib['elsewhere'])}, which the loader does not search: add it to LD_LIBRARY_PATH "
+                     f"or /etc/ld.so.conf.d" if lib["elsewhere"] else "not found")
+            hint = _variant_hint(info, lib["soname"])
+            return f"needs {rocm} ({lib['soname']} {where})" + (f"; {hint}" if hint else "")
+        return f"needs {rocm}: {lib['soname']} at {lib['path']} does not load: {lib['error']}"
+    ort = facts["onnxruntime"]
+    if ort["version"] is None:
+        return f"onnxruntime is not installed: pip install 'onnxruntime{ort['supported']}'"
+    if not ort["in_range"]:
+        return (f"{ort['distribution']} {ort['version']} is outside the supported range {ort['supported']}: "
+                f"pip install 'onnxruntime{ort['supported']}'")
+    registration = facts["registration"]
+    if registration["error"]:
+        return f"registering {facts['ep_name']} with onnxruntime fails: {registration['error']}"
+    for lib in facts["libraries"]:
+        if not lib["loads"]:
+            return f"{lib['file']} does not load here: {lib['error']}"
+    gpu = facts["gpus"]
+    if not gpu["amd"]:
+        nodes = ", ".join(f"{n['node']} of vendor {n['vendor']}" for n in gpu["render_nodes"]) or "none"
+        return (f"no AMD GPU here (render nodes: {nodes}; none of vendor {AMD_VENDOR}; /dev/kfd "
+                f"{'present' if gpu['kfd'] else 'absent'}): {facts['ep_name']} registers and offers zero devices")
+    if not gpu["kfd_access"]:
+        why = "cannot be opened by this user (add it to the render and video groups)" if gpu["kfd"] else "is absent"
+        return f"an AMD GPU is here but /dev/kfd {why}: {facts['ep_name']} offers zero devices"
+    return f"an AMD GPU is here but {facts['ep_name']} offers zero devices (run with ORT_AMDGPU_TRACE_ROUTING=1)"
+
+
+def check() -> dict:
+    """Everything `python -m <package>` reports, as a dict; 'ready' is True when the EP offers a device here."""
+    info = wheel_info()
+    main = next(c for c in info["components"] if c.get("ep_name"))
+    facts = {
+        "distribution": info["distribution"], "version": info["version"], "variant": info.get("rocm_variant"),
+        "package_dir": HERE, "ep_name": main["ep_name"], "build": dict(info["build"]),
+        "rocm_libraries": rocm_libraries(info), "gpus": gpus(),
+        "onnxruntime": onnxruntime_facts(info.get("onnxruntime") or ">=1.22"),
+        "libraries": libraries(info),
+        "registration": register(main["ep_name"], os.path.join(HERE, main["file"])),
+    }
+    facts["missing"] = missing_piece(facts, info)
+    facts["ready"] = facts["missing"] is None
+    return facts
+
+
+# -- the report -----------------------------------------------------------------------------------------------
+
+def _join(values) -> str:
+    values = list(values)
+    return ", ".join(values) if values else "none"
+
+
+def report_lines(facts: dict) -> list[str]:
+    b = facts["build"]
+    toolchain = b.get("toolchain") or {}
+    lines = [f"{facts['distribution']} {facts['version']} (ROCm variant: {facts['variant'] or 'none'}) "
+             f"in {facts['package_dir']}",
+             f"build: upstream commit {b.get('upstream_commit') or 'unknown'}; source {b.get('source_revision')}",
+             f"  patches: {_join(b.get('patches', []))}",
+             f"  features: {_join(b.get('features', []))}",
+             f"  toolchain: {toolchain.get('name', 'not recorded')}"
+             + (f", glibc floor {toolchain['glibc_floor']}" if toolchain.get("glibc_floor") else ""),
+             f"  built against: {b.get('rocm_version') or 'no ROCm (no HIP headers)'}",
+             "ROCm libraries it links:" + ("" if facts["rocm_libraries"] else " none")]
+    for lib in facts["rocm_libraries"]:
+        state = (f"found {lib['path']} ({lib['how']})" if lib["found"] else
+                 "NOT FOUND" + (f" (present in {_join(lib['elsewhere'])}, not on the loader's path)"
+                                if lib["elsewhere"] else ""))
+        load = "loads" if lib["loads"] else f"does not load: {lib['error']}"
+        lines.append(f"  {lib['soname']} (needed by {_join(lib['needed_by'])}): {state}; {load}")
+    gpu = facts["gpus"]
+    nodes = _join(f"{n['node']} vendor {n['vendor']} device {n['device']}" for n in gpu["render_nodes"])
+    lines.append(f"GPUs: /dev/kfd {'present' if gpu['kfd'] else 'absent'}; render nodes: {nodes}; "
+                 f"AMD ({AMD_VENDOR}): {len(gpu['amd'])}")
+    ort = facts["onnxruntime"]
+    lines.append(f"onnxruntime: {ort['distribution'] or 'not installed'} {ort['version'] or ''}".rstrip()
+                 + f"; supported {ort['supported']}: {'yes' if ort['in_range'] else 'no'}")
+    lines.append("packaged libraries:")
+    for lib in facts["libraries"]:
+        what = f"EP {lib['ep_name']}" if lib["ep_name"] else "backend"
+        state = "loads" if lib["loads"] else f"does not load: {lib['error']}"
+        lines.append(f"  {lib['file']} ({what}): {state}" + (f"; needs {lib['runtime']}" if lib["runtime"] else ""))
+    reg = facts["registration"]
+    devices = _join(f"{d['type']} {d['vendor']} vendor_id={d['vendor_id']} device_id={d['device_id']}"
+                    for d in reg["devices"])
+    state = (f"failed: {reg['error']}" if reg["error"] else
+             f"registered, {len(reg['devices'])} device(s): {devices}")
+    lines.append(f"ORT registration of {facts['ep_name']}: {state}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if any(a not in ("--json", "-q", "--quiet") for a in argv):
+        print("usage: python -m <package> [--json] [-q]: check that this machine can run the EP", file=sys.stderr)
+        return 2
+    facts = check()
+    if "--json" in argv:  # the facts alone: the verdict is in them ("ready", "missing")
+        print(json.dumps(facts, indent=2, sort_keys=True), flush=True)
+        return 0 if facts["ready"] else 1
+    if not {"-q", "--quiet"} & set(argv):
+        print("\n".join(report_lines(facts)))
+    if facts["ready"]:
+        count = len(facts["registration"]["devices"])
+        print(f"ready: {facts['ep_name']} offers {count} device(s) here", flush=True)
+        return 0
+    print(f"not ready: {facts['missing']}", flush=True)
+    return 1
