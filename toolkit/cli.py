@@ -75,8 +75,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     if not quick:
         # One `patch` command: ACTION SERIES TREE on any tree, or (no ACTION) on a recipe's work tree.
         importlib.import_module("toolkit.engine.cli").add_recipe_patching(sub.choices["patch"])
-    for command in _subparsers(parser):
-        _add_verbosity(command, top=False)
+    for command_parser in _subparsers(parser):
+        _add_verbosity(command_parser, top=False)
     return parser
 
 
@@ -118,8 +118,7 @@ def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argpar
 def parse(argv: list[str]) -> argparse.Namespace:
     """argv parsed; an unknown option is reported by the command it was given to, with its usage and the
     option it most likely meant (argparse would print the top-level usage, with no suggestion)."""
-    command = next((a for a in argv if not a.startswith("-")), None)  # the top level takes no values
-    parser = build_parser(command)
+    parser = build_parser(next((a for a in argv if not a.startswith("-")), None))  # top level: no values
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         command = _chosen(parser, args)

@@ -98,13 +98,14 @@ def _convert_tokens(text: str, rel: str, settings: HipifySettings, tables: Table
     directive_end = -1
     directive_name = ""
     ids, calls, namespaces, qualified = tables.identifiers, tables.calls, tables.namespaces, tables.qualified
+    assert tables.scanner is not None  # load_tables always sets it
     match = tables.scanner.match
     plain = tables.plain
     while True:
         m = match(text, pos)
         if m is None:
             break
-        kind = m.lastgroup
+        kind = m.lastgroup or ""  # every match ends in one named group
         start, pos = m.start(kind), m.end()
         if kind == "directive":
             if not at_line_start(text, start):  # `#x` or `a##b` in a macro body: the name is still code
