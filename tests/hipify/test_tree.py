@@ -12,6 +12,7 @@ import pytest
 from tests.support.tools import DATA
 from toolkit.cli import build_parser, main
 from toolkit.hipify import HipifySettings, hipify_tree
+from toolkit.hipify import tree as hipify_tree_module
 from toolkit.hipify.settings import Exclude, Rename
 from toolkit.hipify.tree import CACHE_NAME
 from toolkit.util import log
@@ -84,10 +85,11 @@ def test_removed_or_renamed_inputs_remove_their_outputs(tree):
     assert "batch_pad.cu" in report.removed
 
 
-def test_parallel_run_matches_serial(tree, tmp_path):
+def test_parallel_run_matches_serial(tree, tmp_path, monkeypatch):
     src, out = tree
-    for i in range(30):  # enough files for the process pool
+    for i in range(30):
         shutil.copy(src / "warp_reduce.cu", src / f"copy_{i}.cu")
+    monkeypatch.setattr(hipify_tree_module, "_PARALLEL_MIN_BYTES", 0)  # this small tree through the pool too
     serial = hipify_tree(HipifySettings(), src, tmp_path / "serial", jobs=1)
     parallel = hipify_tree(HipifySettings(), src, out, jobs=2)
     assert sorted(parallel.converted) == sorted(serial.converted)
