@@ -23,7 +23,7 @@ def _commands(section: str) -> list[list[str]]:
                 out.append(argv[3:])
             elif argv[:4] == ["nox", "-s", "bump", "--"]:
                 out.append(["bump", *argv[4:]])
-    out += [shlex.split(m)[3:] for m in re.findall(r"`(python -m toolkit [^`]*)`", section)]
+    out += [shlex.split(m)[3:] for m in re.findall(r"`((?:\.nox/toolkit/bin/)?python -m toolkit [^`]*)`", section)]
     return out
 
 

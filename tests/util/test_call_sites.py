@@ -50,6 +50,11 @@ REVIEWED: dict[str, tuple[str, ...]] = {
     "toolkit/binary/patchelf.py": ("absolute library paths, RUNPATH glued to --set-rpath's value",),
     "toolkit/binary/hip.py": ("the HIP compiler's path, --offload-arch glued to its value",),
     "toolkit/wheel/smoke.py": ("the smoke venv's python and a wheel path",),
+    "toolkit/wheel/smoke_selfcheck.py": ("the smoke venv's python, an import package name the recipe check read "
+                                         "as an identifier, pip's constant options",),
+    "toolkit/wheel/venvs.py": ("the venv's python, pip with wheel paths and requirement specifiers the smoke made",),
+    "toolkit/release/in_root.py": ("this toolkit's own command line: the recipe's path, a matrix entry id, options "
+                                   "the release's parser already checked",),
     "toolkit/wheel/rocm.py": ("dpkg with absolute library paths",),
     "toolkit/wheel/repair.py": ("auditwheel with absolute wheel and folder paths",),
     "toolkit/wheel/build.py": ("pip/scikit-build-core with toolkit-made paths",),

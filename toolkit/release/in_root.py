@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from toolkit.release import container
 from toolkit.release.matrix import Entry
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
+from toolkit.util.process import run
 
 FACTS_FILE = "entry-facts.json"
 
@@ -57,7 +57,7 @@ def build_in_root_image(recipe: Path, entry: Entry, work_dir: Path, *, release_a
             *(["--network", "none"] if offline else []),
             "release", "--only", entry.id, "--facts-out", facts_inside, *release_args]
     log.stage("release", f"{entry.id}: in the image of build root {entry.rocm.root if entry.rocm else '?'}")
-    proc = subprocess.run(argv, check=False)
+    proc = run(argv, f"release entry {entry.id} in its root's image", output="terminal", check=False)
     if proc.returncode != 0:
         raise ToolkitError(f"release entry {entry.id} failed in the image of build root "
                            f"{entry.rocm.root if entry.rocm else '?'} (exit {proc.returncode})",
