@@ -44,7 +44,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mirror", action="append", default=[], metavar="BASE",
                    help="mirror base URL, tried before upstream, in order (also $TOOLKIT_MIRRORS)")
     add_insecure_mirror_option(p)
-    p.add_argument("--offline", action="store_true", help="use the cache only; fail naming what is missing")
+    p.add_argument("--offline", action="store_true",
+                   help="read only the cache and file:// mirrors, never the network (fetch fails naming what is "
+                        "missing; lock leaves it unpinned, with a warning and a closing `left unpinned:` line)")
     p.add_argument("--cache-dir", type=Path, default=None, help="cache folder (default $TOOLKIT_CACHE_DIR or "
                    "the platform's user cache)")
 
