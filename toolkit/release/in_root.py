@@ -50,19 +50,20 @@ def build_in_root_image(recipe: Path, entry: Entry, work_dir: Path, *, release_a
                         offline: bool) -> tuple[Path, dict]:
     """`container --recipe RECIPE release --only ID` in the image of the entry's root, its build folder in
     `work_dir`; the wheel it wrote and the facts of its build."""
+    root = entry.rocm.root if entry.rocm else "?"   # only entries of a ROCm axis come here
     build = work_dir / "build"
     build.mkdir(parents=True, exist_ok=True)
     facts_inside = f"{container.BUILD}/{FACTS_FILE}"
     argv = [sys.executable, "-m", "toolkit", "container", "--recipe", str(recipe), "--build-dir", str(build),
             *(["--network", "none"] if offline else []),
             "release", "--only", entry.id, "--facts-out", facts_inside, *release_args]
-    log.stage("release", f"{entry.id}: in the image of build root {entry.rocm.root if entry.rocm else '?'}")
+    log.stage("release", f"{entry.id}: in the image of build root {root}")
     proc = run(argv, f"release entry {entry.id} in its root's image", output="terminal", check=False)
     if proc.returncode != 0:
-        raise ToolkitError(f"release entry {entry.id} failed in the image of build root "
-                           f"{entry.rocm.root if entry.rocm else '?'} (exit {proc.returncode})",
+        raise ToolkitError(f"release entry {entry.id} failed in the image of build root {root} "
+                           f"(exit {proc.returncode})",
                            hint="its log is above; rerun that entry alone with "
-                                f"`python -m toolkit container --recipe {recipe.stem} release --only {entry.id}`")
+                                f"`nox -s container -- --recipe {recipe.stem} release --only {entry.id}`")
     dist = build / recipe.stem / "dist"
     wheels = sorted(dist.glob("*.whl"))
     if len(wheels) != 1:
