@@ -26,8 +26,8 @@ def _reference(args: argparse.Namespace) -> int:
     if args.check:
         stale = reference.stale_pages(args.out)
         for name in stale:
-            print(f"error: docs/reference/{name} differs from the code: run `python -m toolkit docs reference`",
-                  file=sys.stderr)
+            print(f"error: docs/reference/{name} differs from the code ({reference.first_difference(name, args.out)}): "
+                  "run `python -m toolkit docs reference`", file=sys.stderr)
         return 1 if stale else 0
     written = reference.write_pages(args.out)
     for path in written:

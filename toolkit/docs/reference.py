@@ -9,6 +9,7 @@ environment.md (toolkit/util/envvars.py), stages.md (toolkit/engine/pipeline.py)
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -126,6 +127,17 @@ def stale_pages(folder: Path | None = None) -> list[str]:
     folder = folder or reference_dir()
     return [name for name, render in PAGES.items()
             if not (folder / name).is_file() or (folder / name).read_text(encoding="utf-8") != render()]
+
+
+def first_difference(name: str, folder: Path | None = None) -> str:
+    """Where page `name` in `folder` first differs from what the code gives: line N, both sides shortened."""
+    path = (folder or reference_dir()) / name
+    have = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    want = PAGES[name]().splitlines()
+    for number, (old, new) in enumerate(itertools.zip_longest(have, want, fillvalue=""), 1):
+        if old != new:
+            return f"line {number}: has {old[:100]!r}, the code gives {new[:100]!r}"
+    return "no line differs"
 
 
 def write_pages(folder: Path | None = None) -> list[Path]:
