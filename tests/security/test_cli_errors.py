@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.tools import ROOT
+from tests.support.tools import ROOT, one_error_line
 
 RECIPE = str(ROOT / "recipes" / "umbrella-ep-real.toml")   # has [wheel.rocm_variants]: a meta-package
 
@@ -22,25 +22,17 @@ def _toolkit(*args: str, **env: str) -> subprocess.CompletedProcess:
                           env={**os.environ, **env}, timeout=120)
 
 
-def _one_error_line(proc: subprocess.CompletedProcess, *needles: str) -> str:
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    return lines[0]
-
-
 def test_meta_wheel_out_at_or_below_a_file(tmp_path):
     file = tmp_path / "a-file"
     file.write_text("keep me")
-    _one_error_line(_toolkit("meta-wheel", "--recipe", RECIPE, "--out", str(file)), "is a file, not a folder")
-    _one_error_line(_toolkit("meta-wheel", "--recipe", RECIPE, "--out", str(file / "sub")),
+    one_error_line(_toolkit("meta-wheel", "--recipe", RECIPE, "--out", str(file)), "is a file, not a folder")
+    one_error_line(_toolkit("meta-wheel", "--recipe", RECIPE, "--out", str(file / "sub")),
                     f"--out {file / 'sub'}: cannot write", "Not a directory")
     assert file.read_text() == "keep me" and sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
 
 
 def test_meta_wheel_out_in_proc_sys():
-    _one_error_line(_toolkit("meta-wheel", "--recipe", RECIPE, "--out", "/proc/sys/toolkit-test"),
+    one_error_line(_toolkit("meta-wheel", "--recipe", RECIPE, "--out", "/proc/sys/toolkit-test"),
                     "--out /proc/sys/toolkit-test: cannot write")
 
 
@@ -54,7 +46,7 @@ def test_meta_wheel_out_in_a_folder_nobody_may_write(tmp_path):
     else:
         folder.chmod(0o555)
     try:
-        _one_error_line(_toolkit("meta-wheel", "--recipe", RECIPE, "--out", str(folder)), "cannot write")
+        one_error_line(_toolkit("meta-wheel", "--recipe", RECIPE, "--out", str(folder)), "cannot write")
         assert not list(folder.iterdir())
     finally:
         if os.getuid() == 0:
@@ -64,7 +56,7 @@ def test_meta_wheel_out_in_a_folder_nobody_may_write(tmp_path):
 
 @pytest.mark.parametrize("epoch", ["99999999999999", "4354819200", "-1", "1e9"])
 def test_meta_wheel_with_a_source_date_epoch_a_zip_cannot_hold(tmp_path, epoch):
-    line = _one_error_line(_toolkit("meta-wheel", "--recipe", RECIPE, "--out", str(tmp_path / "o"),
+    line = one_error_line(_toolkit("meta-wheel", "--recipe", RECIPE, "--out", str(tmp_path / "o"),
                                     SOURCE_DATE_EPOCH=epoch), "SOURCE_DATE_EPOCH")
     assert "at most 4354819199" in line and not (tmp_path / "o").exists()
 

@@ -6,18 +6,16 @@ key. Mirrors: a file:// mirror must exist; a plain-http mirror serves no https:/
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import pytest
 
-from tests.support.http import FaultServer
+from tests.support.http import FaultServer, tiny_tarball
 from tests.support.injection import toolkit_here
-from tests.support.tools import ROOT
+from tests.support.tools import ROOT, one_error_line
 from toolkit.sources.cache import Cache
 from toolkit.sources.download import DownloadOptions, fetch_unpinned
 from toolkit.util.errors import ToolkitError
@@ -34,15 +32,6 @@ def server():
     s.stop()
 
 
-def _tarball() -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
-        info = tarfile.TarInfo("t-1/CMakeLists.txt")
-        info.size = 3
-        tf.addfile(info, io.BytesIO(b"abc"))
-    return buf.getvalue()
-
-
 def _toolkit(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     full = {**os.environ, "TOOLKIT_CACHE_DIR": str(tmp_path / "cache"), "CI_JOB_TOKEN": TOKEN, **env}
     full.pop("TOOLKIT_MIRRORS", None)
@@ -56,14 +45,6 @@ def _no_token(tmp_path: Path, proc: subprocess.CompletedProcess, inputs: tuple[P
     for path in tmp_path.rglob("*"):
         if path.is_file() and not path.is_symlink() and path not in inputs:
             assert TOKEN.encode() not in path.read_bytes(), path
-
-
-def _one_error_line(proc: subprocess.CompletedProcess, *needles: str) -> str:
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    return lines[0]
 
 
 def test_the_redaction_helper():
@@ -85,7 +66,7 @@ def test_a_recipe_url_with_a_credential_is_refused_without_echoing_it(tmp_path, 
     recipe.write_text(f'[recipe]\nname = "r"\n\n[source]\nurl = "{url}"\n')
     for args in (("lock", "--recipe", str(recipe)), ("build", "--recipe", str(recipe), "--dry-run")):
         proc = _toolkit(tmp_path, *args)
-        _one_error_line(proc, "key 'source.url'", "carries a credential", "~/.netrc")
+        one_error_line(proc, "key 'source.url'", "carries a credential", "~/.netrc")
         _no_token(tmp_path, proc, inputs=(recipe,))
 
 
@@ -100,7 +81,7 @@ def test_a_lock_key_with_a_credential_is_refused_without_echoing_it(tmp_path):
 
 
 def test_lock_source_with_userinfo_prints_and_keeps_no_credential(tmp_path, server):
-    data = _tarball()
+    data = tiny_tarball()
     url = server.add("/dl/t-1.tar.gz", data).replace("http://", f"http://bot:{TOKEN}@")
     proc = _toolkit(tmp_path, "lock", "--source", url)
     assert proc.returncode == 0, proc.stderr
@@ -120,7 +101,7 @@ def test_download_failed_errors_redact_every_location(tmp_path, server):
 
 def test_a_plain_http_mirror_does_not_serve_an_https_url(tmp_path, server, monkeypatch, capsys):
     """What a plain-http mirror sends could be changed on the way; an https URL's pin must not come from it."""
-    data = _tarball()
+    data = tiny_tarball()
     server.add("/m/upstream.invalid/x.tar.gz", data)
     cache = Cache(tmp_path / "cache")
     monkeypatch.delenv("TOOLKIT_INSECURE_MIRROR", raising=False)
@@ -135,7 +116,7 @@ def test_a_plain_http_mirror_does_not_serve_an_https_url(tmp_path, server, monke
 
 
 def test_lock_names_the_mirror_each_pin_came_from(tmp_path, server):
-    data = _tarball()
+    data = tiny_tarball()
     server.add("/m/upstream.invalid/x.tar.gz", data)
     recipe = tmp_path / "recipes" / "r.toml"
     recipe.parent.mkdir()
@@ -155,11 +136,11 @@ def test_lock_names_the_mirror_each_pin_came_from(tmp_path, server):
 def test_a_file_mirror_that_does_not_exist_is_an_error(tmp_path):
     missing = f"file://{tmp_path}/mirrr"
     proc = _toolkit(tmp_path, "lock", "--mirror", missing, "--offline")
-    _one_error_line(proc, f"mirror {missing}: no such folder {tmp_path}/mirrr")
+    one_error_line(proc, f"mirror {missing}: no such folder {tmp_path}/mirrr")
     recipe = tmp_path / "r.toml"
     recipe.write_text('[recipe]\nname = "r"\n\n[source]\nurl = "https://upstream.invalid/x.tar.gz"\n')
     proc = _toolkit(tmp_path, "build", "--recipe", str(recipe), "--dry-run", "--mirror", missing)
-    _one_error_line(proc, f"mirror {missing}: no such folder")
+    one_error_line(proc, f"mirror {missing}: no such folder")
     out = toolkit_here(tmp_path, "build", "--recipe", str(recipe), "--dry-run", "--mirror", "ftp://x/y")
     out.assert_refused("mirror ftp://x/y: expected an http://, https:// or file:// base URL")
 
@@ -171,7 +152,7 @@ def test_a_dry_run_says_where_each_input_would_come_from(tmp_path):
     assert "[UNPINNED, from upstream https://upstream.invalid/x.tar.gz]" in upstream.stdout + upstream.stderr
     mirror = tmp_path / "mirror"
     (mirror / "upstream.invalid").mkdir(parents=True)
-    (mirror / "upstream.invalid" / "x.tar.gz").write_bytes(_tarball())
+    (mirror / "upstream.invalid" / "x.tar.gz").write_bytes(tiny_tarball())
     local = _toolkit(tmp_path, "build", "--recipe", str(recipe), "--dry-run", "--mirror", f"file://{mirror}")
     assert f"[UNPINNED, from mirror file://{mirror}]" in local.stdout + local.stderr
     offline = _toolkit(tmp_path, "build", "--recipe", str(recipe), "--dry-run", "--offline")
@@ -183,7 +164,7 @@ def test_lock_offline_downloads_nothing_and_says_nothing_about_downloading(tmp_p
     recipe = tmp_path / "r.toml"
     recipe.write_text('[recipe]\nname = "r"\n\n[[fetchcontent]]\nname = "dep"\n'
                       f'url = "{server.url("/dep-1.tar.gz")}"\n')
-    server.add("/dep-1.tar.gz", _tarball())
+    server.add("/dep-1.tar.gz", tiny_tarball())
     proc = _toolkit(tmp_path, "lock", "--recipe", str(recipe), "--offline")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
@@ -191,7 +172,7 @@ def test_lock_offline_downloads_nothing_and_says_nothing_about_downloading(tmp_p
     assert "left unpinned" in out and "no file:// mirror holds it" in out
     mirror = tmp_path / "mirror" / "127.0.0.1" / "dep-1.tar.gz"
     mirror.parent.mkdir(parents=True)
-    mirror.write_bytes(_tarball())
+    mirror.write_bytes(tiny_tarball())
     proc = _toolkit(tmp_path, "lock", "--recipe", str(recipe), "--offline", "--mirror", f"file://{tmp_path}/mirror")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "downloading" not in out and server.hits["/dep-1.tar.gz"] == 0

@@ -4,16 +4,14 @@ there is nothing to pin, and a way to pin a `--source URL`. Real HTTP server on 
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import pytest
 
-from tests.support.http import FaultServer
+from tests.support.http import FaultServer, tiny_tarball
 from toolkit.recipe.load import PROJECT_ROOT
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
@@ -29,15 +27,6 @@ def server():
     s = FaultServer()
     yield s
     s.stop()
-
-
-def _tarball() -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
-        info = tarfile.TarInfo("t-1/CMakeLists.txt")
-        info.size = 3
-        tf.addfile(info, io.BytesIO(b"abc"))
-    return buf.getvalue()
 
 
 def _lock(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
@@ -71,7 +60,7 @@ def test_recipe_by_name_and_by_path(tmp_path):
 
 
 def test_recipe_with_an_unpinned_url_is_pinned(server, tmp_path):
-    data = _tarball()
+    data = tiny_tarball()
     url = server.add("/t-1.tar.gz", data)
     recipe = tmp_path / "net.toml"
     recipe.write_text(f'[recipe]\nname = "net"\n[source]\nurl = "{url}"\n')
@@ -84,7 +73,7 @@ def test_recipe_with_an_unpinned_url_is_pinned(server, tmp_path):
 
 
 def test_source_url_without_sha256_is_pinned_on_the_command_line(server, tmp_path):
-    data = _tarball()
+    data = tiny_tarball()
     url = server.add("/t-1.tar.gz", data)
     proc = _lock(tmp_path, "--source", url)
     assert proc.returncode == 0, proc.stderr
@@ -100,7 +89,7 @@ def test_source_url_without_sha256_is_pinned_on_the_command_line(server, tmp_pat
 
 
 def test_unpinned_source_warning_says_exactly_how_to_pin(server, tmp_path, capfd):
-    data = _tarball()
+    data = tiny_tarball()
     url = server.add("/t-1.tar.gz", data)
     log.set_quiet(False)
     FetchContext(Cache(tmp_path / "cache"), options=FAST).fetch_url(url, None, "source")

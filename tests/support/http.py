@@ -8,7 +8,9 @@ the Range header of each.
 
 from __future__ import annotations
 
+import io
 import socket
+import tarfile
 import threading
 import time
 from collections import Counter
@@ -142,3 +144,13 @@ class FaultServer:
             h.connection.shutdown(socket.SHUT_RDWR)
             return
         h.wfile.write(body)
+
+
+def tiny_tarball() -> bytes:
+    """A gzipped tar of one source tree `t-1/` holding a 3-byte CMakeLists.txt: what the download tests serve."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        info = tarfile.TarInfo("t-1/CMakeLists.txt")
+        info.size = 3
+        tf.addfile(info, io.BytesIO(b"abc"))
+    return buf.getvalue()

@@ -44,3 +44,13 @@ def run_toolkit(*args: str) -> subprocess.CompletedProcess:
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0, proc.stderr[-4000:]
     return proc
+
+
+def one_error_line(proc: subprocess.CompletedProcess, *needles: str) -> str:
+    """The single `error:` line a failed toolkit command printed (exit 2, nothing else on stderr), holding each
+    of `needles`."""
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
