@@ -11,6 +11,7 @@ and why).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -71,16 +72,8 @@ def find_hip(rocm_path: str | None = None) -> HipToolchain | NoHip:
 
 def _debian_hip(looked: list[str]) -> HipToolchain | None:
     """Debian's HIP: the clang hipconfig names (else bookworm's clang++-15) and the device libraries it reads."""
-    hipconfig = shutil.which("hipconfig") if Path("/usr/bin/hipcc").is_file() else None
-    clang, version = _DEBIAN_CLANG, _read_version(_DEBIAN_VERSION)
-    if hipconfig is not None:
-        where = run([hipconfig, "--hipclangpath"], "asking hipconfig for its clang", check=False).stdout.strip()
-        if where and (Path(where) / "clang++").is_file():
-            clang = Path(where) / "clang++"
-        said = run([hipconfig, "--version"], "asking hipconfig for the HIP version", check=False).stdout.strip()
-        version = said.split("-", 1)[0] if re.match(r"^\d+\.\d+", said) else version
+    clang, version, bitcode = _debian_probe()
     looked.append(str(clang))
-    bitcode = _device_libraries(clang) if clang.is_file() else None
     if bitcode is None:
         return None
     return HipToolchain("debian", clang, version, {
@@ -90,6 +83,21 @@ def _debian_hip(looked: list[str]) -> HipToolchain | None:
         # Debian's hip-lang CMake config predates CMake 4's minimum policy version.
         "CMAKE_POLICY_VERSION_MINIMUM": "3.5",
     }, {"HIP_PLATFORM": "amd"})
+
+
+@functools.cache
+def _debian_probe() -> tuple[Path, str, Path | None]:
+    """(clang, HIP version, device library folder or None), asked of hipconfig and the clang once per process: a
+    build asks for the HIP toolchain at several stages, and the answers do not change while it runs."""
+    hipconfig = shutil.which("hipconfig") if Path("/usr/bin/hipcc").is_file() else None
+    clang, version = _DEBIAN_CLANG, _read_version(_DEBIAN_VERSION)
+    if hipconfig is not None:
+        where = run([hipconfig, "--hipclangpath"], "asking hipconfig for its clang", check=False).stdout.strip()
+        if where and (Path(where) / "clang++").is_file():
+            clang = Path(where) / "clang++"
+        said = run([hipconfig, "--version"], "asking hipconfig for the HIP version", check=False).stdout.strip()
+        version = said.split("-", 1)[0] if re.match(r"^\d+\.\d+", said) else version
+    return clang, version, _device_libraries(clang) if clang.is_file() else None
 
 
 def _device_libraries(clang: Path) -> Path | None:
