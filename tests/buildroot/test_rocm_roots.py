@@ -74,3 +74,56 @@ def test_sample_kernels_compile_with_the_roots_hip(root, tmp_path):
     assert "check: libmigraphx-backend.so: code objects for gfx90a, gfx942" in proc.stdout + proc.stderr
     backend = tmp_path / "amdgpu-ep" / "release" / "lib" / "libmigraphx-backend.so"
     assert soname in read_elf(backend).needed
+
+
+REMOVED_IN_7 = """#include <hip/hip_runtime_api.h>
+#include <miopen/miopen.h>
+int fill(hipGraph_t graph, hipGraphNode_t* node, hipCtx_t ctx)
+{
+    HIP_MEMSET_NODE_PARAMS params = {};
+    miopenDataType_t eight_bit = miopenFloat8;
+    return hipDrvGraphAddMemsetNode(node, graph, nullptr, 0, &params, ctx) + eight_bit;
+}
+"""
+API_RECIPE = """[recipe]
+name = "removed-in-7"
+
+[[outputs]]
+library = "t"
+
+[api_check]
+libraries = ["hip", "miopen"]
+"""
+
+
+def test_api_check_reads_the_roots_headers_and_names_what_rocm_7_removed(root, tmp_path):
+    """A tree that uses HIP 6's HIP_MEMSET_NODE_PARAMS and MIOpen 3.4's miopenFloat8, both gone in ROCm 7: the
+    api-check stage in each root reads that root's headers; in the ROCm 7 root it stops the build naming both."""
+    name, _ = root
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "unit.cc").write_text(REMOVED_IN_7)
+    (tree / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.20)\nproject(t CXX)\n"
+                                         "add_library(t MODULE unit.cc)\ninstall(TARGETS t LIBRARY DESTINATION lib)\n")
+    recipe = tmp_path / "removed-in-7.toml"
+    recipe.write_text(API_RECIPE)
+    proc = subprocess.run([sys.executable, "-m", "toolkit", "container", "--root", name, "--bind", str(tmp_path),
+                           "build", "--recipe", str(recipe), "--source", str(tree), "--build-dir", str(tmp_path / "b"),
+                           "--until", "api-check"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    out = proc.stdout + proc.stderr
+    hip = ROOTS[name][0]
+    assert re.search(rf"api-check: HIP {re.escape(hip)}\.\d+ \[libamdhip64-dev {re.escape(hip)}\.", out), out[-3000:]
+    if name == "debian-sid-rocm":
+        assert proc.returncode == 0, out[-3000:]
+        assert "api-check: MIOpen 3.4.0 [libmiopen-dev 6.4." in out
+        assert "api-check: 1 file(s): every hip, miopen API they call is declared" in out
+        return
+    assert proc.returncode == 2, out[-3000:]
+    assert ("HIP API `HIP_MEMSET_NODE_PARAMS` (unit.cc:5) is not in the headers of HIP 7.2." in out
+            and "; HIP 6 (HIP 7 removed it: hipDrvGraphAddMemsetNode takes a hipMemsetParams) has it" in out), out
+    assert ("MIOpen API `miopenFloat8` (unit.cc:6) is not in the headers of MIOpen 3.5.1 (/usr/include/miopen); "
+            "MIOpen 3.4 of ROCm 6 (ROCm 7's MIOpen renamed them miopenFloat8_fnuz and miopenBFloat8_fnuz) "
+            "has it") in out
+    # hipDrvGraphAddMemsetNode, hipGraph_t and the rest are in both HIPs: only the two removed names are missing.
+    assert re.findall(r"^  \S+ API `(\w+)`", out, re.M) == ["HIP_MEMSET_NODE_PARAMS", "miopenFloat8"], out[-3000:]
+    assert not list((tmp_path / "b").rglob("*.o")), "nothing may compile before the check"

@@ -72,6 +72,9 @@ class Recorder:
     def __init__(self) -> None:
         self.keys: dict[str, Key] = {}
         self._asked: set[tuple[int, str]] = set()   # (id of the table's data, key) asked with has()
+        # The tables' data, held for the length of the recording: a freed table's id is given to the next one,
+        # which would then count as asked (a key's `required` changing from run to run).
+        self._held: list[object] = []
 
     def key(self, path: str) -> Key:
         path = normalize(path)
@@ -92,6 +95,7 @@ class Recorder:
 
     def on_has(self, table: tomlread.Table, key: str) -> None:
         self._asked.add((id(table.data), key))
+        self._held.append(table.data)
 
     def on_choices(self, table: tomlread.Table, key: str, choices: tuple[str, ...]) -> None:
         self.key(table.key_path(key)).choices = choices

@@ -162,7 +162,7 @@ def check(files: TreeFiles, keys: list[str], cmake_texts: list[str], path: Path 
     chosen = [libraries[k] for k in keys]
     guards = cxxscan.probe_macros(cmake_texts) | {m for lib in libraries.values() for m in lib.version_macros}
     result = ApiCheck(files=len(files.paths))
-    sources, own, code = {}, set(), []
+    sources, own, code = {}, set(files.defines), []
     for rel, text in files.texts():
         sources[rel] = cxxscan.code_lines(text, guards, skip)
         code.append(cxxscan.strip_code(text))
@@ -228,11 +228,18 @@ def header_folder(lib: Library, include_dirs: list[Path]) -> Path | None:
 
 _WORDS_CACHE: dict[Path, tuple[set[str], set[str]]] = {}
 _PASTED = re.compile(rb"\b([A-Za-z_]\w*)\s*##")
+# Literals are matched first so that a `//` or `/*` inside one starts no comment.
+_COMMENT_OR_LITERAL = re.compile(rb'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?\*/', re.S)
+
+
+def _uncommented(data: bytes) -> bytes:
+    return _COMMENT_OR_LITERAL.sub(lambda m: m.group(0) if m.group(0)[:1] in b"\"'" else b" ", data)
 
 
 def header_words(include_dir: Path, folders: tuple[str, ...]) -> tuple[set[str], set[str]]:
-    """Every identifier in the headers under include_dir/<folder> (declarations, macros, members alike), and
-    the prefixes their macros paste names onto (`migraphx_shape_##x`)."""
+    """Every identifier in the code of the headers under include_dir/<folder> (declarations, macros, members
+    alike; a name a comment mentions, as HIP 7's do of what HIP 6 had, is not declared), and the prefixes their
+    macros paste names onto (`migraphx_shape_##x`)."""
     key = Path(include_dir) / "|".join(folders)
     if key not in _WORDS_CACHE:
         words: set[bytes] = set()
@@ -240,7 +247,7 @@ def header_words(include_dir: Path, folders: tuple[str, ...]) -> tuple[set[str],
         for folder in folders:
             for path in (Path(include_dir) / folder).rglob("*"):
                 if path.is_file() and path.suffix in _HEADER_SUFFIXES:
-                    data = path.read_bytes()
+                    data = _uncommented(path.read_bytes())
                     words.update(_WORD.findall(data))
                     pasted.update(_PASTED.findall(data))
         _WORDS_CACHE[key] = ({w.decode("ascii") for w in words}, {p.decode("ascii") for p in pasted})

@@ -1,6 +1,6 @@
 """The sources a configured tree will compile, from CMake's compile_commands.json: the tree's translation
 units, the tree's own headers they include (followed through quoted and angle includes that resolve inside
-the tree), and the include folders the compiler searches, in its order."""
+the tree), the include folders the compiler searches, in its order, and the macros the commands define."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ class TreeFiles:
     tree: Path
     paths: list[Path] = field(default_factory=list)  # units and the tree headers they include
     include_dirs: list[Path] = field(default_factory=list)
+    defines: set[str] = field(default_factory=set)  # macros the compile commands define (-DNAME[=...])
 
     def texts(self) -> Iterator[tuple[str, str]]:
         for path in self.paths:
@@ -47,6 +48,7 @@ def read(binary_dir: Path, tree: Path) -> TreeFiles:
             continue  # the FetchContent dependencies' own units are theirs, not the tree's
         units.append(unit)
         argv = entry.get("arguments") or shlex.split(entry["command"])
+        files.defines |= defines(argv)
         for directory in include_dirs(argv, Path(entry["directory"])):
             if directory not in files.include_dirs:
                 files.include_dirs.append(directory)
@@ -65,6 +67,15 @@ def include_dirs(argv: list[str], cwd: Path) -> list[Path]:
                 if rest.startswith(("/", ".")) or flag == "-I":
                     out.append((cwd / rest).resolve())
     return out
+
+
+def defines(argv: list[str]) -> set[str]:
+    names = set()
+    for i, arg in enumerate(argv):
+        value = argv[i + 1] if arg == "-D" and i + 1 < len(argv) else arg[2:] if arg.startswith("-D") else None
+        if value:
+            names.add(value.split("=", 1)[0].split("(", 1)[0])
+    return names
 
 
 def _with_headers(units: list[Path], tree: Path, dirs: list[Path]) -> list[Path]:

@@ -7,7 +7,8 @@ so the preprocessor cannot be asked. What is read here instead:
 - preprocessor blocks: code under a condition that names a probe macro (one the tree's CMake sets from a
   check_* test, or a library's own version macro) is *guarded*, since the tree handles the API's absence
   itself; code only for Windows (`#ifdef _WIN32`) is skipped; include guards and everything else count;
-- names the tree declares itself (`#define X`, `struct X`, `T x = ...`), which are never the library's.
+- names the tree declares itself (`#define X`, `struct X`, `enum { X }`, `T x = ...`), which are never the
+  library's.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ _DECLARED = re.compile(r"(\w+|[>*&])[\s*&]+([A-Za-z_]\w*)\s*(?=[=;({\[,):])")
 _TYPE_DECL = re.compile(
     r"\b(?:struct|class|enum|union|namespace|using|typedef)\s+(?:class\s+|struct\s+)?([A-Za-z_]\w*)")
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)", re.M)
+_ENUM_BODY = re.compile(r"\benum\b[^{;()]*\{([^{}]*)\}")
+_ENUMERATOR = re.compile(r"(?:^|,)\s*([A-Za-z_]\w*)")
 _MACRO_HEAD = re.compile(r"^\s*#\s*define\s+[A-Za-z_]\w*(?:\([^)]*\))?")
 _ANY_DIRECTIVE = re.compile(r"^\s*#.*$", re.M)
 _CHECKS = re.compile(r"\bcheck_\w+\s*\(", re.I)
@@ -170,6 +173,8 @@ def declared_names(code: str) -> set[str]:
     names = set(_DEFINE.findall(code))
     code = _ANY_DIRECTIVE.sub("", code)  # a macro body names what it uses, it declares nothing
     names |= set(_TYPE_DECL.findall(code))
+    for body in _ENUM_BODY.findall(code):
+        names |= set(_ENUMERATOR.findall(body))
     for prev, name in _DECLARED.findall(code):
         if prev not in _KEYWORDS and name not in _KEYWORDS:
             names.add(name)

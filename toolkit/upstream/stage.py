@@ -6,10 +6,11 @@ of a `was not declared` deep in the compile. Only recipes with [api_check] have 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from toolkit.engine.build import Build
 from toolkit.engine.runner import Stage, StageSpec
-from toolkit.upstream import apis, compiledb
+from toolkit.upstream import apis, compiledb, cxxscan
 from toolkit.upstream.settings import ApiCheckSettings
 from toolkit.util import log
 from toolkit.util.fsutil import atomic_write_text, sha256_file
@@ -39,6 +40,7 @@ def api_check_stage(b: Build) -> Stage:
     def inputs() -> dict:
         db = ws.cmake / compiledb.COMPILE_DB
         return {"libraries": libraries(b), "data": sha256_file(apis.DATA),
+                "checker": [sha256_file(Path(str(m.__file__))) for m in (apis, compiledb, cxxscan)],
                 "compile_commands": sha256_file(db) if db.is_file() else None}
 
     def run() -> None:
