@@ -234,3 +234,17 @@ def test_only_units_converts_those_units_and_every_header(tree):
     assert "hip/hip_runtime.h" in (out / "shared.cuh").read_text()
     # The same bytes as a full run's: the selection is no part of a file's cache key.
     assert full.digest() == replace(full, only_units=(keep,), unit_globs=("**/*.cu",)).digest()
+
+
+def test_a_projects_own_device_header_is_not_taken_for_cudas(tmp_path, capsys):
+    """CUDA's device_types.h has no HIP header; a project's device_memory.h is its own (the
+    bundled sample has one): hipify on the sample alone leaves nothing unmapped."""
+    sample = Path(__file__).resolve().parents[2] / "samples" / "umbrella-ep"
+    assert main(["hipify", str(sample), str(tmp_path / "out"), "--strict", "--jobs", "1"]) == 0
+    assert "; 0 unmapped," in capsys.readouterr().out
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.cu").write_text('#include <device_types.h>\n#include "device_memory.h"\n')
+    assert main(["hipify", str(tmp_path / "src"), str(tmp_path / "out2"), "--jobs", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "k.cu:1: unmapped 'device_types.h': no HIP header known" in printed
+    assert "device_memory.h'" not in printed

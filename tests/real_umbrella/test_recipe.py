@@ -111,3 +111,4 @@ def test_patch_check_passes_on_the_pinned_commit_from_the_mirror(tmp_path):
                     "--check", "--build-dir", str(tmp_path / "b"), cache=tmp_path / "cache")
     assert proc.returncode == 0
     assert "0003-missing-hip-backend-not-fatal.patch: not applied: needs when=hipdnn" in proc.stdout
+    assert "4 of 4 patch(es) of phase base apply" in proc.stderr and "; 1 left out by their conditions" in proc.stderr

@@ -4,6 +4,7 @@ made in the work tree's patched copy (build/<recipe>/<variant>/source)."""
 from __future__ import annotations
 
 from toolkit import patching
+from toolkit.patching.analysis import DISABLED
 from toolkit.engine.build import Build, prepare
 from toolkit.engine.options import BuildOptions
 from toolkit.util import log
@@ -21,7 +22,11 @@ def check_patches(options: BuildOptions) -> int:
     analyses = patching.analyze(series, b.source_dir, "base", sorted(b.enabled()))
     print(patching.format_report(analyses))
     failed = [a for a in analyses if not a.ok]
-    log.info(f"{len(analyses) - len(failed)} of {len(analyses)} patch(es) of phase base apply to {b.source_dir}")
+    # A patch its when= or tree conditions leave out neither applies nor fails: it is counted apart.
+    left_out = sum(1 for a in analyses if a.status == DISABLED)
+    taken = len(analyses) - left_out
+    log.info(f"{taken - len(failed)} of {taken} patch(es) of phase base apply to {b.source_dir}"
+             + (f"; {left_out} left out by their conditions" if left_out else ""))
     return 1 if failed else 0
 
 
