@@ -32,7 +32,11 @@ def test_libraries_from_install_rules_with_declared_exports_and_needed(real_buil
     assert read_elf(lib / "libamdgpu-ep.so").runpath == ("$ORIGIN",)
     info = json.loads((real_build.ws / "build-info.json").read_text())
     assert info["defines"]["USE_HIP"] == "ON" and info["defines"]["USE_MIGRAPHX"] == "ON"
-    assert "check: libmigraphx-backend.so: NEEDED includes libmigraphx_c.so.3" in real_build.log
+    # The check stage verified the recipe's declared need, where this run built (a reused build runs no stage).
+    if "[toolkit] check: running (" in real_build.log:
+        assert "check: libmigraphx-backend.so: NEEDED includes libmigraphx_c.so.3" in real_build.log
+    else:
+        assert "stages run: none (everything up to date)" in real_build.log, real_build.log[-2000:]
 
 
 def test_libraries_link_the_hip_of_their_root_and_never_another(sid, real_build):
