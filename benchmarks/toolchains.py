@@ -1,11 +1,13 @@
 """Build times of AMD's real umbrella EP per toolchain, side by side in one run, inside the Debian sid root.
 
-    python benchmarks/toolchains.py [--root DIR] [--jobs N] [--toolchains system,zig] [--warm-only]
+    python benchmarks/toolchains.py [--root DIR] [--jobs N] [--toolchains system,zig] [--warm-only] [--repeat N]
 
 For each toolchain (`build --toolchain NAME`, hip backend on, wheel included):
   cold        fresh build folder, empty ccache of its own, and for zig an empty zig cache (libc++ built again)
   ccache-warm another fresh build folder with the ccache (and zig cache) the cold build filled
-then the wheel each made: its manylinux tag (auditwheel's) and the highest GLIBC symbol version it needs.
+(--repeat N: N ccache-warm builds per toolchain, in turns, and their median; the ratio of each toolchain's
+median to the first's is printed last), then the wheel each made: its manylinux tag (auditwheel's) and the
+highest GLIBC symbol version it needs.
 Each build also prints its stages' times and ccache's verdicts for its own compiler calls (CCACHE_STATSLOG):
 where a warm build's time goes.
 --warm-only skips the cold builds and uses the toolkit's own ccache and zig cache (as filled by earlier
@@ -21,6 +23,7 @@ import argparse
 import os
 import re
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -101,30 +104,51 @@ def main() -> int:
     p.add_argument("--toolchains", default="system,zig", help="comma-separated toolchains to compare")
     p.add_argument("--warm-only", action="store_true",
                    help="no cold builds: the toolkit's own ccache and zig cache, as earlier builds left them")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="ccache-warm builds per toolchain, taken in turns (system, zig, system, ...); the median "
+                        "counts")
     args = p.parse_args()
     root = args.root or ensure_root(SID_ROOT)
     print(f"machine: {machine()}", flush=True)
     python = toolkit_python(root)
-    rows = []
+    toolchains = args.toolchains.split(",")
+    cold: dict[str, float] = {}
+    warm: dict[str, list[float]] = {t: [] for t in toolchains}
+    facts: dict[str, tuple[str, str]] = {}
     work = Path(tempfile.mkdtemp(prefix="toolchains-bench.", dir=PROJECT / "build"))
+
+    def caches(toolchain: str) -> Path | None:
+        return None if args.warm_only else work / toolchain / "caches"
+
     try:
-        for toolchain in args.toolchains.split(","):
-            caches = None if args.warm_only else work / toolchain / "caches"
-            cold = None
-            if caches is not None:
-                caches.mkdir(parents=True)
-                cold = build(root, python, work / toolchain / "cold", caches, toolchain, args.jobs)
-                print(f"{toolchain}: cold {cold:.0f} s", flush=True)
-            warm = build(root, python, work / toolchain / "warm", caches, toolchain, args.jobs)
-            print(f"{toolchain}: ccache-warm {warm:.0f} s", flush=True)
-            rows.append((toolchain, cold, warm, *wheel_facts(work / toolchain / "warm")))
+        for toolchain in toolchains if not args.warm_only else ():
+            folder = caches(toolchain)
+            assert folder is not None
+            folder.mkdir(parents=True)
+            cold[toolchain] = build(root, python, work / toolchain / "cold", folder, toolchain, args.jobs)
+            print(f"{toolchain}: cold {cold[toolchain]:.0f} s", flush=True)
+        # In turns, so that a change in the machine's load falls on every toolchain alike.
+        for round_ in range(args.repeat):
+            for toolchain in toolchains:
+                folder = work / toolchain / f"warm{round_}"
+                warm[toolchain].append(build(root, python, folder, caches(toolchain), toolchain, args.jobs))
+                print(f"{toolchain}: ccache-warm {warm[toolchain][-1]:.1f} s", flush=True)
+                facts[toolchain] = wheel_facts(folder)
+                shutil.rmtree(folder, ignore_errors=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"\nreal umbrella (hip backend on, wheel included), -j{args.jobs}, {machine()}")
-    print(f"{'toolchain':<10} {'cold':>8} {'ccache-warm':>12}  {'wheel tag':<40} highest GLIBC needed")
-    for toolchain, cold, warm, tag, glibc in rows:
-        spelled = f"{cold:>7.0f}s" if cold is not None else f"{'-':>8}"
-        print(f"{toolchain:<10} {spelled} {warm:>11.0f}s  {tag:<40} {glibc}")
+    print(f"{'toolchain':<10} {'cold':>8} {'ccache-warm':>12} {'(runs)':<24} {'wheel tag':<40} highest GLIBC needed")
+    for toolchain in toolchains:
+        spelled = f"{cold[toolchain]:>7.0f}s" if toolchain in cold else f"{'-':>8}"
+        runs = ", ".join(f"{t:.1f}" for t in warm[toolchain])
+        tag, glibc = facts[toolchain]
+        print(f"{toolchain:<10} {spelled} {statistics.median(warm[toolchain]):>11.1f}s {runs:<24} {tag:<40} {glibc}")
+    if len(toolchains) > 1:
+        base = statistics.median(warm[toolchains[0]])
+        for toolchain in toolchains[1:]:
+            print(f"ccache-warm {toolchain} / {toolchains[0]}: {statistics.median(warm[toolchain]) / base:.2f} "
+                  f"(medians of {args.repeat})")
     return 0
 
 
