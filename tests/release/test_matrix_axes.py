@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.release_wheels import release_settings
 from tests.support.tools import ROOT, run_toolkit
 from toolkit.release.entry import entry_options
 from toolkit.release.matrix import plan_matrix
-from toolkit.release.settings import from_table
 from toolkit.util.errors import RecipeError
-from toolkit.util.tomlread import load_toml
 
 HOST_ONLY = """\
 [release]
@@ -33,14 +32,8 @@ root = "debian-sid-rocm"
 """
 
 
-def _settings(tmp_path: Path, text: str):
-    recipe = tmp_path / "r.toml"
-    recipe.write_text(text)
-    return from_table(load_toml(recipe).table("release"), tmp_path)
-
-
 def test_host_only_matrix_is_toolchains_times_features(tmp_path):
-    settings = _settings(tmp_path, HOST_ONLY)
+    settings = release_settings(tmp_path, HOST_ONLY)
     entries = plan_matrix(settings)
     assert [e.id for e in entries] == ["glibc2.28", "glibc2.28-hipdnn", "system", "system-hipdnn"]
     assert all(e.python is None and e.target_set is None and e.gpu_targets == () for e in entries)
@@ -65,7 +58,7 @@ def test_host_only_matrix_is_toolchains_times_features(tmp_path):
 ])
 def test_bad_axes_name_the_key(tmp_path, body, key, message):
     with pytest.raises(RecipeError, match=re.escape(f"key '{key}'") + ".*" + re.escape(message)):
-        _settings(tmp_path, "[release]\n" + body + "\n")
+        release_settings(tmp_path, "[release]\n" + body + "\n")
 
 
 def test_real_recipe_prints_its_matrix():

@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.release_image import toolkit_cli
+from tests.support.release_wheels import release_settings
 from toolkit.release import in_root
 from toolkit.release.matrix import plan_matrix
-from toolkit.release.settings import from_table
 from toolkit.util.errors import RecipeError, ToolkitError
-from toolkit.util.tomlread import load_toml
 
 ROCM = """\
 [release]
@@ -34,14 +33,8 @@ glibc_floor = "2.28"
 """
 
 
-def _settings(tmp_path: Path, text: str):
-    recipe = tmp_path / "r.toml"
-    recipe.write_text(text)
-    return from_table(load_toml(recipe).table("release"), tmp_path)
-
-
 def test_rocm_axis_names_the_entries_and_keeps_the_wheel_label(tmp_path):
-    entries = plan_matrix(_settings(tmp_path, ROCM))
+    entries = plan_matrix(release_settings(tmp_path, ROCM))
     assert [e.id for e in entries] == ["rocm6-glibc2.28-hipdnn", "rocm7-glibc2.28-hipdnn"]
     assert [(e.rocm.name, e.rocm.root) for e in entries] == [("rocm6", "debian-sid-rocm"),
                                                               ("rocm7", "debian-sid-rocm7")]
@@ -63,11 +56,11 @@ def test_rocm_axis_names_the_entries_and_keeps_the_wheel_label(tmp_path):
 ])
 def test_bad_rocm_axis_names_the_key(tmp_path, body, key, message):
     with pytest.raises(RecipeError, match=re.escape(f"key '{key}'") + ".*" + re.escape(message)):
-        _settings(tmp_path, "[release]\n" + body + "\n")
+        release_settings(tmp_path, "[release]\n" + body + "\n")
 
 
 def test_an_entry_is_built_only_in_its_own_root(tmp_path, monkeypatch):
-    rocm6, rocm7 = plan_matrix(_settings(tmp_path, ROCM))
+    rocm6, rocm7 = plan_matrix(release_settings(tmp_path, ROCM))
     monkeypatch.delenv("TOOLKIT_IN_ROOT", raising=False)
     monkeypatch.delenv("TOOLKIT_IN_IMAGE", raising=False)
     assert (in_root.root_for(rocm6), in_root.root_for(rocm7)) == ("debian-sid-rocm", "debian-sid-rocm7")
@@ -79,7 +72,7 @@ def test_an_entry_is_built_only_in_its_own_root(tmp_path, monkeypatch):
 
 
 def test_a_wheel_of_another_rocm_is_refused(tmp_path):
-    _, rocm7 = plan_matrix(_settings(tmp_path, ROCM))
+    _, rocm7 = plan_matrix(release_settings(tmp_path, ROCM))
     variants = {"rocm6": "libamdhip64.so.6", "rocm7": "libamdhip64.so.7"}
     in_root.check_variant(rocm7, Path("onnxruntime_ep_amdgpu_rocm7-0.1.0+glibc2.28-py3-none-any.whl"), variants)
     with pytest.raises(ToolkitError, match="rocm7-glibc2.28-hipdnn .* built onnxruntime_ep_amdgpu_rocm6-0.1.0"):

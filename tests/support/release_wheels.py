@@ -14,7 +14,8 @@ from pathlib import Path
 
 from tests.support.tools import need
 from toolkit.release.matrix import Entry, plan_matrix
-from toolkit.release.settings import ReleaseSettings, TargetSet
+from toolkit.release.settings import ReleaseSettings, TargetSet, from_table
+from toolkit.util.tomlread import load_toml
 
 
 def build_release_libs(d: Path) -> Path:
@@ -91,3 +92,10 @@ def two_entries() -> list[Entry]:
                                target_sets=(TargetSet("cdna", ("gfx90a", "gfx942")),),
                                features=((), ("hipdnn",)))
     return plan_matrix(settings)
+
+
+def release_settings(tmp_path: Path, text: str) -> ReleaseSettings:
+    """The [release] table of a recipe whose text is `text`, read as the recipe loader reads it."""
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(text)
+    return from_table(load_toml(recipe).table("release"), tmp_path)
