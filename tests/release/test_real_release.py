@@ -55,7 +55,7 @@ def test_sbom_names_the_rocm_the_root_and_what_the_wheel_is_built_from(two_relea
     sbom.validate(text, path.name)
     document = json.loads(text)
     props = {p["name"]: p["value"] for p in document["metadata"]["component"]["properties"]}
-    assert props["toolkit:rocm:variant"] == variant and props["toolkit:build-root"] == root
+    assert props["toolkit:build:rocm-variant"] == variant and props["toolkit:build-root"] == root
     assert props["toolkit:build-root:package-set"] == packageset.load(root).digest()
     by_role: dict[str, list[dict]] = {}
     for component in document["components"]:
@@ -82,7 +82,7 @@ def test_provenance_names_each_entrys_root_and_the_meta_package(two_releases):
     for entry_id, build in builds.items():
         root = "debian-sid-rocm7" if entry_id.startswith("rocm7") else "debian-sid-rocm"
         assert build["build_root"] == {"name": root, "package_set": packageset.load(root).digest()}
-        assert build["rocm"] == {"variant": entry_id.split("-")[0]}
+        assert build["rocm_variant"] == entry_id.split("-")[0]
         assert build["tools"]["cmake"]["path"] == "/usr/bin/cmake"   # the image's tools, not the host's
 
 

@@ -41,9 +41,10 @@ def build_release_entry(recipe_path: Path, entry, work_dir: Path, no_wait: bool 
                           configure_defines(b), b.recipe.build.list_defines),
         build_command(cmake, b.workspace.cmake, options.jobs),
     ]
-    # The C/C++ toolchain's identity (zig: pinned version, target, wheel sha256), as the configure fingerprint has it.
     built = b.build_facts()
-    facts = {"sources": [source_record(b)], "patches": patches, "commands": commands,
+    facts = {"sources": [source_record(b, built["upstream_commit"])], "patches": patches, "commands": commands,
+             # The C/C++ toolchain's identity (zig: pinned version, target, wheel sha256), as the configure's
+             # fingerprint has it.
              "toolchain": b.toolchain().identity(), "fetchcontent": fetchcontent_records(b),
              # What the wheel was built from and for: the upstream commit, the HIP headers, the ROCm variant.
              "upstream_commit": built["upstream_commit"], "hip_version": built["hip_version"],
@@ -51,8 +52,6 @@ def build_release_entry(recipe_path: Path, entry, work_dir: Path, no_wait: bool 
     root = build_root_record()
     if root:
         facts["build_root"] = root
-    if entry.rocm is not None:
-        facts["rocm"] = {"variant": entry.rocm.name}
     return wheels[0], facts
 
 
@@ -79,12 +78,12 @@ def build_root_record() -> dict | None:
     return {"name": name, "package_set": spec.digest()}
 
 
-def source_record(b: Build) -> dict:
+def source_record(b: Build, upstream_commit: str | None) -> dict:
     if b.source.kind == "path":
         return {"name": b.source_dir.name, "uri": b.source_dir.as_uri(), "sha256": b.source_digest()}
     sha = b.fetch.sha256_for(b.source.url, b.source.sha256) if b.source.url else b.source_digest()
     record = {"name": b.source_dir.name, "uri": b.source.url or f"git+{b.source.git}@{b.source.commit}", "sha256": sha}
-    commit = b.source.commit or b.build_facts()["upstream_commit"]
+    commit = b.source.commit or upstream_commit
     if commit:
         record["version"] = commit
     return record

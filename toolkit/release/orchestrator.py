@@ -43,10 +43,9 @@ def _now() -> str:
 
 
 def _root_properties(facts: dict) -> dict[str, str]:
-    """Which ROCm the wheel is for and the build root (package set) it was built in, as the build's facts say."""
+    """The build root (package set) the wheel was built in, as the build's facts say. Which ROCm the wheel is
+    for is the wheel's own record (sbom.BUILD_PROPS), which the host checked against the entry's variant."""
     props = {}
-    if facts.get("rocm", {}).get("variant"):
-        props["toolkit:rocm:variant"] = facts["rocm"]["variant"]
     if facts.get("build_root"):
         props["toolkit:build-root"] = facts["build_root"]["name"]
         props["toolkit:build-root:package-set"] = facts["build_root"]["package_set"]

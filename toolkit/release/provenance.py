@@ -113,7 +113,6 @@ def build_statement(builds: list[dict], toolchain: dict, started: str | None, fi
             **{key: facts[key] for key in BUILT_FROM if facts.get(key)},
             **({"build_root": facts["build_root"]} if facts.get("build_root") else {}),
             **({"tools": facts["tools"]} if facts.get("tools") else {}),
-            **({"rocm": facts["rocm"]} if facts.get("rocm") else {}),
         })
     return {
         "_type": "https://in-toto.io/Statement/v1",
