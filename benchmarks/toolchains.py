@@ -10,8 +10,9 @@ median to the first's is printed last), then the wheel each made: its manylinux 
 highest GLIBC symbol version it needs.
 Each build also prints its stages' times and ccache's verdicts for its own compiler calls (CCACHE_STATSLOG):
 where a warm build's time goes.
---warm-only skips the cold builds and uses the toolkit's own ccache and zig cache (as filled by earlier
-builds): quicker, and what a developer's second build of a fresh work tree costs.
+--warm-only skips the cold builds and uses the toolkit's own ccache and zig cache: one untimed build per
+toolchain first fills them where earlier builds did not (a changed wrapper or compiler misses every entry);
+quicker, and what a developer's second build of a fresh work tree costs.
 Prints the machine (CPUs, memory, load average before the run). Every toolkit command runs without network
 (bwrap --unshare-net); the sources come from the shared mirror. Reuses benchmarks/real_umbrella_build.py's
 machine line and tests/support/real_umbrella_support.py's root, venv, binds and environment.
@@ -121,6 +122,9 @@ def main() -> int:
         return None if args.warm_only else work / toolchain / "caches"
 
     try:
+        for toolchain in toolchains if args.warm_only else ():
+            build(root, python, work / toolchain / "priming", None, toolchain, args.jobs)
+            shutil.rmtree(work / toolchain / "priming", ignore_errors=True)
         for toolchain in toolchains if not args.warm_only else ():
             folder = caches(toolchain)
             assert folder is not None

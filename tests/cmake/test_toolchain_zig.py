@@ -6,6 +6,7 @@ a minute or more; the wrappers keep it in the toolkit cache.)"""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -171,16 +172,24 @@ def test_shared_library_has_debug_info_only_when_the_link_asks(tmp_path):
 
 
 def test_executable_has_debug_info_only_when_the_link_asks(tmp_path):
-    """The same for an executable (protoc, flatc, every CMake check): stripped unless its link asks for -g; a
-    compile (-c) is never touched."""
+    """The same for an executable (protoc, flatc, every CMake check): stripped unless its link asks for -g. A
+    compile (-c) has debug info only when it asks too: zig's clang emits it by default, GCC does not."""
     toolchain = tc.resolve("zig", "2.28")
     tools = tmp_path / "toolchain"
     toolchain.prepare(tools, default_cache_dir())
     (tmp_path / "main.cc").write_text("#include <string>\n"
                                       "int main(int argc, char**) { return int(std::to_string(argc).size()) - 1; }\n")
     wrapper, obj = str(toolchain.wrapper(tools, "CXX")), tmp_path / "main.o"
+    plain = tmp_path / "plain.o"
+    subprocess.run([wrapper, "-O2", "-c", str(tmp_path / "main.cc"), "-o", str(plain)], check=True, timeout=1200)
     subprocess.run([wrapper, "-g", "-c", str(tmp_path / "main.cc"), "-o", str(obj)], check=True, timeout=1200)
-    assert ".debug_info" in _debug_sections(obj)
+    assert _debug_sections(plain) == [] and ".debug_info" in _debug_sections(obj)
+    assert plain.stat().st_size * 5 < obj.stat().st_size
+    # ccache keys zig's objects by what the wrappers do too: their text without the work tree's folders.
+    check = toolchain.ccache_env()["CCACHE_COMPILERCHECK"]
+    assert re.fullmatch(rf"string:zig {toolchain.zig.zig_sha256} {re.escape(str(toolchain.target))} "
+                        r"-idirafter /usr/include wrappers [0-9a-f]{16}", check), check
+    assert str(tmp_path) not in check
     release, debug = tmp_path / "release", tmp_path / "debug"
     subprocess.run([wrapper, str(obj), "-o", str(release)], check=True, timeout=1200)
     subprocess.run([wrapper, "-g", str(obj), "-o", str(debug)], check=True, timeout=1200)

@@ -3,7 +3,9 @@ nothing; a recipe with nothing to compile-check is one error line, not a traceba
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 
@@ -61,3 +63,46 @@ def test_summary_says_cached_for_a_hipify_reused_from_an_earlier_run():
     assert lines[2].split() == ["hipify-perl", "12.50", "s", "3/4", "75.0%"]
     assert "(cached: hipify's output was unchanged since an earlier run and reused)" in lines
     assert "[builtin]   1 x no member named 'x'  (e.g. a.cc)" in lines
+
+
+GOOD = '#include "common.h"\n__global__ void k(float* x) { x[threadIdx.x] = SCALE; }\n'
+BAD = '#include "common.h"\n__global__ void k(float* x) { x[threadIdx.x] = not_declared; }\n'
+
+
+def test_unit_results_are_shared_by_work_trees_and_follow_the_units_and_headers(sid_root, tmp_path):
+    """Each unit's result is kept in the toolkit cache under its content key, not its work tree's paths: a second
+    work tree with the same hipified output compiles nothing; a changed unit compiles alone, a changed header
+    every unit; a failure comes back from the cache with the same first error, relative to the tree."""
+    tree = tmp_path / "src"
+    tree.mkdir()
+    (tree / "common.h").write_text("#define SCALE 1.0f\n")
+    (tree / "good.cu").write_text(GOOD)
+    (tree / "bad.cu").write_text(BAD)
+    recipe = tmp_path / "r.toml"
+    recipe.write_text(f'[recipe]\nname = "r"\nstages = ["hipify", "compile-check"]\n[source]\npath = "{tree}"\n'
+                      '[hipify]\ninclude = ["**/*.cu", "**/*.h"]\n'
+                      '[compile_check]\ntargets = ["gfx942"]\nunits = ["**/*.cu"]\n')
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOOLKIT_BUILDROOT": str(sid_root),
+           "TOOLKIT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def check(build: str) -> tuple[str, dict]:
+        proc = subprocess.run([sys.executable, "-m", "toolkit", "compile-check", "--recipe", str(recipe),
+                               "--build-dir", str(tmp_path / build)], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=600)
+        report = json.loads((tmp_path / build / "r" / "builtin" / "compile-check.json").read_text())
+        return proc.stdout + proc.stderr, {r["unit"]: r for r in report["results"]}
+
+    out, first = check("one")
+    assert "compile-check: 2 unit(s) to compile" in out, out[-3000:]
+    assert first["good.cu"]["ok"] and not first["bad.cu"]["ok"]
+    assert re.match(r"^bad\.cu:2:\d+: use of undeclared identifier 'not_declared'", first["bad.cu"]["error"])
+    out, second = check("two")  # another work tree, the same output: nothing compiles
+    assert "unit(s) to compile" not in out, out[-3000:]
+    assert {u: (r["ok"], r["error"]) for u, r in second.items()} == {u: (r["ok"], r["error"]) for u, r in first.items()}
+    (tree / "bad.cu").write_text(GOOD.replace("SCALE", "2.0f"))
+    out, third = check("two")
+    assert "compile-check: 1 unit(s) to compile" in out and third["bad.cu"]["ok"], out[-3000:]
+    (tree / "common.h").write_text("#define SCALE not_declared_either\n")
+    out, fourth = check("one")
+    assert "compile-check: 2 unit(s) to compile" in out, out[-3000:]
+    assert "not_declared_either" in fourth["good.cu"]["error"] and fourth["bad.cu"]["ok"]

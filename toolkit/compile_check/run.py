@@ -2,8 +2,10 @@
 
 Third-party headers come from the recipe's [[compile_check.dep]] archives (verified downloads, mirrors
 first); a dep that cannot be had falls back to the root's own copy, and the report says which was used.
-Each unit's result is cached under its key: the unit's bytes, every header of the output tree, the
-flags, the deps and the compiler. A rerun with nothing changed compiles nothing.
+Each unit's result is kept in the toolkit cache under its key: the unit's bytes, every header of the output
+tree, the flags (with the work tree's own folders written as placeholders), the deps and the compiler. A rerun
+with nothing changed compiles nothing, and neither does another work tree (a test's temporary one) whose
+hipified output is the same.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from toolkit.util.globs import glob_match
 
 DRIVER = Path(__file__).with_name("driver.py")
 ROOT_NAME = "debian-sid-rocm"
-CACHE_NAME = "compile-cache.json"
+RESULTS_DIR = "compile-check"  # under the toolkit cache: one small JSON file per unit key
 _ERROR = re.compile(r"^(?P<loc>[^\s:][^:\n]*:\d+(?::\d+)?): (?:fatal )?error: (?P<msg>.*)$", re.M)
 _HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".inc", ".inl")
 
@@ -163,22 +165,21 @@ def compile_tree(settings: CompileCheckSettings, tree: Path, source: Path, work:
     base.append("-fsyntax-only" if settings.mode == "syntax-only" else "-c")
     units = select_units(settings, tree, sample)
 
-    cache_path = work / CACHE_NAME
-    try:
-        cache = json.loads(cache_path.read_text())
-    except (OSError, ValueError):
-        cache = {}
+    store = Path(fetch_ctx.cache.root) / RESULTS_DIR
     generated = [[g.path, g.text] for g in settings.generated]
-    common = hashlib.sha256(json.dumps([base, list(settings.targets), list(settings.hip_flags),
-                                        list(settings.cxx_flags), settings.compiler, _headers_digest(tree),
-                                        generated, report.deps, str(root)]).encode()).hexdigest()
+    # The work tree's folders as placeholders: the same hipified output in another folder has the same key.
+    placed = [_placeholders(arg, {str(work): "{work}", str(tree): "{output}", str(source): "{source}"})
+              for arg in base]
+    common = hashlib.sha256(json.dumps([placed, list(settings.targets), list(settings.hip_flags),
+                                        list(settings.cxx_flags), settings.compiler, settings.mode,
+                                        _headers_digest(tree), generated, report.deps, str(root)]).encode()).hexdigest()
     jobs_list, keys = [], {}
     for unit in units:
-        data = (tree / unit).read_bytes()
+        data = unit.encode() + b"\0" + (tree / unit).read_bytes()
         key = hashlib.sha256(common.encode() + data).hexdigest()
         keys[unit] = key
-        hit = cache.get(unit)
-        if hit and hit.get("key") == key:
+        hit = _stored(store, key)
+        if hit and (settings.mode != "object" or (work / "objects" / (unit + ".o")).is_file()):
             report.units.append(UnitResult(unit, hit["ok"], hit.get("error", ""), hit.get("seconds", 0.0), True))
             continue
         is_hip = any(glob_match(g, unit) for g in settings.hip_units)
@@ -207,11 +208,27 @@ def compile_tree(settings: CompileCheckSettings, tree: Path, source: Path, work:
             ok = res["rc"] == 0
             err = "" if ok else first_error(res["stderr"], tree, source)
             report.units.append(UnitResult(res["unit"], ok, err, res["seconds"]))
-            cache[res["unit"]] = {"key": keys[res["unit"]], "ok": ok, "error": err, "seconds": res["seconds"]}
-        atomic_write_text(cache_path, json.dumps(cache, indent=1, sort_keys=True) + "\n")
+            key = keys[res["unit"]]
+            atomic_write_text(store / key[:2] / f"{key}.json",
+                              json.dumps({"ok": ok, "error": err, "seconds": res["seconds"]}) + "\n")
     report.units.sort(key=lambda u: u.unit)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _placeholders(text: str, folders: dict[str, str]) -> str:
+    for folder, name in sorted(folders.items(), key=lambda item: -len(item[0])):  # the deepest folder first
+        text = text.replace(folder, name)
+    return text
+
+
+def _stored(store: Path, key: str) -> dict | None:
+    """A unit's stored result, or None (none yet, or a file another run is writing: atomic, so whole or absent)."""
+    try:
+        result = json.loads((store / key[:2] / f"{key}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return result if isinstance(result, dict) and isinstance(result.get("ok"), bool) else None
 
 
 def first_error(stderr: str, tree: Path, source: Path) -> str:

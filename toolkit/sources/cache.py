@@ -8,6 +8,8 @@ Layout (under platformdirs' user cache dir, or $TOOLKIT_CACHE_DIR):
     git/<url hash>/<commit>/         checked-out git trees (with submodules), complete ones only
     locks/<key>.lock                 lock files (toolkit.util.locks): one process downloads, the others wait
                                      (naming it) and reuse
+Beside them, kept by other stages: ccache/ (every build's compiler cache), compile-check/ (each unit's compile
+result, toolkit.compile_check.run), zig/, roots/ (toolkit.buildroot).
 Files are content-addressed by sha256, so two recipes naming the same archive share one copy.
 """
 
