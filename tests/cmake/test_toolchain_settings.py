@@ -5,6 +5,7 @@ choice changes in a build (defines, configure fingerprint, build facts). No comp
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 import sys
 import tomllib
@@ -106,6 +107,27 @@ def test_installed_ziglang_is_checked_against_the_pin():
     assert "pip install --force-reinstall 'ziglang==" in err.value.hint
     with pytest.raises(ToolkitError, match="is installed, the toolchain is pinned to 9.9.9"):
         tc.installed_zig(dataclasses.replace(pin, version="9.9.9"))
+
+
+def test_a_verified_zig_is_not_hashed_again_until_its_file_changes(tmp_path, monkeypatch):
+    """Across processes: installed_zig keeps its answer for the length of one process besides (cache_clear here)."""
+    pin = tc.resolve("zig").zig
+    tc.installed_zig.cache_clear()
+    zig = tc.installed_zig(pin, stamps=tmp_path)
+    [stamp] = tmp_path.glob("verified-*.json")
+    reads = []
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda f, *a, **k: reads.append(str(f)) or real_open(f, *a, **k))
+    tc.installed_zig.cache_clear()
+    assert tc.installed_zig(pin, stamps=tmp_path) == zig and str(zig) not in reads
+    # Another pin, or a file whose status is not the stamp's, is read again: a wrong pin still fails.
+    with pytest.raises(ToolkitError, match="is not the pinned zig_sha256"):
+        tc.installed_zig(dataclasses.replace(pin, zig_sha256="0" * 64), stamps=tmp_path)
+    data = json.loads(stamp.read_text())
+    stamp.write_text(json.dumps({**data, "status": [s + 1 for s in data["status"]]}))
+    tc.installed_zig.cache_clear()
+    assert tc.installed_zig(pin, stamps=tmp_path) == zig and reads.count(str(zig)) == 2
+    assert json.loads(stamp.read_text()) == data
 
 
 def test_choosing_zig_changes_defines_fingerprint_and_build_facts(tmp_path):

@@ -13,6 +13,7 @@ import functools
 import hashlib
 import importlib.metadata
 import importlib.util
+import json
 import platform
 import re
 import shlex
@@ -144,7 +145,7 @@ class Toolchain:
         """Check the installed zig against the pin; write the wrappers and the object every shared library links."""
         if self.zig is None:
             return
-        zig = installed_zig(self.zig)
+        zig = installed_zig(self.zig, stamps=Path(cache) / "zig")
         folder = tools_root / self.key
         extra = folder / "shared-library.o"
         for lang in WRAPPERS:
@@ -303,9 +304,13 @@ def check_floor(floor: str, where: str) -> str:
 
 
 @functools.cache
-def installed_zig(pin: ZigPin) -> Path:
+def installed_zig(pin: ZigPin, stamps: Path | None = None) -> Path:
     """The zig executable of the ziglang this Python imports, checked against the pin; the error says how to
-    install the pinned one."""
+    install the pinned one.
+
+    stamps: a folder where a verified executable's file status is kept (`verified-<digest of its path>.json`):
+    while size, mtime, ctime, inode and device are those it had when its sha256 matched the pin, it is not read
+    again. Hashing its 185 MB took 0.6 s of every configure."""
     fix = (f"pip install '{pin.distribution}=={pin.version}' (pinned in {TOOLCHAINS_FILE}); in a build root the "
            "toolkit's venv installs it by hash")
     spec = importlib.util.find_spec(pin.distribution)
@@ -317,6 +322,11 @@ def installed_zig(pin: ZigPin) -> Path:
         raise ToolkitError(f"{pin.distribution} {version} is installed, the toolchain is pinned to {pin.version}",
                            hint=fix)
     zig = Path(spec.origin).parent / "zig"
+    stamp = stamps / f"verified-{hashlib.sha256(str(zig.resolve()).encode()).hexdigest()[:12]}.json" \
+        if stamps is not None else None
+    status = _file_status(zig)
+    if stamp is not None and _read_json(stamp) == {"sha256": pin.zig_sha256, "status": status}:
+        return zig
     digest = hashlib.sha256()
     with open(zig, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -325,4 +335,18 @@ def installed_zig(pin: ZigPin) -> Path:
         raise ToolkitError(f"{zig}: sha256 {digest.hexdigest()} is not the pinned zig_sha256 {pin.zig_sha256} "
                            f"({TOOLCHAINS_FILE})",
                            hint=f"reinstall it: pip install --force-reinstall '{pin.distribution}=={pin.version}'")
+    if stamp is not None and _file_status(zig) == status:  # unchanged while it was read
+        atomic_write_text(stamp, json.dumps({"sha256": pin.zig_sha256, "status": status}) + "\n")
     return zig
+
+
+def _file_status(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
+def _read_json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
