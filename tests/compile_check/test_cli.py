@@ -65,8 +65,8 @@ def test_summary_says_cached_for_a_hipify_reused_from_an_earlier_run():
     assert "[builtin]   1 x no member named 'x'  (e.g. a.cc)" in lines
 
 
-GOOD = '#include "common.h"\n__global__ void k(float* x) { x[threadIdx.x] = SCALE; }\n'
-BAD = '#include "common.h"\n__global__ void k(float* x) { x[threadIdx.x] = not_declared; }\n'
+GOOD = '#include <cuda_runtime.h>\n#include "common.h"\n__global__ void k(float* x) { x[threadIdx.x] = SCALE; }\n'
+BAD = '#include <cuda_runtime.h>\n#include "common.h"\n__global__ void k(float* x) { x[threadIdx.x] = not_declared; }\n'
 
 
 def test_unit_results_are_shared_by_work_trees_and_follow_the_units_and_headers(sid_root, tmp_path):
@@ -95,7 +95,7 @@ def test_unit_results_are_shared_by_work_trees_and_follow_the_units_and_headers(
     out, first = check("one")
     assert "compile-check: 2 unit(s) to compile" in out, out[-3000:]
     assert first["good.cu"]["ok"] and not first["bad.cu"]["ok"]
-    assert re.match(r"^bad\.cu:2:\d+: use of undeclared identifier 'not_declared'", first["bad.cu"]["error"])
+    assert re.match(r"^bad\.cu:3:\d+: use of undeclared identifier 'not_declared'", first["bad.cu"]["error"])
     out, second = check("two")  # another work tree, the same output: nothing compiles
     assert "unit(s) to compile" not in out, out[-3000:]
     assert {u: (r["ok"], r["error"]) for u, r in second.items()} == {u: (r["ok"], r["error"]) for u, r in first.items()}
