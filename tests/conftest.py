@@ -14,12 +14,13 @@ reported as a failure.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support import buildroot_support
+from tests.support.http import FaultServer
 from tests.support.release_wheels import build_release_libs
 from tests.support.sample_tree import build_sample
 from tests.support.tools import has_gpu, require_tool
@@ -85,6 +86,14 @@ def rocm7_root() -> Path:
     """The `debian-sid-rocm7` build root: the sid root plus HIP 7.2.4 and hipcc 7.2.4 (clang 22) from experimental,
     MIGraphX 7.1.1 kept; marked `buildroot`."""
     return buildroot_support.build_root("debian-sid-rocm7")
+
+
+@pytest.fixture
+def server() -> Iterator[FaultServer]:
+    """A real HTTP server on 127.0.0.1 for one test, its routes set by the test (tests/support/http.py)."""
+    s = FaultServer()
+    yield s
+    s.stop()
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.http import FaultServer, tiny_tarball
+from tests.support.http import tiny_tarball
 from tests.support.injection import toolkit_here
 from tests.support.tools import ROOT, one_error_line
 from toolkit.sources.cache import Cache
@@ -23,13 +23,6 @@ from toolkit.util.redact import public_url, redact_text, redact_url
 
 TOKEN = "s3cr3t-canary-91ab"
 FAST = DownloadOptions(connect_timeout=2, read_timeout=2, retries=0, progress=True)
-
-
-@pytest.fixture
-def server():
-    s = FaultServer()
-    yield s
-    s.stop()
 
 
 def _toolkit(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess:

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.http import FaultServer
 from toolkit.sources.cache import Cache
 from toolkit.sources.download import DownloadOptions, candidate_urls, fetch, fetch_unpinned, mirror_url
 from toolkit.util.errors import ToolkitError
@@ -23,13 +22,6 @@ from toolkit.util.errors import ToolkitError
 DATA = os.urandom(200_000)
 SHA = hashlib.sha256(DATA).hexdigest()
 FAST = DownloadOptions(connect_timeout=2, read_timeout=0.5, retries=2, backoff=0.01, progress=False)
-
-
-@pytest.fixture
-def server():
-    s = FaultServer()
-    yield s
-    s.stop()
 
 
 @pytest.fixture

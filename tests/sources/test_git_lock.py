@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.http import FaultServer
 from tests.support.tools import ROOT, need
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
@@ -129,13 +128,6 @@ def _tarball(files: dict[str, bytes]) -> bytes:
             info.size = len(data)
             tf.addfile(info, io.BytesIO(data))
     return buf.getvalue()
-
-
-@pytest.fixture
-def server():
-    s = FaultServer()
-    yield s
-    s.stop()
 
 
 def test_lock_pins_unpinned_urls_once_and_release_refuses_before(server, tmp_path):

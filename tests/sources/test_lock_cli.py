@@ -9,9 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from tests.support.http import FaultServer, tiny_tarball
+from tests.support.http import tiny_tarball
 from toolkit.recipe.load import PROJECT_ROOT
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
@@ -20,13 +18,6 @@ from toolkit.sources.settings import source_from_argument
 from toolkit.util import log
 
 FAST = DownloadOptions(connect_timeout=2, read_timeout=2, retries=0, progress=False)
-
-
-@pytest.fixture
-def server():
-    s = FaultServer()
-    yield s
-    s.stop()
 
 
 def _lock(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
