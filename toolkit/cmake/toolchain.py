@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text
+from toolkit.util.fsutil import atomic_write_text, read_json
 from toolkit.util.process import run
 from toolkit.util.tomlread import Table, load_toml
 
@@ -325,7 +325,7 @@ def installed_zig(pin: ZigPin, stamps: Path | None = None) -> Path:
     stamp = stamps / f"verified-{hashlib.sha256(str(zig.resolve()).encode()).hexdigest()[:12]}.json" \
         if stamps is not None else None
     status = _file_status(zig)
-    if stamp is not None and _read_json(stamp) == {"sha256": pin.zig_sha256, "status": status}:
+    if stamp is not None and read_json(stamp) == {"sha256": pin.zig_sha256, "status": status}:
         return zig
     digest = hashlib.sha256()
     with open(zig, "rb") as handle:
@@ -343,10 +343,3 @@ def installed_zig(pin: ZigPin, stamps: Path | None = None) -> Path:
 def _file_status(path: Path) -> list[int]:
     st = path.stat()
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
-
-
-def _read_json(path: Path) -> object:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None

@@ -23,7 +23,7 @@ from toolkit.buildroot import ensure_root, run_in_root
 from toolkit.compile_check.settings import CompileCheckSettings, Dep
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text, iter_files
+from toolkit.util.fsutil import atomic_write_text, iter_files, read_json
 from toolkit.util.globs import glob_match
 
 DRIVER = Path(__file__).with_name("driver.py")
@@ -224,10 +224,7 @@ def _placeholders(text: str, folders: dict[str, str]) -> str:
 
 def _stored(store: Path, key: str) -> dict | None:
     """A unit's stored result, or None (none yet, or a file another run is writing: atomic, so whole or absent)."""
-    try:
-        result = json.loads((store / key[:2] / f"{key}.json").read_text())
-    except (OSError, ValueError):
-        return None
+    result = read_json(store / key[:2] / f"{key}.json")
     return result if isinstance(result, dict) and isinstance(result.get("ok"), bool) else None
 
 

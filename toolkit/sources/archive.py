@@ -28,7 +28,7 @@ from toolkit.sources.extract import extract_archive
 from toolkit.sources.pinned import PinnedArchive
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text, replace_dir
+from toolkit.util.fsutil import atomic_write_text, read_json, replace_dir
 from toolkit.util.redact import public_url, redact_url
 
 
@@ -40,10 +40,7 @@ def stamp_matches(dest: Path, kind: str, identity: dict) -> bool:
     stamp = stamp_path(dest, kind)
     if not dest.is_dir() or not stamp.is_file():
         return False
-    try:
-        return json.loads(stamp.read_text(encoding="utf-8")) == identity
-    except (OSError, ValueError):
-        return False
+    return read_json(stamp) == identity
 
 
 def write_stamp(dest: Path, kind: str, identity: dict) -> None:

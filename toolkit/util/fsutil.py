@@ -7,6 +7,7 @@ Why sync instead of copy: rewriting an unchanged file bumps its mtime and makes 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -67,6 +68,15 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
 
 def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
     atomic_write_bytes(path, text.encode("utf-8"), mode)
+
+
+def read_json(path: Path) -> object:
+    """A record file's JSON, or None where it is missing or unreadable (a cache or stamp is then simply absent:
+    they are written with atomic_write_text, so a reader never sees half of one)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def iter_files(root: Path, skip_dirs: Iterable[str] = (".git",)) -> Iterator[Path]:
