@@ -1,15 +1,14 @@
-"""The release tests' session fixtures: the build root's image, made once per test session."""
+"""The release tests' session fixtures: the build roots a release runs in (podman runs each root's folder as the
+container's filesystem: toolkit/buildroot/rootfs.py), made once per test session."""
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from tests.support.release_image import make_image
+import pytest
 
 
 @pytest.fixture(scope="session")
-def root_image(sid_root) -> str:
-    """The tag of the sid root's image (`python -m toolkit root image`), made once; marked `buildroot`."""
-    tag, seconds = make_image()
-    print(f"root image {tag}: {seconds:.0f} s")
-    return tag
+def release_roots(sid_root, rocm7_root) -> tuple[Path, Path]:
+    """Both ROCm roots, made; marked `buildroot`."""
+    return sid_root, rocm7_root

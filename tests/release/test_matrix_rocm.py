@@ -84,7 +84,7 @@ def test_dry_run_says_where_each_entry_is_built():
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stdout.splitlines() if line.startswith("entry ")]
     assert lines[0] == ("entry rocm6-glibc2.28: toolchain glibc2.28, features none, ROCm rocm6 (root debian-sid-rocm),"
-                        " in the image of build root debian-sid-rocm")
+                        " in a container of build root debian-sid-rocm")
     assert lines[3].startswith("entry rocm7-glibc2.28-hipdnn: toolchain glibc2.28, features hipdnn, ROCm rocm7")
     assert "the meta-package onnxruntime-ep-amdgpu" in proc.stdout
 

@@ -1,5 +1,5 @@
 """AMD's real umbrella tree released for both ROCm variants by one `release` on the host: each entry in a fresh
-container of its own build root's image (rocm6: debian-sid-rocm, rocm7: debian-sid-rocm7) without network, twice,
+container of its own build root (rocm6: debian-sid-rocm, rocm7: debian-sid-rocm7) without network, twice,
 each run with its own build folder. One dist folder holds both wheels and the meta-package; it checks, the two runs
 are byte-identical, and pip resolves each extra of the meta-package to exactly its variant's wheel."""
 
@@ -19,7 +19,7 @@ from toolkit.release.reproducible import source_date_epoch
 
 
 @pytest.fixture(scope="module")
-def two_releases(root_image, tmp_path_factory):
+def two_releases(release_roots, tmp_path_factory):
     from tests.support.real_umbrella_support import MIRROR
 
     require_tool(MIRROR.is_dir(), f"the upstream mirror {MIRROR} is not there")
@@ -92,7 +92,7 @@ def test_second_run_is_byte_identical(two_releases):
     assert compared.returncode == 0, compared.stdout + compared.stderr
     assert (first / "SHA256SUMS").read_bytes() == (second / "SHA256SUMS").read_bytes()
     assert "identical" in compared.stdout
-    assert "in the image of build root debian-sid-rocm7" in log
+    assert "in a container of build root debian-sid-rocm7" in log
 
 
 @pytest.mark.parametrize("variant", ["rocm6", "rocm7"])

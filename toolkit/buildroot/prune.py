@@ -10,7 +10,7 @@ gigabytes (a sid root about 5 GiB, its image about 5.6 GB). Stale, for package s
   known (the root or its venv is not made), only tags of another package set digest are stale.
 
 Nothing in use is removed: a root or venv named on a running process's command line (bwrap names the root it
-binds, and the venv's python it runs), a root whose lock a maker holds, an image the engine refuses to remove
+binds, and the venv's python it runs; podman the root it runs as a container's filesystem), a root whose lock a maker holds, an image the engine refuses to remove
 (a container uses it). A root is renamed out of place before it is deleted, so a half-deleted root is never
 taken for a made one.
 """
@@ -121,7 +121,8 @@ def users(path: Path) -> list[str]:
             args = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue   # ended while we looked, or not ours to read
-        if any(a == wanted or a.startswith(below) or a.endswith(b"=" + wanted) for a in args):
+        # podman names a root it runs as `ROOT:O` (rootfs.py), bwrap as itself.
+        if any(a == wanted or a.startswith(below) or a.endswith(b"=" + wanted) or a == wanted + b":O" for a in args):
             found.append(f"pid {proc.name} ({b' '.join(args[:3]).decode(errors='replace')} ...)")
     return found
 

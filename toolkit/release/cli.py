@@ -131,7 +131,7 @@ def cmd_release(args) -> int:
               f"{', the meta-package ' + wheel.distribution if wheel and variants else ''})")
         print(f"compile cache: {compile_cache.redact(url) or 'off'} (from {origin})")
         for entry in entries:
-            where = f", in the image of build root {elsewhere[entry.id]}" if elsewhere[entry.id] else ""
+            where = f", in a container of build root {elsewhere[entry.id]}" if elsewhere[entry.id] else ""
             rocm = f", ROCm {entry.rocm.name} (root {entry.rocm.root})" if entry.rocm else ""
             axes = [f"python {entry.python}" if entry.python else "",
                     f"targets {';'.join(entry.gpu_targets)}" if entry.gpu_targets else "",
@@ -160,7 +160,7 @@ def cmd_release(args) -> int:
 
 
 def _entry_build_fn(args, elsewhere: dict[str, str | None], variants: dict[str, str]):
-    """How each entry is built: here through the pipeline, or in the image of its ROCm axis's root; either way
+    """How each entry is built: here through the pipeline, or in a container of its ROCm axis's root; either way
     its wheel must be of its ROCm variant."""
     from toolkit.release import in_root
 
@@ -305,18 +305,22 @@ def _recipe_in(session_args: list[str]) -> Path | None:
     return None
 
 
-def _image_and_runner(args, settings) -> tuple[str, str, bool]:
-    """--image, else [release.container] image, else the image of [release.container] root (made when missing:
-    `root image`), whose sessions run `python3 -m toolkit` with the image's venv; and whether it is a root's."""
+def _image_and_runner(args, settings):
+    """--image, else [release.container] image, else [release.container] root: with podman the root's folder itself
+    (made when missing), with docker the root's image (made when missing: `root image`); its sessions run
+    `python3 -m toolkit` with the root's toolkit venv. Also whether it is a build root's."""
     if args.image or settings.image:
         return args.image or settings.image, args.runner or settings.runner, False
     if settings.root:
-        from toolkit.buildroot.image import ensure_image
+        from toolkit.buildroot import image, rootfs
 
-        made = ensure_image(settings.root, Path.cwd(), args.engine or settings.engine, dry_run=args.dry_run)
+        engine = container.detect_engine(args.engine or settings.engine)
+        if engine.name == "podman":
+            return rootfs.ensure(settings.root, Path.cwd(), dry_run=args.dry_run), args.runner or "toolkit", True
+        made = image.ensure_image(settings.root, Path.cwd(), engine.path, dry_run=args.dry_run)
         return made.tag, args.runner or "toolkit", True
     raise ToolkitError("no image to run in: give --image, or [release.container] image or root in the recipe",
-                       hint="e.g. `container --recipe umbrella-ep-real ...` runs in the image of its build root")
+                       hint="e.g. `container --recipe umbrella-ep-real ...` runs in its build root")
 
 
 def cmd_container_image(args) -> int:

@@ -21,9 +21,10 @@ import os
 import shlex
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from toolkit.buildroot.rootfs import RootFS
 from toolkit.util import argcheck, log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
@@ -128,9 +129,18 @@ def _user_args(engine: Engine) -> list[str]:
     return ["--userns=keep-id"]
 
 
-def run_argv(engine: Engine, image: str, command: list[str], mounts: Mounts, env: dict[str, str],
+def run_argv(engine: Engine, image: str | RootFS, command: list[str], mounts: Mounts, env: dict[str, str],
              network: str | None = None) -> list[str]:
-    argcheck.image_name(image, IMAGE_WHERE)
+    """The engine's command line; `image` is a tag, or (podman only) a build root's folder run as is."""
+    if isinstance(image, RootFS):
+        if engine.name != "podman":
+            raise ToolkitError(f"{engine.name} cannot run {image} without an image (only podman has --rootfs)",
+                               hint=f"make its image: `python -m toolkit root image {image.name}`")
+        env = {**image.env(), **env}
+        if not _inside(image.venv, mounts.cache, mounts.cache_inside):
+            mounts = replace(mounts, binds=(*mounts.binds, image.venv))
+    else:
+        argcheck.image_name(image, IMAGE_WHERE)
     argv = [engine.path, "run", "--rm", *_user_args(engine)]
     if network:
         argv += ["--network", network]
@@ -140,8 +150,17 @@ def run_argv(engine: Engine, image: str, command: list[str], mounts: Mounts, env
         argv += ["--volume", f"{Path(host).resolve()}:{Path(host).resolve()}:ro"]
     for key, value in env.items():
         argv += ["--env", argcheck.env_assignment(key, value, f"--env {key}")]
-    argv += ["--workdir", PROJECT, "--", image, *command]
-    return argv
+    argv += ["--workdir", PROJECT]
+    if isinstance(image, RootFS):
+        # The root read-only under an overlay the engine discards: the root is never written.
+        return [*argv, "--rootfs", "--", f"{image.path}:O", *command]
+    return [*argv, "--", image, *command]
+
+
+def _inside(path: Path, cache: Path | None, cache_inside: str) -> bool:
+    """Whether `path` is seen at its own path through the cache mount."""
+    return cache is not None and Path(cache_inside) == Path(cache).resolve() and \
+        Path(path).resolve().is_relative_to(Path(cache).resolve())
 
 
 def check_mounts(mounts: Mounts) -> None:
@@ -156,14 +175,19 @@ def check_mounts(mounts: Mounts) -> None:
                       ("--build-dir", mounts.build), *[("bind", b) for b in mounts.binds]])
 
 
-def check_values(image: str, env: dict[str, str] | None) -> None:
+def check_values(image: str | RootFS, env: dict[str, str] | None) -> None:
     """The image name and --env values a session would hand the engine: checked before anything runs."""
-    argcheck.image_name(image, IMAGE_WHERE)
+    if isinstance(image, RootFS):
+        if ":" in str(image.path):
+            raise ToolkitError(f"{image}: the root's path holds ':', which podman's --rootfs reads as its options",
+                               hint="set TOOLKIT_CACHE_DIR to a folder without ':'")
+    else:
+        argcheck.image_name(image, IMAGE_WHERE)
     for key, value in (env or {}).items():
         argcheck.env_assignment(key, value, f"--env {key}")
 
 
-def run_session(engine: Engine, image: str, session: str, args: list[str], mounts: Mounts,
+def run_session(engine: Engine, image: str | RootFS, session: str, args: list[str], mounts: Mounts,
                 env: dict[str, str] | None = None, *, runner: str = "nox", network: str | None = None,
                 dry_run: bool = False) -> int:
     """Run `session` with `args` inside `image`; returns the session's exit code. Every host folder is checked

@@ -1,4 +1,4 @@
-"""Release entries of a ROCm axis: each is built in the image of its own build root ([[release.rocm]] root).
+"""Release entries of a ROCm axis: each is built in a container of its own build root ([[release.rocm]] root).
 
 A release started on the host builds each such entry with `container ... release --only ID` in that root's
 image, reads back the wheel and the entry's build facts, and publishes every entry into ONE dist folder (with
@@ -36,7 +36,7 @@ def root_for(entry: Entry) -> str | None:
         return None
     if here is not None:
         raise ToolkitError(f"release entry {entry.id} is built in build root {entry.rocm.root}, and this is {here}",
-                           hint="start the release on the host, which runs each entry in its root's image, or "
+                           hint="start the release on the host, which runs each entry in a container of its root, or "
                                 "select this root's entries with --only")
     return entry.rocm.root
 
@@ -48,7 +48,7 @@ def roots_of(entries: list[Entry]) -> list[str]:
 
 def build_in_root_image(recipe: Path, entry: Entry, work_dir: Path, *, release_args: list[str],
                         offline: bool) -> tuple[Path, dict]:
-    """`container --recipe RECIPE release --only ID` in the image of the entry's root, its build folder in
+    """`container --recipe RECIPE release --only ID` in a container of the entry's root, its build folder in
     `work_dir`; the wheel it wrote and the facts of its build."""
     root = entry.rocm.root if entry.rocm else "?"   # only entries of a ROCm axis come here
     build = work_dir / "build"
@@ -57,10 +57,10 @@ def build_in_root_image(recipe: Path, entry: Entry, work_dir: Path, *, release_a
     argv = [sys.executable, "-m", "toolkit", "container", "--recipe", str(recipe), "--build-dir", str(build),
             *(["--network", "none"] if offline else []),
             "release", "--only", entry.id, "--facts-out", facts_inside, *release_args]
-    log.stage("release", f"{entry.id}: in the image of build root {root}")
-    proc = run(argv, f"release entry {entry.id} in its root's image", output="terminal", check=False)
+    log.stage("release", f"{entry.id}: in a container of build root {root}")
+    proc = run(argv, f"release entry {entry.id} in a container of its root", output="terminal", check=False)
     if proc.returncode != 0:
-        raise ToolkitError(f"release entry {entry.id} failed in the image of build root {root} "
+        raise ToolkitError(f"release entry {entry.id} failed in a container of build root {root} "
                            f"(exit {proc.returncode})",
                            hint="its log is above; rerun that entry alone with "
                                 f"`nox -s container -- --recipe {recipe.stem} release --only {entry.id}`")
