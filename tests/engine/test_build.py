@@ -14,9 +14,9 @@ from toolkit.cmake.commands import read_cache
 ENTRY_POINTS = ["CreateEpFactories", "ReleaseEpFactory"]
 
 
-def toolkit(*args, cwd=ROOT, check=True):
+def toolkit(*args, cwd=ROOT, check=True, env=None):
     proc = subprocess.run([sys.executable, "-m", "toolkit", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
     if check and proc.returncode != 0:
         raise AssertionError(f"toolkit {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc
@@ -39,6 +39,18 @@ def build_root(tmp_path_factory):
 def default_build(build_root):
     proc = toolkit("build", "--build-dir", str(build_root))
     return build_root / "amdgpu-ep" / "release", proc
+
+
+def test_the_compilers_leave_nothing_in_the_callers_tmpdir(tmp_path):
+    # HIP's clang driver leaves two empty folders in TMPDIR per compile; the build's TMPDIR is in its work tree.
+    host_tmp = tmp_path / "host-tmp"
+    host_tmp.mkdir()
+    proc = toolkit("build", "--build-dir", str(tmp_path / "build"), "--gpu-targets", "gfx90a",
+                   env={"TMPDIR": str(host_tmp)})
+    assert "compiling 1 HIP kernel source(s)" in proc.stdout + proc.stderr
+    assert sorted(p.name for p in host_tmp.iterdir()) == []
+    left = sorted(p.name for p in (tmp_path / "build" / "amdgpu-ep" / "release" / "tmp").iterdir())
+    assert left and all(name.startswith("batch_pad-") for name in left), left
 
 
 def test_default_build_makes_umbrella_and_migraphx_only(default_build):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -156,6 +157,15 @@ class Build:
         wanted = {"CCACHE_DIR": str(ccache_dir(self.fetch.cache.root)), "CCACHE_BASEDIR": str(self.workspace.root),
                   "CCACHE_NOHASHDIR": "true", **self.toolchain().ccache_env()}
         return {k: v for k, v in wanted.items() if k not in os.environ}
+
+    def tool_env(self) -> dict[str, str]:
+        """The environment of CMake's configure and build steps: ccache's, and a TMPDIR in the work tree, emptied
+        here, so that nothing the compilers leave behind lands outside it."""
+        tmp = self.workspace.tmp
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        return {**self.ccache_env(), "TMPDIR": str(tmp)}
 
     def toolchain(self) -> Toolchain:
         """The C/C++ toolchain: --toolchain, else the recipe's [build] toolchain, for the recipe's glibc floor."""

@@ -47,6 +47,12 @@ class Workspace:
         return self.root / "state"
 
     @property
+    def tmp(self) -> Path:
+        """TMPDIR of the build's tools: what they leave there stays in the work tree (HIP's clang driver leaves
+        two empty folders in TMPDIR per compile)."""
+        return self.root / "tmp"
+
+    @property
     def wheel_raw(self) -> Path:
         """The wheel as scikit-build-core made it, before repair."""
         return self.root / "wheel-raw"
