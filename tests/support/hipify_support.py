@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
+import tempfile
 
 from tests.support.tools import need, require_tool
 from toolkit.binary.hip import HipToolchain, find_hip
@@ -19,4 +23,13 @@ def hip_env() -> dict[str, str]:
     installed too, and without it hipcc hands the file to nvcc)."""
     hip = find_hip()
     require_tool(isinstance(hip, HipToolchain), getattr(hip, "reason", "no HIP compiler"))
-    return {**os.environ, **hip.env}
+    return {**os.environ, **hip.env, "TMPDIR": _hipcc_tmp()}
+
+
+@functools.cache
+def _hipcc_tmp() -> str:
+    """A TMPDIR for the tests' hipcc, removed at exit: HIP's clang driver leaves two empty folders there per
+    compile (the toolkit's own builds use their work tree's tmp/)."""
+    folder = tempfile.mkdtemp(prefix="hipcc-tmp-")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder

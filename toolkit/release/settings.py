@@ -1,4 +1,4 @@
-"""The recipe's `[release]` section: the build matrix, the shared compile cache and the build image.
+"""The recipe's `[release]` section: the build matrix, the shared compile cache and the build container.
 
     [release]
     axes = ["python", "target_set", "features"]   # the default; a host-only py3-none wheel has no Python or
@@ -18,10 +18,11 @@
 
     [[release.rocm]]                       # with the "rocm" axis: one entry per ROCm major, each built in its root
     name = "rocm7"                         # a variant of [wheel.rocm_variants]: the wheel must link its HIP soname
-    root = "debian-sid-rocm7"              # the build root (containers/roots/NAME.toml) whose image builds it
+    root = "debian-sid-rocm7"              # the build root (containers/roots/NAME.toml) in whose container it builds
 
     [release.container]
-    root = "debian-sid-rocm"               # run in this build root's image (`root image`): both recipes do; or:
+    root = "debian-sid-rocm"               # run in a container of this build root: both recipes do (podman runs
+                                           # the root's folder, no image; docker its image, `root image`); or:
     image = "localhost/NAME:TAG"           # an image of your own,
     containerfile = "../containers/NAME.Containerfile"   # built by `container-image` (relative to the recipe)
     engine = "podman"                      # optional; env TOOLKIT_CONTAINER_ENGINE overrides
@@ -63,7 +64,7 @@ class ToolchainSet:
 @dataclass(frozen=True)
 class RocmSet:
     name: str                       # the wheel variant, e.g. "rocm7" ([wheel.rocm_variants])
-    root: str                       # the build root whose image builds the entries of this ROCm
+    root: str                       # the build root in whose container the entries of this ROCm build
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class ContainerSettings:
     containerfile: Path | None = None
     engine: str | None = None
     runner: str = "nox"
-    root: str | None = None         # a build root whose image (`root image NAME`) the sessions run in
+    root: str | None = None         # a build root the sessions run in: podman runs its folder, docker its image
 
 
 @dataclass(frozen=True)
