@@ -110,7 +110,7 @@ def release(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def container(session: nox.Session) -> None:
-    """Run a session in the release image: `nox -s container -- release --recipe umbrella-ep-real --only ID`."""
+    """Run a session in a release container: `nox -s container -- release --recipe umbrella-ep-real --only ID`."""
     _toolkit(session, "container")
 
 

@@ -38,7 +38,7 @@ def register(sub) -> None:
                    help="fail at once when another release or build holds the output folder or a work tree")
     p.add_argument("--facts-out", type=Path, metavar="FILE",
                    help="also write each entry's build facts as JSON to FILE (a release on the host reads them back "
-                        "from the entries it builds in their roots' images)")
+                        "from the entries it builds in containers of their roots)")
     _build_options(p)
     p.set_defaults(func=cmd_release)
     r = sub.add_parser("release-compare", help="compare two release folders: which file differs, its first "
@@ -48,7 +48,7 @@ def register(sub) -> None:
     r.add_argument("second", type=Path, help="the release folder to compare it with")
     r.set_defaults(func=cmd_release_compare)
 
-    c = sub.add_parser("container", help="run a session inside the build image (podman or docker)")
+    c = sub.add_parser("container", help="run a session in a container: a build root's or an image (podman or docker)")
     _container_options(c)
     c.add_argument("--runner", choices=("nox", "toolkit"),
                    help="start the session with nox (default) or `python3 -m toolkit`")
@@ -148,7 +148,7 @@ def cmd_release(args) -> int:
     saved = dict(os.environ)
     os.environ.update({**release_env(Path(args.recipe), args.source), **cache.build_env()})
     try:
-        # Entries built in their roots' images record those images' tools; the host's would say nothing true.
+        # Entries built in containers of their roots record those roots' tools; the host's would say nothing true.
         tools: dict | None = {} if all(elsewhere.values()) else None
         run_release(entries, build_fn, out_dir, recipe=str(args.recipe), no_wait=args.no_wait, toolchain=tools,
                     meta=in_root.meta_writer(wheel) if wheel and variants and not in_root.current_root() else None,

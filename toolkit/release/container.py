@@ -1,4 +1,5 @@
-"""Run a session inside a build image with podman or docker, behind one small interface.
+"""Run a session in a container with podman or docker, behind one small interface: in an image, or (podman) in a
+build root's folder itself (toolkit/buildroot/rootfs.py).
 
 The project, the source tree, the shared cache and the output folder are mounted at fixed paths, so a
 session inside sees the same layout on every machine:

@@ -1,9 +1,9 @@
 """Release entries of a ROCm axis: each is built in a container of its own build root ([[release.rocm]] root).
 
-A release started on the host builds each such entry with `container ... release --only ID` in that root's
-image, reads back the wheel and the entry's build facts, and publishes every entry into ONE dist folder (with
-the meta-package that the recipe's ROCm variants sit behind). Inside an image or a root, only the entries of
-that root are built there; any other is an error that says where to run the release.
+A release started on the host builds each such entry with `container ... release --only ID` in a container of
+that root, reads back the wheel and the entry's build facts, and publishes every entry into ONE dist folder (with
+the meta-package that the recipe's ROCm variants sit behind). Inside a root's container or the root itself, only
+the entries of that root are built there; any other is an error that says where to run the release.
 """
 
 from __future__ import annotations

@@ -212,7 +212,7 @@ def _container(t: Table, recipe_dir: Path) -> ContainerSettings:
     runner = t.str("runner", "nox", choices=RUNNERS)
     root = t.str("root", None)
     if root is not None and image is not None:
-        raise t.error("root", "give either root (its image is made from the build root) or image, not both")
+        raise t.error("root", "give either root (a build root's container) or image, not both")
     t.done()
     path = (recipe_dir / containerfile).resolve() if containerfile else None
     return ContainerSettings(image, path, engine, runner, root)
