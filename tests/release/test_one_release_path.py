@@ -38,8 +38,8 @@ def test_every_recipe_with_a_release_runs_it_in_a_build_root():
 
 
 def test_the_sample_plans_its_release_in_a_container_of_its_root():
-    proc = toolkit_cli("container", "--engine", "podman", "--dry-run", "release", "--recipe", str(find_recipe("amdgpu-ep", ROOT)),
-                       "--only", ENTRY, timeout=300)
+    proc = toolkit_cli("container", "--engine", "podman", "--dry-run", "release",
+                       "--recipe", str(find_recipe("amdgpu-ep", ROOT)), "--only", ENTRY, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     root = load_settings(find_recipe("amdgpu-ep", ROOT)).container.root
     assert f"root: build root {root} (" in proc.stdout and "run by podman as the container's filesystem" in proc.stdout

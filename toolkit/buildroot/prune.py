@@ -10,9 +10,9 @@ gigabytes (a sid root about 5 GiB, its image about 5.6 GB). Stale, for package s
   known (the root or its venv is not made), only tags of another package set digest are stale.
 
 Nothing in use is removed: a root or venv named on a running process's command line (bwrap names the root it
-binds, and the venv's python it runs; podman the root it runs as a container's filesystem), a root whose lock a maker holds, an image the engine refuses to remove
-(a container uses it). A root is renamed out of place before it is deleted, so a half-deleted root is never
-taken for a made one.
+binds, and the venv's python it runs; podman the root it runs as a container's filesystem), a root whose lock a
+maker holds, an image the engine refuses to remove (a container uses it). A root is renamed out of place before it
+is deleted, so a half-deleted root is never taken for a made one.
 """
 
 from __future__ import annotations
