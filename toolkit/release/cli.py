@@ -305,7 +305,7 @@ def _recipe_in(session_args: list[str]) -> Path | None:
     return None
 
 
-def _image_and_runner(args, settings):
+def _image_and_runner(args, settings) -> tuple[str | container.RootFS, str, bool]:
     """--image, else [release.container] image, else [release.container] root: with podman the root's folder itself
     (made when missing), with docker the root's image (made when missing: `root image`); its sessions run
     `python3 -m toolkit` with the root's toolkit venv. Also whether it is a build root's."""
