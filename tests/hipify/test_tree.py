@@ -248,3 +248,35 @@ def test_a_projects_own_device_header_is_not_taken_for_cudas(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "k.cu:1: unmapped 'device_types.h': no HIP header known" in printed
     assert "device_memory.h'" not in printed
+
+
+def test_hipify_perl_outputs_are_kept_by_content_for_another_work_tree(tree, tmp_path):
+    src, out = tree
+    calls = tmp_path / "calls"
+    body = (f'echo "$1" >> {calls}\nsed "s/cudaMalloc/hipMalloc/g" "$1"\n'
+            'echo "warning: $1:#3 : unsupported device function" >&2\n')
+    perl, kept = _stand_in(tmp_path, body), tmp_path / "kept"
+    settings = HipifySettings(engine="hipify-perl", hipify_perl=perl)
+    first = hipify_tree(settings, src, out, jobs=1, perl_cache=kept)
+    ran = len(calls.read_text().splitlines())
+    assert ran == len(first.converted) > 0
+    # A second work tree of the same sources: nothing runs, the same bytes and findings come out.
+    other = tmp_path / "other"
+    second = hipify_tree(settings, src, other, jobs=1, perl_cache=kept)
+    assert len(calls.read_text().splitlines()) == ran
+    assert (other / "runtime_memcpy.cu").read_bytes() == (out / "runtime_memcpy.cu").read_bytes()
+    findings = [[(w.file, w.line, w.message) for w in report.warnings] for report in (first, second)]
+    assert findings[0] == findings[1]
+    assert any(w.kind == "hipify-perl" and w.line == 3 for w in second.warnings)
+    # Another hipify-perl (its content changed) runs again.
+    Path(perl).write_text("#!/bin/sh\n# another release\n" + body)
+    hipify_tree(settings, src, tmp_path / "third", jobs=1, perl_cache=kept)
+    assert len(calls.read_text().splitlines()) == 2 * ran
+
+
+def test_a_failed_hipify_perl_run_is_not_kept(tree, tmp_path):
+    src, out = tree
+    perl, kept = _stand_in(tmp_path, 'echo "error: cannot parse $1" >&2\nexit 3\n'), tmp_path / "kept"
+    with pytest.raises(ToolkitError, match="failed"):
+        hipify_tree(HipifySettings(engine="hipify-perl", hipify_perl=perl), src, out, jobs=1, perl_cache=kept)
+    assert not kept.exists() or not any(kept.rglob("*.json"))

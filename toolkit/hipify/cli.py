@@ -36,8 +36,12 @@ def run(args: argparse.Namespace) -> int:
     settings = HipifySettings(engine=args.engine, launch_syntax=args.launch_syntax, dnn=args.dnn,
                               hipify_perl=args.hipify_perl)
     quiet = log.is_quiet()
+    perl_cache = None
+    if args.engine == "hipify-perl":   # the built-in engine's start-up does without the cache's imports
+        from toolkit.sources.cache import default_cache_dir
+        perl_cache = default_cache_dir() / "hipify-perl"
     report = hipify_tree(dataclasses.replace(settings, strict=False), args.src, args.out,
-                         jobs=args.jobs, progress=not (args.no_progress or quiet))
+                         jobs=args.jobs, progress=not (args.no_progress or quiet), perl_cache=perl_cache)
     failed = args.strict and report.unmapped
     if not quiet:
         for line in report.lines(warnings=not args.no_warnings):

@@ -3,21 +3,44 @@
 Its failures are never ignored: a non-zero exit or an empty output for a non-empty input is an error
 naming the file and quoting hipify-perl's stderr; its warnings are carried into the report, and the
 output is scanned with the built-in tables for CUDA names hipify-perl left behind.
+
+hipify-perl takes up to seconds per file (its regexes run over the whole text once per CUDA name), so what it
+printed for an input is kept in the toolkit cache, keyed by the script's and the input's content: another work
+tree of the same sources (a second `compile-check --engine both`, a fresh build folder) reads it back. Its
+warnings name the file's path, which is stored as a placeholder and put back on reading.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.hipify.engine import FileResult, Warning, apply_substitutions, convert_text, still_present
 from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import Tables
 from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_text, read_json, sha256_bytes, sha256_file
 from toolkit.util.process import run
 
 _WARNING = re.compile(r"(?:warning|error)\s*:\s*\S*?:#?(\d+)\s*:?\s*(.*)")
+_PATH = "\0path\0"   # the input's path in a kept stderr: no file path holds a NUL
+
+
+@dataclass(frozen=True)
+class PerlRun:
+    """hipify-perl as a worker runs it: the executable, its content digest, and the folder of kept outputs
+    (None: nothing kept)."""
+    exe: str
+    digest: str
+    cache: str | None
+
+    @classmethod
+    def find(cls, setting: str, cache: Path | None) -> PerlRun:
+        exe = find_hipify_perl(setting)
+        return cls(exe, sha256_file(Path(exe)), str(cache) if cache is not None else None)
 
 
 def find_hipify_perl(setting: str) -> str:
@@ -30,23 +53,36 @@ def find_hipify_perl(setting: str) -> str:
     return found
 
 
-def convert_with_perl(exe: str, path: Path, text: str, rel: str, settings: HipifySettings,
+def convert_with_perl(perl: PerlRun, path: Path, data: bytes, text: str, rel: str, settings: HipifySettings,
                       tables: Tables) -> FileResult:
-    proc = run([exe, Path(path).absolute()], f"hipify-perl on {rel}",
-               hint="fix the input, exclude the file with a reason, or use the built-in engine")
-    if text.strip() and not proc.stdout.strip():
-        raise ToolkitError(f"hipify-perl produced no output for {rel}:\n{_tail(proc.stderr)}")
-    leftovers = convert_text(proc.stdout, rel, settings, tables, detect_only=True)
-    text_out = apply_substitutions(proc.stdout, rel, settings)
+    stdout, stderr = _run(perl, Path(path).absolute(), data, rel)
+    if text.strip() and not stdout.strip():
+        raise ToolkitError(f"hipify-perl produced no output for {rel}:\n{_tail(stderr)}")
+    leftovers = convert_text(stdout, rel, settings, tables, detect_only=True)
+    text_out = apply_substitutions(stdout, rel, settings)
     result = FileResult(text_out, still_present(leftovers.unmapped, text_out), leftovers.warnings,
                         leftovers.defines)
-    for line in proc.stderr.splitlines():
+    for line in stderr.splitlines():
         m = _WARNING.search(line)
         if m:
             result.warnings.append(Warning(int(m.group(1)), "hipify-perl", m.group(2).strip()))
         elif line.strip():
             result.warnings.append(Warning(0, "hipify-perl", line.strip()))
     return result
+
+
+def _run(perl: PerlRun, path: Path, data: bytes, rel: str) -> tuple[str, str]:
+    """hipify-perl's stdout and stderr for the input at `path` (bytes `data`): kept ones, else a run's."""
+    key = sha256_bytes(f"hipify-perl\0{perl.digest}\0{sha256_bytes(data)}".encode())
+    kept = Path(perl.cache) / key[:2] / f"{key}.json" if perl.cache else None
+    found = read_json(kept) if kept else None
+    if isinstance(found, dict) and isinstance(found.get("stdout"), str) and isinstance(found.get("stderr"), str):
+        return found["stdout"], found["stderr"].replace(_PATH, str(path))
+    proc = run([perl.exe, path], f"hipify-perl on {rel}",
+               hint="fix the input, exclude the file with a reason, or use the built-in engine")
+    if kept is not None:
+        atomic_write_text(kept, json.dumps({"stdout": proc.stdout, "stderr": proc.stderr.replace(str(path), _PATH)}))
+    return proc.stdout, proc.stderr
 
 
 def _tail(stderr: str, lines: int = 20) -> str:

@@ -17,7 +17,8 @@ def hipify_stage(b: Build) -> Stage:
     ws = b.workspace
 
     def run() -> None:
-        report = hipify_tree(settings, ws.source, ws.hipified, jobs=b.options.jobs)
+        report = hipify_tree(settings, ws.source, ws.hipified, jobs=b.options.jobs,
+                             perl_cache=b.fetch.cache.root / "hipify-perl")
         for line in report.lines():
             log.stage("hipify", line)
 

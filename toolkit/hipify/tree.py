@@ -69,17 +69,18 @@ def engine_identity() -> dict:
 
 
 def hipify_tree(settings: HipifySettings, src_dir: Path, out_dir: Path, jobs: int | None = None,
-                progress: bool = True) -> HipifyReport:
-    """Convert every selected file of src_dir into out_dir; see the module docstring.
+                progress: bool = True, perl_cache: Path | None = None) -> HipifyReport:
+    """Convert every selected file of src_dir into out_dir; see the module docstring. `perl_cache`: where
+    hipify-perl's outputs are kept by content (toolkit/hipify/perl.py), None to keep none.
 
     With settings.strict, unmapped CUDA names raise ToolkitError after the outputs and cache are written.
     """
     started = time.monotonic()
     src_dir, out_dir = _check_dirs(src_dir, out_dir)
-    perl = ""
+    perl = None
     if settings.engine == "hipify-perl":
-        from toolkit.hipify.perl import find_hipify_perl
-        perl = find_hipify_perl(settings.hipify_perl)
+        from toolkit.hipify.perl import PerlRun
+        perl = PerlRun.find(settings.hipify_perl, perl_cache)
     report = HipifyReport(engine=settings.engine)
     cache_path = out_dir / CACHE_NAME
     old = _load_cache(cache_path)

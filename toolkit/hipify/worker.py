@@ -9,11 +9,15 @@ import contextlib
 import functools
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolkit.hipify.engine import FileResult, convert_text
 from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import Tables, load_tables
 from toolkit.util.fsutil import current_umask, sha256_bytes
+
+if TYPE_CHECKING:
+    from toolkit.hipify.perl import PerlRun
 
 # Loaded once per process and option set: a worker converts many files with the same tables.
 _worker_tables: dict[tuple, Tables] = {}
@@ -27,7 +31,7 @@ def tables_for(settings: HipifySettings) -> Tables:
     return _worker_tables[key]
 
 
-def convert_one(job: tuple[HipifySettings, str, str, str, str]) -> dict:
+def convert_one(job: tuple[HipifySettings, str, str, str, PerlRun | None]) -> dict:
     """Convert one file and write its output if the bytes differ. Runs in a worker process."""
     settings, src, dst, rel, perl = job
     data = Path(src).read_bytes()
@@ -36,9 +40,9 @@ def convert_one(job: tuple[HipifySettings, str, str, str, str]) -> dict:
     if settings.overlaid(rel):
         # Hand-written HIP source: copied as it is; only the names it defines count.
         result = FileResult(text, defines=convert_text(text, rel, settings, tables, detect_only=True).defines)
-    elif settings.engine == "hipify-perl":
-        from toolkit.hipify.perl import convert_with_perl
-        result = convert_with_perl(perl, Path(src), text, rel, settings, tables)
+    elif settings.engine == "hipify-perl" and perl is not None:
+        from toolkit.hipify.perl import convert_with_perl  # the built-in engine's start-up does without it
+        result = convert_with_perl(perl, Path(src), data, text, rel, settings, tables)
     else:
         result = convert_text(text, rel, settings, tables)
     new = result.text.encode("utf-8", errors="surrogateescape")
