@@ -49,8 +49,7 @@ def test_the_compilers_leave_nothing_in_the_callers_tmpdir(tmp_path):
                    env={"TMPDIR": str(host_tmp)})
     assert "compiling 1 HIP kernel source(s)" in proc.stdout + proc.stderr
     assert sorted(p.name for p in host_tmp.iterdir()) == []
-    left = sorted(p.name for p in (tmp_path / "build" / "amdgpu-ep" / "release" / "tmp").iterdir())
-    assert left and all(name.startswith("batch_pad-") for name in left), left
+    assert not (tmp_path / "build" / "amdgpu-ep" / "release" / "tmp").exists()   # removed after each step
 
 
 def test_default_build_makes_umbrella_and_migraphx_only(default_build):

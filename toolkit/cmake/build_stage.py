@@ -28,7 +28,8 @@ def build_stage(b: Build) -> Stage:
         return [ws.lib / library_file(name) for name, _ in b.expected()]
 
     def run() -> None:
-        run_tool(build_command(cmake, ws.cmake, b.options.jobs), "build", b.tool_env(), ws.root / "logs")
+        with b.tool_env() as env:
+            run_tool(build_command(cmake, ws.cmake, b.options.jobs), "build", env, ws.root / "logs")
         collect = make_temp_dir(ws.root, "lib")
         try:
             collect_libraries(b, cmake, collect)

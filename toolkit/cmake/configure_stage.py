@@ -108,7 +108,8 @@ def configure_stage(b: Build) -> Stage:
             # CMake keeps a compiler it detected until its cache is deleted; --fresh starts from no cache.
             log.stage("configure", "the toolchain changed: configuring from a fresh CMake cache")
             cmd.insert(1, "--fresh")
-        run_tool(cmd, "configure", {**kernel_env, **b.tool_env()}, ws.root / "logs")
+        with b.tool_env() as env:
+            run_tool(cmd, "configure", {**kernel_env, **env}, ws.root / "logs")
         asked = read_report(ws.cmake)
         log.stage("configure", "CMake asked the dependency provider for: FetchContent "
                   + (", ".join(asked["fetchcontent"]) or "none") + "; find_package "

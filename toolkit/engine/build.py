@@ -6,9 +6,11 @@ path and library of the build, so a dry run can print it all and the stages only
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -158,14 +160,19 @@ class Build:
                   "CCACHE_NOHASHDIR": "true", **self.toolchain().ccache_env()}
         return {k: v for k, v in wanted.items() if k not in os.environ}
 
-    def tool_env(self) -> dict[str, str]:
-        """The environment of CMake's configure and build steps: ccache's, and a TMPDIR in the work tree, emptied
-        here, so that nothing the compilers leave behind lands outside it."""
+    @contextlib.contextmanager
+    def tool_env(self) -> Iterator[dict[str, str]]:
+        """The environment of a CMake configure or build step: ccache's, and a TMPDIR in the work tree made for
+        the step and removed after it, so that what the compilers leave behind is neither outside the work tree
+        nor kept (HIP's clang driver leaves two empty folders in TMPDIR per compile)."""
         tmp = self.workspace.tmp
         if tmp.exists():
             shutil.rmtree(tmp)
         tmp.mkdir(parents=True)
-        return {**self.ccache_env(), "TMPDIR": str(tmp)}
+        try:
+            yield {**self.ccache_env(), "TMPDIR": str(tmp)}
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     def toolchain(self) -> Toolchain:
         """The C/C++ toolchain: --toolchain, else the recipe's [build] toolchain, for the recipe's glibc floor."""

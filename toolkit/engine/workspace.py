@@ -48,8 +48,7 @@ class Workspace:
 
     @property
     def tmp(self) -> Path:
-        """TMPDIR of the build's tools: what they leave there stays in the work tree (HIP's clang driver leaves
-        two empty folders in TMPDIR per compile)."""
+        """TMPDIR of a configure or build step's tools, there while the step runs (Build.tool_env)."""
         return self.root / "tmp"
 
     @property
