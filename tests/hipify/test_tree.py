@@ -280,3 +280,31 @@ def test_a_failed_hipify_perl_run_is_not_kept(tree, tmp_path):
     with pytest.raises(ToolkitError, match="failed"):
         hipify_tree(HipifySettings(engine="hipify-perl", hipify_perl=perl), src, out, jobs=1, perl_cache=kept)
     assert not kept.exists() or not any(kept.rglob("*.json"))
+
+
+def test_perl_warnings_off_runs_hipify_perl_quiet_and_keeps_apart(tree, tmp_path):
+    src, out = tree
+    calls = tmp_path / "calls"
+    # The stand-in warns unless given -quiet-warnings, as hipify-perl does; its output is the same either way.
+    body = (f'echo "$@" >> {calls}\nfor last; do :; done\nsed "s/cudaMalloc/hipMalloc/g" "$last"\n'
+            '[ "$1" = "-quiet-warnings" ] || echo "warning: $last:#3 : unsupported device function" >&2\n')
+    perl, kept = _stand_in(tmp_path, body), tmp_path / "kept"
+    loud = hipify_tree(HipifySettings(engine="hipify-perl", hipify_perl=perl), src, out, jobs=1, perl_cache=kept)
+    quiet = hipify_tree(HipifySettings(engine="hipify-perl", hipify_perl=perl, perl_warnings=False), src,
+                        tmp_path / "quiet", jobs=1, perl_cache=kept)
+    lines = calls.read_text().splitlines()
+    assert len(lines) == 2 * len(loud.converted)   # kept apart: the quiet run is not served the loud one's output
+    assert sum(line.startswith("-quiet-warnings ") for line in lines) == len(quiet.converted)
+    assert any(w.kind == "hipify-perl" for w in loud.warnings)
+    assert not any(w.kind == "hipify-perl" for w in quiet.warnings)
+    assert (tmp_path / "quiet" / "runtime_memcpy.cu").read_bytes() == (out / "runtime_memcpy.cu").read_bytes()
+
+
+def test_perl_warnings_is_read_from_the_recipe(tmp_path):
+    from toolkit.hipify.settings import from_table
+    from toolkit.util.tomlread import Table
+
+    table = Table({"engine": "hipify-perl", "perl_warnings": False}, tmp_path / "r.toml", "hipify")
+    assert from_table(table, tmp_path).perl_warnings is False
+    with pytest.raises(ToolkitError, match="perl_warnings"):
+        from_table(Table({"perl_warnings": "no"}, tmp_path / "r.toml", "hipify"), tmp_path)

@@ -2,6 +2,7 @@
 
     [hipify]
     engine = "builtin"                 # or "hipify-perl" (ROCm's, where installed)
+    perl_warnings = true               # hipify-perl's per-line warnings (false: -quiet-warnings, same output)
     launch_syntax = "chevron"          # or "hipLaunchKernelGGL"
     dnn = "miopen"                     # or "hipdnn"
     strict = true                      # unmapped CUDA identifiers fail the stage
@@ -77,6 +78,7 @@ class HipifySettings:
     suffixes: tuple[tuple[str, str], ...] = ()
     substitutions: tuple[Substitution, ...] = ()
     hipify_perl: str = "hipify-perl"
+    perl_warnings: bool = True
     # When set, an input whose output path matches `unit_globs` (a translation unit) is converted only if
     # that path is listed: a sample's compile check needs its units and every header, not the whole tree.
     only_units: tuple[str, ...] = ()
@@ -133,6 +135,7 @@ def from_table(t: Table, recipe_dir: Path) -> HipifySettings:
     include = tuple(t.str_list("include", list(DEFAULT_INCLUDE)))
     overlay = tuple(t.str_list("overlay", []))
     perl = t.str("hipify_perl", "hipify-perl")
+    perl_warnings = t.bool("perl_warnings", True)
     if "/" in perl and not Path(perl).is_absolute():
         perl = str((recipe_dir / perl).resolve())
 
@@ -176,5 +179,5 @@ def from_table(t: Table, recipe_dir: Path) -> HipifySettings:
     return HipifySettings(
         engine=engine, launch_syntax=launch, dnn=dnn, strict=strict, include=include, overlay=overlay,
         exclude=tuple(excludes), renames=tuple(renames), suffixes=tuple(suffixes.items()),
-        substitutions=tuple(subs), hipify_perl=perl,
+        substitutions=tuple(subs), hipify_perl=perl, perl_warnings=perl_warnings,
     )

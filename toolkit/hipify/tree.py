@@ -80,7 +80,7 @@ def hipify_tree(settings: HipifySettings, src_dir: Path, out_dir: Path, jobs: in
     perl = None
     if settings.engine == "hipify-perl":
         from toolkit.hipify.perl import PerlRun
-        perl = PerlRun.find(settings.hipify_perl, perl_cache)
+        perl = PerlRun.find(settings, perl_cache)
     report = HipifyReport(engine=settings.engine)
     cache_path = out_dir / CACHE_NAME
     old = _load_cache(cache_path)
