@@ -44,9 +44,14 @@ class RootImage:
     root: Path
     venv: Path
 
-    @property
-    def path_env(self) -> str:
-        return f"{self.venv}/bin:{sandbox.PATH}"
+    def env(self) -> dict[str, str]:
+        return root_env(self.name, self.venv)
+
+
+def root_env(name: str, venv: Path) -> dict[str, str]:
+    """The environment of a container of build root `name`, its image's or (rootfs.py) its folder's: the root's
+    toolkit venv first on PATH, so `python3 -m toolkit` inside runs the mounted project with its dependencies."""
+    return {"PATH": f"{venv}/bin:{sandbox.PATH}", "LANG": "C.UTF-8", "HOME": "/root", "TOOLKIT_IN_IMAGE": name}
 
 
 def engine_env() -> dict[str, str]:
@@ -122,8 +127,8 @@ def _import(engine: str, image: RootImage, spec: packageset.PackageSet) -> None:
         raise ToolkitError(f"{image.root / venv_rel}: the root itself holds the venv's path", hint="remove it")
     argv = [tar, "--numeric-owner", "-c", "-f", "-", *(f"--exclude={e}" for e in _EXCLUDE),
             "-C", str(image.root), ".", "-C", "/", "--no-recursion", *parents, "--recursion", str(venv_rel)]
-    changes = [f"ENV PATH={image.path_env}", "ENV LANG=C.UTF-8", "ENV HOME=/root", f"ENV TOOLKIT_IN_IMAGE={spec.name}",
-               "WORKDIR /", f"LABEL org.opencontainers.image.title=ort-amdgpu build root {spec.name}",
+    changes = [*(f"ENV {key}={value}" for key, value in image.env().items()), "WORKDIR /",
+               f"LABEL org.opencontainers.image.title=ort-amdgpu build root {spec.name}",
                f"LABEL io.ort-amdgpu.package-set={spec.digest()}", f"LABEL io.ort-amdgpu.venv={image.venv}"]
     importer = [engine, "import", "--quiet", *(a for c in changes for a in ("--change", c)),
                 "--message", f"build root {spec.name} ({spec.file.name}) and the toolkit's venv", "-", image.tag]

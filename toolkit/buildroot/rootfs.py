@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.buildroot import make, packageset, sandbox, session
+from toolkit.buildroot import make, packageset, session
+from toolkit.buildroot.image import root_env
 from toolkit.util import log
 
 
@@ -26,9 +27,7 @@ class RootFS:
     venv: Path         # the toolkit's venv for it
 
     def env(self) -> dict[str, str]:
-        """What the root's image would set (image.py: its --change lines)."""
-        return {"PATH": f"{self.venv}/bin:{sandbox.PATH}", "LANG": "C.UTF-8", "HOME": "/root",
-                "TOOLKIT_IN_IMAGE": self.name}
+        return root_env(self.name, self.venv)
 
     def __str__(self) -> str:
         return f"build root {self.name} ({self.path})"
