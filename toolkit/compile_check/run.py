@@ -23,7 +23,7 @@ from toolkit.buildroot import ensure_root, run_in_root
 from toolkit.compile_check.settings import CompileCheckSettings, Dep
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text, iter_files, read_json
+from toolkit.util.fsutil import atomic_write_text, iter_files, keyed_record, read_json
 from toolkit.util.globs import glob_match
 
 DRIVER = Path(__file__).with_name("driver.py")
@@ -209,7 +209,7 @@ def compile_tree(settings: CompileCheckSettings, tree: Path, source: Path, work:
             err = "" if ok else first_error(res["stderr"], tree, source)
             report.units.append(UnitResult(res["unit"], ok, err, res["seconds"]))
             key = keys[res["unit"]]
-            atomic_write_text(store / key[:2] / f"{key}.json",
+            atomic_write_text(keyed_record(store, key),
                               json.dumps({"ok": ok, "error": err, "seconds": res["seconds"]}) + "\n")
     report.units.sort(key=lambda u: u.unit)
     report.seconds = time.monotonic() - started
@@ -224,7 +224,7 @@ def _placeholders(text: str, folders: dict[str, str]) -> str:
 
 def _stored(store: Path, key: str) -> dict | None:
     """A unit's stored result, or None (none yet, or a file another run is writing: atomic, so whole or absent)."""
-    result = read_json(store / key[:2] / f"{key}.json")
+    result = read_json(keyed_record(store, key))
     return result if isinstance(result, dict) and isinstance(result.get("ok"), bool) else None
 
 

@@ -26,7 +26,7 @@ from toolkit.hipify.engine import FileResult, Warning, apply_substitutions, conv
 from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import Tables
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text, read_json, sha256_bytes, sha256_file
+from toolkit.util.fsutil import atomic_write_text, keyed_record, read_json, sha256_bytes, sha256_file
 from toolkit.util.process import run
 
 _WARNING = re.compile(r"(?:warning|error)\s*:\s*\S*?:#?(\d+)\s*:?\s*(.*)")
@@ -80,7 +80,7 @@ def convert_with_perl(perl: PerlRun, path: Path, data: bytes, text: str, rel: st
 def _run(perl: PerlRun, path: Path, data: bytes, rel: str) -> tuple[str, str]:
     """hipify-perl's stdout and stderr for the input at `path` (bytes `data`): kept ones, else a run's."""
     key = sha256_bytes("\0".join(["hipify-perl", perl.digest, *perl.options, sha256_bytes(data)]).encode())
-    kept = Path(perl.cache) / key[:2] / f"{key}.json" if perl.cache else None
+    kept = keyed_record(Path(perl.cache), key) if perl.cache else None
     found = read_json(kept) if kept else None
     if isinstance(found, dict) and isinstance(found.get("stdout"), str) and isinstance(found.get("stderr"), str):
         return found["stdout"], found["stderr"].replace(_PATH, str(path))

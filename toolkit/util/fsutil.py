@@ -79,6 +79,12 @@ def read_json(path: Path) -> object:
         return None
 
 
+def keyed_record(store: Path, key: str) -> Path:
+    """Where a record kept by content key (a sha256 in hex) lives in a store folder of the toolkit cache: one small
+    JSON file each, in a subfolder per the key's first two characters."""
+    return Path(store) / key[:2] / f"{key}.json"
+
+
 def iter_files(root: Path, skip_dirs: Iterable[str] = (".git",)) -> Iterator[Path]:
     """Every regular file and symlink under root, relative to it, in a stable order."""
     root = Path(root)
