@@ -183,6 +183,15 @@ def _stand_in(tmp_path: Path, body: str) -> str:
     return str(script)
 
 
+def _recording_stand_in(tmp_path: Path) -> tuple[str, Path]:
+    """A stand-in that converts like a tiny hipify-perl, warns unless given -quiet-warnings as hipify-perl does,
+    and appends each call's arguments to a file: (its path, that file)."""
+    calls = tmp_path / "calls"
+    body = (f'echo "$@" >> {calls}\nfor last; do :; done\nsed "s/cudaMalloc/hipMalloc/g" "$last"\n'
+            '[ "$1" = "-quiet-warnings" ] || echo "warning: $last:#3 : unsupported device function" >&2\n')
+    return _stand_in(tmp_path, body), calls
+
+
 def test_hipify_perl_failure_is_surfaced(tree, tmp_path):
     src, out = tree
     perl = _stand_in(tmp_path, 'echo "error: cannot parse $1" >&2\nexit 3\n')
@@ -252,10 +261,7 @@ def test_a_projects_own_device_header_is_not_taken_for_cudas(tmp_path, capsys):
 
 def test_hipify_perl_outputs_are_kept_by_content_for_another_work_tree(tree, tmp_path):
     src, out = tree
-    calls = tmp_path / "calls"
-    body = (f'echo "$1" >> {calls}\nsed "s/cudaMalloc/hipMalloc/g" "$1"\n'
-            'echo "warning: $1:#3 : unsupported device function" >&2\n')
-    perl, kept = _stand_in(tmp_path, body), tmp_path / "kept"
+    (perl, calls), kept = _recording_stand_in(tmp_path), tmp_path / "kept"
     settings = HipifySettings(engine="hipify-perl", hipify_perl=perl)
     first = hipify_tree(settings, src, out, jobs=1, perl_cache=kept)
     ran = len(calls.read_text().splitlines())
@@ -269,7 +275,7 @@ def test_hipify_perl_outputs_are_kept_by_content_for_another_work_tree(tree, tmp
     assert findings[0] == findings[1]
     assert any(w.kind == "hipify-perl" and w.line == 3 for w in second.warnings)
     # Another hipify-perl (its content changed) runs again.
-    Path(perl).write_text("#!/bin/sh\n# another release\n" + body)
+    Path(perl).write_text(Path(perl).read_text() + "# another release\n")
     hipify_tree(settings, src, tmp_path / "third", jobs=1, perl_cache=kept)
     assert len(calls.read_text().splitlines()) == 2 * ran
 
@@ -284,11 +290,7 @@ def test_a_failed_hipify_perl_run_is_not_kept(tree, tmp_path):
 
 def test_perl_warnings_off_runs_hipify_perl_quiet_and_keeps_apart(tree, tmp_path):
     src, out = tree
-    calls = tmp_path / "calls"
-    # The stand-in warns unless given -quiet-warnings, as hipify-perl does; its output is the same either way.
-    body = (f'echo "$@" >> {calls}\nfor last; do :; done\nsed "s/cudaMalloc/hipMalloc/g" "$last"\n'
-            '[ "$1" = "-quiet-warnings" ] || echo "warning: $last:#3 : unsupported device function" >&2\n')
-    perl, kept = _stand_in(tmp_path, body), tmp_path / "kept"
+    (perl, calls), kept = _recording_stand_in(tmp_path), tmp_path / "kept"
     loud = hipify_tree(HipifySettings(engine="hipify-perl", hipify_perl=perl), src, out, jobs=1, perl_cache=kept)
     quiet = hipify_tree(HipifySettings(engine="hipify-perl", hipify_perl=perl, perl_warnings=False), src,
                         tmp_path / "quiet", jobs=1, perl_cache=kept)
