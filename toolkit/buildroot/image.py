@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.buildroot import make, packageset, sandbox, session
+from toolkit.buildroot.rootfs import root_env
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text
@@ -46,12 +47,6 @@ class RootImage:
 
     def env(self) -> dict[str, str]:
         return root_env(self.name, self.venv)
-
-
-def root_env(name: str, venv: Path) -> dict[str, str]:
-    """The environment of a container of build root `name`, its image's or (rootfs.py) its folder's: the root's
-    toolkit venv first on PATH, so `python3 -m toolkit` inside runs the mounted project with its dependencies."""
-    return {"PATH": f"{venv}/bin:{sandbox.PATH}", "LANG": "C.UTF-8", "HOME": "/root", "TOOLKIT_IN_IMAGE": name}
 
 
 def engine_env() -> dict[str, str]:

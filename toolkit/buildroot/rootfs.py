@@ -15,9 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.buildroot import make, packageset, session
-from toolkit.buildroot.image import root_env
+from toolkit.buildroot import make, packageset, sandbox, session
 from toolkit.util import log
+
+
+def root_env(name: str, venv: Path) -> dict[str, str]:
+    """The environment of a container of build root `name`, of its folder or (image.py) of its image: the root's
+    toolkit venv first on PATH, so `python3 -m toolkit` inside runs the mounted project with its dependencies."""
+    return {"PATH": f"{venv}/bin:{sandbox.PATH}", "LANG": "C.UTF-8", "HOME": "/root", "TOOLKIT_IN_IMAGE": name}
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            "the first Debian archive in the machine's apt sources."),
     EnvVar("TOOLKIT_BUILDROOT", TOOLKIT, ("toolkit/buildroot/make.py", "toolkit/buildroot/cli.py"),
            "A build root prepared by hand, used as it is instead of making one."),
-    EnvVar("TOOLKIT_IN_IMAGE", SET, ("toolkit/buildroot/rootfs.py", "toolkit/buildroot/image.py"),
+    EnvVar("TOOLKIT_IN_IMAGE", SET, ("toolkit/buildroot/rootfs.py",),
            "In a container of a build root (podman running the root's folder, or the root's image from `root image "
            "NAME`): that root's name, so a session can tell where it runs."),
     EnvVar("TOOLKIT_CONTAINER_ENGINE", TOOLKIT, ("toolkit/release/container.py",),
