@@ -21,8 +21,8 @@ import pytest
 from tests.support.real_umbrella_support import binds, inside, toolkit
 from tests.support.selfcheck_support import (
     PACKAGE,
-    ROCM7_HINT,
     guide_snippets,
+    hip_not_found,
     ort_range_ends,
     run_python,
     run_selfcheck,
@@ -45,11 +45,9 @@ REGISTER = ("import onnxruntime as ort, onnxruntime_ep_amdgpu as ep\n"
 
 
 def not_found(sid) -> str:
-    """The self-check's verdict for this variant's wheel where no ROCm is: its HIP soname, the other variant's extra."""
-    major = sid.variant.removeprefix("rocm")
-    other = {"6": "7", "7": "6"}[major]
-    hint = ROCM7_HINT if other == "7" else "for ROCm 6 install onnxruntime-ep-amdgpu[rocm6]"
-    return f"not ready: needs ROCm {major} ({sid.hip} not found); {hint}"
+    """The self-check's verdict for this variant's wheel where no ROCm is: its HIP soname, what provides it, and how
+    to take the other variant instead."""
+    return hip_not_found(sid.variant.removeprefix("rocm"))
 
 
 def _wheel(real_build):

@@ -10,11 +10,30 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
+from toolkit.wheel.data import install_hint
 from toolkit.wheel.smoke_selfcheck import available_versions, range_ends
 from toolkit.wheel.venvs import clean_env, create_venv, pip_install
 
 PACKAGE = "onnxruntime_ep_amdgpu"
-ROCM7_HINT = "for ROCm 7 install onnxruntime-ep-amdgpu[rocm7]"
+# What the self-check says to do where no ONNX Runtime is installed: the flavours, one only.
+NO_ORT = ("not ready: no ONNX Runtime is installed (this EP needs onnxruntime>=1.24, the plugin EP API). What to do: "
+          "install one: pip install 'onnxruntime>=1.24' (the CPU build) or pip install 'onnxruntime-migraphx>=1.24' "
+          "(AMD's build with its MIGraphX EP, for ROCm 7); one only, they share the onnxruntime module")
+
+
+def other_variant(major: str) -> str:
+    """The self-check's advice for the other ROCm major: the meta-package installs rocm7, rocm6 by its name."""
+    other = "7" if major == "6" else "6"
+    command = "pip install onnxruntime-ep-amdgpu" if other == "7" else "pip install onnxruntime-ep-amdgpu-rocm6"
+    return (f"for ROCm {other} instead: pip uninstall onnxruntime-ep-amdgpu onnxruntime-ep-amdgpu-rocm{major}, "
+            f"then {command}")
+
+
+def hip_not_found(major: str) -> str:
+    """The verdict of a rocmN wheel where the loader finds no HIP runtime: what is missing, what provides it."""
+    soname = f"libamdhip64.so.{major}"
+    return (f"not ready: needs ROCm {major} ({soname} not found). What to do: install {install_hint(soname)}, or put "
+            f"the folder that holds {soname} on LD_LIBRARY_PATH; {other_variant(major)}")
 
 
 def venv_with(where: Path, wheel: Path, onnxruntime: str | None) -> Path:

@@ -47,7 +47,11 @@ def test_wheel_holds_the_components_of_the_features_that_are_on(tmp_path):
     assert "onnxruntime_ep_amdgpu/libamdgpu-ep.so" in names
     assert "onnxruntime_ep_amdgpu/libmigraphx-backend.so" in names
     assert "onnxruntime_ep_amdgpu/libhipdnn-backend.so" not in names  # feature off
-    assert "Requires-Dist: onnxruntime>=1.24" in metadata
+    # No ONNX Runtime dependency (it would replace the flavour a user has); the description says which to get.
+    assert "Requires-Dist" not in metadata
+    assert "Needs ONNX Runtime `>=1.24` (the plugin EP API)" in metadata
+    assert "`onnxruntime-migraphx` (AMD's build with its MIGraphX EP" in metadata
+    assert "`python -m onnxruntime_ep_amdgpu` says whether this machine can run the EP" in metadata
     assert "Source revision: 0123abc" in metadata and "ROCm version: 7.2.0" in metadata
     assert "Patches applied: 0001-rename-hipep-to-hipdnn.patch" in metadata
     assert "GPU targets: gfx90a, gfx1030" in metadata

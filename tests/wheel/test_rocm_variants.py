@@ -57,9 +57,18 @@ def test_the_meta_wheel_is_reproducible_and_pip_installs_it(tmp_path, monkeypatc
                     str(path)], check=True)
     dist = PathDistribution(next(target.glob("*.dist-info")))
     assert dist.metadata["Name"] == "onnxruntime-ep-amdgpu" and dist.version == "0.2.0"
-    assert dist.metadata.get_all("Provides-Extra") == ["rocm6", "rocm7"]
-    assert dist.requires == ['onnxruntime-ep-amdgpu-rocm6==0.2.0; extra == "rocm6"',
-                             'onnxruntime-ep-amdgpu-rocm7==0.2.0; extra == "rocm7"']
+    # No extras: plain `pip install onnxruntime-ep-amdgpu` is the newest ROCm major's build, the other by its name.
+    assert dist.metadata.get_all("Provides-Extra") is None
+    assert dist.requires == ["onnxruntime-ep-amdgpu-rocm7==0.2.0"]
+    text = dist.metadata.get_payload()
+    assert "- ROCm with `libamdhip64.so.6`: `pip install onnxruntime-ep-amdgpu-rocm6`" in text
+    assert "- ROCm with `libamdhip64.so.7`: `pip install onnxruntime-ep-amdgpu` (`onnxruntime-ep-amdgpu-rocm7`)" in text
+
+
+def test_the_default_variant_is_the_newest_rocm_major_whatever_the_order():
+    assert _settings(rocm_variants={"rocm7": "libamdhip64.so.7", "rocm6": "libamdhip64.so.6"}).default_variant == "rocm7"
+    assert _settings(rocm_variants={"rocm10": "libamdhip64.so.10", "rocm9": "libamdhip64.so.9"}).default_variant \
+        == "rocm10"
 
 
 def test_no_variants_no_meta_wheel(tmp_path):

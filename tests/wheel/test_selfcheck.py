@@ -10,7 +10,16 @@ import shutil
 
 import pytest
 
-from tests.support.selfcheck_support import ROCM7_HINT, ort_range_ends, run_python, run_selfcheck, venv_with, verdict
+from tests.support.selfcheck_support import (
+    NO_ORT,
+    hip_not_found,
+    ort_range_ends,
+    other_variant,
+    run_python,
+    run_selfcheck,
+    venv_with,
+    verdict,
+)
 from tests.support.wheel_support import build_c_library, shared_library
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.settings import Component, SmokeSettings, WheelSettings
@@ -24,7 +33,7 @@ SETTINGS = WheelSettings(
     distribution="onnxruntime-ep-amdgpu",
     rocm_variants=(("rocm6", "libamdhip64.so.6"), ("rocm7", "libamdhip64.so.7")),
 )
-NOT_FOUND = f"not ready: needs ROCm 6 (libamdhip64.so.6 not found); {ROCM7_HINT}"
+NOT_FOUND = hip_not_found("6")
 FACTS = {"source_revision": "upstream@sha256:" + "a" * 64,
          "upstream_commit": "a2ea3b25f420c5eb8d25edc366fbc17d6de4fe22",
          "hip_version": "6.4.43484", "rocm_version": "HIP 6.4.43484 (/usr/include/hip/hip_version.h)"}
@@ -57,18 +66,29 @@ def test_without_rocm_it_names_the_hip_library_and_the_rocm7_extra(rocm6, tmp_pa
     assert ("libamdhip64.so.6 (needed by libamdgpu-ep.so, libmigraphx-backend.so): NOT FOUND; does not load: "
             "libamdhip64.so.6: cannot open shared object file") in out
     assert "libamdgpu-ep.so (EP AMDGPUExecutionProvider): does not load: libamdhip64.so.6: cannot open" in out
-    assert "onnxruntime: not installed" in out and "ORT registration of AMDGPUExecutionProvider: failed: import" in out
+    assert "onnxruntime: not installed" in out
+    assert "ORT registration of AMDGPUExecutionProvider: not tried: onnxruntime missing is not in >=1.24" in out
+    # Every missing piece with what to do, the verdict's first.
+    assert "what to do:\n  - needs ROCm 6 (libamdhip64.so.6 not found): install ROCm 6's HIP runtime" in out
+    assert f"  - {NO_ORT.removeprefix('not ready: ').replace('. What to do: ', ': ')}" in out
     # check() returns the same facts; -q prints the verdict alone.
     facts = json.loads(run_selfcheck(python, "--json", cwd=tmp_path).stdout)
     assert facts["ready"] is False and facts["missing"] == NOT_FOUND.removeprefix("not ready: ")
+    # HIP and ORT; the libraries that do not load for want of HIP need nothing more.
+    assert [(p["what"].split()[0], p["blocking"]) for p in facts["todo"]] == [("needs", True), ("no", True)]
     assert [lib["soname"] for lib in facts["rocm_libraries"]] == ["libamdhip64.so.6"]
     assert facts["build"]["rocm_libraries"] == ["libamdhip64.so.6"] and facts["variant"] == "rocm6"
     quiet = run_selfcheck(python, "-q", cwd=tmp_path)
     assert (quiet.returncode, quiet.stdout) == (1, NOT_FOUND + "\n")
     code = "import onnxruntime_ep_amdgpu as ep; f = ep.check(); print(f['ready'], ep.get_build_info()['rocm_variant'])"
     assert run_python(python, code, cwd=tmp_path).stdout == "False rocm6\n"
+    # A command line like any other: --help exits 0 naming the package, an unknown option exits 2 naming it.
+    helped = run_selfcheck(python, "--help", cwd=tmp_path)
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: python -m onnxruntime_ep_amdgpu [-h]")
+    assert "<package>" not in helped.stdout and "--json" in helped.stdout
     bad = run_selfcheck(python, "--nope", cwd=tmp_path)
-    assert bad.returncode == 2 and "usage: python -m <package>" in bad.stderr
+    assert bad.returncode == 2 and bad.stderr.splitlines()[-1] == \
+        "python -m onnxruntime_ep_amdgpu: error: unrecognized arguments: --nope"
 
 
 def test_rocm_on_ld_library_path_is_found_there_and_the_next_piece_is_named(rocm6, tmp_path):
@@ -79,7 +99,7 @@ def test_rocm_on_ld_library_path_is_found_there_and_the_next_piece_is_named(rocm
     assert f"libamdhip64.so.6 (needed by libamdgpu-ep.so, libmigraphx-backend.so): found {hip}/libamdhip64.so.6 " \
            f"(LD_LIBRARY_PATH); loads" in done.stdout
     assert "libmigraphx-backend.so (backend): loads" in done.stdout
-    assert verdict(done) == "not ready: onnxruntime is not installed: pip install 'onnxruntime>=1.24'"
+    assert verdict(done) == NO_ORT
 
 
 def test_rocm_in_a_folder_the_loader_does_not_search_is_pointed_at(rocm6, tmp_path):
@@ -87,8 +107,9 @@ def test_rocm_in_a_folder_the_loader_does_not_search_is_pointed_at(rocm6, tmp_pa
     python = venv_with(tmp_path / "venv", wheel, None)
     done = run_selfcheck(python, env={"ROCM_PATH": str(hip.parent)}, cwd=tmp_path)
     assert done.returncode == 1
-    assert verdict(done) == (f"not ready: needs ROCm 6 (libamdhip64.so.6 in {hip}, which the loader does not search: "
-                             f"add it to LD_LIBRARY_PATH or /etc/ld.so.conf.d); {ROCM7_HINT}")
+    assert verdict(done) == (f"not ready: needs ROCm 6 (libamdhip64.so.6 in {hip}, which the loader does not search). "
+                             f"What to do: add {hip} to LD_LIBRARY_PATH, or write it into a file in /etc/ld.so.conf.d "
+                             f"and run ldconfig; {other_variant('6')}")
 
 
 @pytest.mark.network  # PyPI's onnxruntime at the floor and the newest of the wheel's range

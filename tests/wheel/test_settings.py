@@ -44,7 +44,7 @@ def test_reads_a_full_recipe(tmp_path):
     wheel = from_table(table.table("wheel"), tmp_path)
     assert wheel.distribution == "onnxruntime-ep-amdgpu"
     assert wheel.import_package == "onnxruntime_ep_amdgpu"
-    assert wheel.onnxruntime_requirement == "onnxruntime~=1.24.0"
+    assert wheel.onnxruntime == "~=1.24.0" and wheel.trace_env is None
     assert wheel.excludes == ("libhsakmt.so.*",)
     assert [c.filename for c in wheel.components_for(frozenset())] == ["libamdgpu-ep.so", "libmigraphx-backend.so"]
     assert wheel.components_for(frozenset({"hipdnn"}))[-1] == Component("hipdnn-backend", None, "hipdnn")

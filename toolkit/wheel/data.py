@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from functools import cache
 from importlib import resources
@@ -30,3 +31,22 @@ def system_libraries() -> tuple[str, ...]:
 
 def ep_entry_points() -> tuple[str, ...]:
     return tuple(libraries()["ep_entry_points"])
+
+
+@cache
+def _runtime_sources() -> dict:
+    return json.loads(read_text("data", "runtime_sources.json"))
+
+
+def install_hint(soname: str) -> str:
+    """What provides `soname`, in words, for the self-check to say (runtime_sources.json's first match)."""
+    version = soname.rsplit(".so.", 1)[1].split(".")[0] if ".so." in soname else ""
+    for entry in _runtime_sources()["libraries"]:
+        if fnmatch.fnmatchcase(soname, entry["soname"]):
+            return str(entry["install"]).replace("{version}", version)
+    return f"the package that provides {soname}"
+
+
+def onnxruntime_flavours() -> list[dict[str, str]]:
+    """ONNX Runtime distributions with the plugin EP API (each provides the `onnxruntime` module)."""
+    return list(_runtime_sources()["onnxruntime"])

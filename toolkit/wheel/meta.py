@@ -1,5 +1,8 @@
-"""The meta-package of a recipe with ROCm variants: `<distribution>` holding no code, one extra per variant
-(`pip install onnxruntime-ep-amdgpu[rocm6]` installs `onnxruntime-ep-amdgpu-rocm6` of the same version).
+"""The meta-package of a recipe with ROCm variants: `<distribution>` holding no code, requiring the default variant
+(the newest ROCm major) of the same version, so `pip install onnxruntime-ep-amdgpu` gives a working EP, as
+NVIDIA's `onnxruntime-ep-nv-tensorrt-rtx` installs its CUDA 13 build. Every other variant installs by its own name
+(`pip install onnxruntime-ep-amdgpu-rocm6`). No extras: an extra would add its variant to the default one, and the
+variants share the import package, so two would overwrite each other.
 
 It is pure metadata, so it is written here as a zip with the three dist-info files a wheel needs (PEP 427),
 members sorted and dated by SOURCE_DATE_EPOCH (else 1980-01-01): the same settings give the same bytes.
@@ -20,7 +23,7 @@ from packaging.utils import canonicalize_name
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_bytes
 from toolkit.util.redact import shorten
-from toolkit.wheel.project import REQUIRES_PYTHON
+from toolkit.wheel.project import REQUIRES_PYTHON, onnxruntime_words
 from toolkit.wheel.settings import WheelSettings
 
 TAG = "py3-none-any"
@@ -32,16 +35,19 @@ def _file_stem(name: str) -> str:
 
 
 def metadata_text(settings: WheelSettings) -> str:
-    lines = ["Metadata-Version: 2.1", f"Name: {settings.distribution}", f"Version: {settings.version}",
-             f"Summary: {settings.summary} (meta-package: choose the ROCm variant as an extra)",
-             f"Requires-Python: {REQUIRES_PYTHON}"]
-    for variant, _ in settings.rocm_variants:
-        lines += [f"Provides-Extra: {variant}",
-                  f'Requires-Dist: {settings.distribution}-{variant}=={settings.version}; extra == "{variant}"']
-    lines += ["Description-Content-Type: text/markdown", "", f"# {settings.distribution}", "",
-              "One distribution per ROCm major; install the one your ROCm provides:", ""]
-    lines += [f"- `pip install {settings.distribution}[{v}]`: `{settings.distribution}-{v}`, for a ROCm with "
-              f"`{soname}`" for v, soname in settings.rocm_variants]
+    name, default = settings.distribution, settings.default_variant
+    lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {settings.version}",
+             f"Summary: {settings.summary} (installs the {default} build)",
+             f"Requires-Python: {REQUIRES_PYTHON}", f"Requires-Dist: {name}-{default}=={settings.version}",
+             "Description-Content-Type: text/markdown", "", f"# {name}", "",
+             "One distribution per ROCm major, all installing the import package "
+             f"`{settings.import_package}`: install exactly one.", ""]
+    for variant, soname in settings.rocm_variants:
+        command = name if variant == default else f"{name}-{variant}"
+        lines.append(f"- ROCm with `{soname}`: `pip install {command}` (`{name}-{variant}`)")
+    lines += ["", f"This package installs `{name}-{default}`. For another ROCm, install that variant by its own "
+              f"name instead, in an environment without `{name}`.", "", *onnxruntime_words(settings), "",
+              f"`python -m {settings.import_package}` says whether a machine can run the EP, and what it lacks."]
     return "\n".join(lines) + "\n"
 
 

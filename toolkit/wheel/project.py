@@ -12,7 +12,7 @@ from pathlib import Path
 
 from toolkit.util.fsutil import atomic_write_text
 from toolkit.wheel.buildinfo import BuildInfo
-from toolkit.wheel.data import read_text
+from toolkit.wheel.data import install_hint, onnxruntime_flavours, read_text
 from toolkit.wheel.settings import Component, WheelSettings
 
 # The generated package's Python works on every interpreter ORT supports; the libraries do not use
@@ -20,7 +20,8 @@ from toolkit.wheel.settings import Component, WheelSettings
 REQUIRES_PYTHON = ">=3.10"
 SCIKIT_BUILD_CORE = "scikit-build-core>=1.0"
 INFO_FILE = "_wheel_info.json"
-SELFCHECK_FILE = "_selfcheck.py"
+# The self-check's two modules: the facts (and the command line), and what to do about what is missing.
+SELFCHECK_FILES = {"_selfcheck.py": "selfcheck.py", "_advice.py": "advice.py"}
 
 
 def _template(name: str) -> str:
@@ -48,7 +49,10 @@ def pyproject_text(settings: WheelSettings) -> str:
         f"description = {_toml_str(settings.summary)}",
         'readme = { file = "README.md", content-type = "text/markdown" }',
         f"requires-python = {_toml_str(REQUIRES_PYTHON)}",
-        f"dependencies = {_toml_list([settings.onnxruntime_requirement])}",
+        # No ONNX Runtime: it comes in flavours that share the `onnxruntime` module (onnxruntime,
+        # onnxruntime-migraphx, ...), and a dependency on one replaces the flavour a user has. The self-check
+        # checks the one that is imported against the range instead.
+        "dependencies = []",
         "",
         "[tool.scikit-build]",
         'minimum-version = "1.0"',
@@ -91,12 +95,31 @@ def readme_text(settings: WheelSettings, components: tuple[Component, ...], info
     for c in components:
         what = f"EP `{c.ep_name}`" if c.ep_name else "backend"
         rows.append(f"- `{c.filename}` ({what})" + (f": {c.runtime}" if c.runtime else ""))
-    rows += ["", f"Requires `{settings.onnxruntime_requirement}`.", ""]
+    rows += ["", *onnxruntime_words(settings), ""]
     if settings.variant:
-        base = settings.distribution.removesuffix(f"-{settings.variant}")
-        rows += [f"This is the `{settings.variant}` variant, for machines whose ROCm provides "
-                 f"{listing(info.rocm_libraries)}; `pip install {base}[{settings.variant}]` installs it.", ""]
+        rows += [*variant_words(settings, info), ""]
+    rows += ["## Check a machine", "", f"`python -m {settings.import_package}` says whether this machine can run the "
+             "EP and, when it cannot, what to install or change.", ""]
     return "\n".join(rows)
+
+
+def onnxruntime_words(settings: WheelSettings) -> list[str]:
+    """Which ONNX Runtime the wheel needs and how to get one: it installs none itself."""
+    flavours = ", ".join(f"`{f['distribution']}` ({f['what']})" for f in onnxruntime_flavours())
+    return [f"Needs ONNX Runtime `{settings.onnxruntime}` (the plugin EP API), from whichever distribution provides "
+            f"the `onnxruntime` module: {flavours}. This wheel does not depend on one, so it never replaces the "
+            f"ONNX Runtime an environment has; without one, `pip install 'onnxruntime{settings.onnxruntime}'`."]
+
+
+def variant_words(settings: WheelSettings, info: BuildInfo) -> list[str]:
+    """Which distribution to install for which ROCm: the variants share the import package, so one at a time."""
+    base = settings.base_distribution
+    rows = [f"This is the `{settings.variant}` variant, for machines whose ROCm provides "
+            f"{', '.join(info.rocm_libraries) or 'no ROCm library'}. Install exactly one variant:", ""]
+    for name, soname in settings.rocm_variants:
+        command = base if name == settings.default_variant else f"{base}-{name}"
+        rows.append(f"- ROCm with `{soname}`: `pip install {command}`")
+    return rows
 
 
 def rocm_words(info: BuildInfo) -> str:
@@ -121,16 +144,22 @@ def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: Whe
     """_wheel_info.json: what the package's functions and its self-check (_selfcheck.py) read. `needs`: the ROCm
     sonames each library links (its ELF NEEDED entries, read at build time)."""
     needs = needs or {}
-    base = settings.distribution.removesuffix(f"-{settings.variant}") if settings.variant else settings.distribution
+    outside = sorted({*info.rocm_libraries, *(name for c in components for name in c.dlopens)})
     return {
         "distribution": settings.distribution,
+        "import_package": settings.import_package,
         "version": settings.version,
         "rocm_variant": settings.variant,
         "rocm_variants": dict(settings.rocm_variants),
-        "meta_distribution": base,
+        "meta_distribution": settings.base_distribution,
+        "default_variant": settings.default_variant,
         "onnxruntime": settings.onnxruntime,
+        "onnxruntime_flavours": onnxruntime_flavours(),
+        "trace_env": settings.trace_env,
+        "install": {name: install_hint(name) for name in outside},
         "components": [{"file": c.filename, "ep_name": c.ep_name, "feature": c.feature, "runtime": c.runtime,
-                        "runpath": list(c.runpath), "rocm_needed": list(needs.get(c.filename, ()))}
+                        "runpath": list(c.runpath), "rocm_needed": list(needs.get(c.filename, ())),
+                        "dlopens": list(c.dlopens)}
                        for c in components],
         "build": info.to_dict(),
     }
@@ -163,7 +192,8 @@ def generate_project(
     # The self-check: `python -m <package>` and check(), standard library only (templates/selfcheck.py).
     main = _template("package_main.py").replace("@IMPORT_PACKAGE@", settings.import_package)
     atomic_write_text(package / "__main__.py", main, mode=0o644)
-    atomic_write_text(package / SELFCHECK_FILE, _template("selfcheck.py"), mode=0o644)
+    for shipped, template in SELFCHECK_FILES.items():
+        atomic_write_text(package / shipped, _template(template), mode=0o644)
     info_json = json.dumps(wheel_info(components, info, settings, needs), indent=2, sort_keys=True) + "\n"
     atomic_write_text(package / INFO_FILE, info_json, mode=0o644)
     return dest

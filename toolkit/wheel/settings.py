@@ -5,7 +5,8 @@
     import_package = "onnxruntime_ep_amdgpu"    # default
     version = "0.1.0"
     summary = "..."
-    onnxruntime = ">=1.24"                      # Requires-Dist: onnxruntime<this>
+    onnxruntime = ">=1.24"                      # the ORT it works with: checked at run time, never a dependency
+    trace_env = "AMDGPU_EP_VERBOSE"             # optional: the variable (=1) that makes the EP say what it does
     excludes = ["libhsakmt.so.*"]               # repair excludes beyond the ROCm list
     [[wheel.components]]
     library = "amdgpu-ep"                       # the file lib<library>.so in the build's lib/
@@ -15,9 +16,11 @@
     loads = ["migraphx-backend"]                # optional: components it dlopens by bare name; repair
                                                 # checks its RUNPATH finds them inside the wheel
     runtime = "MIGraphX and HIP from ROCm"      # optional: what it needs at run time (the wheel's description)
+    dlopens = ["libhipgpu.so"]                  # optional: libraries outside the wheel it loads by bare name at
+                                                # run time; the self-check looks for them
     [wheel.rocm_variants]                       # optional: one distribution per ROCm major, by HIP soname:
-    rocm6 = "libamdhip64.so.6"                  # a build linking it is <distribution>-rocm6; `wheel meta`
-    rocm7 = "libamdhip64.so.7"                  # writes <distribution> with extras [rocm6], [rocm7]
+    rocm6 = "libamdhip64.so.6"                  # a build linking it is <distribution>-rocm6; `meta-wheel`
+    rocm7 = "libamdhip64.so.7"                  # writes <distribution>, which installs the newest (rocm7)
 
     [smoke]
     packages = ["onnxruntime-ep-webgpu"]        # installed into the smoke venv beside the wheel
@@ -49,6 +52,7 @@ _DIST_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _LIBRARY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 _VARIANT = re.compile(r"^[a-z][a-z0-9]*$")
 _SONAME = re.compile(r"^lib[A-Za-z0-9._+-]+\.so\.\d+$")
+_DLOPEN_NAME = re.compile(r"^lib[A-Za-z0-9._+-]+\.so(\.[0-9.]+)?$")
 # `{library:MODULE}` in a smoke env value: MODULE.get_library_path() inside the smoke venv.
 ENV_PLACEHOLDER = re.compile(r"\{library:([A-Za-z_][A-Za-z0-9_.]*)\}")
 
@@ -61,6 +65,7 @@ class Component:
     runpath: tuple[str, ...] = ()  # entries, each "$ORIGIN" or "$ORIGIN/<folder inside the wheel>"
     loads: tuple[str, ...] = ()  # libraries of other components it dlopens by bare name
     runtime: str | None = None  # what it needs at run time, in words (the wheel's description says it)
+    dlopens: tuple[str, ...] = ()  # libraries outside the wheel it loads by bare name (the self-check looks)
 
     @property
     def filename(self) -> str:
@@ -83,10 +88,20 @@ class WheelSettings:
     # the libraries link; `<distribution>` itself becomes a meta-package with one extra per variant.
     rocm_variants: tuple[tuple[str, str], ...] = ()
     variant: str | None = None  # the variant this wheel is (set by for_linked)
+    # The variable (set to 1) that makes the EP print what it does: the self-check's hint names it.
+    trace_env: str | None = None
 
     @property
-    def onnxruntime_requirement(self) -> str:
-        return f"onnxruntime{self.onnxruntime}"
+    def default_variant(self) -> str | None:
+        """The variant `<distribution>` itself installs: the newest ROCm major (the highest HIP soname version)."""
+        if not self.rocm_variants:
+            return None
+        return max(self.rocm_variants, key=lambda item: int(item[1].rsplit(".", 1)[1]))[0]
+
+    @property
+    def base_distribution(self) -> str:
+        """The distribution without the variant's suffix (the meta-package's name)."""
+        return self.distribution.removesuffix(f"-{self.variant}") if self.variant else self.distribution
 
     def for_linked(self, sonames: tuple[str, ...], where: str) -> WheelSettings:
         """These settings for the ROCm variant whose soname the libraries link (unchanged without variants)."""
@@ -164,6 +179,9 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
     except (InvalidSpecifier, InvalidRequirement):
         raise t.error("onnxruntime", f"{onnxruntime!r} is not a version range such as '>=1.24' or '~=1.24.0'") from None
     summary = t.str("summary", WheelSettings.summary)
+    trace_env = t.str("trace_env", None)
+    if trace_env is not None and not IDENTIFIER.match(trace_env):
+        raise t.error("trace_env", f"{trace_env!r} is not an environment variable name")
     excludes = tuple(t.str_list("excludes", []))
     rocm_variants = tuple(t.str_map("rocm_variants", {}).items())
     for name, soname in rocm_variants:
@@ -196,8 +214,12 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
                 raise ct.error(f"loads[{i}]",
                                f"expected a component's library name such as 'migraphx-backend', got {name!r}")
         runtime = ct.str("runtime", None)
+        dlopens = tuple(ct.str_list("dlopens", []))
+        for i, name in enumerate(dlopens):
+            if not _DLOPEN_NAME.match(name):
+                raise ct.error(f"dlopens[{i}]", f"expected a library file name such as 'libhipgpu.so', got {name!r}")
         ct.done()
-        components.append(Component(library, ep_name, feature, runpath, loads, runtime))
+        components.append(Component(library, ep_name, feature, runpath, loads, runtime, dlopens))
     if not components:
         raise t.error("components", "at least one component is required")
     for i, c in enumerate(components):
@@ -217,6 +239,7 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
         summary=summary,
         excludes=excludes,
         rocm_variants=rocm_variants,
+        trace_env=trace_env,
     )
 
 

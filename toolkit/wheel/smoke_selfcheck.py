@@ -1,6 +1,7 @@
 """The wheel's own self-check (`python -m <package>`, templates/selfcheck.py) run by the smoke test, and the
 supported onnxruntime range tested: the wheel beside PyPI's onnxruntime at the lowest and the newest version its
-Requires-Dist allows, each in a fresh venv, the self-check saying whether ORT registers the EP there."""
+range allows (the `onnxruntime` its _wheel_info.json records: the wheel declares no dependency on an ONNX Runtime),
+each in a fresh venv, the self-check saying whether ORT registers the EP there."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from packaging.version import InvalidVersion, Version
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
+from toolkit.wheel.project import INFO_FILE
 from toolkit.wheel.settings import ENV_PLACEHOLDER
 from toolkit.wheel.venvs import create_venv, pip_install
 from toolkit.wheel.wheelfile import read_headers
@@ -55,8 +57,15 @@ def run_selfcheck(python: Path, package: str, env: dict[str, str], cwd: Path, js
 
 
 def wheel_ort_requirement(wheel: Path) -> Requirement | None:
-    """The wheel's own `Requires-Dist: onnxruntime...` (its METADATA), or None."""
+    """The onnxruntime range the wheel supports: its package's _wheel_info.json (a wheel this toolkit made), else a
+    `Requires-Dist: onnxruntime...` of its METADATA (another project's plugin EP wheel); None when neither says."""
     with zipfile.ZipFile(wheel) as archive:
+        for name in sorted(archive.namelist()):
+            parts = name.split("/")
+            if len(parts) == 2 and parts[1] == INFO_FILE:
+                spec = json.loads(archive.read(name)).get("onnxruntime")
+                if spec:
+                    return Requirement(f"onnxruntime{spec}")
         metadata = read_headers(archive, "METADATA")
     for line in (metadata.get_all("Requires-Dist") or []) if metadata else []:
         requirement = Requirement(line)
@@ -113,7 +122,7 @@ def check_range(wheels: list[Path], package: str, find_links: Iterable[Path], en
     """The wheel beside the lowest and the newest onnxruntime its range allows, each in a fresh venv; 1 on FAIL."""
     requirement = wheel_ort_requirement(wheels[0])
     if requirement is None:
-        print(f"FAIL onnxruntime range: {wheels[0].name} has no Requires-Dist on onnxruntime", flush=True)
+        print(f"FAIL onnxruntime range: {wheels[0].name} names no onnxruntime range", flush=True)
         return 1
     failures = 0
     probe = create_venv(base / "venv-range-probe", False)

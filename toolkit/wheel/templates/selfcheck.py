@@ -6,7 +6,8 @@ the ROCm sonames the packaged libraries link were recorded at build time (their 
 _wheel_info.json); what is checked here is whether this machine's loader finds each one (LD_LIBRARY_PATH, the
 libraries' RUNPATH, /etc/ld.so.cache, the default folders), whether it loads (ctypes, RTLD_LOCAL: the loader's
 own error when not), the AMD GPUs the kernel shows, the onnxruntime installed, and what ORT says when the EP
-library is registered with it.
+library is registered with it (not tried with an ORT outside the wheel's range). What to do about each missing
+piece is _advice.py's.
 """
 
 from __future__ import annotations
@@ -179,20 +180,31 @@ def in_range(version: str, spec: str) -> bool:
     return True
 
 
-def onnxruntime_facts(spec: str) -> dict:
+def providers_of(module: str) -> list[str]:
+    """The installed distributions that provide the top-level `module` (more than one overwrite each other)."""
     from importlib import metadata
 
     try:
-        names = metadata.packages_distributions().get("onnxruntime", [])
+        return list(dict.fromkeys(metadata.packages_distributions().get(module, [])))
     except Exception:  # a broken distribution elsewhere in site-packages must not stop the check
-        names = []
-    for name in list(dict.fromkeys(names)) or ["onnxruntime"]:
+        return []
+
+
+def onnxruntime_facts(spec: str) -> dict:
+    """The ONNX Runtime distribution(s) providing the `onnxruntime` module, whichever flavour, against `spec`."""
+    from importlib import metadata
+
+    found = []
+    for name in providers_of("onnxruntime") or ["onnxruntime"]:
         try:
-            version = metadata.version(name)
+            found.append((name, metadata.version(name)))
         except metadata.PackageNotFoundError:
             continue
-        return {"distribution": name, "version": version, "supported": spec, "in_range": in_range(version, spec)}
-    return {"distribution": None, "version": None, "supported": spec, "in_range": False}
+    if not found:
+        return {"distribution": None, "version": None, "supported": spec, "in_range": False, "distributions": []}
+    name, version = found[0]
+    return {"distribution": name, "version": version, "supported": spec, "in_range": in_range(version, spec),
+            "distributions": [f"{n} {v}" for n, v in found]}
 
 
 def libraries(info: dict) -> list[dict]:
@@ -204,98 +216,101 @@ def libraries(info: dict) -> list[dict]:
     return out
 
 
-def register(ep_name: str, path: str) -> dict:
-    """Register the EP library with ORT (when importable) and list the devices it offers, then unregister."""
+class _Stderr:
+    """fd 2 sent to a file while ORT and the EP libraries run: their own lines become facts, not noise."""
+
+    def __enter__(self) -> _Stderr:
+        import tempfile
+
+        sys.stderr.flush()
+        self.file = tempfile.TemporaryFile()
+        self.saved = os.dup(2)
+        os.dup2(self.file.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        sys.stderr.flush()
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+
+    def lines(self) -> list[str]:
+        self.file.seek(0)
+        return [line for line in self.file.read().decode("utf-8", "replace").splitlines() if line.strip()]
+
+
+def register(ep_name: str, path: str, ort_facts: dict) -> dict:
+    """Register the EP library with ORT and list the devices it offers, then unregister. Not tried with an ORT
+    outside the range: an ORT older than the plugin EP API the library asks for can crash the process."""
+    if ort_facts["version"] is None or not ort_facts["in_range"]:
+        return {"attempted": False, "error": None, "devices": [], "log": [],
+                "skipped": f"onnxruntime {ort_facts['version'] or 'missing'} is not in {ort_facts['supported']}"}
     try:
         import onnxruntime as ort
     except Exception as exc:
-        return {"attempted": False, "error": f"import onnxruntime: {type(exc).__name__}: {exc}", "devices": []}
+        return {"attempted": False, "error": f"import onnxruntime: {type(exc).__name__}: {exc}", "devices": [],
+                "log": []}
     if not hasattr(ort, "register_execution_provider_library"):
         return {"attempted": False, "error": f"onnxruntime {ort.__version__} has no plugin EP API (1.22 and later)",
-                "devices": []}
+                "devices": [], "log": []}
 
     def ours() -> list[dict]:
         return [{"type": d.device.type.name, "vendor": d.device.vendor, "vendor_id": f"{d.device.vendor_id:#06x}",
                  "device_id": f"{d.device.device_id:#06x}"} for d in ort.get_ep_devices() if d.ep_name == ep_name]
 
+    already = {"attempted": False, "error": None, "already_registered": True, "log": []}
     if ours():  # registered already in this process: its devices are the answer
-        return {"attempted": False, "error": None, "devices": ours(), "already_registered": True}
-    try:
-        ort.register_execution_provider_library(ep_name, path)
-    except Exception as exc:
-        return {"attempted": True, "error": f"{type(exc).__name__}: {exc}", "devices": []}
-    devices = ours()
-    try:
-        ort.unregister_execution_provider_library(ep_name)
-    except Exception:  # the devices are what was asked; a failed unregister is ORT's to report later
-        pass
-    return {"attempted": True, "error": None, "devices": devices}
+        return {**already, "devices": ours()}
+    with _Stderr() as said:
+        try:
+            ort.register_execution_provider_library(ep_name, path)
+        except Exception as exc:
+            if "already registered" in str(exc):  # by this process, with zero devices
+                return {**already, "devices": [], "log": said.lines()}
+            error = f"{type(exc).__name__}: {exc}"
+            return {"attempted": True, "error": error, "devices": [], "log": said.lines()}
+        devices = ours()
+        try:
+            ort.unregister_execution_provider_library(ep_name)
+        except Exception:  # the devices are what was asked; a failed unregister is ORT's to report later
+            pass
+    return {"attempted": True, "error": None, "devices": devices, "log": said.lines()}
 
 
-# -- the verdict ----------------------------------------------------------------------------------------------
-
-def _variant_hint(info: dict, soname: str) -> str:
-    """'needs ROCm 6 (... not found); for ROCm 7 install X[rocm7]' when the soname is the variant's HIP."""
-    variants, ours = info.get("rocm_variants") or {}, info.get("rocm_variant")
-    if not ours or variants.get(ours) != soname:
-        return ""
-    others = [f"for ROCm {v.removeprefix('rocm')} install {info.get('meta_distribution')}[{v}]"
-              for v in sorted(variants) if v != ours]
-    return "; ".join(others)
-
-
-def missing_piece(facts: dict, info: dict) -> str | None:
-    """The first thing missing for a device, in words (None: the EP offers a device here)."""
-    if facts["registration"]["devices"]:
-        return None
-    variant = info.get("rocm_variant")
-    rocm = f"ROCm {variant.removeprefix('rocm')}" if variant else "ROCm"
-    for lib in facts["rocm_libraries"]:
-        if lib["found"] and lib["loads"]:
-            continue
-        if not lib["found"]:
-            where = (f"in {', '.join(lib['elsewhere'])}, which the loader does not search: add it to LD_LIBRARY_PATH "
-                     f"or /etc/ld.so.conf.d" if lib["elsewhere"] else "not found")
-            hint = _variant_hint(info, lib["soname"])
-            return f"needs {rocm} ({lib['soname']} {where})" + (f"; {hint}" if hint else "")
-        return f"needs {rocm}: {lib['soname']} at {lib['path']} does not load: {lib['error']}"
-    ort = facts["onnxruntime"]
-    if ort["version"] is None:
-        return f"onnxruntime is not installed: pip install 'onnxruntime{ort['supported']}'"
-    if not ort["in_range"]:
-        return (f"{ort['distribution']} {ort['version']} is outside the supported range {ort['supported']}: "
-                f"pip install 'onnxruntime{ort['supported']}'")
-    registration = facts["registration"]
-    if registration["error"]:
-        return f"registering {facts['ep_name']} with onnxruntime fails: {registration['error']}"
-    for lib in facts["libraries"]:
-        if not lib["loads"]:
-            return f"{lib['file']} does not load here: {lib['error']}"
-    gpu = facts["gpus"]
-    if not gpu["amd"]:
-        nodes = ", ".join(f"{n['node']} of vendor {n['vendor']}" for n in gpu["render_nodes"]) or "none"
-        return (f"no AMD GPU here (render nodes: {nodes}; none of vendor {AMD_VENDOR}; /dev/kfd "
-                f"{'present' if gpu['kfd'] else 'absent'}): {facts['ep_name']} registers and offers zero devices")
-    if not gpu["kfd_access"]:
-        why = "cannot be opened by this user (add it to the render and video groups)" if gpu["kfd"] else "is absent"
-        return f"an AMD GPU is here but /dev/kfd {why}: {facts['ep_name']} offers zero devices"
-    return f"an AMD GPU is here but {facts['ep_name']} offers zero devices (run with ORT_AMDGPU_TRACE_ROUTING=1)"
+def runtime_libraries(info: dict) -> list[dict]:
+    """Libraries outside the wheel that packaged libraries load by bare name at run time (the recipe's dlopens)."""
+    cache = ld_cache()
+    out = []
+    for c in info["components"]:
+        for name in c.get("dlopens", []):
+            path, how = search(name, c.get("runpath", []), cache)
+            hints = [d for d in rocm_hint_dirs() if os.path.isfile(os.path.join(d, name))] if path is None else []
+            out.append({"name": name, "needed_by": c["file"], "found": path is not None, "path": path, "how": how,
+                        "elsewhere": hints})
+    return out
 
 
 def check() -> dict:
-    """Everything `python -m <package>` reports, as a dict; 'ready' is True when the EP offers a device here."""
+    """Everything `python -m <package>` reports, as a dict; 'ready' is True when the EP offers a device here,
+    'missing' names the first piece missing and what to do, 'todo' every piece (optional ones too)."""
     info = wheel_info()
     main = next(c for c in info["components"] if c.get("ep_name"))
+    ort = onnxruntime_facts(info.get("onnxruntime") or ">=1.22")
     facts = {
         "distribution": info["distribution"], "version": info["version"], "variant": info.get("rocm_variant"),
         "package_dir": HERE, "ep_name": main["ep_name"], "build": dict(info["build"]),
-        "rocm_libraries": rocm_libraries(info), "gpus": gpus(),
-        "onnxruntime": onnxruntime_facts(info.get("onnxruntime") or ">=1.22"),
-        "libraries": libraries(info),
-        "registration": register(main["ep_name"], os.path.join(HERE, main["file"])),
+        "installed_as": providers_of(info.get("import_package") or os.path.basename(HERE)),
+        "rocm_libraries": rocm_libraries(info), "runtime_libraries": runtime_libraries(info), "gpus": gpus(),
+        "onnxruntime": ort, "libraries": libraries(info),
+        "registration": register(main["ep_name"], os.path.join(HERE, main["file"]), ort),
     }
-    facts["missing"] = missing_piece(facts, info)
-    facts["ready"] = facts["missing"] is None
+    try:
+        from ._advice import missing_pieces
+    except ImportError:  # loaded outside its package (a copy of this file): the facts alone
+        return {**facts, "todo": [], "missing": None, "ready": bool(facts["registration"]["devices"])}
+    facts["todo"] = missing_pieces(facts, info)
+    blocking = [p for p in facts["todo"] if p["blocking"]]
+    facts["missing"] = f"{blocking[0]['what']}. What to do: {blocking[0]['do']}" if blocking else None
+    facts["ready"] = facts["missing"] is None and bool(facts["registration"]["devices"])
     return facts
 
 
@@ -328,9 +343,12 @@ def report_lines(facts: dict) -> list[str]:
     nodes = _join(f"{n['node']} vendor {n['vendor']} device {n['device']}" for n in gpu["render_nodes"])
     lines.append(f"GPUs: /dev/kfd {'present' if gpu['kfd'] else 'absent'}; render nodes: {nodes}; "
                  f"AMD ({AMD_VENDOR}): {len(gpu['amd'])}")
+    for lib in facts["runtime_libraries"]:
+        state = f"found {lib['path']} ({lib['how']})" if lib["found"] else "NOT FOUND"
+        lines.append(f"  {lib['name']} (loaded at run time by {lib['needed_by']}): {state}")
     ort = facts["onnxruntime"]
-    lines.append(f"onnxruntime: {ort['distribution'] or 'not installed'} {ort['version'] or ''}".rstrip()
-                 + f"; supported {ort['supported']}: {'yes' if ort['in_range'] else 'no'}")
+    lines.append(f"onnxruntime: {_join(ort['distributions']) if ort['distributions'] else 'not installed'}"
+                 f"; supported {ort['supported']}: {'yes' if ort['in_range'] else 'no'}")
     lines.append("packaged libraries:")
     for lib in facts["libraries"]:
         what = f"EP {lib['ep_name']}" if lib["ep_name"] else "backend"
@@ -339,26 +357,39 @@ def report_lines(facts: dict) -> list[str]:
     reg = facts["registration"]
     devices = _join(f"{d['type']} {d['vendor']} vendor_id={d['vendor_id']} device_id={d['device_id']}"
                     for d in reg["devices"])
-    state = (f"failed: {reg['error']}" if reg["error"] else
-             f"registered, {len(reg['devices'])} device(s): {devices}")
+    state = (f"failed: {reg['error']}" if reg["error"] else f"not tried: {reg['skipped']}" if reg.get("skipped")
+             else f"registered{' already, in this process' if reg.get('already_registered') else ''}, "
+                  f"{len(reg['devices'])} device(s): {devices}")
     lines.append(f"ORT registration of {facts['ep_name']}: {state}")
+    lines += [f"  the EP said: {line}" for line in reg["log"]]
+    if facts["todo"]:
+        lines.append("what to do:")
+        lines += [f"  - {p['what']}{'' if p['blocking'] else ' (optional)'}: {p['do']}" for p in facts["todo"]]
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if any(a not in ("--json", "-q", "--quiet") for a in argv):
-        print("usage: python -m <package> [--json] [-q]: check that this machine can run the EP", file=sys.stderr)
-        return 2
+    import argparse
+
+    package = os.path.basename(HERE)
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {package}",
+        description="Check that this machine can run the EP: what the wheel needs, what is here, and what to do "
+                    "about what is missing. Exit 0 when the EP offers a device here, 1 otherwise.")
+    parser.add_argument("--json", action="store_true", help="print the facts as JSON (the verdict is in them)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print the verdict line alone")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)  # --help exits 0, a bad option 2
     facts = check()
-    if "--json" in argv:  # the facts alone: the verdict is in them ("ready", "missing")
+    if args.json:
         print(json.dumps(facts, indent=2, sort_keys=True), flush=True)
         return 0 if facts["ready"] else 1
-    if not {"-q", "--quiet"} & set(argv):
+    if not args.quiet:
         print("\n".join(report_lines(facts)))
     if facts["ready"]:
         count = len(facts["registration"]["devices"])
-        print(f"ready: {facts['ep_name']} offers {count} device(s) here", flush=True)
+        optional = [p for p in facts["todo"] if not p["blocking"]]
+        note = f" (without {optional[0]['what']}: {optional[0]['do']})" if optional else ""
+        print(f"ready: {facts['ep_name']} offers {count} device(s) here{note}", flush=True)
         return 0
     print(f"not ready: {facts['missing']}", flush=True)
     return 1

@@ -1,0 +1,147 @@
+"""What is missing for the EP to run here, and what to do about each piece: the self-check's advice.
+
+Shipped in every wheel the ort-amdgpu toolkit makes (as `_advice.py`, beside `_selfcheck.py`, which gathers the
+facts this reads). Standard library only, and no import of its own: a pure function of the facts and of the
+wheel's `_wheel_info.json`, where the build recorded which package provides each library the wheel links or
+loads, the ONNX Runtime distributions to name, and the variable that makes this EP say what it does.
+
+Each piece is {"what", "do", "blocking"}; the self-check's verdict is the first blocking one. A piece that only
+costs a backend (a library the hip backend loads at run time) is not blocking: the EP runs without it.
+"""
+
+from __future__ import annotations
+
+import re
+
+AMD_VENDOR = "0x1002"
+
+
+def _piece(what: str, do: str, blocking: bool = True) -> dict:
+    return {"what": what, "do": do, "blocking": blocking}
+
+
+def _rocm_name(info: dict) -> str:
+    variant = info.get("rocm_variant")
+    return f"ROCm {variant.removeprefix('rocm')}" if variant else "ROCm"
+
+
+def variant_choices(info: dict) -> list[tuple[str, str]]:
+    """(variant, the pip command that installs it) for every ROCm variant of this wheel's family."""
+    base, default = info.get("meta_distribution"), info.get("default_variant")
+    return [(v, f"pip install {base if v == default else f'{base}-{v}'}") for v in sorted(info.get("rocm_variants")
+                                                                                          or {})]
+
+
+def _other_variants(info: dict, soname: str) -> str:
+    """'; for ROCm 7 instead: pip uninstall ..., then pip install ...' when the soname is the variant's HIP."""
+    variants, ours = info.get("rocm_variants") or {}, info.get("rocm_variant")
+    if not ours or variants.get(ours) != soname:
+        return ""
+    remove = " ".join(sorted({info["distribution"], info.get("meta_distribution") or info["distribution"]}))
+    others = [f"for ROCm {v.removeprefix('rocm')} instead: pip uninstall {remove}, then {command}"
+              for v, command in variant_choices(info) if v != ours]
+    return "".join(f"; {text}" for text in others)
+
+
+def _rocm_piece(lib: dict, info: dict) -> dict:
+    soname, rocm = lib["soname"], _rocm_name(info)
+    install = (info.get("install") or {}).get(soname, f"the package that provides {soname}")
+    if lib["found"]:
+        return _piece(f"needs {rocm}: {soname} at {lib['path']} does not load: {lib['error']}",
+                      f"reinstall {install}; the loader's error above names what it lacks")
+    if lib["elsewhere"]:
+        folders = ", ".join(lib["elsewhere"])
+        return _piece(f"needs {rocm} ({soname} in {folders}, which the loader does not search)",
+                      f"add {lib['elsewhere'][0]} to LD_LIBRARY_PATH, or write it into a file in /etc/ld.so.conf.d "
+                      f"and run ldconfig" + _other_variants(info, soname))
+    return _piece(f"needs {rocm} ({soname} not found)",
+                  f"install {install}, or put the folder that holds {soname} on LD_LIBRARY_PATH"
+                  + _other_variants(info, soname))
+
+
+def _flavours(info: dict, spec: str, first: str | None) -> str:
+    flavours = info.get("onnxruntime_flavours") or [{"distribution": "onnxruntime", "what": "the CPU build"}]
+    flavours = sorted(flavours, key=lambda f: f["distribution"] != first)
+    return " or ".join(f"pip install '{f['distribution']}{spec}' ({f['what']})" for f in flavours)
+
+
+def _onnxruntime_piece(ort: dict, info: dict) -> dict | None:
+    spec = ort["supported"]
+    if len(ort["distributions"]) > 1:
+        names = " ".join(d.split()[0] for d in ort["distributions"])
+        return _piece(f"{len(ort['distributions'])} ONNX Runtime distributions share the onnxruntime module "
+                      f"({', '.join(ort['distributions'])}): each overwrote the other's files",
+                      f"keep one: pip uninstall {names}, then {_flavours(info, spec, ort['distribution'])}")
+    if ort["version"] is None:
+        return _piece(f"no ONNX Runtime is installed (this EP needs onnxruntime{spec}, the plugin EP API)",
+                      f"install one: {_flavours(info, spec, None)}; one only, they share the onnxruntime module")
+    if not ort["in_range"]:
+        return _piece(f"{ort['distribution']} {ort['version']} is outside the range this EP supports ({spec}, the "
+                      f"plugin EP API), so it was not registered",
+                      f"replace it: pip uninstall {ort['distribution']}, then "
+                      f"{_flavours(info, spec, ort['distribution'])}")
+    return None
+
+
+def _library_piece(lib: dict, info: dict) -> dict:
+    missing = re.search(r"(lib[\w.+-]+\.so[\w.]*): cannot open shared object file", lib["error"] or "")
+    hint = (info.get("install") or {}).get(missing.group(1)) if missing else None
+    do = (f"install {hint}" if hint else
+          "the loader's error names what it lacks: install the package that provides it")
+    return _piece(f"{lib['file']} does not load here: {lib['error']}", do)
+
+
+def _gpu_piece(facts: dict, info: dict) -> dict:
+    gpu, ep, trace = facts["gpus"], facts["ep_name"], info.get("trace_env")
+    if not gpu["amd"]:
+        nodes = ", ".join(f"{n['node']} of vendor {n['vendor']}" for n in gpu["render_nodes"]) or "none"
+        return _piece(f"no AMD GPU here (render nodes: {nodes}; none of vendor {AMD_VENDOR}; /dev/kfd "
+                      f"{'present' if gpu['kfd'] else 'absent'}): {ep} registers and offers zero devices",
+                      "on this machine models run on ONNX Runtime's CPUExecutionProvider (a session without this "
+                      "EP's devices); to run on the GPU, use a machine with an AMD GPU and the amdgpu kernel "
+                      "driver (/dev/kfd and a render node of vendor 0x1002; a container needs --device /dev/kfd "
+                      "--device /dev/dri)")
+    if not gpu["kfd_access"]:
+        if gpu["kfd"]:
+            return _piece(f"an AMD GPU is here but this user cannot open /dev/kfd: {ep} offers zero devices",
+                          "add the user to the render and video groups (sudo usermod -aG render,video $USER), "
+                          "then log in again")
+        return _piece(f"an AMD GPU is here but /dev/kfd is absent: {ep} offers zero devices",
+                      "load the amdgpu kernel driver (a ROCm-supported kernel; in a container, --device /dev/kfd)")
+    how = f"run with {trace}=1 to see what it does with the GPU" if trace else \
+        "check that the installed ROCm supports this GPU (rocminfo lists the agents it sees)"
+    return _piece(f"an AMD GPU is here but {ep} offers zero devices", how)
+
+
+def missing_pieces(facts: dict, info: dict) -> list[dict]:
+    """Every missing piece in the order a user should take them; empty when the EP offers a device here."""
+    pieces = []
+    if len(facts.get("installed_as") or []) > 1:
+        names = facts["installed_as"]
+        choices = "; ".join(f"ROCm {v.removeprefix('rocm')}: {c}" for v, c in variant_choices(info))
+        pieces.append(_piece(f"{len(names)} distributions install the {info.get('import_package')} package "
+                             f"({', '.join(names)}): each overwrote the other's files",
+                             f"keep one: pip uninstall {' '.join(names)}, then install the one this machine "
+                             f"needs" + (f" ({choices})" if choices else "")))
+    rocm = [lib for lib in facts["rocm_libraries"] if not (lib["found"] and lib["loads"])]
+    pieces += [_rocm_piece(lib, info) for lib in rocm]
+    ort = _onnxruntime_piece(facts["onnxruntime"], info)
+    pieces += [ort] if ort else []
+    broken = [lib for lib in facts["libraries"] if not lib["loads"]]
+    # A packaged library that fails for a ROCm library named above needs nothing more than that one.
+    pieces += [_library_piece(lib, info) for lib in broken
+               if not any(f"{r['soname']}:" in (lib["error"] or "") for r in rocm)]
+    registration = facts["registration"]
+    if registration["error"] and not broken:
+        trace = info.get("trace_env")
+        pieces.append(_piece(f"registering {facts['ep_name']} with onnxruntime fails: {registration['error']}",
+                             f"run with {trace}=1 to see what the EP does" if trace else
+                             "the error is ONNX Runtime's; the facts above say what the EP found"))
+    for lib in facts["runtime_libraries"]:
+        if not lib["found"]:
+            install = (info.get("install") or {}).get(lib["name"], f"the package that provides {lib['name']}")
+            pieces.append(_piece(f"{lib['name']} not found (loaded by {lib['needed_by']} at run time)",
+                                 f"install {install}", blocking=False))
+    if not registration["devices"] and not [p for p in pieces if p["blocking"]]:
+        pieces.append(_gpu_piece(facts, info))
+    return pieces
