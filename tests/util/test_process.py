@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from tests.support.tools import ROOT
 from toolkit.util import process
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
@@ -74,11 +77,44 @@ def test_env_cwd_input_and_umask_reach_the_tool(tmp_path):
     assert (tmp_path / "f").stat().st_mode & 0o777 == 0o600
 
 
+@pytest.fixture
+def ctrl_c_reaches_tools():
+    """SIGINT handled as a terminal's foreground job has it, whatever this suite inherited: a suite started in
+    the background by a non-interactive shell has SIGINT ignored, and an ignored signal stays ignored in every
+    tool it starts (a handled one is reset to the default when the tool is exec'd)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 @pytest.mark.parametrize("code", ["kill -INT $$", "exit 130"])
-def test_a_tool_stopped_by_ctrl_c_is_an_interruption(code):
+def test_a_tool_stopped_by_ctrl_c_is_an_interruption(code, ctrl_c_reaches_tools):
     with pytest.raises(KeyboardInterrupt):
         run(["sh", "-c", code], "interrupted", check=False)
     assert process.interrupted(-signal.SIGINT)
+
+
+def _started_with_sigint_ignored(argv: list[str]) -> subprocess.CompletedProcess:
+    """`argv` started as `cmd &` from a script starts it: SIGINT ignored."""
+    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+
+
+def test_the_ctrl_c_test_gives_one_answer_however_the_suite_was_started():
+    test = f"{Path(__file__).relative_to(ROOT)}::test_a_tool_stopped_by_ctrl_c_is_an_interruption"
+    proc = _started_with_sigint_ignored([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test])
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "2 passed" in proc.stdout
+
+
+def test_a_toolkit_started_with_ctrl_c_ignored_passes_that_on_to_its_tools():
+    """The runner leaves the dispositions it inherited alone: whoever started the toolkit with SIGINT ignored
+    (a background job) keeps its tools out of reach of a Ctrl-C meant for the foreground, as the toolkit is."""
+    code = "from toolkit.util.process import run; run(['sh', '-c', 'kill -INT $$; echo carried on'])"
+    proc = _started_with_sigint_ignored([sys.executable, "-c", code])
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_undecodable_bytes_come_back_unchanged():
