@@ -119,7 +119,8 @@ def test_dry_run_prints_plan_and_creates_nothing(tmp_path):
 
 
 def test_broken_recipe_fails_naming_file_and_key(tmp_path):
-    bad = tmp_path / "bad.toml"
+    bad = tmp_path / "bad" / "amdgpu-ep.toml"  # its name is its file's stem: only the feature is wrong
+    bad.parent.mkdir()
     text = (ROOT / "recipes" / "amdgpu-ep.toml").read_text()
     text = text.replace('path = "../samples/umbrella-ep"', f'path = "{ROOT / "samples" / "umbrella-ep"}"')
     text = text.replace('series = "../patches/amdgpu-ep/series"', f'series = "{ROOT / "patches/amdgpu-ep/series"}"')

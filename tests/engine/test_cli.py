@@ -374,6 +374,23 @@ def test_clean_a_variant_a_recipe_or_everything_but_never_the_cache_unasked(tmp_
     assert not cache.exists()
 
 
+def test_a_copy_of_a_recipe_under_another_file_name_can_neither_build_nor_clean_the_original(tmp_path, main):
+    """recipes/typo.toml saying name = "amdgpu-ep" would build into, and clean, build/amdgpu-ep/."""
+    root = tmp_path / "b"
+    original = _work_tree(root, "amdgpu-ep", "release")
+    typo = tmp_path / "recipes" / "typo.toml"
+    typo.parent.mkdir()
+    typo.write_text((ROOT / "recipes" / "amdgpu-ep.toml").read_text().replace('"../', f'"{ROOT}/')
+                    .replace('extends = "shared/', f'extends = "{ROOT}/recipes/shared/'))
+    rule = (f"error: {typo}: key 'recipe.name': 'amdgpu-ep' is not the file's name; a recipe's name is its "
+            "file's stem ('typo' for typo.toml)")
+    for args in (("build", "--dry-run"), ("build", "--until", "patch"), ("clean",), ("compile-check", "--dry-run")):
+        proc = main(*args, "--recipe", str(typo), "--build-dir", str(root))
+        assert proc.returncode == 2 and proc.stderr.splitlines()[0] == rule, (args, proc.stderr)
+    assert sorted(p.name for p in original.iterdir()) == ["lib", "state"]
+    assert sorted(p.name for p in root.iterdir()) == ["amdgpu-ep"]
+
+
 def test_a_mistyped_option_is_reported_by_its_command_with_a_suggestion():
     proc = subprocess.run([sys.executable, "-m", "toolkit", "build", "--dry-rn"], cwd=ROOT, capture_output=True,
                           text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -21,7 +21,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 MINIMAL = """
 [recipe]
-name = "demo"
+name = "r"
 [source]
 path = "src"
 [features.a]
@@ -42,7 +42,7 @@ def test_sample_recipe_loads():
 @pytest.mark.parametrize("text, key, expected", [
     (MINIMAL.replace('default = true', 'default = "yes"'), "features.a.default",
      "expected a boolean, got string 'yes'"),
-    (MINIMAL.replace('name = "demo"', 'name = 3'), "recipe.name", "expected a string, got integer 3"),
+    (MINIMAL.replace('name = "r"', 'name = 3'), "recipe.name", "expected a string, got integer 3"),
     (MINIMAL.replace('[source]\npath = "src"', '[source]\npath = 3'), "source.path",
      "expected a string, got integer 3"),
     (MINIMAL + 'typo = 1\n', "features.a.typo", "unknown key"),
@@ -102,3 +102,23 @@ def test_unknown_recipe_key_lists_every_key_recipe_takes(tmp_path):
         load_recipe(path)
     said = str(caught.value)
     assert f"{path}: key 'recipe.stage': unknown key (known keys here: extends, name, stages, summary)" in said
+
+
+def test_a_recipe_whose_name_is_not_its_file_stem_is_refused(tmp_path):
+    """A copy of a recipe that kept the original's name would build into (and clean) the original's work tree."""
+    typo = tmp_path / "typo.toml"
+    typo.write_text(SAMPLE.read_text().replace('"../', f'"{ROOT}/').replace('extends = "shared/',
+                                                                             f'extends = "{ROOT}/recipes/shared/'))
+    with pytest.raises(RecipeError) as caught:
+        load_recipe(typo)
+    assert caught.value.message == (f"{typo}: key 'recipe.name': 'amdgpu-ep' is not the file's name; a recipe's "
+                                    "name is its file's stem ('typo' for typo.toml)")
+    assert caught.value.hint == 'set name = "typo", or rename the file to amdgpu-ep.toml'
+    (tmp_path / "amdgpu-ep.toml").write_text(typo.read_text())
+    assert load_recipe(tmp_path / "amdgpu-ep.toml").name == "amdgpu-ep"
+
+
+def test_every_recipe_in_the_project_is_named_after_its_file():
+    for path in sorted((ROOT / "recipes").glob("*.toml")):
+        if not path.name.endswith(".lock.toml"):
+            assert load_recipe(path).name == path.stem

@@ -138,6 +138,12 @@ def load_recipe(path: Path) -> Recipe:
     name = meta.str("name")
     if not _NAME.match(name):
         raise meta.error("name", f"expected lowercase letters, digits, '-' or '_', got {name!r}")
+    if name != path.stem:
+        # The name picks the work tree (build/<name>/) and `--recipe NAME` finds recipes/<name>.toml: a copy
+        # that kept another recipe's name would build into, and clean, that recipe's folders.
+        raise RecipeError(f"{path}: key 'recipe.name': {name!r} is not the file's name; a recipe's name is its "
+                          f"file's stem ({path.stem!r} for {path.name})",
+                          hint=f"set name = \"{path.stem}\", or rename the file to {name}.toml")
     summary = meta.str("summary", "")
     base = _load_base(meta, path)
     # Read with a default, not after has(): a key read is a key done() names among the known ones.
