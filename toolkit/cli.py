@@ -23,6 +23,7 @@ COMMAND_MODULES: list[str] = [
     "toolkit.engine.cli",
     "toolkit.patching.cli",
     "toolkit.release.cli",
+    "toolkit.release.publish_cli",
     "toolkit.wheel.cli",
     "toolkit.sources.cli",
     "toolkit.hipify.cli",
@@ -37,7 +38,7 @@ COMMAND_MODULES: list[str] = [
 # Commands whose module is imported alone when one of them is the command given (anything else, `--help`
 # included, builds the whole parser): for these the start-up is most of what a user waits for (hipify
 # converts a large tree in a fraction of a second; importing every command's module takes about 0.3 s).
-QUICK_COMMANDS: dict[str, str] = {"hipify": "toolkit.hipify.cli"}
+QUICK_COMMANDS: dict[str, str] = {"hipify": "toolkit.hipify.cli", "publish": "toolkit.release.publish_cli"}
 
 
 def _add_verbosity(parser: argparse.ArgumentParser, top: bool) -> None:

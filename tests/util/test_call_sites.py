@@ -38,6 +38,8 @@ REVIEWED: dict[str, tuple[str, ...]] = {
     "toolkit/release/rootfs.py": ("plain",),
     "toolkit/release/compile_cache.py": ("the ccache found on PATH, constant options",),
     "toolkit/release/provenance.py": ("tools and options from toolkit/release/tools.json",),
+    "toolkit/release/publish.py": ("twine from this Python; --repository-url checked there as an http(s) URL with a "
+                                   "host, without its userinfo, glued to its option; absolute wheel paths",),
     "toolkit/buildroot/make.py": ("via toolkit/buildroot/packageset.py: package, suite and variant patterns",),
     "toolkit/buildroot/record.py": ("a constant dpkg-query script",),
     "toolkit/buildroot/image.py": ("the engine found on PATH, a tag made of digests, the root's and venv's own paths",),

@@ -27,15 +27,22 @@ def write(folder: Path, names: list[str]) -> Path:
     return path
 
 
-def verify(folder: Path) -> list[str]:
-    """Names whose content no longer matches SHA256SUMS (missing files count as mismatches)."""
+def listed(folder: Path) -> dict[str, str]:
+    """The names SHA256SUMS in `folder` lists, each with its digest; a malformed line is an error naming it."""
     folder = Path(folder)
-    bad = []
+    out: dict[str, str] = {}
     for number, line in enumerate((folder / FILENAME).read_text(encoding="utf-8").splitlines(), 1):
         digest, sep, name = line.partition("  ")
         if not sep or len(digest) != 64:
             raise ToolkitError(f"{folder / FILENAME}:{number}: not a '<sha256>  <name>' line: {line!r}")
-        path = folder / name
-        if not path.is_file() or sha256_file(path) != digest:
-            bad.append(name)
-    return bad
+        if out.get(name, digest) != digest:
+            raise ToolkitError(f"{folder / FILENAME}:{number}: {name} is listed again with another digest")
+        out[name] = digest
+    return out
+
+
+def verify(folder: Path) -> list[str]:
+    """Names whose content no longer matches SHA256SUMS (missing files count as mismatches)."""
+    folder = Path(folder)
+    return [name for name, digest in listed(folder).items()
+            if not (folder / name).is_file() or sha256_file(folder / name) != digest]

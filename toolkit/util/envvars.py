@@ -48,6 +48,14 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            "Shared ccache storage (`redis://host:port` or `http://...`); overrides `[release] compile_cache`."),
     EnvVar("TOOLKIT_NO_CCACHE", TOOLKIT, ("toolkit/cmake/commands.py",),
            "Set (to anything): never use ccache as the compiler launcher."),
+    EnvVar("TWINE_USERNAME", TOOLKIT, ("toolkit/release/publish.py",),
+           "The user `publish` uploads as (twine reads it; with `__token__`, TWINE_PASSWORD is an API token). "
+           "Set for twine from the userinfo of a `--repository-url` that has one."),
+    EnvVar("TWINE_PASSWORD", TOOLKIT, ("toolkit/release/publish.py",),
+           "The password or API token `publish` uploads with (twine reads it; else keyring). Never printed: every "
+           "line of twine's output is masked. Set for twine from the userinfo of a `--repository-url` that has one."),
+    EnvVar("COLUMNS", SET, ("toolkit/release/publish.py",),
+           "A wide terminal for twine under `publish`, so each of its messages is one line in an error."),
     EnvVar("ORT_HOME", TOOLKIT, ("toolkit/sources/components.json",),
            "An ONNX Runtime install or unpacked release package (as `--ort-home`)."),
     EnvVar("ROCM_PATH", TOOLKIT, ("toolkit/sources/components.json", "toolkit/binary/hip.py", "toolkit/wheel/rocm.py",

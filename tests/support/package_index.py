@@ -1,0 +1,119 @@
+"""A real package index for tests: pypiserver on 127.0.0.1, and small wheels of pure metadata to put on it.
+
+    with package_index(tmp_path / "index", {"alice": "secret"}) as base:
+        ...  # upload to base + "/", install from base + "/simple/"
+
+Uploads need the users' passwords (an htpasswd file, as a real index checks them); listing and downloads are
+open. The index never falls back to PyPI, so what pip resolves from it is what was uploaded.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+READY_SECONDS = 30
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _htpasswd(path: Path, users: dict[str, str]) -> None:
+    from passlib.apache import HtpasswdFile
+
+    passwords = HtpasswdFile(str(path), new=True)
+    for user, password in users.items():
+        passwords.set_password(user, password)
+    passwords.save()
+
+
+def _wait_ready(server: subprocess.Popen, base: str, log: Path) -> None:
+    deadline = time.monotonic() + READY_SECONDS
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"pypiserver exited ({server.returncode}) before it served: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"{base}/health", timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.1)
+    raise RuntimeError(f"pypiserver did not answer {base}/health within {READY_SECONDS} s: {log.read_text()[-2000:]}")
+
+
+@contextmanager
+def package_index(folder: Path, users: dict[str, str] | None) -> Iterator[str]:
+    """pypiserver serving `folder`/packages on a free port of 127.0.0.1, stopped on leaving; yields its base URL
+    `http://127.0.0.1:PORT`. users: who may upload, with their passwords (None: anyone may)."""
+    packages = folder / "packages"
+    packages.mkdir(parents=True, exist_ok=True)
+    if users:
+        _htpasswd(folder / "htpasswd", users)
+        auth = ["-P", str(folder / "htpasswd"), "-a", "update"]
+    else:
+        auth = ["-P", ".", "-a", "."]
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = folder / "server.log"
+    with open(log, "w") as out:
+        server = subprocess.Popen([sys.executable, "-m", "pypiserver", "run", "-i", "127.0.0.1", "-p", str(port),
+                                   *auth, "--disable-fallback", str(packages)], stdout=out, stderr=subprocess.STDOUT)
+    try:
+        _wait_ready(server, base, log)
+        yield base
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def simple_page(base: str, name: str) -> str:
+    """The index's /simple/NAME/ page ('' when it lists no such project)."""
+    try:
+        with urllib.request.urlopen(f"{base}/simple/{name}/", timeout=10) as answer:
+            return answer.read().decode()
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return ""
+        raise
+
+
+def _record_line(name: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def metadata_wheel(folder: Path, name: str, version: str, *, description: str = "# A test wheel\n",
+                   content_type: str = "text/markdown", files: dict[str, str] | None = None) -> Path:
+    """A small pure-Python wheel (`py3-none-any`) with a full METADATA (a description twine check --strict
+    passes, unless `description`/`content_type` say otherwise) and `files` (archive name -> text)."""
+    stem = f"{name.replace('-', '_')}-{version}"
+    info = f"{stem}.dist-info"
+    metadata = (f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: {name} for the publish tests\n"
+                f"Requires-Python: >=3.10\nDescription-Content-Type: {content_type}\n\n{description}")
+    members = {**{k: v.encode() for k, v in (files or {}).items()}, f"{info}/METADATA": metadata.encode(),
+               f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = "\n".join([*(_record_line(n, d) for n, d in members.items()), f"{info}/RECORD,,"]) + "\n"
+    members[f"{info}/RECORD"] = record.encode()
+    path = folder / f"{stem}-py3-none-any.whl"
+    folder.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for member, data in members.items():
+            archive.writestr(member, data)
+    return path

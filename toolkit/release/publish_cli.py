@@ -1,0 +1,31 @@
+"""`publish`: upload a release's dist folder to a package index (the logic: toolkit/release/publish.py)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "publish", help="check a release's dist folder (SHA256SUMS, twine check --strict) and upload its wheels "
+                        "to a package index, the meta-package after the variants it requires",
+        description="Check DIST (every file SHA256SUMS lists, every wheel listed, twine check --strict), then upload "
+                    "its wheels with twine, each after the wheels it requires. Credentials: TWINE_USERNAME and "
+                    "TWINE_PASSWORD, keyring, or the URL's user:password; none is ever printed.")
+    p.add_argument("dist", type=Path, metavar="DIST", help="the release's dist folder (build/<recipe>/dist)")
+    p.add_argument("--repository-url", required=True, metavar="URL",
+                   help="the index's upload URL (PyPI: https://upload.pypi.org/legacy/); https://USER:TOKEN@host/... "
+                        "passes credentials to twine through its environment")
+    p.add_argument("--dry-run", action="store_true",
+                   help="check, then print the wheels in upload order and the URL (redacted); upload nothing")
+    p.add_argument("--skip-existing", action="store_true",
+                   help="a wheel the index already has is skipped instead of failing the upload")
+    p.set_defaults(func=cmd_publish)
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    from toolkit.release.publish import PublishOptions, publish
+
+    return publish(PublishOptions(args.dist, args.repository_url, dry_run=args.dry_run,
+                                  skip_existing=args.skip_existing))
