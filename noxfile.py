@@ -109,6 +109,12 @@ def release(session: nox.Session) -> None:
 
 
 @nox.session(venv_backend="none")
+def publish(session: nox.Session) -> None:
+    """Check a release's dist folder and upload its wheels: `-- DIST --repository-url URL` (`--dry-run`: the plan)."""
+    _toolkit(session, "publish")
+
+
+@nox.session(venv_backend="none")
 def container(session: nox.Session) -> None:
     """Run a session in a release container: `nox -s container -- release --recipe umbrella-ep-real --only ID`."""
     _toolkit(session, "container")

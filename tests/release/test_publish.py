@@ -15,11 +15,10 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.support.package_index import metadata_wheel, package_index, simple_page
+from tests.support.package_index import metadata_wheel, package_index, release_dist, simple_page
 from tests.support.tools import ROOT
 from toolkit.release import checksums
 from toolkit.util.tomlread import load_toml
-from toolkit.wheel.meta import meta_wheel_bytes
 from toolkit.wheel.settings import from_table
 
 USER, PASSWORD = "releaser", "pw-Zq7/x+y@1"
@@ -29,17 +28,8 @@ META = SETTINGS.distribution                                    # onnxruntime-ep
 VARIANTS = [f"{META}-{variant}" for variant, _ in SETTINGS.rocm_variants]
 
 
-def _release(folder: Path, extra: list[Path] | None = None) -> Path:
-    """A dist folder as a release writes it: the variant wheels, the meta-package, an SBOM, SHA256SUMS."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in VARIANTS:
-        metadata_wheel(folder, name, SETTINGS.version,
-                       files={f"{SETTINGS.import_package}/__init__.py": f"VARIANT = {name!r}\n"})
-    meta_name, data = meta_wheel_bytes(SETTINGS, 1700000000)
-    (folder / meta_name).write_bytes(data)
-    (folder / f"{meta_name}.cdx.json").write_text("{}\n")
-    checksums.write(folder, [p.name for p in folder.iterdir()])
-    return folder
+def _release(folder: Path) -> Path:
+    return release_dist(folder, SETTINGS)
 
 
 def _publish(dist: Path, url: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

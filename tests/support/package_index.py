@@ -1,4 +1,5 @@
-"""A real package index for tests: pypiserver on 127.0.0.1, and small wheels of pure metadata to put on it.
+"""A real package index for tests: pypiserver on 127.0.0.1, and small wheels of pure metadata to put on it (alone,
+or as a release's dist folder: ROCm variants, the meta-package, SHA256SUMS).
 
     with package_index(tmp_path / "index", {"alice": "secret"}) as base:
         ...  # upload to base + "/", install from base + "/simple/"
@@ -21,6 +22,10 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from toolkit.release import checksums
+from toolkit.wheel.meta import meta_wheel_bytes
+from toolkit.wheel.settings import WheelSettings
 
 READY_SECONDS = 30
 
@@ -117,3 +122,18 @@ def metadata_wheel(folder: Path, name: str, version: str, *, description: str = 
         for member, data in members.items():
             archive.writestr(member, data)
     return path
+
+
+def release_dist(folder: Path, settings: WheelSettings) -> Path:
+    """A dist folder as a release of `settings` ([wheel] with rocm_variants) writes it: a small wheel per ROCm
+    variant (its import package saying which), the meta-package, an SBOM, SHA256SUMS."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for variant, _ in settings.rocm_variants:
+        name = f"{settings.distribution}-{variant}"
+        metadata_wheel(folder, name, settings.version,
+                       files={f"{settings.import_package}/__init__.py": f"VARIANT = {name!r}\n"})
+    meta_name, data = meta_wheel_bytes(settings, 1700000000)
+    (folder / meta_name).write_bytes(data)
+    (folder / f"{meta_name}.cdx.json").write_text("{}\n")
+    checksums.write(folder, [p.name for p in folder.iterdir()])
+    return folder

@@ -54,7 +54,7 @@ class Target:
             return "the URL's user:password"
         if os.environ.get("TWINE_PASSWORD"):
             return "TWINE_USERNAME/TWINE_PASSWORD in the environment"
-        return "keyring (twine looks the password up for this URL and TWINE_USERNAME)"
+        return "keyring, where twine looks a password up (none in the URL or TWINE_PASSWORD)"
 
     @property
     def is_pypi(self) -> bool:
