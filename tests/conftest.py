@@ -2,7 +2,8 @@
 
 Fixtures: `sample_libs` builds the bundled sample tree, patched, once per session and variant;
 `sid_root` is the Debian sid ROCm build root (made once, cached); `release_libs` are the gcc-built
-libraries the release tests pack into wheels.
+libraries the release tests pack into wheels; `wheelhouse` holds PyPI's wheels, downloaded once per session, for
+fresh venvs beside the ONNX Runtime flavours users have.
 
 Markers (registered in pyproject.toml): the markers a fixture implies (FIXTURE_MARKERS) are put on every
 test that uses it, whatever route it takes to it (directly or through another fixture), so `buildroot` is
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import buildroot_support
+from tests.support.flavours import Wheelhouse
 from tests.support.http import FaultServer
 from tests.support.release_wheels import build_release_libs
 from tests.support.sample_tree import build_sample
@@ -34,7 +36,7 @@ pytest_plugins = ("tests.support.module_times",)
 # Fixture -> the markers every test using it gets. tiny_root (tests/buildroot/test_tiny_root.py) makes
 # a small root of its own with debootstrap from deb.debian.org.
 FIXTURE_MARKERS = {"sid_root": ("buildroot",), "rocm7_root": ("buildroot",), "rocm_root": ("buildroot",),
-                   "tiny_root": ("buildroot", "network")}
+                   "tiny_root": ("buildroot", "network"), "wheelhouse": ("network",)}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -86,6 +88,13 @@ def rocm7_root() -> Path:
     """The `debian-sid-rocm7` build root: the sid root plus HIP 7.2.4 and hipcc 7.2.4 (clang 22) from experimental,
     MIGraphX 7.1.1 kept; marked `buildroot`."""
     return buildroot_support.build_root("debian-sid-rocm7")
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Wheelhouse:
+    """PyPI's wheels (ONNX Runtime's flavours, onnxruntime-genai), each downloaded once per session into one folder,
+    and fresh venvs filled from that folder alone (tests/support/flavours.py); marked `network`."""
+    return Wheelhouse(tmp_path_factory.mktemp("pypi-wheels"))
 
 
 @pytest.fixture

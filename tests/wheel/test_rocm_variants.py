@@ -66,9 +66,10 @@ def test_the_meta_wheel_is_reproducible_and_pip_installs_it(tmp_path, monkeypatc
 
 
 def test_the_default_variant_is_the_newest_rocm_major_whatever_the_order():
-    assert _settings(rocm_variants={"rocm7": "libamdhip64.so.7", "rocm6": "libamdhip64.so.6"}).default_variant == "rocm7"
-    assert _settings(rocm_variants={"rocm10": "libamdhip64.so.10", "rocm9": "libamdhip64.so.9"}).default_variant \
-        == "rocm10"
+    newest_first = {"rocm7": "libamdhip64.so.7", "rocm6": "libamdhip64.so.6"}
+    assert _settings(rocm_variants=newest_first).default_variant == "rocm7"
+    two_digits = {"rocm10": "libamdhip64.so.10", "rocm9": "libamdhip64.so.9"}
+    assert _settings(rocm_variants=two_digits).default_variant == "rocm10"
 
 
 def test_no_variants_no_meta_wheel(tmp_path):
