@@ -18,6 +18,7 @@ import sys
 
 import pytest
 
+from tests.support.flavours import Wheelhouse, installed
 from tests.support.real_umbrella_support import binds, inside, toolkit
 from tests.support.selfcheck_support import (
     PACKAGE,
@@ -184,3 +185,48 @@ def test_the_recipes_smoke_inside_the_root_registers_with_zero_devices(sid, real
     assert "PASS self-check exit 1 agrees with ORT (0 device(s) offered)" in out and "SMOKE PASS" in out
     assert "hip backend unavailable" in out and "libhipgpu.so" in out   # the backend that cannot load says why
     assert "SKIP onnxruntime range: --no-index" in out
+
+
+MIGRAPHX = "onnxruntime-migraphx==1.27.1"
+PROVIDERS = "import onnxruntime as ort; print(ort.get_available_providers())"
+
+
+def test_beside_onnxruntime_migraphx_outside_the_root_it_fails_as_its_self_check_says(sid, real_build, wheelhouse,
+                                                                                      tmp_path):
+    """Where AMD's users are: AMD's ORT in a fresh venv, then the wheel. No onnxruntime appears, the MIGraphX EP stays;
+    on this machine (no ROCm) registering fails with the loader's line about the HIP library the self-check names."""
+    wheelhouse.fetch(MIGRAPHX)
+    python = wheelhouse.venv(tmp_path / "venv", MIGRAPHX, _wheel(real_build))
+    names = installed(python)
+    assert "onnxruntime" not in names and names["onnxruntime-migraphx"] == "1.27.1", names
+    assert names[f"onnxruntime-ep-amdgpu-{sid.variant}"].startswith("0.1.0")
+    assert run_python(python, PROVIDERS).stdout.strip() == "['MIGraphXExecutionProvider', 'CPUExecutionProvider']"
+    done = run_selfcheck(python, cwd=tmp_path)
+    print(done.stdout)
+    assert (done.returncode, verdict(done)) == (1, not_found(sid)), done.stdout + done.stderr
+    assert "onnxruntime: onnxruntime-migraphx 1.27.1; supported >=1.24: yes" in done.stdout
+    failed = run_python(python, REGISTER, cwd=tmp_path)
+    assert failed.returncode == 1 and f"{sid.hip}: cannot open shared object file" in failed.stderr, failed.stderr
+
+
+def test_inside_the_root_beside_onnxruntime_migraphx_the_real_ep_registers(sid, real_build):
+    """The same inside the root, where this variant's HIP is: AMD's ORT for the root's Python (downloaded here,
+    installed there offline) registers the real EP, zero devices without a GPU, and keeps its MIGraphX EP."""
+    version_of_root = inside(sid, ["python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             network=False, capture=True).stdout.strip()
+    links = Wheelhouse(sid.build / "flavour-wheels").fetch(MIGRAPHX, python_version=version_of_root)
+    python = _root_venv(sid, sid.build / "selfcheck-venv-migraphx", False, [_wheel(real_build), MIGRAPHX], links)
+    listed = inside(sid, [str(python), "-I", "-c", "import importlib.metadata as m; "
+                          "print(sorted(d.metadata['Name'].lower() for d in m.distributions()))"],
+                    network=False, capture=True)
+    assert "'onnxruntime'" not in listed.stdout and "'onnxruntime-migraphx'" in listed.stdout, listed.stdout
+    providers = inside(sid, [str(python), "-I", "-c", PROVIDERS], network=False, capture=True)
+    assert providers.stdout.strip() == "['MIGraphXExecutionProvider', 'CPUExecutionProvider']", providers.stderr
+    done = _root_selfcheck(sid, python)
+    print(done.stdout, done.stderr)
+    assert "onnxruntime: onnxruntime-migraphx 1.27.1; supported >=1.24: yes" in done.stdout
+    assert "ORT registration of AMDGPUExecutionProvider: registered, 0 device(s)" in done.stdout
+    assert done.returncode == 1 and verdict(done).startswith("not ready: no AMD GPU here ("), done.stdout
+    # The hip backend's EP is no package's: counted as missing, with where it comes from, yet not what blocks.
+    assert "  - libhipgpu.so not found (loaded by libhip-backend.so at run time) (optional): install the HIP EP, " \
+           "built from AMD's ROCm/hip-ep sources" in done.stdout

@@ -1,16 +1,20 @@
 """AMD's real umbrella tree released for both ROCm variants by one `release` on the host: each entry in a fresh
 container of its own build root (rocm6: debian-sid-rocm, rocm7: debian-sid-rocm7) without network, twice,
 each run with its own build folder. One dist folder holds both wheels and the meta-package; it checks, the two runs
-are byte-identical, and pip resolves each extra of the meta-package to exactly its variant's wheel."""
+are byte-identical, and published to a real index, pip resolves the meta-package to exactly the rocm7 wheel and the
+rocm6 variant by its own name."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import venv
 
 import pytest
 
+from tests.support.flavours import pip_env
+from tests.support.package_index import package_index
 from tests.support.release_image import ENTRIES, release_on_host, toolkit_cli
 from tests.support.tools import ROOT, require_tool
 from toolkit.buildroot import packageset
@@ -95,36 +99,34 @@ def test_second_run_is_byte_identical(two_releases):
     assert "in a container of build root debian-sid-rocm7" in log
 
 
-@pytest.mark.parametrize("variant", ["rocm6", "rocm7"])
-def test_each_extra_installs_exactly_its_variants_wheel(two_releases, tmp_path, variant):
-    """`pip install --no-index --find-links dist 'onnxruntime-ep-amdgpu[rocmN]'`: the meta-package and the rocmN
-    wheel, nothing of the other variant (the wheels need onnxruntime: a wheel of that name with no code stands in,
-    found beside them)."""
-    env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=True, system_site_packages=False)
-    python = str(env_dir / "bin" / "python")
-    proc = subprocess.run([python, "-m", "pip", "install", "-q", "--no-index", "--find-links", str(two_releases[0]),
-                           f"onnxruntime-ep-amdgpu[{variant}]", "onnxruntime==1.27.1", "--find-links",
-                           str(_ort_wheel(tmp_path))], capture_output=True, text=True)
+def _pip_install(where, *args: str) -> set[str]:
+    """A fresh venv at `where`, `pip install ARGS` with the machine's pip configuration out of the way: the wheel
+    files pip chose (its --report)."""
+    venv.create(where, with_pip=False)
+    report = where / "report.json"
+    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(where / "bin" / "python"), "install", "-q",
+                           "--report", str(report), *args], capture_output=True, text=True, env=pip_env(), timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    listed = subprocess.run([python, "-m", "pip", "list", "--format", "json"], capture_output=True, text=True)
-    names = {p["name"].lower() for p in json.loads(listed.stdout)}
-    assert {"onnxruntime-ep-amdgpu", f"onnxruntime-ep-amdgpu-{variant}"} <= names
-    other = "rocm7" if variant == "rocm6" else "rocm6"
-    assert f"onnxruntime-ep-amdgpu-{other}" not in names, names
+    return {item["download_info"]["url"].rsplit("/", 1)[-1] for item in json.loads(report.read_text())["install"]}
 
 
-def _ort_wheel(folder):
-    """A wheel named onnxruntime 1.27.1 with no code: the release wheels' Requires-Dist is met without an index."""
-    import zipfile
-
-    out = folder / "ort-wheel"
-    out.mkdir()
-    info = "onnxruntime-1.27.1.dist-info"
-    files = {f"{info}/METADATA": "Metadata-Version: 2.1\nName: onnxruntime\nVersion: 1.27.1\n",
-             f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
-    with zipfile.ZipFile(out / "onnxruntime-1.27.1-py3-none-any.whl", "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-        archive.writestr(f"{info}/RECORD", "".join(f"{n},,\n" for n in files) + f"{info}/RECORD,,\n")
-    return out
+def test_published_to_an_index_each_name_installs_exactly_its_variant(two_releases, tmp_path):
+    """The release through the publish path into a real index on 127.0.0.1 (pypiserver, uploads by password); then in
+    fresh venvs `pip install --index-url INDEX onnxruntime-ep-amdgpu` installs exactly the meta-package and the rocm7
+    wheel, `onnxruntime-ep-amdgpu-rocm6` exactly the rocm6 wheel, and neither brings an ONNX Runtime."""
+    dist = two_releases[0]
+    wheels = {w: w for w in _wheels(dist)}
+    meta = wheels.pop("onnxruntime_ep_amdgpu-0.1.0-py3-none-any.whl")
+    rocm6, rocm7 = (next(w for w in wheels if w.startswith(f"onnxruntime_ep_amdgpu_{v}-")) for v in ("rocm6", "rocm7"))
+    with package_index(tmp_path / "index", {"releaser": "pw-7f3a9"}) as base:
+        published = toolkit_cli("publish", str(dist), "--repository-url", f"{base}/",
+                                env={"TWINE_USERNAME": "releaser", "TWINE_PASSWORD": "pw-7f3a9"})
+        out = published.stdout + published.stderr
+        assert published.returncode == 0, out[-4000:]
+        assert "pw-7f3a9" not in out and out.index(meta) > max(out.index(rocm6), out.index(rocm7)), out
+        index = ["--index-url", f"{base}/simple/"]
+        assert _pip_install(tmp_path / "default", *index, "onnxruntime-ep-amdgpu") == {meta, rocm7}
+        assert _pip_install(tmp_path / "rocm6", *index, "onnxruntime-ep-amdgpu-rocm6") == {rocm6}
+    # The guide's install from the dist folder itself, as written there (--no-index): the same two wheels.
+    assert _pip_install(tmp_path / "folder", "--no-index", "--find-links", str(dist), "onnxruntime-ep-amdgpu") \
+        == {meta, rocm7}

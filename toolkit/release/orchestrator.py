@@ -127,7 +127,7 @@ def _release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, excludes: l
 
         if meta is not None:   # the meta-package the ROCm variants sit behind: metadata only, no SBOM of its own
             wheels.append(meta(staging))
-            log.stage("release", f"{wheels[-1].name}: meta-package, one extra per ROCm variant")
+            log.stage("release", f"{wheels[-1].name}: meta-package, installing the newest ROCm major's variant")
         if facts_out is not None:
             atomic_write_text(facts_out, json.dumps({b["entry"]["id"]: b["facts"] for b in builds}, indent=2))
 

@@ -122,8 +122,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--feature", action="append", default=[], help="a feature that was on (repeatable)")
     p.set_defaults(func=cmd_wheel)
 
-    p = sub.add_parser("meta-wheel", help="the meta-package of a recipe with [wheel.rocm_variants]: one extra per "
-                                          "ROCm variant")
+    p = sub.add_parser("meta-wheel", help="the meta-package of a recipe with [wheel.rocm_variants]: it installs the "
+                                          "newest ROCm major's variant")
     p.add_argument("--recipe", type=recipe_argument, required=True, help="recipe TOML with [wheel.rocm_variants]")
     p.add_argument("--out", type=Path, required=True, help="folder to write the wheel to")
     p.set_defaults(func=cmd_meta_wheel)

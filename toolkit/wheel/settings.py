@@ -85,7 +85,7 @@ class WheelSettings:
     summary: str = "AMD GPU plugin execution provider for ONNX Runtime"
     excludes: tuple[str, ...] = ()
     # (variant, HIP soname): one distribution per ROCm major, `<distribution>-<variant>`, chosen by the soname
-    # the libraries link; `<distribution>` itself becomes a meta-package with one extra per variant.
+    # the libraries link; `<distribution>` itself becomes a meta-package installing the newest (default_variant).
     rocm_variants: tuple[tuple[str, str], ...] = ()
     variant: str | None = None  # the variant this wheel is (set by for_linked)
     # The variable (set to 1) that makes the EP print what it does: the self-check's hint names it.
