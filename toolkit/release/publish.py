@@ -24,15 +24,13 @@ from urllib.parse import quote, unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from twine.utils import DEFAULT_REPOSITORY, TEST_REPOSITORY
 
 from toolkit.release import checksums
 from toolkit.util import log, process
 from toolkit.util.errors import ToolkitError
 from toolkit.util.redact import MASK, redact_text, redact_url, shorten, strip_userinfo
 
-# Upload URLs where twine itself handles --skip-existing (it refuses the option for any other index) and where
-# the index is PyPI, which takes public versions only.
-PYPI_UPLOADS = ("https://upload.pypi.org/", "https://test.pypi.org/")
 # twine (rich) wraps its messages at the terminal's width, 80 columns when captured: one message, one line.
 TWINE_COLUMNS = "400"
 CREDENTIAL_HINT = ("set TWINE_USERNAME and TWINE_PASSWORD, keep the password in keyring (`keyring set URL USER`, "
@@ -58,7 +56,9 @@ class Target:
 
     @property
     def is_pypi(self) -> bool:
-        return self.url.startswith(PYPI_UPLOADS)
+        """PyPI or TestPyPI: where twine itself handles --skip-existing (it refuses the option for any other
+        index), and an index that takes public versions only."""
+        return self.url.startswith(tuple(_origin(url) for url in (DEFAULT_REPOSITORY, TEST_REPOSITORY)))
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,11 @@ class PublishOptions:
     skip_existing: bool = False
 
 
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}/"
+
+
 def _host(url: str) -> str | None:
     """The http(s) URL's host; None for another scheme, no host or a port that is not a number above 0."""
     try:
@@ -91,7 +96,7 @@ def target(url: str) -> Target:
     """The index of `--repository-url`: an http(s) URL with a host; its userinfo, if any, becomes credentials."""
     if not _host(url):
         raise ToolkitError(f"--repository-url {shorten(redact_text(url), 200)}: not an http(s) URL with a host",
-                           hint="give the index's upload URL, e.g. https://upload.pypi.org/legacy/")
+                           hint=f"give the index's upload URL, e.g. PyPI's {DEFAULT_REPOSITORY}")
     netloc = urlsplit(url).netloc
     if "@" not in netloc:
         return Target(url, redact_url(url))
@@ -260,8 +265,8 @@ def _upload_error(wheel: Path, where: Target, lines: list[str]) -> ToolkitError:
         errno = re.search(r"\[Errno -?\d+\] [^'\")\]]+", text)
         return ToolkitError(f"cannot reach {where.shown} to upload {wheel.name}"
                             + (f": {errno[0].strip()}" if errno else ""),
-                            hint="check the URL (PyPI's upload URL is https://upload.pypi.org/legacy/) and that the "
-                                 "index runs and is reachable from here")
+                            hint=f"check the URL (PyPI's upload URL is {DEFAULT_REPOSITORY}) and that the index runs "
+                                 "and is reachable from here")
     errors = [line.strip() for line in lines if line.startswith("ERROR")]
     reason = re.sub(r"^ERROR\s+", "", errors[-1]) if errors else _last(lines)
     return ToolkitError(f"uploading {wheel.name} to {where.shown} failed: {shorten(reason, 300)}",

@@ -15,8 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "TWINE_PASSWORD, keyring, or the URL's user:password; none is ever printed.")
     p.add_argument("dist", type=Path, metavar="DIST", help="the release's dist folder (build/<recipe>/dist)")
     p.add_argument("--repository-url", required=True, metavar="URL",
-                   help="the index's upload URL (PyPI: https://upload.pypi.org/legacy/); https://USER:TOKEN@host/... "
-                        "passes credentials to twine through its environment")
+                   help="the index's upload URL (PyPI's is its legacy/ endpoint, twine's default); USER:TOKEN@ before "
+                        "the host passes credentials to twine through its environment")
     p.add_argument("--dry-run", action="store_true",
                    help="check, then print the wheels in upload order and the URL (redacted); upload nothing")
     p.add_argument("--skip-existing", action="store_true",
