@@ -67,6 +67,12 @@ def test_beside_onnxruntime_migraphx_amds_ort_stays_and_registers_the_sample(sam
     # The backend's own lines are facts of the report, not noise on stderr.
     assert "  the EP said: [migraphx-backend] EP library not found: " in done.stdout and done.stderr == ""
     assert verdict(done).startswith(NO_GPU) and NO_GPU_TODO in verdict(done), verdict(done)
+    # check() where the EP is registered already in the process: that registration's answer, not ORT's refusal.
+    code = ("import onnxruntime as ort, onnxruntime_ep_amdgpu as ep\n"
+            "ort.register_execution_provider_library(ep.get_ep_name(), ep.get_library_path())\n"
+            "f = ep.check(); print(f['registration']['already_registered'], f['missing'].split(' (')[0])\n")
+    again = run_python(python, code, cwd=tmp_path)
+    assert (again.returncode, again.stdout) == (0, "True no AMD GPU here\n"), again.stdout + again.stderr
     # The guide's register-and-run snippet as written: registers with AMD's ORT, runs on the CPU, MIGraphX EP stays.
     write_model(tmp_path / "model.onnx")
     run = run_python(python, guide_snippets("python")[1] + PROVIDERS + "\n", cwd=tmp_path)

@@ -29,7 +29,8 @@ SETTINGS = WheelSettings(
     version="0.3.0",
     components=(Component("amdgpu-ep", "AMDGPUExecutionProvider", runpath=("$ORIGIN",),
                           runtime="ONNX Runtime >= 1.24 and HIP"),
-                Component("migraphx-backend", runtime="HIP and an AMD GPU")),
+                Component("migraphx-backend", runtime="HIP and an AMD GPU"),
+                Component("hip-backend", runtime="AMD's libhipgpu.so", dlopens=("libhipgpu.so",))),
     distribution="onnxruntime-ep-amdgpu",
     rocm_variants=(("rocm6", "libamdhip64.so.6"), ("rocm7", "libamdhip64.so.7")),
 )
@@ -49,6 +50,7 @@ def rocm6(tmp_path_factory):
     link = [f"-L{hip}", "-l:libamdhip64.so.6"]
     build_c_library(libs / "libamdgpu-ep.so", libs=link)
     build_c_library(libs / "libmigraphx-backend.so", libs=link)
+    build_c_library(libs / "libhip-backend.so")
     return build_wheel(SETTINGS, libs, FACTS, work / "dist"), hip
 
 
@@ -74,8 +76,9 @@ def test_without_rocm_it_names_the_hip_library_and_the_rocm7_extra(rocm6, tmp_pa
     # check() returns the same facts; -q prints the verdict alone.
     facts = json.loads(run_selfcheck(python, "--json", cwd=tmp_path).stdout)
     assert facts["ready"] is False and facts["missing"] == NOT_FOUND.removeprefix("not ready: ")
-    # HIP and ORT; the libraries that do not load for want of HIP need nothing more.
-    assert [(p["what"].split()[0], p["blocking"]) for p in facts["todo"]] == [("needs", True), ("no", True)]
+    # HIP and ORT (the libraries that do not load for want of HIP need nothing more), then the hip backend's EP.
+    assert [(p["what"].split()[0], p["blocking"]) for p in facts["todo"]] == [("needs", True), ("no", True),
+                                                                              ("libhipgpu.so", False)]
     assert [lib["soname"] for lib in facts["rocm_libraries"]] == ["libamdhip64.so.6"]
     assert facts["build"]["rocm_libraries"] == ["libamdhip64.so.6"] and facts["variant"] == "rocm6"
     quiet = run_selfcheck(python, "-q", cwd=tmp_path)
@@ -100,6 +103,14 @@ def test_rocm_on_ld_library_path_is_found_there_and_the_next_piece_is_named(rocm
            f"(LD_LIBRARY_PATH); loads" in done.stdout
     assert "libmigraphx-backend.so (backend): loads" in done.stdout
     assert verdict(done) == NO_ORT
+    # The library the hip backend loads at run time is looked for and, missing, listed with where it comes from.
+    assert "  libhipgpu.so (loaded at run time by libhip-backend.so): NOT FOUND" in done.stdout
+    assert "  - libhipgpu.so not found (loaded by libhip-backend.so at run time) (optional): install the HIP EP" \
+        in done.stdout
+    hip_ep = shared_library(tmp_path / "hip-ep", "libhipgpu.so").parent
+    found = run_selfcheck(python, env={"LD_LIBRARY_PATH": f"{hip}:{hip_ep}"}, cwd=tmp_path)
+    assert f"  libhipgpu.so (loaded at run time by libhip-backend.so): found {hip_ep}/libhipgpu.so (LD_LIBRARY_PATH)" \
+        in found.stdout and "(optional)" not in found.stdout
 
 
 def test_rocm_in_a_folder_the_loader_does_not_search_is_pointed_at(rocm6, tmp_path):

@@ -1,0 +1,107 @@
+"""What the self-check tells a user to do (toolkit/wheel/templates/advice.py, shipped as _advice.py), loaded from the
+template and fed the facts `_selfcheck.py` gathers, for the pieces no machine here can show: a GPU the EP offers no
+device on (the tree's own trace variable), /dev/kfd the user cannot open, two ONNX Runtime flavours or two EP
+variants installed at once, a library a backend loads at run time missing beside a working EP. The wheel info comes
+from the real recipes, as the wheel stage writes it."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from tests.support.tools import ROOT
+from toolkit.util.tomlread import load_toml
+from toolkit.wheel.buildinfo import BuildInfo
+from toolkit.wheel.project import wheel_info
+from toolkit.wheel.settings import from_table
+
+TEMPLATE = ROOT / "toolkit" / "wheel" / "templates" / "advice.py"
+AMD_NODE = {"node": "/dev/dri/renderD128", "vendor": "0x1002", "device": "0x74a1", "present": True}
+
+
+@pytest.fixture(scope="module")
+def advice():
+    spec = importlib.util.spec_from_file_location("advice_template", TEMPLATE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def info_of(recipe: str, linked: tuple[str, ...] = ()) -> dict:
+    """_wheel_info.json of a recipe's wheel whose libraries link `linked`, with every feature on."""
+    path = ROOT / "recipes" / f"{recipe}.toml"
+    settings = from_table(load_toml(path).table("wheel"), path.parent).for_linked(linked, recipe)
+    build = BuildInfo.from_mapping({"source_revision": "x", "patches": [], "features": {"hipdnn": True},
+                                    "rocm_version": None, "gpu_targets": [], "rocm_libraries": list(linked)})
+    return wheel_info(settings.components_for(frozenset({"hipdnn"})), build, settings)
+
+
+def facts(**changes) -> dict:
+    """The facts of a machine where everything is in place and the EP offers one device, changed as asked."""
+    base = {"ep_name": "AMDGPUExecutionProvider", "installed_as": ["onnxruntime-ep-amdgpu-rocm7"],
+            "rocm_libraries": [], "runtime_libraries": [], "libraries": [],
+            "gpus": {"kfd": True, "kfd_access": True, "render_nodes": [AMD_NODE], "amd": [AMD_NODE]},
+            "onnxruntime": {"distribution": "onnxruntime-migraphx", "version": "1.27.1", "supported": ">=1.24",
+                            "in_range": True, "distributions": ["onnxruntime-migraphx 1.27.1"]},
+            "registration": {"attempted": True, "error": None, "devices": [{"type": "GPU"}], "log": []}}
+    return {**base, **changes}
+
+
+REAL7 = ("umbrella-ep-real", ("libamdhip64.so.7", "libmigraphx_c.so.3"))
+
+
+def test_a_working_machine_needs_nothing(advice):
+    assert advice.missing_pieces(facts(), info_of(*REAL7)) == []
+
+
+@pytest.mark.parametrize("recipe, linked, variable", [(*REAL7, "ORT_AMDGPU_TRACE_ROUTING"),
+                                                      ("amdgpu-ep", (), "AMDGPU_EP_VERBOSE")])
+def test_a_gpu_without_devices_names_the_trees_own_trace_variable(advice, recipe, linked, variable):
+    no_devices = {"attempted": True, "error": None, "devices": [], "log": []}
+    [piece] = advice.missing_pieces(facts(registration=no_devices), info_of(recipe, linked))
+    assert piece == {"what": "an AMD GPU is here but AMDGPUExecutionProvider offers zero devices",
+                     "do": f"run with {variable}=1 to see what it does with the GPU", "blocking": True}
+
+
+def test_a_kfd_the_user_cannot_open_says_which_groups(advice):
+    gpus = {"kfd": True, "kfd_access": False, "render_nodes": [AMD_NODE], "amd": [AMD_NODE]}
+    none = {"attempted": True, "error": None, "devices": [], "log": []}
+    [piece] = advice.missing_pieces(facts(gpus=gpus, registration=none), info_of(*REAL7))
+    assert "sudo usermod -aG render,video $USER" in piece["do"]
+
+
+def test_two_onnxruntime_flavours_at_once_keep_one(advice):
+    ort = {"distribution": "onnxruntime-migraphx", "version": "1.27.1", "supported": ">=1.24", "in_range": True,
+           "distributions": ["onnxruntime-migraphx 1.27.1", "onnxruntime 1.32.0"]}
+    [piece] = advice.missing_pieces(facts(onnxruntime=ort), info_of(*REAL7))
+    assert piece["what"].startswith("2 ONNX Runtime distributions share the onnxruntime module")
+    assert piece["do"].startswith("keep one: pip uninstall onnxruntime-migraphx onnxruntime, then "
+                                  "pip install 'onnxruntime-migraphx>=1.24' (AMD's build")
+
+
+def test_two_variants_at_once_keep_the_one_this_machine_needs(advice):
+    both = ["onnxruntime-ep-amdgpu-rocm6", "onnxruntime-ep-amdgpu-rocm7"]
+    [piece] = advice.missing_pieces(facts(installed_as=both), info_of(*REAL7))
+    assert piece["what"] == ("2 distributions install the onnxruntime_ep_amdgpu package (onnxruntime-ep-amdgpu-rocm6, "
+                             "onnxruntime-ep-amdgpu-rocm7): each overwrote the other's files")
+    assert piece["do"] == ("keep one: pip uninstall onnxruntime-ep-amdgpu-rocm6 onnxruntime-ep-amdgpu-rocm7, then "
+                           "install the one this machine needs (ROCm 6: pip install onnxruntime-ep-amdgpu-rocm6; "
+                           "ROCm 7: pip install onnxruntime-ep-amdgpu)")
+
+
+def test_the_hip_backends_ep_missing_beside_a_working_ep_is_listed_not_blocking(advice):
+    info = info_of(*REAL7)
+    assert info["components"][-1]["dlopens"] == ["libhipgpu.so"] and "libhipgpu.so" in info["install"]
+    missing = [{"name": "libhipgpu.so", "needed_by": "libhip-backend.so", "found": False, "path": None,
+                "how": "not found", "elsewhere": []}]
+    [piece] = advice.missing_pieces(facts(runtime_libraries=missing), info)
+    assert not piece["blocking"] and piece["what"] == "libhipgpu.so not found (loaded by libhip-backend.so at run time)"
+    assert piece["do"].startswith("install the HIP EP, built from AMD's ROCm/hip-ep sources (no package ships it)")
+
+
+def test_a_registration_error_names_the_trace_variable(advice):
+    failed = {"attempted": True, "error": "Fail: some ORT error", "devices": [], "log": []}
+    [piece] = advice.missing_pieces(facts(registration=failed), info_of(*REAL7))
+    assert piece["what"] == "registering AMDGPUExecutionProvider with onnxruntime fails: Fail: some ORT error"
+    assert piece["do"] == "run with ORT_AMDGPU_TRACE_ROUTING=1 to see what the EP does"
