@@ -51,6 +51,8 @@ REVIEWED: dict[str, tuple[str, ...]] = {
     "toolkit/buildroot/sandbox.py": ("bind paths resolved and checked, argv after bwrap's --",),
     "toolkit/binary/patchelf.py": ("absolute library paths, RUNPATH glued to --set-rpath's value",),
     "toolkit/binary/hip.py": ("the HIP compiler's path, --offload-arch glued to its value",),
+    "toolkit/compile_check/targets.py": ("via toolkit/binary/hip.py: the root's hipconfig and the clang it names, "
+                                         "recipe targets glued to --offload-arch",),
     "toolkit/wheel/smoke.py": ("the smoke venv's python and a wheel path",),
     "toolkit/wheel/smoke_selfcheck.py": ("the smoke venv's python, an import package name the recipe check read "
                                          "as an identifier, pip's constant options",),

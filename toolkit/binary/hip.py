@@ -15,6 +15,8 @@ import functools
 import os
 import re
 import shutil
+import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -111,7 +113,15 @@ def _device_libraries(clang: Path) -> Path | None:
     return None
 
 
-def unsupported_targets(toolchain: HipToolchain, targets: tuple[str, ...]) -> list[str]:
+# Runs a compiler query (argv, what) without checking its exit status: on this machine, or inside a build root.
+Runner = Callable[[list[str], str], subprocess.CompletedProcess]
+
+
+def _on_host(argv: list[str], what: str) -> subprocess.CompletedProcess:
+    return run(argv, what, check=False)
+
+
+def unsupported_targets(toolchain: HipToolchain, targets: tuple[str, ...], runner: Runner = _on_host) -> list[str]:
     """The compiler's own verdict on each target ID (processor plus features such as `:xnack+`).
 
     The HIP compiler is asked to preprocess an empty HIP file for the target: it rejects an unknown
@@ -121,16 +131,16 @@ def unsupported_targets(toolchain: HipToolchain, targets: tuple[str, ...]) -> li
     bad = []
     for target in targets:
         cmd = [str(toolchain.compiler), "-x", "hip", f"--offload-arch={target}", "-nogpulib", "-nogpuinc",
-               "--cuda-device-only", "-E", "-", "-o", os.devnull]
-        proc = run(cmd, f"asking {toolchain.compiler} about target {target}", input="", check=False)
+               "--cuda-device-only", "-E", os.devnull, "-o", os.devnull]
+        proc = runner(cmd, f"asking {toolchain.compiler} about target {target}")
         if proc.returncode != 0:
             errors = [line for line in proc.stderr.splitlines() if "error" in line]
             bad.append(f"{target}: {(errors or proc.stderr.splitlines() or ['rejected'])[0].strip()}")
     return bad
 
 
-def supported_processors(toolchain: HipToolchain) -> list[str]:
+def supported_processors(toolchain: HipToolchain, runner: Runner = _on_host) -> list[str]:
     """The AMD GPU processors the compiler lists (`--print-supported-cpus` for the amdgcn target)."""
     cmd = [str(toolchain.compiler), "--target=amdgcn-amd-amdhsa", "-nogpulib", "--print-supported-cpus"]
-    proc = run(cmd, f"asking {toolchain.compiler} for its processors", check=False)
+    proc = runner(cmd, f"asking {toolchain.compiler} for its processors")
     return [w for w in (proc.stdout + proc.stderr).split() if re.fullmatch(r"gfx[0-9a-f]+(-generic)?", w)]

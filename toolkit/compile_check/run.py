@@ -30,6 +30,13 @@ DRIVER = Path(__file__).with_name("driver.py")
 ROOT_NAME = "debian-sid-rocm"
 RESULTS_DIR = "compile-check"  # under the toolkit cache: one small JSON file per unit key
 _ERROR = re.compile(r"^(?P<loc>[^\s:][^:\n]*:\d+(?::\d+)?): (?:fatal )?error: (?P<msg>.*)$", re.M)
+# An error of the compiler driver itself, at no place in a file: `clang++: error: invalid target ID 'sm_80'`.
+_TOOL_ERROR = re.compile(r"^(?P<tool>[\w.+-]+): (?:fatal )?error: (?P<msg>.*)$", re.M)
+# hipcc's line after the compiler it ran failed: the command, not the cause.
+_WRAPPER = "failed to execute:"
+# Stored with each result; a stored failure of another version was summed up by an earlier first_error, and
+# is compiled again rather than shown as it was (hipcc's wrapper line instead of the compiler's error).
+_DIAGNOSTIC = 2
 _HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".inc", ".inl")
 
 
@@ -210,7 +217,8 @@ def compile_tree(settings: CompileCheckSettings, tree: Path, source: Path, work:
             report.units.append(UnitResult(res["unit"], ok, err, res["seconds"]))
             key = keys[res["unit"]]
             atomic_write_text(keyed_record(store, key),
-                              json.dumps({"ok": ok, "error": err, "seconds": res["seconds"]}) + "\n")
+                              json.dumps({"ok": ok, "error": err, "seconds": res["seconds"],
+                                         "diagnostic": _DIAGNOSTIC}) + "\n")
     report.units.sort(key=lambda u: u.unit)
     report.seconds = time.monotonic() - started
     return report
@@ -225,13 +233,20 @@ def _placeholders(text: str, folders: dict[str, str]) -> str:
 def _stored(store: Path, key: str) -> dict | None:
     """A unit's stored result, or None (none yet, or a file another run is writing: atomic, so whole or absent)."""
     result = read_json(keyed_record(store, key))
-    return result if isinstance(result, dict) and isinstance(result.get("ok"), bool) else None
+    if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
+        return None
+    return result if result["ok"] or result.get("diagnostic") == _DIAGNOSTIC else None
 
 
 def first_error(stderr: str, tree: Path, source: Path) -> str:
+    """The compiler's first error: `file:line:col: message` (the file relative to the tree), else the driver's
+    own (`clang++: error: ...`), else the last line that is not hipcc's wrapper line."""
     m = _ERROR.search(stderr)
+    tool = _TOOL_ERROR.search(stderr)
+    if tool and (not m or tool.start() < m.start()):
+        return f"{tool.group('tool')}: error: {tool.group('msg')}"
     if not m:
-        tail = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+        tail = [ln for ln in stderr.strip().splitlines() if ln.strip() and not ln.startswith(_WRAPPER)]
         return tail[-1] if tail else "failed without a diagnostic"
     loc = m.group("loc")
     for prefix, name in ((str(tree) + "/", ""), (str(source) + "/", "source:")):

@@ -1,17 +1,21 @@
 """Checks made before a build starts, so careless input is one `error:` line rather than a failure (or a
 silent surprise) halfway through: where the build goes, what the series asks for, what the tree holds,
-and which GPU targets the HIP compiler accepts.
+and which GPU targets the HIP compiler accepts (`--gpu-targets`, and the recipe's [compile_check] targets).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from toolkit.binary.hip import HipToolchain, find_hip, supported_processors, unsupported_targets
 from toolkit.engine.options import BuildOptions
 from toolkit.recipe.load import Recipe
 from toolkit.util.errors import ToolkitError
+
+if TYPE_CHECKING:
+    from toolkit.compile_check.settings import CompileCheckSettings
 
 
 def check_build(recipe: Recipe, options: BuildOptions, build_root: Path, work_tree: Path) -> None:
@@ -20,6 +24,10 @@ def check_build(recipe: Recipe, options: BuildOptions, build_root: Path, work_tr
     check_series_features(recipe)
     if options.gpu_targets:
         check_gpu_targets(options.gpu_targets, options.rocm_path)
+    if "compile_check" in recipe.extra:
+        from toolkit.compile_check.targets import check_targets
+
+        check_targets(cast("CompileCheckSettings", recipe.extra["compile_check"]), recipe.file)
 
 
 def check_inside(work_tree: Path, build_root: Path) -> None:
