@@ -27,7 +27,6 @@ from tests.support.selfcheck_support import (
     ort_range_ends,
     run_python,
     run_selfcheck,
-    venv_with,
     verdict,
     write_model,
 )
@@ -67,10 +66,11 @@ def test_inspect_names_the_upstream_commit_hip_and_the_variant(sid, real_build):
 
 
 @pytest.mark.network  # PyPI's onnxruntime at the floor and the newest of the range
-def test_outside_the_root_beside_pypi_onnxruntime_it_names_the_hip_library(sid, real_build, tmp_path):
+def test_outside_the_root_beside_pypi_onnxruntime_it_names_the_hip_library(sid, real_build, wheelhouse, tmp_path):
     wheel, expected = _wheel(real_build), not_found(sid)
     for version in ort_range_ends(">=1.24", tmp_path / "probe"):
-        python = venv_with(tmp_path / f"venv-{version}", wheel, version)
+        wheelhouse.fetch(f"onnxruntime=={version}")
+        python = wheelhouse.venv(tmp_path / f"venv-{version}", f"onnxruntime=={version}", wheel)
         done = run_selfcheck(python, cwd=tmp_path)
         print(done.stdout)
         assert done.returncode == 1 and verdict(done) == expected, done.stdout + done.stderr

@@ -36,13 +36,10 @@ def hip_not_found(major: str) -> str:
             f"the folder that holds {soname} on LD_LIBRARY_PATH; {other_variant(major)}")
 
 
-def venv_with(where: Path, wheel: Path, onnxruntime: str | None) -> Path:
-    """A fresh venv with `wheel` and onnxruntime==VERSION from the index (None: the wheel alone, no index)."""
+def venv_with(where: Path, wheel: Path) -> Path:
+    """A fresh venv holding `wheel` alone, no index (beside PyPI's packages: the session's wheelhouse)."""
     python = create_venv(where, False)
-    if onnxruntime is None:
-        pip_install(python, ["--no-deps", str(wheel)], (), True)
-    else:
-        pip_install(python, [str(wheel), f"onnxruntime=={onnxruntime}"], (), False)
+    pip_install(python, ["--no-deps", str(wheel)], (), True)
     return python
 
 

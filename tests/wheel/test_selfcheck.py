@@ -57,7 +57,7 @@ def rocm6(tmp_path_factory):
 def test_without_rocm_it_names_the_hip_library_and_the_rocm7_extra(rocm6, tmp_path):
     wheel, _ = rocm6
     assert wheel.name.startswith("onnxruntime_ep_amdgpu_rocm6-0.3.0-")
-    python = venv_with(tmp_path / "venv", wheel, None)
+    python = venv_with(tmp_path / "venv", wheel)
     done = run_selfcheck(python, cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert verdict(done) == NOT_FOUND
@@ -96,7 +96,7 @@ def test_without_rocm_it_names_the_hip_library_and_the_rocm7_extra(rocm6, tmp_pa
 
 def test_rocm_on_ld_library_path_is_found_there_and_the_next_piece_is_named(rocm6, tmp_path):
     wheel, hip = rocm6
-    python = venv_with(tmp_path / "venv", wheel, None)
+    python = venv_with(tmp_path / "venv", wheel)
     done = run_selfcheck(python, env={"LD_LIBRARY_PATH": str(hip)}, cwd=tmp_path)
     assert done.returncode == 1
     assert f"libamdhip64.so.6 (needed by libamdgpu-ep.so, libmigraphx-backend.so): found {hip}/libamdhip64.so.6 " \
@@ -115,7 +115,7 @@ def test_rocm_on_ld_library_path_is_found_there_and_the_next_piece_is_named(rocm
 
 def test_rocm_in_a_folder_the_loader_does_not_search_is_pointed_at(rocm6, tmp_path):
     wheel, hip = rocm6
-    python = venv_with(tmp_path / "venv", wheel, None)
+    python = venv_with(tmp_path / "venv", wheel)
     done = run_selfcheck(python, env={"ROCM_PATH": str(hip.parent)}, cwd=tmp_path)
     assert done.returncode == 1
     assert verdict(done) == (f"not ready: needs ROCm 6 (libamdhip64.so.6 in {hip}, which the loader does not search). "
@@ -124,7 +124,8 @@ def test_rocm_in_a_folder_the_loader_does_not_search_is_pointed_at(rocm6, tmp_pa
 
 
 @pytest.mark.network  # PyPI's onnxruntime at the floor and the newest of the wheel's range
-def test_beside_pypi_onnxruntime_floor_and_newest_the_registration_error_is_the_one_it_names(rocm6, tmp_path):
+def test_beside_pypi_onnxruntime_floor_and_newest_the_registration_error_is_the_one_it_names(rocm6, wheelhouse,
+                                                                                               tmp_path):
     wheel, hip = rocm6
     versions = ort_range_ends(SETTINGS.onnxruntime, tmp_path / "probe")
     assert versions[0].startswith("1.24.") and len(versions) == 2, versions
@@ -132,7 +133,8 @@ def test_beside_pypi_onnxruntime_floor_and_newest_the_registration_error_is_the_
                 "ort.register_execution_provider_library(ep.get_ep_name(), ep.get_library_path())\n"
                 "print(len([d for d in ort.get_ep_devices() if d.ep_name == ep.get_ep_name()]))\n")
     for version in versions:
-        python = venv_with(tmp_path / f"venv-{version}", wheel, version)
+        wheelhouse.fetch(f"onnxruntime=={version}")
+        python = wheelhouse.venv(tmp_path / f"venv-{version}", f"onnxruntime=={version}", wheel)
         done = run_selfcheck(python, cwd=tmp_path)
         assert done.returncode == 1 and verdict(done) == NOT_FOUND, done.stdout
         assert f"onnxruntime: onnxruntime {version}; supported >=1.24: yes" in done.stdout

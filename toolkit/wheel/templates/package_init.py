@@ -63,9 +63,11 @@ def get_runtime_needs() -> dict[str, str]:
 
 def check() -> dict:
     """Whether this machine can run the EP: the ROCm libraries it links (found, from where, loadable), the AMD
-    GPUs visible, the onnxruntime installed and its supported range, each packaged library's load, and the
-    devices the EP offers once registered with ORT. 'ready' is True when it offers one; 'missing' says what is
-    missing otherwise. Standard library only; `python -m @IMPORT_PACKAGE@` prints the same."""
+    GPUs visible, the ONNX Runtime installed (whichever distribution provides it) and the wheel's range for it, each
+    packaged library's load, and the devices the EP offers once registered with ORT (the devices of a registration
+    already made in this process, if any). 'ready' is True when it offers one; 'missing' names the first missing
+    piece and what to do about it, 'todo' every piece with what to do. Standard library only; `python -m
+    @IMPORT_PACKAGE@` prints the same."""
     from ._selfcheck import check as _check
 
     return _check()

@@ -235,7 +235,9 @@ class _Stderr:
 
     def lines(self) -> list[str]:
         self.file.seek(0)
-        return [line for line in self.file.read().decode("utf-8", "replace").splitlines() if line.strip()]
+        # Each line once: ORT asks a library for its factories more than once, and the EP says the same each time.
+        text = self.file.read().decode("utf-8", "replace")
+        return list(dict.fromkeys(line for line in text.splitlines() if line.strip()))
 
 
 def register(ep_name: str, path: str, ort_facts: dict) -> dict:
