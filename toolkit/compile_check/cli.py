@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 from typing import TYPE_CHECKING, cast
 
 from toolkit.hipify.settings import ENGINES
@@ -27,9 +28,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sample", action="store_true", help="only the recipe's fixed sample of units")
     p.add_argument("--hipify-perl", default=None,
                    help="hipify-perl to run (default: on PATH, else the build root's usr/bin/hipify-perl)")
-    p.add_argument("--min-rate", type=float, default=0.0,
-                   help="exit 1 when an engine compiles fewer than this fraction of units")
+    p.add_argument("--min-rate", type=_percent, default=None, metavar="PERCENT",
+                   help="pass when an engine compiles at least this percentage of units (0-100, as the report "
+                        "prints it; 0 < PERCENT <= 1 is refused as ambiguous), instead of the recipe's min_rate; "
+                        "without either, every unit the recipe does not expect to fail must compile")
     p.set_defaults(func=run)
+
+
+def _percent(text: str) -> float:
+    from toolkit.compile_check.settings import min_rate_problem
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (a percentage from 0 to 100)") from None
+    problem = min_rate_problem(value)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return value
 
 
 def hipify_perl_path(explicit: str | None) -> str:
@@ -80,7 +96,25 @@ def run(args: argparse.Namespace) -> int:
                            "[compile_check] units" + (" and sample" if args.sample else "")
                            + " match no file of the hipified tree", hint="check the globs against the tree under "
                            "build/<recipe>/<engine>/ (`nox -s hipify -- --recipe NAME` makes it)")
-    return 1 if any(r["rate"] < args.min_rate for _, _, r in rows) else 0
+    return _judged(rows, settings, args.min_rate)
+
+
+def _judged(rows: list, settings: CompileCheckSettings, min_rate: float | None) -> int:
+    """1, with an `error:` line per engine saying why, when an engine's check failed (see verdict.judge)."""
+    from toolkit.compile_check.verdict import judge
+    from toolkit.util import log
+    from toolkit.util.redact import redact_text
+
+    failed = False
+    given = f"--min-rate {min_rate:g}" if min_rate is not None else ""
+    for _, _, report in rows:
+        verdict = judge(report, settings, min_rate, min_rate_from=given)
+        for warning in verdict.warnings:
+            log.warn(warning)
+        if verdict.failure is not None:
+            print(f"error: {redact_text(str(verdict.failure))}", file=sys.stderr)
+            failed = True
+    return 1 if failed else 0
 
 
 def summary_lines(rows: list) -> list[str]:

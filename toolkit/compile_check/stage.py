@@ -7,6 +7,7 @@ import dataclasses
 import json
 
 from toolkit.compile_check.run import compile_tree
+from toolkit.compile_check.verdict import judge
 from toolkit.engine.build import Build
 from toolkit.engine.runner import Stage, StageSpec
 from toolkit.util import log
@@ -15,7 +16,9 @@ from toolkit.util.fsutil import atomic_write_text
 REPORT_NAME = "compile-check.json"
 
 
-def compile_check_stage(b: Build, sample: bool = False) -> Stage:
+def compile_check_stage(b: Build, sample: bool = False, enforce: bool = True) -> Stage:
+    """`enforce`: units failing that the recipe does not allow fail the stage (the report is written first);
+    without it the caller judges the report (compile-check, with its --min-rate)."""
     settings = b.compile_check()
     ws = b.workspace
     report_path = ws.root / REPORT_NAME
@@ -25,14 +28,23 @@ def compile_check_stage(b: Build, sample: bool = False) -> Stage:
                               jobs=b.options.jobs, sample=sample, label=b.hipify_needed().engine)
         for line in report.lines():
             log.stage("compile-check", line)
-        atomic_write_text(report_path, json.dumps(report_json(report), indent=1) + "\n")
+        data = report_json(report)
+        atomic_write_text(report_path, json.dumps(data, indent=1) + "\n")
+        if enforce:
+            verdict = judge(data, settings)
+            for warning in verdict.warnings:
+                log.warn(warning)
+            # Raised, the stage records no state: a rerun checks again instead of skipping a failed check.
+            if verdict.failure is not None:
+                raise verdict.failure
 
     def plan() -> list[str]:
         what = "the recipe's sample units" if sample else "every unit"
         return [f"{what} of {b.kernels_dir()} with the build root's {settings.compiler} "
                 f"({settings.mode}, {','.join(settings.targets)}) -> {report_path}"]
 
-    return Stage("compile-check", lambda: {"settings": repr(settings), "sample": sample}, [report_path], run, plan)
+    return Stage("compile-check", lambda: {"settings": repr(settings), "sample": sample, "enforce": enforce},
+                 [report_path], run, plan)
 
 
 def report_json(report) -> dict:
