@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import venv
@@ -162,13 +163,20 @@ def test_a_wheel_failing_twine_check_stops_before_any_upload(tmp_path, index):
 def test_skip_existing_lets_a_second_publish_succeed(tmp_path, index):
     dist = _release(tmp_path / "dist")
     creds = {"TWINE_USERNAME": USER, "TWINE_PASSWORD": PASSWORD}
-    assert _publish(dist, index + "/", env=creds).returncode == 0
+    # One variant already on the index: the second wheel of the order.
+    second = next(dist.glob(f"{VARIANTS[1].replace('-', '_')}-*.whl"))
+    early = tmp_path / "early"
+    early.mkdir()
+    shutil.copy(second, early)
+    checksums.write(early, [second.name])
+    assert _publish(early, index + "/", env=creds).returncode == 0
     again = _publish(dist, index + "/", env=creds)
-    _error_line(again, f"{VARIANTS[0].replace('-', '_')}-{SETTINGS.version}-py3-none-any.whl is already on")
-    assert "hint: an index takes a file name once: rerun with --skip-existing" in again.stderr
+    _error_line(again, f"{second.name} is already on {index}/ (HTTP 400) (the 1 wheel(s) before it are on the index)",
+                "hint: an index takes a file name once: rerun with --skip-existing")
     skipping = _publish(dist, index + "/", "--skip-existing", env=creds)
     assert skipping.returncode == 0, skipping.stderr
-    assert "done: 0 uploaded" in skipping.stderr and "3 already there" in skipping.stderr
+    assert "done: 1 uploaded" in skipping.stderr and "2 already there" in skipping.stderr
+    assert _files(index) == sorted(p.name for p in dist.glob("*.whl"))
 
 
 def test_no_credentials_and_an_unreachable_index_say_what_to_do(tmp_path, index):

@@ -314,7 +314,15 @@ def publish(options: PublishOptions) -> int:
     skipped = []
     for number, wheel in enumerate(order, 1):
         log.stage("publish", f"uploading {wheel.path.name} ({number}/{len(order)}) to {where.shown}")
-        if not upload_wheel(wheel.path, where, options.skip_existing):
+        try:
+            uploaded = upload_wheel(wheel.path, where, options.skip_existing)
+        except ToolkitError as exc:
+            if number == 1:
+                raise
+            # what is on the index now, so a rerun (with --skip-existing) is known to be safe
+            raise ToolkitError(f"{exc.message} (the {number - 1} wheel(s) before it are on the index)",
+                               hint=exc.hint) from None
+        if not uploaded:
             log.stage("publish", f"{wheel.path.name}: already on the index, skipped (--skip-existing)")
             skipped.append(wheel)
     log.stage("publish", f"done: {len(order) - len(skipped)} uploaded to {where.shown}"
