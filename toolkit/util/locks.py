@@ -51,6 +51,25 @@ def _holder(fd: int) -> str:
     return f"pid {pid} ({command})" if command else f"pid {pid}"
 
 
+def holder_of(target: Path | str, *, file: Path | None = None) -> str | None:
+    """Who holds the lock on `target` now ('pid N (command)'), or None when nobody does. Takes nothing and
+    creates nothing: what a dry run asks."""
+    path = Path(file) if file is not None else lock_path(Path(target))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _holder(fd)
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
 class WorkLock:
     """Exclusive lock on `target`, a folder or a file (or, with `file` given, anything the messages can
     name: a URL); `wait=False` fails at once, naming the holder, instead of waiting.
