@@ -159,37 +159,8 @@ def _runpath(ct: Table) -> tuple[str, ...]:
     return entries
 
 
-def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
-    """Read `[wheel]`."""
-    distribution = t.str("distribution", DEFAULT_DISTRIBUTION)
-    if not _DIST_NAME.match(distribution):
-        raise t.error("distribution", f"{distribution!r} is not a valid distribution name")
-    import_package = t.str("import_package", DEFAULT_IMPORT_PACKAGE)
-    if not IDENTIFIER.match(import_package):
-        raise t.error("import_package", f"{import_package!r} is not a Python identifier")
-    version = t.str("version")
-    try:
-        Version(version)
-    except InvalidVersion:
-        raise t.error("version", f"{version!r} is not a PEP 440 version") from None
-    onnxruntime = t.str("onnxruntime", ">=1.24")
-    try:
-        SpecifierSet(onnxruntime)
-        Requirement(f"onnxruntime{onnxruntime}")
-    except (InvalidSpecifier, InvalidRequirement):
-        raise t.error("onnxruntime", f"{onnxruntime!r} is not a version range such as '>=1.24' or '~=1.24.0'") from None
-    summary = t.str("summary", WheelSettings.summary)
-    trace_env = t.str("trace_env", None)
-    if trace_env is not None and not IDENTIFIER.match(trace_env):
-        raise t.error("trace_env", f"{trace_env!r} is not an environment variable name")
-    excludes = tuple(t.str_list("excludes", []))
-    rocm_variants = tuple(t.str_map("rocm_variants", {}).items())
-    for name, soname in rocm_variants:
-        if not _VARIANT.match(name):
-            raise t.error(f"rocm_variants.{name}", "expected a lower-case name such as 'rocm6'")
-        if not _SONAME.match(soname):
-            raise t.error(f"rocm_variants.{name}", f"expected a versioned soname such as 'libamdhip64.so.6', "
-                                                   f"got {soname!r}")
+def _components(t: Table) -> list[Component]:
+    """Read `[[wheel.components]]`: each library once, each EP name once, `loads` naming components of this wheel."""
     components = []
     seen_libraries: set[str] = set()
     seen_eps: set[str] = set()
@@ -229,6 +200,41 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
                           f"(components: {', '.join(sorted(seen_libraries))})")
     if not seen_eps:
         raise t.error("components", "no component has an ep_name: the wheel would hold no registrable EP library")
+    return components
+
+
+def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
+    """Read `[wheel]`."""
+    distribution = t.str("distribution", DEFAULT_DISTRIBUTION)
+    if not _DIST_NAME.match(distribution):
+        raise t.error("distribution", f"{distribution!r} is not a valid distribution name")
+    import_package = t.str("import_package", DEFAULT_IMPORT_PACKAGE)
+    if not IDENTIFIER.match(import_package):
+        raise t.error("import_package", f"{import_package!r} is not a Python identifier")
+    version = t.str("version")
+    try:
+        Version(version)
+    except InvalidVersion:
+        raise t.error("version", f"{version!r} is not a PEP 440 version") from None
+    onnxruntime = t.str("onnxruntime", ">=1.24")
+    try:
+        SpecifierSet(onnxruntime)
+        Requirement(f"onnxruntime{onnxruntime}")
+    except (InvalidSpecifier, InvalidRequirement):
+        raise t.error("onnxruntime", f"{onnxruntime!r} is not a version range such as '>=1.24' or '~=1.24.0'") from None
+    summary = t.str("summary", WheelSettings.summary)
+    trace_env = t.str("trace_env", None)
+    if trace_env is not None and not IDENTIFIER.match(trace_env):
+        raise t.error("trace_env", f"{trace_env!r} is not an environment variable name")
+    excludes = tuple(t.str_list("excludes", []))
+    rocm_variants = tuple(t.str_map("rocm_variants", {}).items())
+    for name, soname in rocm_variants:
+        if not _VARIANT.match(name):
+            raise t.error(f"rocm_variants.{name}", "expected a lower-case name such as 'rocm6'")
+        if not _SONAME.match(soname):
+            raise t.error(f"rocm_variants.{name}", f"expected a versioned soname such as 'libamdhip64.so.6', "
+                                                   f"got {soname!r}")
+    components = _components(t)
     t.done()
     return WheelSettings(
         version=version,

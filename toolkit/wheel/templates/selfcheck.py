@@ -259,7 +259,7 @@ def register(ep_name: str, path: str, ort_facts: dict) -> dict:
         return [{"type": d.device.type.name, "vendor": d.device.vendor, "vendor_id": f"{d.device.vendor_id:#06x}",
                  "device_id": f"{d.device.device_id:#06x}"} for d in ort.get_ep_devices() if d.ep_name == ep_name]
 
-    already = {"attempted": False, "error": None, "already_registered": True, "log": []}
+    already: dict = {"attempted": False, "error": None, "already_registered": True, "log": []}
     if ours():  # registered already in this process: its devices are the answer
         return {**already, "devices": ours()}
     with _Stderr() as said:
