@@ -45,9 +45,9 @@ def test_recipe_is_data_with_reasons_and_a_sample_of_at_least_30_units():
 def test_sample_compiles_from_both_engines(sid_root: Path, tmp_path: Path):
     up = upstream()
     env = {**os.environ, "TOOLKIT_BUILDROOT": str(sid_root)}
-    # The recipe declares no expected failures yet (27 of the 30 units compile from either engine): a rate.
+    # No rate: the recipe's expected failures (each with its reason) are the units allowed to fail.
     cmd = [sys.executable, "-m", "toolkit", "compile-check", "--recipe", str(RECIPE), "--engine", "both",
-           "--sample", "--min-rate", "80", "--build-dir", str(tmp_path / "build"), "--mirror", (up / "mirror").as_uri()]
+           "--sample", "--build-dir", str(tmp_path / "build"), "--mirror", (up / "mirror").as_uri()]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     print(proc.stdout[-6000:])
     print(proc.stderr[-3000:])
