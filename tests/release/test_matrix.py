@@ -108,7 +108,8 @@ def test_print_matrix_cli_prints_one_json_entry_per_build(tmp_path):
     first = data["include"][0]
     assert first == {"id": "cp311-gfx90a_gfx942", "python": "3.11", "python_tag": "cp311",
                      "target_set": "gfx90a_gfx942", "gpu_targets": ["gfx90a", "gfx942"],
-                     "gpu_targets_cmake": "gfx90a;gfx942", "features": [], "args": ["--only", "cp311-gfx90a_gfx942"]}
+                     "gpu_targets_cmake": "gfx90a;gfx942", "features": [], "args": ["--only", "cp311-gfx90a_gfx942"],
+                     "public": False}
     assert proc.stdout == matrix_json(plan_matrix(_settings(tmp_path, FULL)))
 
     only = subprocess.run([sys.executable, "-m", "toolkit", "release", "--recipe", str(recipe), "--print-matrix",
@@ -142,3 +143,23 @@ def test_checksums_verify_reports_changed_and_missing(tmp_path):
     assert checksums.verify(tmp_path) == ["a.whl", "b.json"]
     with pytest.raises(ToolkitError, match="names must be plain file names"):
         checksums.write(tmp_path, ["sub/a.whl"])
+
+
+def test_the_public_label_releases_one_build_per_variant_under_the_plain_version(tmp_path):
+    """The real recipe's `public = "glibc2.28"`: each ROCm variant's build without the hip backend carries 0.1.0,
+    the others VERSION+LABEL; a label no entry has is refused, listing the labels there are."""
+    from toolkit.release.entry import entry_options
+
+    recipe = ROOT / "recipes" / "umbrella-ep-real.toml"
+    entries = plan_matrix(from_table(load_toml(recipe).table("release"), recipe.parent))
+    assert {e.id: e.local_version for e in entries} == {
+        "rocm6-glibc2.28": None, "rocm6-glibc2.28-hipdnn": "glibc2.28.hipdnn",
+        "rocm7-glibc2.28": None, "rocm7-glibc2.28-hipdnn": "glibc2.28.hipdnn"}
+    assert entry_options(recipe, entries[0]).local_version is None
+    assert entry_options(recipe, entries[1]).local_version == "glibc2.28.hipdnn"
+    text = recipe.read_text().replace('public = "glibc2.28"', 'public = "glibc2.17"')
+    wrong = tmp_path / "umbrella-ep-real.toml"
+    wrong.write_text(text)
+    with pytest.raises(ToolkitError, match=r"\[release\] public = 'glibc2.17': no matrix entry has that label") as err:
+        plan_matrix(from_table(load_toml(wrong).table("release"), recipe.parent))
+    assert err.value.hint == "the entries' labels: glibc2.28, glibc2.28.hipdnn"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml  # PyYAML comes with mkdocs, in the test extra
 
-from tests.support.package_index import release_dist
+from tests.support.package_index import metadata_wheel, release_dist
 from tests.support.tools import ROOT, need
 from toolkit.util.tomlread import load_toml
 from toolkit.wheel.settings import from_table
@@ -54,7 +54,8 @@ def test_the_publish_job_runs_on_a_tag_with_trusted_publishing():
 
 def test_the_publish_jobs_steps_check_the_release_and_put_the_meta_package_last(tmp_path):
     """The job's shell steps, run as written on a release artifact's layout: the dist folders of two entries and
-    the meta-package. The check passes, and the meta-package is the only wheel of the second upload."""
+    the meta-package, and an entry of a local version (not [release] public). The check passes, the local wheel is
+    left out (PyPI refuses it), and the meta-package is the only wheel of the second upload."""
     recipe = ROOT / "recipes" / "umbrella-ep-real.toml"
     settings = from_table(load_toml(recipe).table("wheel"), recipe.parent)
     made = release_dist(tmp_path / "made", settings)
@@ -65,6 +66,10 @@ def test_the_publish_jobs_steps_check_the_release_and_put_the_meta_package_last(
         shutil.copy(variant, entry)
         (entry / "provenance.json").write_text("{}\n")
         subprocess.run("sha256sum -- * > SHA256SUMS", shell=True, cwd=entry, check=True)
+    local = tmp_path / "release" / "dist-local"
+    local.mkdir()
+    metadata_wheel(local, f"{settings.distribution}-rocm7", "0.1.0+glibc2.28.hipdnn")
+    subprocess.run("sha256sum -- * > SHA256SUMS", shell=True, cwd=local, check=True)
     (tmp_path / "release" / "meta").mkdir()
     shutil.copy(meta, tmp_path / "release" / "meta")
     # `python` in the steps is the job's Python with the toolkit installed: here, this one

@@ -15,12 +15,12 @@ from toolkit.engine.pipeline import built_wheels, run_build
 
 def entry_options(recipe_path: Path, entry, no_wait: bool = False, overrides: dict | None = None) -> BuildOptions:
     """The build options of one entry: its own variant, features, GPU targets and toolchain, and a local version
-    label so that entries never share a wheel name; `overrides` are the release's own build options (--source,
-    --mirror, --offline, --jobs, --build-dir)."""
+    label so that entries never share a wheel name (none for the public entries, [release] public); `overrides` are
+    the release's own build options (--source, --mirror, --offline, --jobs, --build-dir)."""
     chain = entry.toolchain
     options = BuildOptions(recipe=str(recipe_path), variant=f"release-{entry.id}",
                            with_features=tuple(entry.features), gpu_targets=tuple(entry.gpu_targets),
-                           local_version=entry.label, no_wait=no_wait,
+                           local_version=entry.local_version, no_wait=no_wait,
                            toolchain=chain.toolchain if chain else None,
                            glibc_floor=chain.glibc_floor if chain else None)
     return replace(options, **{k: v for k, v in (overrides or {}).items() if v not in (None, (), False)})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from toolkit.release.settings import ReleaseSettings, RocmSet, TargetSet, ToolchainSet
 from toolkit.util.errors import ToolkitError
@@ -25,6 +25,7 @@ class Entry:
     features: tuple[str, ...]
     toolchain: ToolchainSet | None = None
     rocm: RocmSet | None = None  # the ROCm variant and the build root that builds it
+    public: bool = False         # released under the plain version ([release] public names its label)
 
     @property
     def python_tag(self) -> str | None:
@@ -37,6 +38,11 @@ class Entry:
         parts = [self.target_set, self.toolchain.name if self.toolchain else None, *self.features]
         return ".".join(p for p in parts if p).lower().replace("+", ".").replace("-", ".") or "base"
 
+    @property
+    def local_version(self) -> str | None:
+        """The label the wheel's version carries (VERSION+LABEL), or None for the public entries."""
+        return None if self.public else self.label
+
     def to_json(self) -> dict:
         out = {
             "id": self.id,
@@ -48,6 +54,7 @@ class Entry:
             "gpu_targets_cmake": ";".join(self.gpu_targets),
             "features": list(self.features),
             "args": ["--only", self.id],
+            "public": self.public,
         }
         if self.toolchain is not None:
             out.update(toolchain=self.toolchain.toolchain, toolchain_name=self.toolchain.name,
@@ -76,6 +83,12 @@ def plan_matrix(settings: ReleaseSettings) -> list[Entry]:
         name = target_set.name if target_set else None
         id_ = entry_id(python, name, features, chain.name if chain else None, rocm.name if rocm else None)
         entries.append(Entry(id_, python, name, target_set.targets if target_set else (), features, chain, rocm))
+    if settings.public is not None:
+        labels = sorted({e.label for e in entries})
+        if settings.public not in labels:
+            raise ToolkitError(f"[release] public = {settings.public!r}: no matrix entry has that label",
+                               hint=f"the entries' labels: {', '.join(labels)}")
+        entries = [replace(e, public=e.label == settings.public) for e in entries]
     return entries
 
 

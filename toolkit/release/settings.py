@@ -6,6 +6,8 @@
     python = ["3.11", "3.12"]
     features = [[], ["hipdnn"]]            # each inner list is one feature set of the matrix
     compile_cache = "redis://cache.example:6379"   # optional; env TOOLKIT_COMPILE_CACHE overrides
+    public = "glibc2.28"                   # optional: the entries of this local-version label are released under
+                                           # the plain version (an index such as PyPI takes no local versions)
 
     [[release.target_set]]
     name = "cdna"                          # optional; defaults to the targets joined by "_"
@@ -86,6 +88,8 @@ class ReleaseSettings:
     axes: tuple[str, ...] = DEFAULT_AXES
     toolchains: tuple[ToolchainSet, ...] = ()
     rocm: tuple[RocmSet, ...] = ()
+    # The local-version label (an entry's axes but Python and ROCm) whose wheels carry the plain version.
+    public: str | None = None
 
 
 def from_table(t: Table, recipe_dir: Path) -> ReleaseSettings:
@@ -119,11 +123,12 @@ def from_table(t: Table, recipe_dir: Path) -> ReleaseSettings:
 
     features = _feature_sets(t)
     compile_cache = t.str("compile_cache", None) or None
+    public = t.str("public", None)
 
     container_table = t.table("container", None)
     container = _container(container_table, recipe_dir) if container_table else ContainerSettings()
     t.done()
-    return ReleaseSettings(python, target_sets, features, compile_cache, container, axes, toolchains, rocm)
+    return ReleaseSettings(python, target_sets, features, compile_cache, container, axes, toolchains, rocm, public)
 
 
 def _axes(t: Table) -> tuple[str, ...]:
