@@ -42,9 +42,8 @@ def metadata_text(settings: WheelSettings) -> str:
              "Description-Content-Type: text/markdown", "", f"# {name}", "",
              "One distribution per ROCm major, all installing the import package "
              f"`{settings.import_package}`: install exactly one.", ""]
-    for variant, soname in settings.rocm_variants:
-        command = name if variant == default else f"{name}-{variant}"
-        lines.append(f"- ROCm with `{soname}`: `pip install {command}` (`{name}-{variant}`)")
+    lines += [f"- ROCm with `{soname}`: `pip install {settings.install_name(variant)}` (`{name}-{variant}`)"
+              for variant, soname in settings.rocm_variants]
     lines += ["", f"This package installs `{name}-{default}`. For another ROCm, install that variant by its own "
               f"name instead, in an environment without `{name}`.", "", *onnxruntime_words(settings), "",
               f"`python -m {settings.import_package}` says whether a machine can run the EP, and what it lacks."]

@@ -113,13 +113,10 @@ def onnxruntime_words(settings: WheelSettings) -> list[str]:
 
 def variant_words(settings: WheelSettings, info: BuildInfo) -> list[str]:
     """Which distribution to install for which ROCm: the variants share the import package, so one at a time."""
-    base = settings.base_distribution
     rows = [f"This is the `{settings.variant}` variant, for machines whose ROCm provides "
             f"{', '.join(info.rocm_libraries) or 'no ROCm library'}. Install exactly one variant:", ""]
-    for name, soname in settings.rocm_variants:
-        command = base if name == settings.default_variant else f"{base}-{name}"
-        rows.append(f"- ROCm with `{soname}`: `pip install {command}`")
-    return rows
+    return rows + [f"- ROCm with `{soname}`: `pip install {settings.install_name(name)}`"
+                   for name, soname in settings.rocm_variants]
 
 
 def rocm_words(info: BuildInfo) -> str:

@@ -103,6 +103,11 @@ class WheelSettings:
         """The distribution without the variant's suffix (the meta-package's name)."""
         return self.distribution.removesuffix(f"-{self.variant}") if self.variant else self.distribution
 
+    def install_name(self, variant: str) -> str:
+        """What `pip install` names to get `variant`: the meta-package for the default one, else the variant."""
+        base = self.base_distribution
+        return base if variant == self.default_variant else f"{base}-{variant}"
+
     def for_linked(self, sonames: tuple[str, ...], where: str) -> WheelSettings:
         """These settings for the ROCm variant whose soname the libraries link (unchanged without variants)."""
         if not self.rocm_variants:
