@@ -4,9 +4,11 @@ onnxruntime releases a range allows on the package index."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 from pathlib import Path
+from types import ModuleType
 
 from packaging.requirements import Requirement
 
@@ -92,3 +94,15 @@ def write_model(path: Path) -> Path:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
     path.write_bytes(model.SerializeToString())
     return path
+
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "toolkit" / "wheel" / "templates"
+
+
+def load_template(name: str) -> ModuleType:
+    """A module the wheels ship (templates/selfcheck.py, advice.py) loaded from its template, outside any package."""
+    spec = importlib.util.spec_from_file_location(f"{name}_template", TEMPLATES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

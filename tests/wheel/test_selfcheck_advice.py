@@ -6,26 +6,21 @@ from the real recipes, as the wheel stage writes it."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
+from tests.support.selfcheck_support import load_template
 from tests.support.tools import ROOT
 from toolkit.util.tomlread import load_toml
 from toolkit.wheel.buildinfo import BuildInfo
 from toolkit.wheel.project import wheel_info
 from toolkit.wheel.settings import from_table
 
-TEMPLATE = ROOT / "toolkit" / "wheel" / "templates" / "advice.py"
 AMD_NODE = {"node": "/dev/dri/renderD128", "vendor": "0x1002", "device": "0x74a1", "present": True}
 
 
 @pytest.fixture(scope="module")
 def advice():
-    spec = importlib.util.spec_from_file_location("advice_template", TEMPLATE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_template("advice")
 
 
 def info_of(recipe: str, linked: tuple[str, ...] = ()) -> dict:

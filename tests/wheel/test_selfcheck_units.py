@@ -4,7 +4,6 @@ against `packaging`."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 import subprocess
@@ -13,17 +12,13 @@ from pathlib import Path
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from tests.support.tools import ROOT, require_tool
-
-TEMPLATE = ROOT / "toolkit" / "wheel" / "templates" / "selfcheck.py"
+from tests.support.selfcheck_support import load_template
+from tests.support.tools import require_tool
 
 
 @pytest.fixture(scope="module")
 def selfcheck():
-    spec = importlib.util.spec_from_file_location("selfcheck_template", TEMPLATE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_template("selfcheck")
 
 
 def test_loader_cache_matches_ldconfig(selfcheck):
