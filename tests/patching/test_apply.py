@@ -379,6 +379,20 @@ def test_strip_level_zero_is_detected(tmp_path):
     assert (root / "src/x.txt").read_text() == "one\nTWO\n"
 
 
+def test_a_well_formed_patch_on_a_tree_it_was_not_written_for_fails_on_the_tree_not_as_malformed(tmp_path):
+    """Issue 35, item 9: the patch changes CMakeLists.txt at the top and two deeper ones; a different project has
+    only a top CMakeLists.txt, which strip level 3 would find twice. The patch parses: the tree is what is wrong."""
+    before = {"CMakeLists.txt": BASE, "src/one/CMakeLists.txt": BASE, "src/two/CMakeLists.txt": BASE}
+    patch = make_patch(tmp_path, "0001-all.patch", before, {k: AFTER for k in before})
+    series = load_series(write_series(patch.parent, [("0001-all.patch", "base", "")]))
+    root = write_tree(tmp_path / "other", {"CMakeLists.txt": "project(other)\n"})
+    [a] = analyze(series, root, "base")
+    assert a.line == "0001-all.patch: FAILS: CMakeLists.txt hunk #1 @@ -7,7 +7,7 @@", a.line
+    message = failing_apply(series, root)
+    assert "MALFORMED" not in message and "regenerate the patch" not in message
+    assert "src/one/CMakeLists.txt: file not found" in message
+
+
 def test_malformed_patch(tmp_path):
     patch_dir = tmp_path / "patches"
     patch_dir.mkdir()

@@ -21,11 +21,16 @@ def _strip(path: str, level: int) -> str | None:
 def detect_strip(patch: Patch, view: TreeView) -> int:
     """The strip level (like patch -pN) under which most of the patch's files exist in the tree.
 
-    Ties go to 1 (a/ b/ prefixes, what git and the series format use), then to the lowest level.
+    Ties go to 1 (a/ b/ prefixes, what git and the series format use), then to the lowest level. Only levels
+    that leave every path a path count: a level that strips some path away entirely cannot be the patch's, and
+    choosing it because a few names happen to exist deeper in a tree the series is not for would make a
+    well-formed patch look malformed.
     """
     paths = [p for fd in patch.files for p in (fd.old_path, fd.new_path) if p]
     best, best_score = 1, -1
     for level in (1, 0, 2, 3, 4):
+        if any(_strip(p, level) is None for p in paths):
+            continue
         score = sum(1 for p in paths if (rel := _strip(p, level)) and view.read(rel) is not None)
         if score > best_score:
             best, best_score = level, score
