@@ -121,8 +121,15 @@ def _cache_text(key: dict, entries: dict[str, dict]) -> str:
 
 def _check_dirs(src_dir: Path, out_dir: Path) -> tuple[Path, Path]:
     src_dir, out_dir = Path(src_dir).resolve(), Path(out_dir).resolve()
+    if src_dir.exists() and not src_dir.is_dir():
+        raise ToolkitError(f"hipify: source {src_dir} is a file, not a folder; hipify converts a source tree",
+                           f"give the folder that holds it ({src_dir.parent}): every C/C++/CUDA file under it "
+                           "is converted")
     if not src_dir.is_dir():
         raise ToolkitError(f"hipify: source folder {src_dir} does not exist")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ToolkitError(f"hipify: output {out_dir} is a file, not a folder; OUT is the folder the converted "
+                           "tree is written to", "give a folder path (it is created when missing)")
     if out_dir == src_dir or src_dir in out_dir.parents:
         raise ToolkitError(f"hipify: output folder {out_dir} is inside the source tree {src_dir}",
                            "hipify writes out of tree: choose an output folder outside the sources")

@@ -112,10 +112,27 @@ def source_from_argument(value: str) -> SourceSettings:
                                   f"{shorten(fragment, 80)!r}")
         return SourceSettings(archive=PinnedArchive(url, sha256=sha))
     path = Path(value).expanduser().resolve()
+    if path.is_file():
+        raise _not_a_tree(path, shown)
     if not path.is_dir():
         raise RecipeError(f"--source {shown}: no such folder",
                           hint="give a source tree folder, an archive URL or git+URL@COMMIT")
     return SourceSettings(path=path)
+
+
+def _not_a_tree(path: Path, shown: str) -> RecipeError:
+    """--source names a file: what kind, and what to give instead."""
+    name = path.name.lower()
+    if name.endswith(".whl"):
+        return RecipeError(f"--source {shown}: a wheel is a built package, not a source tree to build",
+                           hint=f"give the source tree's folder, archive URL or git+URL@COMMIT; to try the wheel, "
+                                f"run: python -m toolkit smoke {path}")
+    if name.endswith((".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".tar", ".zip")):
+        return RecipeError(f"--source {shown}: an archive file is given by URL, not by path",
+                           hint=f"pass --source file://{path}#sha256=<its sha256>, or unpack it "
+                                "and give the folder")
+    return RecipeError(f"--source {shown}: a file, not a folder",
+                       hint="give the source tree's folder, an archive URL or git+URL@COMMIT")
 
 
 @dataclass(frozen=True)
