@@ -117,8 +117,9 @@ def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argpar
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    """argv parsed; an unknown option is reported by the command it was given to, with its usage and the
-    option it most likely meant (argparse would print the top-level usage, with no suggestion)."""
+    """argv parsed; an unknown option is reported by the command it was given to, with the option it most
+    likely meant and where its options are listed: one line, not the usage (argparse would print the
+    top-level usage, with no suggestion, above the line that matters)."""
     parser = build_parser(next((a for a in argv if not a.startswith("-")), None))  # top level: no values
     args, unknown = parser.parse_known_args(argv)
     if unknown:
@@ -128,7 +129,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
         for arg in unknown:
             close = difflib.get_close_matches(arg.split("=", 1)[0], options, n=1) if arg.startswith("-") else []
             said.append(f"{arg} (did you mean {close[0]}?)" if close else arg)
-        command.error(f"unrecognized arguments: {' '.join(said)}")
+        command.exit(2, f"{command.prog}: error: unrecognized arguments: {' '.join(said)}\n"
+                        f"  hint: '{command.prog} --help' lists its options\n")
     return args
 
 

@@ -57,3 +57,27 @@ def test_a_wheel_given_as_source_is_named_a_wheel(tmp_path):
     assert proc.stderr.splitlines()[-2:] == [
         f"error: --source {archive}: an archive file is given by URL, not by path",
         f"  hint: pass --source file://{archive}#sha256=<its sha256>, or unpack it and give the folder"]
+
+
+def test_a_mistyped_option_is_one_error_line_and_a_pointer_to_help():
+    proc = toolkit("hipify", "--stict", "a", "b")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        "python -m toolkit hipify: error: unrecognized arguments: --stict (did you mean --strict?)",
+        "  hint: 'python -m toolkit hipify --help' lists its options"]
+
+
+def test_a_source_path_outside_the_project_is_refused_as_the_guide_and_key_reference_say(tmp_path_factory):
+    """The refusal exists; the recipe guide and the key reference say so, with the way around it."""
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    recipe = tmp_path_factory.mktemp("project") / "recipes" / "vecops.toml"
+    recipe.parent.mkdir()
+    recipe.write_text(f'[recipe]\nname = "vecops"\n[source]\npath = "{elsewhere}"\n')
+    proc = toolkit("build", "--dry-run", "--recipe", str(recipe), "--build-dir", str(recipe.parent / "b"))
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[0].startswith(
+        f"error: {recipe}: key 'source.path': {elsewhere} is outside the project, the recipe's folder")
+    guide = (ROOT / "docs/guides/writing-a-recipe.md").read_text()
+    assert "refused with `is outside the project`" in guide and "give the tree with `--source PATH`" in guide
+    reference = (ROOT / "docs/reference/recipe-keys.md").read_text()
+    assert "one elsewhere is refused. Build a tree elsewhere with `--source PATH`." in reference
