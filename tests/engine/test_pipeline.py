@@ -21,9 +21,9 @@ from toolkit.engine.options import BuildOptions
 from toolkit.util.errors import RecipeError
 
 
-def toolkit_fails(*args: str) -> subprocess.CompletedProcess:
+def toolkit_fails(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     proc = subprocess.run([sys.executable, "-m", "toolkit", *args], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
     assert proc.returncode != 0, proc.stdout
     return proc
 
@@ -199,3 +199,24 @@ def test_preflight_outside_the_build_root_points_at_the_recipes_root(tmp_path):
     plain = toolkit_fails("build", "--recipe", str(recipe), "--migraphx-home", str(tmp_path / "none"),
                           "--build-dir", str(tmp_path / "b"))
     assert "container --root" not in plain.stderr and "MIGraphX" in plain.stderr
+
+
+def test_the_samples_missing_ort_hints_neither_a_build_root_nor_the_option_the_user_gave(tmp_path):
+    """Issue 35, item 10: the sample fetches its ORT as the recipe's [ort] package; a build root brings nothing
+    it lacks. A folder the user named is to be fixed (or left out), not named again; offline, a run online
+    fetches the package once."""
+    env = {"TOOLKIT_CACHE_DIR": str(tmp_path / "cache")}
+    title = "ONNX Runtime install (C API headers, libonnxruntime, CMake package config)"
+    named = toolkit_fails("build", "--ort-home", "/nope", "--build-dir", str(tmp_path / "b"), env=env)
+    assert named.stderr.splitlines() == [
+        "error: preflight: missing before anything is built:",
+        f"  - {title}: --ort-home=/nope: no such folder",
+        f"      hint: point --ort-home at the {title}, or leave --ort-home out to use the recipe's [ort] 1.27.1 "
+        "package"]
+    offline = toolkit_fails("build", "--offline", "--build-dir", str(tmp_path / "b"), env=env)
+    assert offline.stderr.splitlines() == [
+        "error: preflight: missing before anything is built:",
+        f"  - {title}: offline and debian:pool/main/o/onnxruntime/libonnxruntime-dev_1.27.1+dfsg-1_amd64.deb is "
+        "not in the download cache",
+        "      hint: run once without --offline (it is then kept in the download cache), or pass --ort-home DIR"]
+    assert not (tmp_path / "b").exists()

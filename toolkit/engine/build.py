@@ -330,6 +330,8 @@ def with_root_hint(exc: ToolkitError, recipe: Recipe) -> ToolkitError:
     root = getattr(container, "root", None)
     if not root or (Path("/") / INFO).is_file():  # the root's record of itself: already inside one
         return exc
+    if not getattr(exc, "from_system", True):  # only the recipe's own ORT package: a root brings nothing
+        return exc                             # missing (the sample never needs one)
     hint = (f"recipe {recipe.name} builds inside the build root {root} (its [release.container] root): "
             f"nox -s container -- --root {root} build --recipe {recipe.name} (`nox -s root -- make {root}` "
             f"makes it first)" + (f"; or: {exc.hint}" if exc.hint else ""))

@@ -83,9 +83,32 @@ def check(requirements: Requirements, features, options: PreflightOptions, ort: 
             found[name], ort_package = _ort_from_recipe(ort, options.platform or platform_tag(), ctx)
             continue
         found[name] = locate(name, explicit, options.env, found)
-    problems = tuple(f"{components()[n]['title']}: {found[n].problem}\n      hint: {components()[n]['hint']}"
+    problems = tuple(f"{components()[n]['title']}: {found[n].problem}\n      hint: {_hint(found[n], ort)}"
                      for n in needed if found[n].problem)
     return ResolvedPaths(needed, found, ort_package, problems)
+
+
+def _hint(located: Located, ort: OrtSettings | None) -> str:
+    """What to do about one missing component, from where it was looked for: a user who named a folder is told
+    to fix that folder, not to name one; the recipe's package offline is fetched by a run online."""
+    spec = components()[located.component]
+    named = [spec["option"], *spec["env"]]
+    package = f"the recipe's [ort] {ort.version} package" if ort is not None else ""
+    if located.origin in named:
+        hint = f"point {located.origin} at the {spec['title']}"
+        return hint + (f", or leave {located.origin} out to use {package}" if package else "")
+    if package and located.origin.startswith("ORT ") and "offline" in (located.problem or ""):
+        return f"run once without --offline (it is then kept in the download cache), or pass {spec['option']} DIR"
+    return spec["hint"]
+
+
+class PreflightError(ToolkitError):
+    """Components missing before a build. `from_system`: one of them is a system install a build root brings
+    (ROCm, MIGraphX, the system's ORT); an ORT the recipe fetches as its own [ort] package is not."""
+
+    def __init__(self, message: str, from_system: bool):
+        super().__init__(message)
+        self.from_system = from_system
 
 
 def _ort_from_recipe(ort: OrtSettings | None, platform: str,
@@ -124,5 +147,7 @@ def preflight(requirements: Requirements, features, options: PreflightOptions, o
     resolved = check(requirements, features, options, ort, ctx)
     if resolved.problems:
         listed = "\n".join(f"  - {p}" for p in resolved.problems)
-        raise ToolkitError(f"preflight: missing before anything is built:\n{listed}")
+        from_system = any(located.problem and not (name == "ort" and ort is not None)
+                          for name, located in resolved.found.items())
+        raise PreflightError(f"preflight: missing before anything is built:\n{listed}", from_system)
     return resolved
