@@ -61,6 +61,31 @@ def info(root: Path) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
+def planned(name: str = packageset.DEFAULT) -> str:
+    """What ensure_root(name) would do, said without doing it (a dry run's line)."""
+    given = os.environ.get(ENV_BUILDROOT)
+    if given:
+        return f"build root: {ENV_BUILDROOT}={given}, used as it is"
+    spec = packageset.load(name)
+    final = root_path(spec)
+    if final.is_dir():
+        return f"build root {spec.name}: ready at {final}"
+    return f"build root {spec.name}: missing, would be made at {final} ({cost(spec, final.parent)})"
+
+
+def cost(spec: PackageSet, roots: Path) -> str:
+    """Roughly what making a root takes: what the last root made in this cache took, else a typical figure."""
+    made = [r for r in (info(p) for p in roots.iterdir() if p.is_dir()) if r and "bytes" in r] \
+        if roots.is_dir() else []
+    steps = f"debootstrap, then apt-get install of {len(spec.packages)} packages from a Debian mirror"
+    if not made:
+        return f"{steps}: typically several minutes and about 5 GiB, once"
+    last = max(made, key=lambda r: r.get("made", ""))
+    seconds = sum(last.get("seconds", {}).values())
+    return (f"{steps}: the last root made here ({last.get('name')}) took {seconds:.0f} s and "
+            f"{log.human_size(last['bytes'])}, once")
+
+
 def make_root(spec: PackageSet, cache: Path | None = None, *, locked: bool = False) -> Path:
     """Make (or reuse) the root of `spec`; `locked`: a record that differs from the lock file is an error."""
     final = root_path(spec, cache)
@@ -69,6 +94,8 @@ def make_root(spec: PackageSet, cache: Path | None = None, *, locked: bool = Fal
         log.stage("root", f"{spec.name}: reused" + (f" (made {made})" if made else "") + f": {final}")
         return final
     roots = final.parent
+    # Said before anything starts: the caller (compile-check, a build in a root) may not have asked for a root.
+    log.stage("root", f"{spec.name}: not in the toolkit cache; making it now at {final} ({cost(spec, roots)})")
     with WorkLock(final):
         if final.is_dir():   # made by another process while this one waited
             log.stage("root", f"{spec.name}: made by another process: {final}")

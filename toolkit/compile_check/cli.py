@@ -48,13 +48,17 @@ def _percent(text: str) -> float:
     return value
 
 
-def hipify_perl_path(explicit: str | None) -> str:
+def hipify_perl_path(explicit: str | None, dry_run: bool = False) -> str:
     if explicit:
         return explicit
     found = shutil.which("hipify-perl")
     if found:
         return found
-    from toolkit.compile_check.run import find_root
+    from toolkit.compile_check.run import ROOT_NAME, find_root
+    if dry_run:  # where the root's copy will be, without making the root a dry run only reports
+        from toolkit.buildroot import packageset
+        from toolkit.buildroot.make import root_path
+        return str(root_path(packageset.load(ROOT_NAME)) / "usr/bin/hipify-perl")
     # A perl script: the host's perl runs the root's copy, so no sandbox per file is needed.
     return str(find_root() / "usr/bin/hipify-perl")
 
@@ -80,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     engines = [e for e in args.engine if e != "both"] + (list(ENGINES) if "both" in args.engine else [])
     if not engines:
         engines = [cast("HipifySettings", recipe.extra["hipify"]).engine]
-    perl = hipify_perl_path(args.hipify_perl) if "hipify-perl" in engines else None
+    perl = hipify_perl_path(args.hipify_perl, args.dry_run) if "hipify-perl" in engines else None
     rows = []
     for engine in dict.fromkeys(engines):
         hip, report = run_engine(options, engine, sample=args.sample, perl=perl)

@@ -39,9 +39,12 @@ def compile_check_stage(b: Build, sample: bool = False, enforce: bool = True) ->
                 raise verdict.failure
 
     def plan() -> list[str]:
+        from toolkit.buildroot.make import planned
+        from toolkit.compile_check.run import ROOT_NAME
+
         what = "the recipe's sample units" if sample else "every unit"
         return [f"{what} of {b.kernels_dir()} with the build root's {settings.compiler} "
-                f"({settings.mode}, {','.join(settings.targets)}) -> {report_path}"]
+                f"({settings.mode}, {','.join(settings.targets)}) -> {report_path}", planned(ROOT_NAME)]
 
     return Stage("compile-check", lambda: {"settings": repr(settings), "sample": sample, "enforce": enforce},
                  [report_path], run, plan)
