@@ -141,7 +141,9 @@ def test_choosing_zig_changes_defines_fingerprint_and_build_facts(tmp_path):
     defines = zig.defines()
     folder = f"zig-0.17.1-x86_64-linux-gnu.2.28-{zig.toolchain().link_digest[:8]}"
     assert defines["CMAKE_CXX_COMPILER"] == str(zig.toolchain_dir / folder / "zig-clang++")
-    assert defines["CMAKE_LIBRARY_ARCHITECTURE"] == "x86_64-linux-gnu"
+    # The C compiler and library architecture come from a toolchain file: CMake reads them only where used.
+    assert defines["CMAKE_TOOLCHAIN_FILE"] == str(zig.toolchain_dir / folder / "toolchain.cmake")
+    assert "CMAKE_C_COMPILER" not in defines and "CMAKE_LIBRARY_ARCHITECTURE" not in defines
     assert defines["CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES"] == "/usr/include"
     assert system_inputs["toolchain"] == {"name": "system"}
     assert zig_inputs["toolchain"]["zig_sha256"] == PINS["machines"]["x86_64"]["zig_sha256"]

@@ -12,11 +12,12 @@ from toolkit.cmake.commands import (
     find_ninja,
     read_cache,
 )
+from toolkit.cmake.toolchain import first_link_note, runtime_mark
 from toolkit.engine.build import Build
 from toolkit.engine.runner import Stage, StageSpec
 from toolkit.sources.fetchcontent import PROVIDER, read_report
 from toolkit.util import log
-from toolkit.util.fsutil import sha256_file
+from toolkit.util.fsutil import atomic_write_text, sha256_file
 from toolkit.util.process import run_tool
 
 if TYPE_CHECKING:
@@ -102,7 +103,11 @@ def configure_stage(b: Build) -> Stage:
         toolchain = b.toolchain()
         log.stage("configure", f"toolchain: {toolchain.describe()}")
         log.stage("configure", kernel_note)
-        toolchain.prepare(b.toolchain_dir, b.fetch.cache.root)
+        cache = b.fetch.cache.root
+        toolchain.prepare(b.toolchain_dir, cache)
+        first_link = first_link_note(toolchain, cache)
+        if first_link:
+            log.stage("configure", first_link)
         cmd = command()
         if switches_compiler(b):
             # CMake keeps a compiler it detected until its cache is deleted; --fresh starts from no cache.
@@ -110,6 +115,9 @@ def configure_stage(b: Build) -> Stage:
             cmd.insert(1, "--fresh")
         with b.tool_env() as env:
             run_tool(cmd, "configure", {**kernel_env, **env}, ws.root / "logs")
+        mark = runtime_mark(toolchain, cache)
+        if mark is not None:
+            atomic_write_text(mark, "")
         asked = read_report(ws.cmake)
         log.stage("configure", "CMake asked the dependency provider for: FetchContent "
                   + (", ".join(asked["fetchcontent"]) or "none") + "; find_package "

@@ -113,17 +113,25 @@ class Toolchain:
         """The files prepare() writes, which builds use: removed, the configure stage runs again."""
         if self.zig is None:
             return []
-        return [*(self.wrapper(tools_root, lang) for lang in WRAPPERS), tools_root / self.key / "shared-library.o"]
+        return [*(self.wrapper(tools_root, lang) for lang in WRAPPERS), tools_root / self.key / "shared-library.o",
+                self.toolchain_file(tools_root)]
+
+    def toolchain_file(self, tools_root: Path) -> Path:
+        return tools_root / self.key / "toolchain.cmake"
 
     def defines(self, tools_root: Path) -> dict[str, str]:
-        """The CMake defines that make CMake build with this toolchain (none for the system's)."""
+        """The CMake defines that make CMake build with this toolchain (none for the system's).
+
+        The C compiler and the library architecture are set in a toolchain file, not by -D: CMake reads
+        CMAKE_C_COMPILER only where C is enabled, CMAKE_LIBRARY_ARCHITECTURE only where a find_* call looks,
+        and a project without either (the sample is C++ only) would warn that the command line gave them for
+        nothing; a toolchain file is read wherever a language is enabled (a FetchContent dependency's C too)."""
         if self.zig is None:
             return {}
         include = self.zig.system_include
         return {
-            "CMAKE_C_COMPILER": str(self.wrapper(tools_root, "C")),
+            "CMAKE_TOOLCHAIN_FILE": str(self.toolchain_file(tools_root)),
             "CMAKE_CXX_COMPILER": str(self.wrapper(tools_root, "CXX")),
-            "CMAKE_LIBRARY_ARCHITECTURE": self.zig.multiarch,
             "CMAKE_C_IMPLICIT_INCLUDE_DIRECTORIES": include,
             "CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES": include,
         }
@@ -153,12 +161,38 @@ class Toolchain:
             path = self.wrapper(tools_root, lang)
             if not path.is_file() or path.read_text() != text:
                 atomic_write_text(path, text, mode=0o755)
+        chosen = (f"# Written by the ort-amdgpu toolkit (toolkit/cmake/toolchain.py): {self.describe()}.\n"
+                  f'set(CMAKE_C_COMPILER "{self.wrapper(tools_root, "C")}")\n'
+                  f'set(CMAKE_LIBRARY_ARCHITECTURE "{self.zig.multiarch}")\n')
+        toolchain_file = self.toolchain_file(tools_root)
+        if not toolchain_file.is_file() or toolchain_file.read_text() != chosen:
+            atomic_write_text(toolchain_file, chosen)
         source = folder / "shared-library.c"
         text = link_object_source(self.hide_section_bounds)
         if not extra.is_file() or not source.is_file() or source.read_text() != text:
             atomic_write_text(source, text)
             _run([str(self.wrapper(tools_root, "C")), "-fPIC", "-O2", "-c", "-o", str(extra), str(source)],
                  "the shared-library object")
+
+
+def runtime_mark(tc: Toolchain, cache: Path) -> Path | None:
+    """The file a finished configure leaves in zig's cache for this installation and target: zig has built the
+    libc++, libc++abi and libunwind that target links (None for the system's compilers). It lives in zig's
+    own cache folder, so a cache removed takes the mark with it."""
+    if tc.zig is None:
+        return None
+    zig = installed_zig(tc.zig, stamps=Path(cache) / "zig")
+    return zig_cache_dir(Path(cache), zig) / f"toolkit-runtime-built-{tc.target}"
+
+
+def first_link_note(tc: Toolchain, cache: Path) -> str | None:
+    """The line to print before a configure whose first test link makes zig build its C++ runtime for the
+    target: CMake prints nothing for that minute. None when a configure here already had it built."""
+    mark = runtime_mark(tc, cache)
+    if mark is None or mark.is_file():
+        return None
+    return (f"zig builds libc++, libc++abi and libunwind for {tc.target} during CMake's first test link: "
+            f"about a minute with no output, once per zig installation and target (kept in {mark.parent})")
 
 
 def zig_cache_dir(cache: Path, zig: Path) -> Path:

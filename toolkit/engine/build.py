@@ -284,6 +284,10 @@ def prepare(options: BuildOptions, preflight: bool = True) -> Build:
         raise ToolkitError(f"recipe {recipe.name} has no [source] ({recipe.file})",
                            hint="pass --source PATH, URL#sha256=HEX or git+URL@COMMIT")
     ctx = sources.FetchContext.create(recipe.file, offline=options.offline, mirrors=list(options.mirrors))
+    # Said once the options are known good and before anything is fetched: a download's line (ORT's package)
+    # belongs under the recipe it is for.
+    on = ", ".join(f"{n}={'on' if v else 'off'}" for n, v in chosen.items()) or "none (the recipe has none)"
+    log.info(f"recipe {recipe.name} ({recipe.file}), variant {options.variant}, features: {on}")
     requires = recipe.extra.get("requires") or sources.Requirements()
     preflight_options = sources.PreflightOptions(ort_home=options.ort_home, rocm_path=options.rocm_path,
                                                  migraphx_home=options.migraphx_home)

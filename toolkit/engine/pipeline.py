@@ -84,8 +84,6 @@ def run_build(options: BuildOptions, until: str | None = None,
 
 
 def _run_stages(b: Build, options: BuildOptions, until: str | None, package: bool) -> list[StageResult]:
-    on = ", ".join(f"{n}={'on' if v else 'off'}" for n, v in b.chosen.items()) or "none (the recipe has none)"
-    log.info(f"recipe {b.recipe.name} ({b.recipe.file}), variant {options.variant}, features: {on}")
     log.info(f"work tree {b.workspace.root}" + (" (dry run: nothing is created)" if options.dry_run else ""))
     packaging = package or any(s.name == until and s.packaging for s in ORDER)
     specs = stages_of(b, packaging)

@@ -1,7 +1,8 @@
 """A download progress bar on stderr: redrawn in place on a terminal, a few plain lines otherwise.
 
 Logs of CI runs get a start line, one line per 10% when the size is known, and an end line, instead of
-thousands of carriage returns.
+thousands of carriage returns. A small download (under SMALL bytes, size known) gets its end line only: it is
+over before anyone could read the rest.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import time
 from typing import TextIO
 
 from toolkit.util import log
+
+SMALL = 1 << 20
 
 
 class Progress:
@@ -22,18 +25,19 @@ class Progress:
         self.stream = stream or sys.stderr
         # -q silences progress like every other message (log keeps the flag).
         self.enabled = enabled and not log.is_quiet()
+        self.small = total is not None and total - start < SMALL
         self.tty = self.enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
         self._last_draw = 0.0
         self._last_tenth = start * 10 // total if total else 0
         self._started = time.monotonic()
-        if self.enabled and not self.tty:
+        if self.enabled and not self.tty and not self.small:
             what = log.human_size(total) if total else "unknown size"
             resumed = f", resuming at {log.human_size(start)}" if start else ""
             print(f"[toolkit] downloading {label} ({what}{resumed})", file=self.stream, flush=True)
 
     def update(self, n: int) -> None:
         self.done += n
-        if not self.enabled:
+        if not self.enabled or self.small:
             return
         if self.tty:
             now = time.monotonic()
@@ -61,7 +65,7 @@ class Progress:
         if not self.enabled:
             return
         elapsed = time.monotonic() - self._started
-        if self.tty:
+        if self.tty and not self.small:
             self._draw()
             self.stream.write("\n")
             self.stream.flush()

@@ -54,8 +54,9 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("TWINE_PASSWORD", TOOLKIT, ("toolkit/release/publish.py",),
            "The password or API token `publish` uploads with (twine reads it; else keyring). Never printed: every "
            "line of twine's output is masked. Set for twine from the userinfo of a `--repository-url` that has one."),
-    EnvVar("COLUMNS", SET, ("toolkit/release/publish.py",),
-           "A wide terminal for twine under `publish`, so each of its messages is one line in an error."),
+    EnvVar("COLUMNS", SET, ("toolkit/release/publish.py", "toolkit/util/process.py"),
+           "A wide terminal for twine under `publish`, so each of its messages is one line in an error, and for "
+           "`TOOL --version`, so a version line (auditwheel's names its folder) is printed whole under `-v`."),
     EnvVar("ORT_HOME", TOOLKIT, ("toolkit/sources/components.json",),
            "An ONNX Runtime install or unpacked release package (as `--ort-home`)."),
     EnvVar("ROCM_PATH", TOOLKIT, ("toolkit/sources/components.json", "toolkit/binary/hip.py", "toolkit/wheel/rocm.py",

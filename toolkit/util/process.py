@@ -150,9 +150,12 @@ def run_pipe(producer: Sequence[str | os.PathLike], consumer: Sequence[str | os.
 
 
 def tool_version(path: str | os.PathLike) -> str:
-    """The first line `TOOL --version` prints (stdout, else stderr), or why there is none."""
+    """The first line `TOOL --version` prints (stdout, else stderr), or why there is none.
+
+    Run with a wide COLUMNS: a tool whose version is an argparse `version` action (auditwheel's names the folder
+    it is installed in) wraps it at the terminal's width, and the first line would end mid-path."""
     try:
-        out = run([path, "--version"], timeout=30, check=False)
+        out = run([path, "--version"], timeout=30, check=False, env={**os.environ, "COLUMNS": "1000"})
     except ToolkitError as exc:
         return f"not runnable ({exc.message})"
     lines = (out.stdout or out.stderr).splitlines()
