@@ -4,6 +4,6 @@ verdict, `--help` the usage."""
 
 import sys
 
-from ._selfcheck import main
+from ._report import main
 
 sys.exit(main())

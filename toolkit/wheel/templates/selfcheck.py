@@ -1,13 +1,12 @@
-"""Can this machine run the EP? `python -m <package>` prints what the wheel is, what it needs and what is here,
-then one verdict line; exit 0 only when the EP offers a device here. `check()` returns the same facts as a dict.
+"""Can this machine run the EP? `check()` gathers the facts as a dict; `python -m <package>` prints them
+(_report.py), with what to do about each missing piece (_advice.py).
 
 Shipped in every wheel the ort-amdgpu toolkit makes (as `_selfcheck.py`), so it uses only the standard library:
 the ROCm sonames the packaged libraries link were recorded at build time (their ELF NEEDED entries, in
 _wheel_info.json); what is checked here is whether this machine's loader finds each one (LD_LIBRARY_PATH, the
 libraries' RUNPATH, /etc/ld.so.cache, the default folders), whether it loads (ctypes, RTLD_LOCAL: the loader's
 own error when not), the AMD GPUs the kernel shows, the onnxruntime installed, and what ORT says when the EP
-library is registered with it (not tried with an ORT outside the wheel's range). What to do about each missing
-piece is _advice.py's.
+library is registered with it (not tried with an ORT outside the wheel's range).
 """
 
 from __future__ import annotations
@@ -314,84 +313,3 @@ def check() -> dict:
     facts["missing"] = f"{blocking[0]['what']}. What to do: {blocking[0]['do']}" if blocking else None
     facts["ready"] = facts["missing"] is None and bool(facts["registration"]["devices"])
     return facts
-
-
-# -- the report -----------------------------------------------------------------------------------------------
-
-def _join(values) -> str:
-    values = list(values)
-    return ", ".join(values) if values else "none"
-
-
-def report_lines(facts: dict) -> list[str]:
-    b = facts["build"]
-    toolchain = b.get("toolchain") or {}
-    lines = [f"{facts['distribution']} {facts['version']} (ROCm variant: {facts['variant'] or 'none'}) "
-             f"in {facts['package_dir']}",
-             f"build: upstream commit {b.get('upstream_commit') or 'unknown'}; source {b.get('source_revision')}",
-             f"  patches: {_join(b.get('patches', []))}",
-             f"  features: {_join(b.get('features', []))}",
-             f"  toolchain: {toolchain.get('name', 'not recorded')}"
-             + (f", glibc floor {toolchain['glibc_floor']}" if toolchain.get("glibc_floor") else ""),
-             f"  built against: {b.get('rocm_version') or 'no ROCm (no HIP headers)'}",
-             "ROCm libraries it links:" + ("" if facts["rocm_libraries"] else " none")]
-    for lib in facts["rocm_libraries"]:
-        state = (f"found {lib['path']} ({lib['how']})" if lib["found"] else
-                 "NOT FOUND" + (f" (present in {_join(lib['elsewhere'])}, not on the loader's path)"
-                                if lib["elsewhere"] else ""))
-        load = "loads" if lib["loads"] else f"does not load: {lib['error']}"
-        lines.append(f"  {lib['soname']} (needed by {_join(lib['needed_by'])}): {state}; {load}")
-    gpu = facts["gpus"]
-    nodes = _join(f"{n['node']} vendor {n['vendor']} device {n['device']}" for n in gpu["render_nodes"])
-    lines.append(f"GPUs: /dev/kfd {'present' if gpu['kfd'] else 'absent'}; render nodes: {nodes}; "
-                 f"AMD ({AMD_VENDOR}): {len(gpu['amd'])}")
-    for lib in facts["runtime_libraries"]:
-        state = f"found {lib['path']} ({lib['how']})" if lib["found"] else "NOT FOUND"
-        lines.append(f"  {lib['name']} (loaded at run time by {lib['needed_by']}): {state}")
-    ort = facts["onnxruntime"]
-    lines.append(f"onnxruntime: {_join(ort['distributions']) if ort['distributions'] else 'not installed'}"
-                 f"; supported {ort['supported']}: {'yes' if ort['in_range'] else 'no'}")
-    lines.append("packaged libraries:")
-    for lib in facts["libraries"]:
-        what = f"EP {lib['ep_name']}" if lib["ep_name"] else "backend"
-        state = "loads" if lib["loads"] else f"does not load: {lib['error']}"
-        lines.append(f"  {lib['file']} ({what}): {state}" + (f"; needs {lib['runtime']}" if lib["runtime"] else ""))
-    reg = facts["registration"]
-    devices = _join(f"{d['type']} {d['vendor']} vendor_id={d['vendor_id']} device_id={d['device_id']}"
-                    for d in reg["devices"])
-    state = (f"failed: {reg['error']}" if reg["error"] else f"not tried: {reg['skipped']}" if reg.get("skipped")
-             else f"registered{' already, in this process' if reg.get('already_registered') else ''}, "
-                  f"{len(reg['devices'])} device(s): {devices}")
-    lines.append(f"ORT registration of {facts['ep_name']}: {state}")
-    lines += [f"  the EP said: {line}" for line in reg["log"]]
-    if facts["todo"]:
-        lines.append("what to do:")
-        lines += [f"  - {p['what']}{'' if p['blocking'] else ' (optional)'}: {p['do']}" for p in facts["todo"]]
-    return lines
-
-
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-
-    package = os.path.basename(HERE)
-    parser = argparse.ArgumentParser(
-        prog=f"python -m {package}",
-        description="Check that this machine can run the EP: what the wheel needs, what is here, and what to do "
-                    "about what is missing. Exit 0 when the EP offers a device here, 1 otherwise.")
-    parser.add_argument("--json", action="store_true", help="print the facts as JSON (the verdict is in them)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print the verdict line alone")
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)  # --help exits 0, a bad option 2
-    facts = check()
-    if args.json:
-        print(json.dumps(facts, indent=2, sort_keys=True), flush=True)
-        return 0 if facts["ready"] else 1
-    if not args.quiet:
-        print("\n".join(report_lines(facts)))
-    if facts["ready"]:
-        count = len(facts["registration"]["devices"])
-        optional = [p for p in facts["todo"] if not p["blocking"]]
-        note = f" (without {optional[0]['what']}: {optional[0]['do']})" if optional else ""
-        print(f"ready: {facts['ep_name']} offers {count} device(s) here{note}", flush=True)
-        return 0
-    print(f"not ready: {facts['missing']}", flush=True)
-    return 1
