@@ -29,7 +29,7 @@ from toolkit.hipify.warp import lane_warnings, rewrite_call
 from toolkit.util.globs import glob_match
 
 __all__ = ["ENGINE_VERSION", "FileResult", "Finding", "Warning", "apply_substitutions", "convert_text",
-           "split_args", "still_present"]
+           "split_args", "still_present", "substitution_matches"]
 
 # Bump when a change here or in lexer, declarations, warp or launches changes any output: cached
 # conversions from other versions are redone.
@@ -50,7 +50,9 @@ def convert_text(text: str, rel: str, settings: HipifySettings, tables: Tables,
     if not detect_only and settings.launch_syntax == "hipLaunchKernelGGL" and "<<<" in converted:
         converted = launches_to_ggl(converted, result)
     if not detect_only:
-        converted = apply_substitutions(converted, rel, settings)
+        matched: set[int] = set()
+        converted = apply_substitutions(converted, rel, settings, matched)
+        result.substituted = sorted(matched)
         result.unmapped = still_present(result.unmapped, converted)
     result.text = converted
     lane_warnings(text, result)
@@ -285,9 +287,18 @@ def _is_word_char(c: str) -> bool:
     return c.isalnum() or c == "_"
 
 
-def apply_substitutions(text: str, rel: str, settings: HipifySettings) -> str:
-    """The recipe's [[hipify.substitute]] rules, in order, over the whole converted text."""
-    for sub in settings.substitutions:
+def apply_substitutions(text: str, rel: str, settings: HipifySettings, matched: set[int] | None = None) -> str:
+    """The recipe's [[hipify.substitute]] rules, in order, over the whole converted text; the index of each rule
+    that found its text goes into `matched` (a rule that never does is reported for the whole tree)."""
+    for i, sub in enumerate(settings.substitutions):
         if glob_match(sub.glob, rel):
-            text = re.sub(sub.from_, sub.to, text) if sub.regex else text.replace(sub.from_, sub.to)
+            new = re.sub(sub.from_, sub.to, text) if sub.regex else text.replace(sub.from_, sub.to)
+            if matched is not None and (new != text or substitution_matches(sub, text)):
+                matched.add(i)
+            text = new
     return text
+
+
+def substitution_matches(sub, text: str) -> bool:
+    """Whether a [[hipify.substitute]] rule's `from` occurs in text."""
+    return re.search(sub.from_, text) is not None if sub.regex else sub.from_ in text

@@ -65,9 +65,10 @@ def convert_with_perl(perl: PerlRun, path: Path, data: bytes, text: str, rel: st
     if text.strip() and not stdout.strip():
         raise ToolkitError(f"hipify-perl produced no output for {rel}:\n{_tail(stderr)}")
     leftovers = convert_text(stdout, rel, settings, tables, detect_only=True)
-    text_out = apply_substitutions(stdout, rel, settings)
+    matched: set[int] = set()
+    text_out = apply_substitutions(stdout, rel, settings, matched)
     result = FileResult(text_out, still_present(leftovers.unmapped, text_out), leftovers.warnings,
-                        leftovers.defines)
+                        leftovers.defines, sorted(matched))
     for line in stderr.splitlines():
         m = _WARNING.search(line)
         if m:

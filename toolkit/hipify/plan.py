@@ -27,10 +27,14 @@ def plan_outputs(settings: HipifySettings, src_dir: Path, out_dir: Path, old_fil
     # (ORT's ROCm build put its hand-written folder first on the include path).
     overlays = {settings.rename_path(rel): rel for rel in files
                 if settings.overlay and settings.overlaid(rel) and settings.excluded(rel) is None}
+    build_files = []
     for rel in files:
         report.total += 1
         out_rel = _output_for(settings, rel, overlays, report)
         if out_rel is None:
+            continue
+        if is_build_file(rel) and not settings.overlaid(rel):
+            build_files.append(rel)
             continue
         if out_rel in owners:
             raise ToolkitError(f"hipify: {owners[out_rel]} and {rel} would both be written to {out_rel}",
@@ -44,7 +48,27 @@ def plan_outputs(settings: HipifySettings, src_dir: Path, out_dir: Path, old_fil
             report.unchanged += 1
         else:
             todo.append(rel)
+    if build_files:
+        raise _refuse_build_files(settings, build_files)
     return entries, todo
+
+
+def is_build_file(rel: str) -> bool:
+    name = rel.rpartition("/")[2]
+    return name == "CMakeLists.txt" or name.endswith(".cmake")
+
+
+def _refuse_build_files(settings: HipifySettings, build_files: list[str]) -> ToolkitError:
+    """Renaming CUDA words in a CMake file (CUDA::curand -> CUDA::hiprand) while find_package(CUDAToolkit) and
+    LANGUAGES CUDA stay is a build file that is neither CUDA's nor HIP's, reported as converted: refused."""
+    where = f"{settings.recipe}: " if settings.recipe else ""
+    shown = ", ".join(build_files[:3]) + (f" and {len(build_files) - 3} more" if len(build_files) > 3 else "")
+    return ToolkitError(
+        f"hipify: {where}[hipify] include selects CMake build files ({shown}); hipify converts C/C++/CUDA "
+        "sources, and a CMake file needs its languages, packages and targets rewritten for HIP as a whole",
+        "narrow `include` to the sources (e.g. \"src/**/*.cu\"), or [[hipify.exclude]] the build files with a "
+        "reason, and give the HIP build its own CMakeLists.txt (an overlay, or the recipe's tree): see "
+        "docs/guides/writing-a-recipe.md, 'A plain CUDA CMake project'")
 
 
 def _relative_files(root: str) -> list[str]:

@@ -35,6 +35,7 @@ class HipifyReport:
     unmapped: list[Located] = field(default_factory=list)
     warnings: list[Located] = field(default_factory=list)
     outputs: dict[str, str] = field(default_factory=dict)  # input -> output, relative paths
+    unused_substitutions: list[str] = field(default_factory=list)  # a line per rule that changed no file
     seconds: float = 0.0
 
     def summary(self) -> str:
@@ -51,7 +52,14 @@ class HipifyReport:
         return out
 
     def check_strict(self) -> None:
-        """Strict mode: any unmapped CUDA name is an error that lists them all."""
+        """Strict mode: any unmapped CUDA name is an error that lists them all; so is a substitution that
+        matched nothing (a fix-up the tree never got)."""
+        if self.unused_substitutions:
+            listing = "\n".join(f"  {line}" for line in self.unused_substitutions)
+            raise ToolkitError(f"hipify: {len(self.unused_substitutions)} substitution(s) matched nothing "
+                               f"(strict mode):\n{listing}",
+                               "fix or remove each rule: its `from` must be text of the converted file (look in "
+                               "the hipified tree), and its `glob` must select that file")
         if not self.unmapped:
             return
         listing = "\n".join(f"  {u}" for u in self.unmapped[:50])

@@ -27,3 +27,4 @@ class FileResult:
     unmapped: list[Finding] = field(default_factory=list)
     warnings: list[Warning] = field(default_factory=list)
     defines: list[str] = field(default_factory=list)  # names this file defines (macros, types)
+    substituted: list[int] = field(default_factory=list)  # the [[hipify.substitute]] rules that changed it

@@ -83,6 +83,7 @@ class HipifySettings:
     # that path is listed: a sample's compile check needs its units and every header, not the whole tree.
     only_units: tuple[str, ...] = ()
     unit_globs: tuple[str, ...] = ()
+    recipe: str = ""  # the recipe file the settings come from, for messages ('' on the command line)
 
     # -- file selection and layout ---------------------------------------------------------------
     def excluded(self, rel: str) -> Exclude | None:
@@ -121,7 +122,7 @@ class HipifySettings:
     def digest(self) -> str:
         """Everything that changes an output's bytes; part of every cached file's key."""
         data = asdict(self)
-        for selection_only in ("strict", "only_units", "unit_globs"):
+        for selection_only in ("strict", "only_units", "unit_globs", "recipe"):
             data.pop(selection_only)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
@@ -179,5 +180,5 @@ def from_table(t: Table, recipe_dir: Path) -> HipifySettings:
     return HipifySettings(
         engine=engine, launch_syntax=launch, dnn=dnn, strict=strict, include=include, overlay=overlay,
         exclude=tuple(excludes), renames=tuple(renames), suffixes=tuple(suffixes.items()),
-        substitutions=tuple(subs), hipify_perl=perl, perl_warnings=perl_warnings,
+        substitutions=tuple(subs), hipify_perl=perl, perl_warnings=perl_warnings, recipe=str(t.file),
     )

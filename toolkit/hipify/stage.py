@@ -21,6 +21,7 @@ def hipify_stage(b: Build) -> Stage:
                              perl_cache=b.fetch.cache.root / "hipify-perl")
         for line in report.lines():
             log.stage("hipify", line)
+        warn_unused(report.unused_substitutions)
 
     def plan() -> list[str]:
         return [f"{settings.engine} engine: {ws.source} -> {ws.hipified}" + (" (strict)" if settings.strict else "")]
@@ -31,6 +32,18 @@ def hipify_stage(b: Build) -> Stage:
         return {"settings": repr(settings), **engine_identity()}
 
     return Stage("hipify", inputs, [ws.hipified], run, plan)
+
+
+def warn_unused(lines: list[str], shown: int = 3) -> None:
+    """A warning per substitution that matched nothing (strict mode has raised on them already); past `shown`,
+    one line says how many more, and -v lists them: a recipe carrying a whole project's fix-up list (ORT's) has
+    dozens meant for files or an engine this build does not have."""
+    for line in lines[:shown]:
+        log.warn(line)
+    if len(lines) > shown:
+        log.warn(f"... and {len(lines) - shown} more [[hipify.substitute]] rules matched nothing (-v lists them)")
+        for line in lines[shown:]:
+            log.debug(line)
 
 
 STAGE = StageSpec("hipify", "convert the recipe's CUDA sources to HIP, out of tree (build/<recipe>/<variant>/hipified)",

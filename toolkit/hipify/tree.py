@@ -23,9 +23,10 @@ from toolkit.hipify.worker import convert_one, tables_for
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text
+from toolkit.util.globs import glob_match
 
 CACHE_NAME = ".hipify-cache.json"
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: which substitutions matched each file
 # A process pool pays for itself only on a large tree: starting it and sending results back cost about 0.1 s,
 # while one process converts about 20 MB/s (ORT's CUDA EP, 1.9 MB, converts in 0.1 s on one core).
 _PARALLEL_MIN_BYTES = 8_000_000
@@ -105,6 +106,8 @@ def hipify_tree(settings: HipifySettings, src_dir: Path, out_dir: Path, jobs: in
     atomic_write_text(cache_path, _cache_text(key, entries))
 
     _collect_findings(entries, report)
+    if not settings.only_units:  # a part of the tree says nothing about a rule meant for another part
+        report.unused_substitutions = unused_substitutions(settings, entries)
     report.seconds = time.monotonic() - started
     if settings.strict:
         report.check_strict()
@@ -173,3 +176,24 @@ def _collect_findings(entries: dict[str, dict], report: HipifyReport) -> None:
         report.unmapped += [Located(rel, line, "unmapped", name, reason)
                             for line, name, reason in e["unmapped"] if name not in defined]
         report.warnings += [Located(rel, line, kind, "", msg) for line, kind, msg in e["warnings"]]
+
+
+def unused_substitutions(settings: HipifySettings, entries: dict[str, dict]) -> list[str]:
+    """A line per [[hipify.substitute]] rule that changed no file of the tree, with the likeliest reason."""
+    done = {i for e in entries.values() for i in e.get("substituted", [])}
+    out = []
+    where = settings.recipe or "the recipe"
+    for i, sub in enumerate(settings.substitutions):
+        if i in done:
+            continue
+        selected = [rel for rel in entries if glob_match(sub.glob, rel)]
+        in_input = sorted(rel for rel, e in entries.items() if i in e.get("in_input", []))
+        if not selected:
+            why = f"its glob {sub.glob!r} selects none of the {len(entries)} converted files"
+        elif in_input:
+            why = (f"the CUDA input has it ({in_input[0]}{' and more' if len(in_input) > 1 else ''}), but a rule "
+                   "runs on hipify's output, where it was already rewritten: write it against the HIP text")
+        else:
+            why = f"none of the {len(selected)} converted files its glob selects has it"
+        out.append(f"{where}: [[hipify.substitute]] #{i + 1} (from = {sub.from_!r}) matched nothing: {why}")
+    return out

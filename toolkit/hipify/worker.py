@@ -11,10 +11,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolkit.hipify.engine import FileResult, convert_text
+from toolkit.hipify.engine import FileResult, convert_text, substitution_matches
 from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import Tables, load_tables
 from toolkit.util.fsutil import current_umask, sha256_bytes
+from toolkit.util.globs import glob_match
 
 if TYPE_CHECKING:
     from toolkit.hipify.perl import PerlRun
@@ -55,7 +56,15 @@ def convert_one(job: tuple[HipifySettings, str, str, str, PerlRun | None]) -> di
         "unmapped": [[f.line, f.name, f.reason] for f in result.unmapped],
         "warnings": [[w.line, w.kind, w.message] for w in result.warnings],
         "defines": result.defines,
+        "substituted": result.substituted,
+        # Rules that did not match here but whose text is in the CUDA input: written against what hipify rewrites.
+        "in_input": [] if settings.overlaid(rel) else _in_input_only(settings, rel, text, result.substituted),
     }
+
+
+def _in_input_only(settings: HipifySettings, rel: str, text: str, substituted: list[int]) -> list[int]:
+    return [i for i, sub in enumerate(settings.substitutions)
+            if i not in substituted and glob_match(sub.glob, rel) and substitution_matches(sub, text)]
 
 
 def _write_if_changed(dst: str, data: bytes, mode: int) -> tuple[bool, os.stat_result]:
