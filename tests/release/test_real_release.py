@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import venv
+from urllib.parse import unquote
 
 import pytest
 
@@ -107,7 +108,8 @@ def _pip_install(where, *args: str) -> set[str]:
     proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(where / "bin" / "python"), "install", "-q",
                            "--report", str(report), *args], capture_output=True, text=True, env=pip_env(), timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return {item["download_info"]["url"].rsplit("/", 1)[-1] for item in json.loads(report.read_text())["install"]}
+    return {unquote(item["download_info"]["url"].rsplit("/", 1)[-1])
+            for item in json.loads(report.read_text())["install"]}
 
 
 def test_published_to_an_index_each_name_installs_exactly_its_variant(two_releases, tmp_path):
