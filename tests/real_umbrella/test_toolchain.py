@@ -48,9 +48,13 @@ def test_zig_built_it_and_the_identity_is_recorded(real_build):
     assert info["toolchain"] == ZIG and ZIG["version"] == "0.17.1" and ZIG["target"] == "x86_64-linux-gnu.2.28"
     assert re.search(r"/zig-0\.17\.1-x86_64-linux-gnu\.2\.28-[0-9a-f]{8}/zig-clang\+\+$",
                      info["defines"]["CMAKE_CXX_COMPILER"])
+    # The library architecture (without it CMake finds no onnxruntime, migraphx or hip config under
+    # /usr/lib/x86_64-linux-gnu/cmake) and the C compiler come from the toolchain file the configure was given.
+    toolchain_file = Path(info["defines"]["CMAKE_TOOLCHAIN_FILE"])
+    assert 'set(CMAKE_LIBRARY_ARCHITECTURE "x86_64-linux-gnu")' in toolchain_file.read_text()
     cache = (real_build.ws / "cmake" / "CMakeCache.txt").read_text()
-    assert "CMAKE_LIBRARY_ARCHITECTURE:UNINITIALIZED=x86_64-linux-gnu" in cache or \
-        "CMAKE_LIBRARY_ARCHITECTURE:STRING=x86_64-linux-gnu" in cache
+    assert f"CMAKE_TOOLCHAIN_FILE:FILEPATH={toolchain_file}" in cache or \
+        f"CMAKE_TOOLCHAIN_FILE:UNINITIALIZED={toolchain_file}" in cache
 
 
 def test_auditwheel_in_the_root_tags_it_manylinux_2_28_or_lower(sid, real_build, wheel):
@@ -139,7 +143,9 @@ def test_package_follows_plugin_ep_conventions_and_names_its_rocm(sid, wheel):
     description = metadata.decode()
     assert sid.hip in description and "libmigraphx_c.so.3" in description
     assert "libhipgpu.so" in description and "glibc 2.28 symbols at most" in description
-    # The HIP soname picks the ROCm variant ([wheel.rocm_variants]); the meta-package's extra names it.
+    # The HIP soname picks the ROCm variant ([wheel.rocm_variants]); the description says which name installs which
+    # (the meta-package is the newest ROCm's), and that no ONNX Runtime comes with it.
     assert wheel.name.startswith(f"onnxruntime_ep_amdgpu_{sid.variant}-"), wheel.name
-    assert f"Name: onnxruntime-ep-amdgpu-{sid.variant}" in description
-    assert f"`pip install onnxruntime-ep-amdgpu[{sid.variant}]` installs it" in description
+    assert f"Name: onnxruntime-ep-amdgpu-{sid.variant}" in description and "Requires-Dist" not in description
+    assert "- ROCm with `libamdhip64.so.6`: `pip install onnxruntime-ep-amdgpu-rocm6`" in description
+    assert "- ROCm with `libamdhip64.so.7`: `pip install onnxruntime-ep-amdgpu`" in description
