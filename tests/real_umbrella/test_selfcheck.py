@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
+from pathlib import Path
 
 import pytest
 
 from tests.support.flavours import Wheelhouse, installed
-from tests.support.real_umbrella_support import binds, inside, toolkit
+from tests.support.real_umbrella_support import BUILD, binds, inside, toolkit
 from tests.support.selfcheck_support import (
     PACKAGE,
     guide_snippets,
@@ -40,6 +39,8 @@ from toolkit.wheel.smoke import run_smoke
 COMMIT = "a2ea3b25f420c5eb8d25edc366fbc17d6de4fe22"
 # The HIP headers each root compiles with: Debian sid's HIP 6.4.3 (6.4.43484), experimental's 7.2.4.
 HIP_HEADERS = {"rocm6": "6.4.", "rocm7": "7.2."}
+MIGRAPHX = "onnxruntime-migraphx==1.27.1"
+PROVIDERS = "import onnxruntime as ort; print(ort.get_available_providers())"
 REGISTER = ("import onnxruntime as ort, onnxruntime_ep_amdgpu as ep\n"
             "ort.register_execution_provider_library(ep.get_ep_name(), ep.get_library_path())\n")
 
@@ -145,35 +146,44 @@ def test_inside_the_root_every_rocm_library_is_found_and_no_amd_gpu_is_the_verdi
                                        "['CPUExecutionProvider']"], run.stdout + run.stderr
 
 
-@pytest.mark.network  # PyPI's onnxruntime wheels for the root's Python, downloaded here and installed offline there
-def test_inside_the_root_pypi_onnxruntime_floor_and_newest_register_the_real_ep(sid, real_build, tmp_path):
-    wheel = _wheel(real_build)
+def _root_wheels(sid, *requirements: str) -> Path:
+    """PyPI's wheels for the root's Python, downloaded here into one folder both roots share (they have the same
+    Python), installed offline there."""
     version_of_root = inside(sid, ["python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
                              network=False, capture=True).stdout.strip()
-    links = sid.build / "selfcheck-ort-wheels"
-    for version in ort_range_ends(">=1.24", tmp_path / "probe"):
-        cmd = [sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "--python-version",
-               version_of_root, "--implementation", "cp", "--platform", "manylinux_2_28_x86_64", "-d", str(links),
-               f"onnxruntime=={version}"]
-        subprocess.run(cmd, check=True, capture_output=True, timeout=600)
-        python = _root_venv(sid, sid.build / f"selfcheck-venv-{version}", False, [wheel, f"onnxruntime=={version}"],
-                            links)
+    return Wheelhouse(BUILD / "root-wheels").fetch(*requirements, python_version=version_of_root)
+
+
+@pytest.mark.network  # PyPI's onnxruntime wheels and AMD's onnxruntime-migraphx for the root's Python
+def test_inside_the_root_pypi_onnxruntime_floor_newest_and_amds_migraphx_register_the_real_ep(sid, real_build,
+                                                                                              tmp_path):
+    """Where this variant's HIP is, each ORT a user may have registers the real EP (zero devices without a GPU):
+    PyPI's lowest and newest in range, and AMD's onnxruntime-migraphx, which keeps its MIGraphX EP beside ours."""
+    floor, newest = ort_range_ends(">=1.24", tmp_path / "probe")
+    for requirement in (f"onnxruntime=={floor}", f"onnxruntime=={newest}", MIGRAPHX):
+        links = _root_wheels(sid, requirement)
+        distribution, version = requirement.split("==")
+        python = _root_venv(sid, sid.build / f"selfcheck-venv-{distribution}-{version}", False,
+                            [_wheel(real_build), requirement], links)
         done = _root_selfcheck(sid, python)
         print(done.stdout, done.stderr)
-        assert f"onnxruntime: onnxruntime {version}; supported >=1.24: yes" in done.stdout
+        assert f"onnxruntime: {distribution} {version}; supported >=1.24: yes" in done.stdout
         assert "ORT registration of AMDGPUExecutionProvider: registered, 0 device(s)" in done.stdout
         assert done.returncode == 1 and verdict(done).startswith("not ready: no AMD GPU here ("), done.stdout
+        # The hip backend's EP is no package's: counted as missing, with where it comes from, yet not what blocks.
+        assert "  - libhipgpu.so not found (loaded by libhip-backend.so at run time) (optional): install the HIP " \
+               "EP, built from AMD's ROCm/hip-ep sources" in done.stdout
+    listed = inside(sid, [str(python), "-I", "-c", "import importlib.metadata as m; "
+                          "print(sorted(d.metadata['Name'].lower() for d in m.distributions()))"],
+                    network=False, capture=True)
+    assert "'onnxruntime'" not in listed.stdout and "'onnxruntime-migraphx'" in listed.stdout, listed.stdout
+    providers = inside(sid, [str(python), "-I", "-c", PROVIDERS], network=False, capture=True)
+    assert providers.stdout.strip() == "['MIGraphXExecutionProvider', 'CPUExecutionProvider']", providers.stderr
 
 
 @pytest.mark.network  # onnxruntime, onnx and numpy wheels for the root's Python, downloaded here
 def test_the_recipes_smoke_inside_the_root_registers_with_zero_devices(sid, real_build, tmp_path):
-    version_of_root = inside(sid, ["python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                             network=False, capture=True).stdout.strip()
-    links = sid.build / "selfcheck-smoke-wheels"
-    cmd = [sys.executable, "-m", "pip", "download", "-q", "--only-binary=:all:", "--python-version", version_of_root,
-           "--implementation", "cp", "--platform", "manylinux_2_28_x86_64", "-d", str(links),
-           "onnxruntime", "onnx", "numpy"]
-    subprocess.run(cmd, check=True, capture_output=True, timeout=600)
+    links = _root_wheels(sid, "onnxruntime", "onnx", "numpy")
     # The toolkit's smoke command inside the root, no network: the wheel, then PyPI's onnxruntime from `links`.
     proc = toolkit(sid, "smoke", str(_wheel(real_build)), "--recipe", "umbrella-ep-real", "--no-index",
                    "--find-links", str(links))
@@ -186,9 +196,6 @@ def test_the_recipes_smoke_inside_the_root_registers_with_zero_devices(sid, real
     assert "hip backend unavailable" in out and "libhipgpu.so" in out   # the backend that cannot load says why
     assert "SKIP onnxruntime range: --no-index" in out
 
-
-MIGRAPHX = "onnxruntime-migraphx==1.27.1"
-PROVIDERS = "import onnxruntime as ort; print(ort.get_available_providers())"
 
 
 def test_beside_onnxruntime_migraphx_outside_the_root_it_fails_as_its_self_check_says(sid, real_build, wheelhouse,
@@ -207,26 +214,3 @@ def test_beside_onnxruntime_migraphx_outside_the_root_it_fails_as_its_self_check
     assert "onnxruntime: onnxruntime-migraphx 1.27.1; supported >=1.24: yes" in done.stdout
     failed = run_python(python, REGISTER, cwd=tmp_path)
     assert failed.returncode == 1 and f"{sid.hip}: cannot open shared object file" in failed.stderr, failed.stderr
-
-
-def test_inside_the_root_beside_onnxruntime_migraphx_the_real_ep_registers(sid, real_build):
-    """The same inside the root, where this variant's HIP is: AMD's ORT for the root's Python (downloaded here,
-    installed there offline) registers the real EP, zero devices without a GPU, and keeps its MIGraphX EP."""
-    version_of_root = inside(sid, ["python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                             network=False, capture=True).stdout.strip()
-    links = Wheelhouse(sid.build / "flavour-wheels").fetch(MIGRAPHX, python_version=version_of_root)
-    python = _root_venv(sid, sid.build / "selfcheck-venv-migraphx", False, [_wheel(real_build), MIGRAPHX], links)
-    listed = inside(sid, [str(python), "-I", "-c", "import importlib.metadata as m; "
-                          "print(sorted(d.metadata['Name'].lower() for d in m.distributions()))"],
-                    network=False, capture=True)
-    assert "'onnxruntime'" not in listed.stdout and "'onnxruntime-migraphx'" in listed.stdout, listed.stdout
-    providers = inside(sid, [str(python), "-I", "-c", PROVIDERS], network=False, capture=True)
-    assert providers.stdout.strip() == "['MIGraphXExecutionProvider', 'CPUExecutionProvider']", providers.stderr
-    done = _root_selfcheck(sid, python)
-    print(done.stdout, done.stderr)
-    assert "onnxruntime: onnxruntime-migraphx 1.27.1; supported >=1.24: yes" in done.stdout
-    assert "ORT registration of AMDGPUExecutionProvider: registered, 0 device(s)" in done.stdout
-    assert done.returncode == 1 and verdict(done).startswith("not ready: no AMD GPU here ("), done.stdout
-    # The hip backend's EP is no package's: counted as missing, with where it comes from, yet not what blocks.
-    assert "  - libhipgpu.so not found (loaded by libhip-backend.so at run time) (optional): install the HIP EP, " \
-           "built from AMD's ROCm/hip-ep sources" in done.stdout
