@@ -18,7 +18,6 @@ import re
 import sys
 import zipfile
 from dataclasses import dataclass, field
-from email.parser import Parser
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
@@ -30,6 +29,7 @@ from toolkit.release import checksums
 from toolkit.util import log, process
 from toolkit.util.errors import ToolkitError
 from toolkit.util.redact import MASK, redact_text, redact_url, shorten, strip_userinfo
+from toolkit.wheel.wheelfile import read_headers
 
 # twine (rich) wraps its messages at the terminal's width, 80 columns when captured: one message, one line.
 TWINE_COLUMNS = "400"
@@ -138,14 +138,11 @@ def read_wheel(path: Path) -> Wheel:
     """A wheel's name, version and the distributions it requires, from its METADATA."""
     try:
         with zipfile.ZipFile(path) as archive:
-            member = next((n for n in archive.namelist()
-                           if n.count("/") == 1 and n.endswith(".dist-info/METADATA")), None)
-            if member is None:
-                raise ToolkitError(f"{path}: no *.dist-info/METADATA in it: not a wheel")
-            text = archive.read(member).decode("utf-8", errors="replace")
-    except (zipfile.BadZipFile, OSError) as exc:
+            headers = read_headers(archive, "METADATA")
+    except (zipfile.BadZipFile, OSError, UnicodeDecodeError) as exc:
         raise ToolkitError(f"{path}: not a readable wheel ({exc})") from None
-    headers = Parser().parsestr(text, headersonly=True)
+    if headers is None:
+        raise ToolkitError(f"{path}: no *.dist-info/METADATA in it: not a wheel")
     requires = set()
     for spec in headers.get_all("Requires-Dist") or []:
         try:
