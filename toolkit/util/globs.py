@@ -12,7 +12,7 @@ from functools import lru_cache
 
 
 @lru_cache(maxsize=512)
-def glob_regex(pattern: str) -> re.Pattern:
+def glob_regex(pattern: str) -> re.Pattern[str]:
     out = []
     i = 0
     while i < len(pattern):

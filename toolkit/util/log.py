@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from typing import Any
 
 from toolkit.util.redact import redact_text
 
@@ -56,7 +57,7 @@ def show_every_command() -> None:
     stage has to remember to log its commands.
     """
 
-    def hook(event: str, args: tuple) -> None:
+    def hook(event: str, args: tuple[Any, ...]) -> None:
         if event == "subprocess.Popen" and is_verbose():
             _, argv, cwd, _ = args
             argv = [argv] if isinstance(argv, (str, bytes)) else list(argv)

@@ -32,10 +32,10 @@ def interrupted(returncode: int) -> bool:
     return returncode in (-signal.SIGINT, 128 + signal.SIGINT)
 
 
-def run(cmd: Sequence[str | os.PathLike], what: str | None = None, *, output: str = "capture",
+def run(cmd: Sequence[str | os.PathLike[str]], what: str | None = None, *, output: str = "capture",
         log_file: Path | None = None, cwd: Path | str | None = None, env: Mapping[str, str] | None = None,
         input: str | None = None, timeout: float | None = None, umask: int | None = None, check: bool = True,
-        hint: str | None = None, shown: Sequence[str] | None = None) -> subprocess.CompletedProcess:
+        hint: str | None = None, shown: Sequence[str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run `cmd` and return its CompletedProcess (text: UTF-8, undecodable bytes kept as surrogates).
 
     what: the work in words ("wheel build", "hipify-perl on a.cu"), said first in an error.
@@ -92,7 +92,7 @@ def _text(data: str | bytes | None) -> str:
     return data.decode("utf-8", errors="surrogateescape") if isinstance(data, bytes) else (data or "")
 
 
-def _tail(proc: subprocess.CompletedProcess, output: str, log_file: Path | None) -> str:
+def _tail(proc: subprocess.CompletedProcess[str], output: str, log_file: Path | None) -> str:
     """The tool's last lines, indented under the error's first line ('' when it printed none)."""
     if log_file is not None:
         lines = log_file.read_text(encoding="utf-8", errors="replace").splitlines()[-TAIL_LINES:]
@@ -122,7 +122,7 @@ def run_tool(cmd: list[str], what: str, env: dict[str, str] | None = None, log_d
         run(cmd, what, output="terminal", env=full_env, hint="the tool's own output above says why")
 
 
-def run_pipe(producer: Sequence[str | os.PathLike], consumer: Sequence[str | os.PathLike], what: str, *,
+def run_pipe(producer: Sequence[str | os.PathLike[str]], consumer: Sequence[str | os.PathLike[str]], what: str, *,
              env: Mapping[str, str] | None = None, hint: str | None = None) -> None:
     """`producer | consumer` (bytes, never buffered here: a tar of gigabytes streams through); either exiting
     non-zero raises a ToolkitError naming `what`, both exit codes and their last error lines."""
@@ -149,7 +149,7 @@ def run_pipe(producer: Sequence[str | os.PathLike], consumer: Sequence[str | os.
                            f"{Path(second[0]).name} exit {downstream.returncode}", hint=hint or said or None)
 
 
-def tool_version(path: str | os.PathLike) -> str:
+def tool_version(path: str | os.PathLike[str]) -> str:
     """The first line `TOOL --version` prints (stdout, else stderr), or why there is none.
 
     Run with a wide COLUMNS: a tool whose version is an argparse `version` action (auditwheel's names the folder
@@ -164,7 +164,7 @@ def tool_version(path: str | os.PathLike) -> str:
 
 def run_git(args: list[str], operands: Sequence[str], what: str, *, cwd: Path | str | None = None,
             file_protocol: bool = False, check: bool = True, hint: str | None = None,
-            timeout: float | None = None) -> subprocess.CompletedProcess:
+            timeout: float | None = None) -> subprocess.CompletedProcess[str]:
     """`git ARGS --end-of-options OPERANDS`: ARGS are the toolkit's own (a subcommand and its options),
     OPERANDS the values that came from elsewhere (URLs, remotes, commits, revisions).
 

@@ -42,7 +42,7 @@ def load_toml(path: Path) -> Table:
 class Table:
     """A view of one TOML table that remembers which keys were read."""
 
-    def __init__(self, data: dict, file: Path, prefix: str):
+    def __init__(self, data: dict[str, Any], file: Path, prefix: str):
         self.data = data
         self.file = file
         self.prefix = prefix
