@@ -114,10 +114,10 @@ def _device_libraries(clang: Path) -> Path | None:
 
 
 # Runs a compiler query (argv, what) without checking its exit status: on this machine, or inside a build root.
-Runner = Callable[[list[str], str], subprocess.CompletedProcess]
+Runner = Callable[[list[str], str], subprocess.CompletedProcess[str]]
 
 
-def _on_host(argv: list[str], what: str) -> subprocess.CompletedProcess:
+def _on_host(argv: list[str], what: str) -> subprocess.CompletedProcess[str]:
     return run(argv, what, check=False)
 
 

@@ -20,9 +20,11 @@ import os
 import re
 import struct
 import zlib
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from toolkit.binary.elf import ELF_MAGIC, section_extent
 from toolkit.util.errors import ToolkitError
@@ -37,6 +39,8 @@ _VERSION_METHOD = struct.Struct("<HH")
 _SIZES = {1: struct.Struct("<I"), 2: struct.Struct("<II"), 3: struct.Struct("<QQ")}
 _HASH_SIZE = 8
 _CHUNK = 1 << 20
+# Bundle bytes: in memory, or a mapped file.
+_Data = bytes | bytearray | mmap.mmap
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,7 @@ class OffloadReport:
     compressed_bundles: int  # zstd-compressed bundles left unread: the zstandard module is not installed
 
 
-def natural_key(target: str) -> tuple:
+def natural_key(target: str) -> tuple[int | str, ...]:
     # gfx908 before gfx1030: compare the digits as numbers.
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", target))
 
@@ -79,7 +83,7 @@ def _need(pos: int, size: int, end: int, where: str) -> None:
         raise ToolkitError(f"{where}: truncated offload bundle")
 
 
-def _read_plain(data, start: int, end: int, where: str) -> tuple[list[BundleEntry], int]:
+def _read_plain(data: _Data, start: int, end: int, where: str) -> tuple[list[BundleEntry], int]:
     """Entries of the uncompressed bundle at data[start:end], and the offset just past the bundle."""
     _need(start, len(MAGIC) + _COUNT.size, end, where)
     (count,) = _COUNT.unpack_from(data, start + len(MAGIC))
@@ -100,7 +104,19 @@ def _read_plain(data, start: int, end: int, where: str) -> tuple[list[BundleEntr
     return entries, max(stop, pos)
 
 
-def _decode(decoder, payload) -> tuple[bytes, int]:
+class _Decoder(Protocol):
+    """What _decode uses of zlib's or zstandard's decompressobj."""
+
+    @property
+    def eof(self) -> bool: ...
+
+    @property
+    def unused_data(self) -> bytes: ...
+
+    def decompress(self, data: memoryview, /) -> bytes: ...
+
+
+def _decode(decoder: _Decoder, payload: memoryview) -> tuple[bytes, int]:
     """What the compressed stream at the start of payload decodes to, and how many bytes it took.
 
     Fed in chunks so that a stream of unknown length (CCOB version 1) leaves at most one chunk behind
@@ -115,7 +131,7 @@ def _decode(decoder, payload) -> tuple[bytes, int]:
     return b"".join(out), fed - len(decoder.unused_data)
 
 
-def _inflate(data, start: int, end: int, where: str) -> tuple[bytes | None, int]:
+def _inflate(data: _Data, start: int, end: int, where: str) -> tuple[bytes | None, int]:
     """The bundle inside the CCOB header at `start` (None if it is zstd and zstandard is missing), and
     the offset just past the compressed bundle."""
     _need(start, len(COMPRESSED_MAGIC) + _VERSION_METHOD.size, end, where)
@@ -153,7 +169,7 @@ def _inflate(data, start: int, end: int, where: str) -> tuple[bytes | None, int]
     return out, stop if total else start + header + used
 
 
-def _bundles(data, begin: int, end: int, where: str):
+def _bundles(data: _Data, begin: int, end: int, where: str) -> Iterator[list[BundleEntry] | None]:
     """Each bundle in data[begin:end] in order: its entries, or None for a zstd one that cannot be read."""
     plain = data.find(MAGIC, begin, end)
     packed = data.find(COMPRESSED_MAGIC, begin, end)
@@ -174,7 +190,7 @@ def _bundles(data, begin: int, end: int, where: str):
 
 
 @contextmanager
-def _bundle_bytes(source: Path | bytes | bytearray, label: str | None):
+def _bundle_bytes(source: Path | bytes | bytearray, label: str | None) -> Iterator[tuple[_Data, int, int, str]]:
     """(data, begin, end, where): the bundle bytes are data[begin:end]; for an ELF file, its section."""
     if isinstance(source, (bytes, bytearray)):
         yield source, 0, len(source), label or "bundle"
