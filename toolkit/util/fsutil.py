@@ -13,8 +13,11 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 _CHUNK = 1 << 20
+# A JSON object, as a record, cache or report file holds it: its values are whatever JSON holds.
+JSON = dict[str, Any]
 # Marks a per-process temporary folder: `.<name>.tmp-<pid>-<random>`, removed by the next run that holds the lock.
 TMP_MARK = ".tmp-"
 
