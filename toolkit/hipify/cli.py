@@ -13,7 +13,7 @@ from toolkit.hipify.tree import hipify_tree
 from toolkit.util import log
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "hipify", help="convert a CUDA source tree to HIP, out of tree",
         description="Convert every C/C++/CUDA file under SRC into OUT (one output per input, same names). "

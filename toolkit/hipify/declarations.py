@@ -18,7 +18,7 @@ _NOT_A_TYPE = frozenset({
 })
 
 
-def defined_macro(text: str, pos: int) -> re.Match | None:
+def defined_macro(text: str, pos: int) -> re.Match[str] | None:
     """The macro name after `#define` (pos is just past the directive's name)."""
     return _DEFINE_NAME.match(text, pos)
 

@@ -23,7 +23,7 @@ from toolkit.hipify.declarations import declared_by_keyword, declares, defined_m
 from toolkit.hipify.launches import launches_to_ggl
 from toolkit.hipify.lexer import Lines, at_line_start, skip_ws, split_args
 from toolkit.hipify.results import FileResult, Finding, Warning
-from toolkit.hipify.settings import HipifySettings
+from toolkit.hipify.settings import HipifySettings, Substitution
 from toolkit.hipify.tables import Tables
 from toolkit.hipify.warp import lane_warnings, rewrite_call
 from toolkit.util.globs import glob_match
@@ -299,6 +299,6 @@ def apply_substitutions(text: str, rel: str, settings: HipifySettings, matched: 
     return text
 
 
-def substitution_matches(sub, text: str) -> bool:
+def substitution_matches(sub: Substitution, text: str) -> bool:
     """Whether a [[hipify.substitute]] rule's `from` occurs in text."""
     return re.search(sub.from_, text) is not None if sub.regex else sub.from_ in text

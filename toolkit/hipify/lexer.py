@@ -52,7 +52,7 @@ _STEP_OVER = r"""
 """
 
 
-def candidate_scanner(prefixes: list[str]) -> re.Pattern:
+def candidate_scanner(prefixes: list[str]) -> re.Pattern[str]:
     """The converter's scanner: one match steps over everything that cannot be a CUDA name (atomically, so
     never into a word: `mycudaMalloc` stays one word) and ends at the next token worth a look: a word that
     starts with one of `prefixes` (every name the tables know or detect does), a `#` (a directive when it

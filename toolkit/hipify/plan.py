@@ -13,13 +13,13 @@ from pathlib import Path
 from toolkit.hipify.report import HipifyReport
 from toolkit.hipify.settings import HipifySettings
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import sha256_bytes
+from toolkit.util.fsutil import JSON, sha256_bytes
 
 
-def plan_outputs(settings: HipifySettings, src_dir: Path, out_dir: Path, old_files: dict[str, dict],
-                 report: HipifyReport) -> tuple[dict[str, dict], list[str]]:
+def plan_outputs(settings: HipifySettings, src_dir: Path, out_dir: Path, old_files: dict[str, JSON],
+                 report: HipifyReport) -> tuple[dict[str, JSON], list[str]]:
     """Fill report's counts and outputs; returns the cache entries still valid and the inputs to convert."""
-    entries: dict[str, dict] = {}
+    entries: dict[str, JSON] = {}
     todo: list[str] = []
     owners: dict[str, str] = {}
     files = _relative_files(str(src_dir))
@@ -102,7 +102,7 @@ def _output_for(settings: HipifySettings, rel: str, overlays: dict[str, str], re
     return out_rel
 
 
-def _up_to_date(cached: dict, src: str, out_rel: str, out: Path) -> bool:
+def _up_to_date(cached: JSON, src: str, out_rel: str, out: Path) -> bool:
     """Same output path, the output as this cache last wrote it (size and mtime), and the same input bytes (read
     last: a file with no cache entry is read once, by the conversion)."""
     if cached.get("output") != out_rel:

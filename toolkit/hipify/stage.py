@@ -28,7 +28,7 @@ def hipify_stage(b: Build) -> Stage:
 
     # The tree's content is already in the upstream fingerprint; the settings and the engine (its version and
     # mapping tables: a corrected mapping must reach the output) are the stage's own inputs.
-    def inputs() -> dict:
+    def inputs() -> dict[str, str]:
         return {"settings": repr(settings), **engine_identity()}
 
     return Stage("hipify", inputs, [ws.hipified], run, plan)

@@ -53,12 +53,12 @@ class Tables:
     qualified: dict[str, dict[str, str]] = field(default_factory=dict)  # last name -> {qualifier: new text}
     calls: dict[str, CallRule] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
-    header_patterns: list[tuple[re.Pattern, str]] = field(default_factory=list)
+    header_patterns: list[tuple[re.Pattern[str], str]] = field(default_factory=list)
     unsupported: dict[str, str] = field(default_factory=dict)
     unsupported_headers: dict[str, str] = field(default_factory=dict)
-    cuda_identifier: re.Pattern | None = None
-    cuda_header: re.Pattern | None = None
-    scanner: re.Pattern | None = None  # lexer.candidate_scanner over the scan prefixes
+    cuda_identifier: re.Pattern[str] | None = None
+    cuda_header: re.Pattern[str] | None = None
+    scanner: re.Pattern[str] | None = None  # lexer.candidate_scanner over the scan prefixes
     plain: set[str] = field(default_factory=set)  # scanned names found in no table and not CUDA's (a memo)
     digest: str = ""
     families: list[str] = field(default_factory=list)

@@ -19,10 +19,10 @@ from toolkit.hipify.plan import plan_outputs
 from toolkit.hipify.report import HipifyReport, Located
 from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import tables_digest
-from toolkit.hipify.worker import convert_one, tables_for
+from toolkit.hipify.worker import Job, convert_one, tables_for
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text
+from toolkit.util.fsutil import JSON, atomic_write_text
 from toolkit.util.globs import glob_match
 
 CACHE_NAME = ".hipify-cache.json"
@@ -32,7 +32,7 @@ CACHE_FORMAT = 2  # 2: which substitutions matched each file
 _PARALLEL_MIN_BYTES = 8_000_000
 
 
-def _load_cache(path: Path) -> dict:
+def _load_cache(path: Path) -> JSON:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -64,7 +64,7 @@ class _Progress:
             log.stage("hipify", f"{done}/{self.total} files")
 
 
-def engine_identity() -> dict:
+def engine_identity() -> dict[str, str]:
     """What decides a converted file's bytes besides the settings: the engine's version and mapping tables."""
     return {"engine_version": ENGINE_VERSION, "tables": tables_digest()}
 
@@ -114,7 +114,7 @@ def hipify_tree(settings: HipifySettings, src_dir: Path, out_dir: Path, jobs: in
     return report
 
 
-def _cache_text(key: dict, entries: dict[str, dict]) -> str:
+def _cache_text(key: JSON, entries: dict[str, JSON]) -> str:
     """The cache as JSON with one line per file: readable, and written by json's C encoder (an indented dump
     takes the pure-Python one, a tenth of a large tree's conversion)."""
     head = json.dumps(key)[:-1]
@@ -139,7 +139,7 @@ def _check_dirs(src_dir: Path, out_dir: Path) -> tuple[Path, Path]:
     return src_dir, out_dir
 
 
-def _convert_all(todo: list[tuple], jobs: int | None, bar: _Progress) -> list[dict]:
+def _convert_all(todo: list[Job], jobs: int | None, bar: _Progress) -> list[JSON]:
     """convert_one over every job, in order; in a process pool when there are enough of them."""
     results = []
     workers = max(1, jobs or os.cpu_count() or 1)
@@ -168,7 +168,7 @@ def _remove_stale(out_dir: Path, stale: set[str], report: HipifyReport) -> None:
             report.removed.append(out_rel)
 
 
-def _collect_findings(entries: dict[str, dict], report: HipifyReport) -> None:
+def _collect_findings(entries: dict[str, JSON], report: HipifyReport) -> None:
     """Every file's findings and warnings, less the names some file of the tree defines."""
     defined = {name for e in entries.values() for name in e.get("defines", [])}
     for rel in sorted(entries):
@@ -178,7 +178,7 @@ def _collect_findings(entries: dict[str, dict], report: HipifyReport) -> None:
         report.warnings += [Located(rel, line, kind, "", msg) for line, kind, msg in e["warnings"]]
 
 
-def unused_substitutions(settings: HipifySettings, entries: dict[str, dict]) -> list[str]:
+def unused_substitutions(settings: HipifySettings, entries: dict[str, JSON]) -> list[str]:
     """A line per [[hipify.substitute]] rule that changed no file of the tree, with the likeliest reason."""
     done = {i for e in entries.values() for i in e.get("substituted", [])}
     out = []

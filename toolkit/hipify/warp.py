@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 
 from toolkit.hipify.lexer import SKIPPED, Lines, skip_ws, split_args
 from toolkit.hipify.results import FileResult, Finding, Warning
+from toolkit.hipify.tables import CallRule
 
 _FULL_MASK = re.compile(r"^\s*(?:0[xX][fF]{8}[uUlL]*|~0[uU]?|0[xX]FFFFFFFF[uUlL]*)\s*$")
 # Both start with a character set or a literal, so the regex engine skips ahead to candidates quickly.
@@ -20,7 +22,8 @@ _LANE_WORDS = re.compile(r"threadIdx|lane|warp|Lane|Warp|LANE|WARP|__shfl|__ball
 _SHFL = re.compile(r"^__shfl(?:_up|_down|_xor)?_sync$")
 
 
-def rewrite_call(text, m, rule, lines, result, emit, detect_only) -> int:
+def rewrite_call(text: str, m: re.Match[str], rule: CallRule, lines: Lines, result: FileResult,
+                 emit: Callable[[int, int, str], None], detect_only: bool) -> int:
     """Rewrite a warp intrinsic call; returns where scanning goes on."""
     name, start, pos = m.group("ident"), m.start("ident"), m.end("ident")
     open_pos = skip_ws(text, pos)
@@ -48,7 +51,7 @@ def rewrite_call(text, m, rule, lines, result, emit, detect_only) -> int:
     return rest
 
 
-def _call_warnings(text: str, name: str, rule, spans: list[tuple[int, int]], line: int,
+def _call_warnings(text: str, name: str, rule: CallRule, spans: list[tuple[int, int]], line: int,
                    result: FileResult) -> None:
     """A shuffle without a width, and a lane mask that is dropped or assumes 32 lanes."""
     if _SHFL.match(name) and len(spans) < 4:

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 from toolkit.hipify.engine import FileResult, convert_text, substitution_matches
 from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import Tables, load_tables
-from toolkit.util.fsutil import current_umask, sha256_bytes
+from toolkit.util.fsutil import JSON, current_umask, sha256_bytes
 from toolkit.util.globs import glob_match
 
 if TYPE_CHECKING:
     from toolkit.hipify.perl import PerlRun
 
 # Loaded once per process and option set: a worker converts many files with the same tables.
-_worker_tables: dict[tuple, Tables] = {}
+_worker_tables: dict[tuple[tuple[str, str], ...], Tables] = {}
 _umask = functools.cache(current_umask)
 
 
@@ -32,7 +32,11 @@ def tables_for(settings: HipifySettings) -> Tables:
     return _worker_tables[key]
 
 
-def convert_one(job: tuple[HipifySettings, str, str, str, PerlRun | None]) -> dict:
+# A file to convert: the settings, the input's and the output's path, the input's relative path, hipify-perl's runner.
+Job = tuple[HipifySettings, str, str, str, "PerlRun | None"]
+
+
+def convert_one(job: Job) -> JSON:
     """Convert one file and write its output if the bytes differ. Runs in a worker process."""
     settings, src, dst, rel, perl = job
     data = Path(src).read_bytes()
