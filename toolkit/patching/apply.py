@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from toolkit.patching.analysis import (
@@ -35,7 +36,7 @@ from toolkit.patching.errors import PatchError
 from toolkit.patching.hunks import MAX_FUZZ
 from toolkit.patching.series import PHASES, Series
 from toolkit.util import log
-from toolkit.util.fsutil import atomic_write_text
+from toolkit.util.fsutil import JSON, atomic_write_text
 
 _TMP_SUFFIX = ".toolkit-patch.tmp"
 
@@ -67,7 +68,7 @@ def analyze(series: Series, tree: Path, phase: str | None = None, features: list
     return results
 
 
-def _refuse_paths_leaving(series: Series, tree: Path, phases: list[str | None], features) -> None:
+def _refuse_paths_leaving(series: Series, tree: Path, phases: list[str | None], features: Iterable[str]) -> None:
     """Every file an enabled patch touches must resolve inside the tree.
 
     '..' and absolute paths are refused when the patch is parsed; this catches the tree's own symlinks
@@ -196,7 +197,7 @@ def commit(tree: Path, writes: dict[str, tuple[bytes, int | None]], deletes: lis
     _finish(tree, record)
 
 
-def _finish(tree: Path, record: dict) -> None:
+def _finish(tree: Path, record: JSON) -> None:
     for e in record["writes"]:
         tmp = tree / e["tmp"]
         if tmp.exists():

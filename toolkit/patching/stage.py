@@ -6,15 +6,17 @@ leaves differ.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
+from pathlib import Path
 
 from toolkit import patching
 from toolkit.engine.build import Build
 from toolkit.engine.runner import Stage, StageSpec
 from toolkit.util import log
-from toolkit.util.fsutil import make_temp_dir, sync_tree
+from toolkit.util.fsutil import JSON, make_temp_dir, sync_tree
 
 # What each phase patches, and where the patched copy goes.
-_PHASES = {
+_PHASES: dict[str, tuple[str, Callable[[Build], Path], Callable[[Build], Path]]] = {
     "base": ("patch", lambda b: b.source_dir, lambda b: b.workspace.source),
     "hipified": ("patch-hipified", lambda b: b.workspace.hipified, lambda b: b.workspace.hipified_patched),
 }
@@ -24,7 +26,7 @@ def patch_stage(b: Build, phase: str) -> Stage:
     name, tree_of, out_of = _PHASES[phase]
     tree, out = tree_of(b), out_of(b)
 
-    def inputs() -> dict:
+    def inputs() -> JSON:
         # The pristine source's digest is this stage's own input; hipify's output is already in the upstream
         # fingerprint, so only the series counts there.
         found = {"source": str(tree), "digest": b.source_digest()} if phase == "base" else {}
