@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from toolkit.buildroot import make, packageset, record, sandbox
@@ -12,11 +13,12 @@ from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("root", help="Debian build roots: make, show, image, prune, diff against the lock, lock, run in")
     verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
 
-    def verb(name: str, help: str, func, positional: bool = True) -> argparse.ArgumentParser:
+    def verb(name: str, help: str, func: Callable[[argparse.Namespace], int],
+             positional: bool = True) -> argparse.ArgumentParser:
         v = verbs.add_parser(name, help=help)
         what = f"package set: a name in containers/roots/ or a .toml path (default {packageset.DEFAULT})"
         if positional:
@@ -52,7 +54,7 @@ def _root(name: str) -> tuple[packageset.PackageSet, Path]:
     return packageset.load(name), make.ensure_root(name)
 
 
-def cmd_make(args) -> int:
+def cmd_make(args: argparse.Namespace) -> int:
     if os.environ.get(make.ENV_BUILDROOT):
         print(make.ensure_root(args.name))
         return 0
@@ -60,7 +62,7 @@ def cmd_make(args) -> int:
     return 0
 
 
-def cmd_show(args) -> int:
+def cmd_show(args: argparse.Namespace) -> int:
     spec = packageset.load(args.name)
     root = Path(os.environ[make.ENV_BUILDROOT]).resolve() if os.environ.get(make.ENV_BUILDROOT) \
         else make.root_path(spec)
@@ -98,7 +100,7 @@ def _show_root(root: Path) -> None:
         print(f"installed:   {len(record.query(root))} packages")
 
 
-def cmd_image(args) -> int:
+def cmd_image(args: argparse.Namespace) -> int:
     from toolkit.buildroot import image
 
     made = image.ensure_image(args.name, Path.cwd(), args.engine, dry_run=args.dry_run)
@@ -106,14 +108,14 @@ def cmd_image(args) -> int:
     return 0
 
 
-def cmd_prune(args) -> int:
+def cmd_prune(args: argparse.Namespace) -> int:
     from toolkit.buildroot import prune
 
     outcome = prune.prune(args.name, Path.cwd(), args.engine, dry_run=args.dry_run)
     return prune.report(outcome, args.name, args.dry_run)
 
 
-def cmd_diff(args) -> int:
+def cmd_diff(args: argparse.Namespace) -> int:
     spec, root = _root(args.name)
     lock = args.lock or spec.lock_file
     digest, old = record.read_lock(lock)
@@ -126,7 +128,7 @@ def cmd_diff(args) -> int:
     return 1 if changes else 0
 
 
-def cmd_lock(args) -> int:
+def cmd_lock(args: argparse.Namespace) -> int:
     spec, root = _root(args.name)
     packages = record.query(root)
     record.write_lock(spec.lock_file, spec.name, spec.digest(), packages)
@@ -134,7 +136,7 @@ def cmd_lock(args) -> int:
     return 0
 
 
-def cmd_run(args) -> int:
+def cmd_run(args: argparse.Namespace) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         raise ToolkitError("root run: no command given", hint="root run [--name NAME] [--bind DIR] -- CMD ARGS")

@@ -27,7 +27,7 @@ from toolkit.sources.debian_mirror import ENV as ENV_DEBIAN_MIRROR
 from toolkit.sources.debian_mirror import debian_mirror
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text
+from toolkit.util.fsutil import JSON, atomic_write_text
 from toolkit.util.locks import WorkLock
 from toolkit.util.process import run
 
@@ -55,7 +55,7 @@ def root_path(spec: PackageSet, cache: Path | None = None) -> Path:
     return cache / "roots" / f"{spec.name}-{spec.digest()[:16]}"
 
 
-def info(root: Path) -> dict | None:
+def info(root: Path) -> JSON | None:
     """What the toolkit recorded when it made `root` (None for a root made elsewhere)."""
     path = Path(root) / INFO
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
@@ -116,7 +116,7 @@ def make_root(spec: PackageSet, cache: Path | None = None, *, locked: bool = Fal
     return final
 
 
-def _make(spec: PackageSet, work: Path, roots: Path) -> dict:
+def _make(spec: PackageSet, work: Path, roots: Path) -> JSON:
     mirror = debian_mirror()   # before anything is written: without one, say how to name it
     debootstrap = shutil.which("debootstrap")
     if debootstrap is None:

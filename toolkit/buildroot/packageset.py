@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.util.errors import ToolkitError
-from toolkit.util.tomlread import load_toml
+from toolkit.util.tomlread import Table, load_toml
 
 ROOTS_DIR = Path(__file__).resolve().parents[2] / "containers" / "roots"
 DEFAULT = "debian-sid-rocm"
@@ -165,7 +165,7 @@ def _load(path: Path, seen: tuple[Path, ...]) -> PackageSet:
                       base.name if base else None)
 
 
-def _base(root, path: Path, seen: tuple[Path, ...]) -> PackageSet | None:
+def _base(root: Table, path: Path, seen: tuple[Path, ...]) -> PackageSet | None:
     name = root.str("extends", None)
     if name is None:
         return None
@@ -181,18 +181,18 @@ def _base(root, path: Path, seen: tuple[Path, ...]) -> PackageSet | None:
     return _load(base_path, (*seen, path))
 
 
-def _word(table, key: str) -> str:
-    value = table.str(key)
+def _word(table: Table, key: str) -> str:
+    value: str = table.str(key)
     _check_word(table, key, value)
     return value
 
 
-def _check_word(table, key: str, value: str, what: str = "a Debian suite name") -> None:
+def _check_word(table: Table, key: str, value: str, what: str = "a Debian suite name") -> None:
     if not re.match(r"^[a-z0-9][a-z0-9.-]*$", value):
         raise table.error(key, f"expected {what}, got {value!r}")
 
 
-def _pin(t) -> Pin:
+def _pin(t: Table) -> Pin:
     packages = tuple(t.str_list("packages"))
     for i, pkg in enumerate(packages):
         if not _PIN_PACKAGE.match(pkg):

@@ -57,7 +57,7 @@ def ccache_dir(cache: Path) -> Path:
 
 def run_in_root(root: Path, argv: list[str], *, binds: Sequence[Path] = (), env: Mapping[str, str] | None = None,
                 cwd: Path | None = None, check: bool = True, capture: bool = False, network: bool = True,
-                timeout: float | None = None, what: str | None = None) -> subprocess.CompletedProcess:
+                timeout: float | None = None, what: str | None = None) -> subprocess.CompletedProcess[str]:
     """Run `argv` inside `root` (read-only) with `binds` and the toolkit cache mounted at their own paths.
 
     The environment inside is clean: PATH, HOME=/tmp, LANG, TOOLKIT_CACHE_DIR, CCACHE_DIR (in the
@@ -77,7 +77,8 @@ def run_in_root(root: Path, argv: list[str], *, binds: Sequence[Path] = (), env:
 
 def run(root: Path, argv: list[str], *, binds: Sequence[Path] = (), env: Mapping[str, str] | None = None,
         cwd: Path | None = None, check: bool = True, capture: bool = False, writable: bool = False,
-        network: bool = True, timeout: float | None = None, what: str | None = None) -> subprocess.CompletedProcess:
+        network: bool = True, timeout: float | None = None,
+        what: str | None = None) -> subprocess.CompletedProcess[str]:
     """run_in_root without the toolkit cache; `writable` lets the command change the root (making it)."""
     if timeout is not None and not timeout > 0:
         raise ToolkitError(f"run_in_root: timeout must be a positive number of seconds, got {timeout!r}")
