@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
+from typing import Any
 
 from toolkit.upstream import cxxscan
 from toolkit.upstream.compiledb import SYSTEM_INCLUDE_DIRS, TreeFiles
 from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import JSON
 
 DATA = Path(__file__).with_name("data") / "system_apis.toml"
 _HEADER_SUFFIXES = (".h", ".hpp", ".hxx", ".hh", ".inc", ".inl", "")
@@ -32,12 +35,12 @@ class Library:
     headers: tuple[str, ...]
     version_header: str
     version_macros: tuple[str, ...]
-    patterns: tuple[re.Pattern, ...]
+    patterns: tuple[re.Pattern[str], ...]
     namespaces: tuple[str, ...]
     members: tuple[str, ...]
     known: tuple[tuple[tuple[str, ...], str], ...]
-    tables: re.Pattern | None = None  # types that are tables of function pointers (OrtApi, OrtEpApi, ...)
-    getters: re.Pattern | None = None  # functions returning such a table (Ort::GetApi())
+    tables: re.Pattern[str] | None = None  # types that are tables of function pointers (OrtApi, OrtEpApi, ...)
+    getters: re.Pattern[str] | None = None  # functions returning such a table (Ort::GetApi())
 
     def has_it(self, api: str) -> str | None:
         last = api.rsplit("::", 1)[-1]
@@ -61,7 +64,7 @@ def load_libraries(path: Path = DATA) -> tuple[dict[str, Library], set[str]]:
     return libraries, skip
 
 
-def _alternatives(patterns) -> re.Pattern | None:
+def _alternatives(patterns: Sequence[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
 
 
@@ -131,14 +134,14 @@ class ApiCheck:
         return f"the headers of {facts.name} {facts.version or ''}".rstrip() + f" ({facts.headers})" \
             if facts and facts.headers else f"any {library} header"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JSON:
         return {"libraries": {k: vars(v) | {"headers": str(v.headers) if v.headers else None}
                               for k, v in self.libraries.items()},
                 "missing": [vars(m) for m in self.missing], "guarded": [vars(m) for m in self.guarded],
                 "files": self.files}
 
     @classmethod
-    def from_json(cls, data: dict) -> ApiCheck:
+    def from_json(cls, data: JSON) -> ApiCheck:
         libs = {k: LibraryFacts(v["name"], Path(v["headers"]) if v["headers"] else None, v["version"], v["package"])
                 for k, v in data["libraries"].items()}
         return cls(libs, [Missing(**m) for m in data["missing"]], [Missing(**m) for m in data["guarded"]],
@@ -175,7 +178,7 @@ def check(files: TreeFiles, keys: list[str], cmake_texts: list[str], path: Path 
             continue
         words, pasted = header_words(folder.parent, lib.headers)
 
-        def known(name: str, words=words, pasted=pasted) -> bool:
+        def known(name: str, words: set[str] = words, pasted: set[str] = pasted) -> bool:
             # Names a header makes by token pasting (migraphx_shape_##x, with x from a list macro) are known
             # when the pasted part is a word of the headers.
             return name in words or name in own or any(name.startswith(p) and name[len(p):] in words for p in pasted)
@@ -188,9 +191,10 @@ def check(files: TreeFiles, keys: list[str], cmake_texts: list[str], path: Path 
     return result
 
 
-def _uses(lib: Library, sources: dict[str, list[cxxscan.CodeLine]], known, tables: set[str]) -> dict:
+def _uses(lib: Library, sources: dict[str, list[cxxscan.CodeLine]], known: Callable[[str], bool],
+          tables: set[str]) -> dict[tuple[str, str | None], tuple[str, int]]:
     """{(api, guard or None): (first file:line, count)} of every use of `lib` that `known` does not accept."""
-    found: dict[tuple[str, str | None], list] = {}
+    found: dict[tuple[str, str | None], list[Any]] = {}  # [first file:line, count], counted in place
     unguarded: set[str] = set()
     for rel, lines in sorted(sources.items()):
         for line in lines:

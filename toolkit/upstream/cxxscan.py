@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _DIRECTIVE = re.compile(r"^\s*#\s*(\w+)\s*(.*)$")
@@ -116,7 +117,7 @@ def code_lines(text: str, guard_macros: set[str], skip_macros: set[str]) -> list
     skip_macros: conditions true only elsewhere (_WIN32): their branch is left out, their #else kept.
     """
     lines = strip_code(text).split("\n")
-    stack: list[list] = []  # per open #if: [kind of the current branch, guard name, kind of the first branch]
+    stack: list[list[Any]] = []  # per open #if: [kind of the current branch, guard name, kind of the first branch]
     out: list[CodeLine] = []
     for index, line in enumerate(lines):
         match = _DIRECTIVE.match(line)
@@ -135,7 +136,7 @@ def code_lines(text: str, guard_macros: set[str], skip_macros: set[str]) -> list
     return out
 
 
-def _directive(stack: list[list], word: str, rest: str, guard_macros: set[str], skip_macros: set[str],
+def _directive(stack: list[list[Any]], word: str, rest: str, guard_macros: set[str], skip_macros: set[str],
                next_line: str) -> None:
     if word in ("if", "ifdef", "ifndef"):
         names = set(_IDENT.findall(rest))

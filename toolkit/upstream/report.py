@@ -4,10 +4,14 @@ CI job posts when the revision needs a person)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolkit.recipe.load import PROJECT_ROOT
 from toolkit.upstream import deps as depmod
 from toolkit.upstream import patches
+
+if TYPE_CHECKING:
+    from toolkit.upstream.bump import Bump
 
 _ACTION_TEXT = {
     patches.KEEP: "keep", patches.REFRESH: "refresh (regenerated)", patches.DROP: "drop (upstream has it)",
@@ -21,15 +25,16 @@ def _rel(path: Path) -> str:
     return path.relative_to(PROJECT_ROOT).as_posix() if path.is_relative_to(PROJECT_ROOT) else str(path)
 
 
-def _selecting(b, name: str) -> str:
+def _selecting(b: Bump, name: str) -> str:
     """`patch` options that take patch `name` as a build would: the recipe, and the features its when= needs
     (the bump judged every patch, a build with the defaults might leave this one out)."""
+    assert b.series is not None  # asked only about a patch of the series
     when = next((e.when for e in b.series.series.entries if e.name == name), ())
     flags = [f"--without-{w[1:]}" if w.startswith("!") else f"--with-{w}" for w in when]
     return " ".join(["--recipe", b.recipe.name, *flags])
 
 
-def human_items(b) -> list[str]:
+def human_items(b: Bump) -> list[str]:
     """Each thing a person must do or decide, as one line saying what and how."""
     items = []
     for v in b.series.conflicts if b.series else []:
@@ -69,7 +74,7 @@ def human_items(b) -> list[str]:
     return items
 
 
-def markdown(b, check: bool) -> str:
+def markdown(b: Bump, check: bool) -> str:
     human = b.needs_human()
     head = f"# bump {b.recipe.name}: {b.old_commit[:12]} -> {b.revision.commit[:12]}"
     state = "**needs a person**" if human else "**automatic**: nothing needs a person"
@@ -88,7 +93,7 @@ def markdown(b, check: bool) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _patches(b) -> list[str]:
+def _patches(b: Bump) -> list[str]:
     if b.series is None:
         return []
     out = [f"## Patches (`{_rel(b.series.series.path)}`)", "", "| patch | action | analysis on the new revision |",
@@ -99,8 +104,9 @@ def _patches(b) -> list[str]:
     return out + [""]
 
 
-def _options(b) -> list[str]:
+def _options(b: Bump) -> list[str]:
     o = b.options
+    assert o is not None  # bump() compares the options before anything else
     out = ["## CMake options", ""]
     out.append(f"- added: {', '.join(f'`{n}`' for n in o.added) or 'none'}")
     out.append(f"- removed: {', '.join(f'`{n}`' for n in o.removed) or 'none'}")
@@ -114,7 +120,7 @@ def _options(b) -> list[str]:
     return out + [""]
 
 
-def _deps(b) -> list[str]:
+def _deps(b: Bump) -> list[str]:
     if b.survey is None:
         return ["## FetchContent dependencies", "", f"Not surveyed: {b.survey_skipped or 'no survey ran'}.", ""]
     runs = f"{b.survey_runs} configure(s)"
@@ -134,7 +140,7 @@ def _deps(b) -> list[str]:
     return out + [""]
 
 
-def _libraries(b) -> list[str]:
+def _libraries(b: Bump) -> list[str]:
     lib = b.libraries
     if lib is None:
         return []
@@ -151,7 +157,7 @@ def _symbols(names: list[str]) -> str:
     return ", ".join(f"`{n}`" for n in names)
 
 
-def _exports(b) -> list[str]:
+def _exports(b: Bump) -> list[str]:
     if b.survey is None or "exports" not in b.survey:
         return []
     declared = b.survey["exports"]
@@ -165,7 +171,7 @@ def _exports(b) -> list[str]:
     return out + [""]
 
 
-def _apis(b) -> list[str]:
+def _apis(b: Bump) -> list[str]:
     a = b.apis
     if a is None:
         return []

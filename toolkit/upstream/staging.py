@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolkit.recipe.load import Recipe, load_recipe
 from toolkit.sources.lock import LockFile, lock_path_for, write_lock
 from toolkit.upstream import edit
 from toolkit.upstream.patches import SeriesPlan, write_to
+
+if TYPE_CHECKING:
+    from toolkit.upstream.deps import DepChange
 
 
 @dataclass
@@ -54,7 +60,7 @@ class Staging:
     def lock_file(self) -> Path:
         return lock_path_for(self.recipe_file)
 
-    def edit_recipe(self, change) -> None:
+    def edit_recipe(self, change: Callable[[str], str]) -> None:
         path = self.recipe_file
         self.touched.add(self.recipe.file)
         path.write_text(change(path.read_text(encoding="utf-8")), encoding="utf-8")
@@ -98,20 +104,24 @@ class Staging:
         return writes, deletes
 
 
-def dep_edits(staging: Staging, changes) -> None:
+def dep_edits(staging: Staging, changes: Iterable[DepChange]) -> None:
     """Apply pinned dependency changes (added, re-versioned, removed) to the copy's recipe and lock."""
     from toolkit.upstream.deps import ADDED, REMOVED, REVERSIONED
 
+    # partial rather than a lambda binding c as a default: mypy cannot match such a lambda to Callable[[str], str].
     for c in changes:
         if c.kind == REVERSIONED and c.content:
-            staging.edit_recipe(lambda text, c=c: edit.set_dep_url(text, c.name, c.new_url))
+            assert c.new_url is not None  # deps.pin sets it with the content
+            staging.edit_recipe(partial(edit.set_dep_url, name=c.name, url=c.new_url))
             staging.set_content(c.new_url, c.content, drop=c.recipe_url)
         elif c.kind == ADDED and c.content:
+            assert c.new_url is not None  # deps.pin sets it with the content
             why = f"Added by `bump`: the tree declares {c.declared}."
-            staging.edit_recipe(lambda text, c=c, why=why: edit.add_dep(text, c.name, c.new_url, why))
+            staging.edit_recipe(partial(edit.add_dep, name=c.name, url=c.new_url, why=why))
             staging.set_content(c.new_url, c.content)
         elif c.kind == REMOVED:
-            staging.edit_recipe(lambda text, c=c: edit.remove_dep(text, c.name))
+            assert c.recipe_url is not None  # a removed dependency is one the recipe has
+            staging.edit_recipe(partial(edit.remove_dep, name=c.name))
             staging.set_content(c.recipe_url, None, drop=c.recipe_url)
 
 
