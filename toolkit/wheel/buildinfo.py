@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import JSON
 
 
 @dataclass(frozen=True)
@@ -17,7 +18,7 @@ class BuildInfo:
     rocm_version: str | None = None
     gpu_targets: tuple[str, ...] = ()
     # The C/C++ toolchain's identity (toolkit/cmake/toolchain.py): {"name": "system"} or zig's pin and target.
-    toolchain: dict | None = None
+    toolchain: JSON | None = None
     # The ROCm libraries the packaged libraries link, by soname (HIP's, MIGraphX's): filled in by the wheel
     # build from their ELF NEEDED entries, so an installed wheel says which ROCm it needs.
     rocm_libraries: tuple[str, ...] = ()

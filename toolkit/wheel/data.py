@@ -7,6 +7,8 @@ import json
 from functools import cache
 from importlib import resources
 
+from toolkit.util.fsutil import JSON
+
 
 def read_text(*parts: str) -> str:
     node = resources.files("toolkit.wheel")
@@ -16,8 +18,9 @@ def read_text(*parts: str) -> str:
 
 
 @cache
-def libraries() -> dict:
-    return json.loads(read_text("data", "libraries.json"))
+def libraries() -> JSON:
+    data: JSON = json.loads(read_text("data", "libraries.json"))
+    return data
 
 
 def rocm_excludes() -> tuple[str, ...]:
@@ -34,8 +37,9 @@ def ep_entry_points() -> tuple[str, ...]:
 
 
 @cache
-def _runtime_sources() -> dict:
-    return json.loads(read_text("data", "runtime_sources.json"))
+def _runtime_sources() -> JSON:
+    data: JSON = json.loads(read_text("data", "runtime_sources.json"))
+    return data
 
 
 def install_hint(soname: str) -> str:

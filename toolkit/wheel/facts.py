@@ -51,7 +51,8 @@ def hip_headers(cmake_dir: Path, extra_prefixes: tuple[Path, ...] = ()) -> HipHe
 
 
 @functools.lru_cache(maxsize=8)
-def _hip_headers(cmake_dir: Path, _stamp: tuple, extra_prefixes: tuple[Path, ...]) -> HipHeaders | None:
+def _hip_headers(cmake_dir: Path, _stamp: tuple[tuple[int, int] | None, ...],
+                 extra_prefixes: tuple[Path, ...]) -> HipHeaders | None:
     hip_dir = read_cache(Path(cmake_dir)).get("hip_DIR", "")
     if not hip_dir or hip_dir.endswith("-NOTFOUND"):
         return None

@@ -17,6 +17,7 @@ import posixpath
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from toolkit.binary.elf import ELF_MAGIC, highest_version, read_elf, version_nee
 from toolkit.binary.offload_bundle import natural_key, offload_report
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import JSON
 from toolkit.wheel.data import ep_entry_points, rocm_excludes, system_libraries
 from toolkit.wheel.repair import matches_any
 from toolkit.wheel.wheelfile import parse_wheel_filename, read_entry_points, read_headers
@@ -67,7 +69,7 @@ class WheelReport:
     libraries: tuple[LibraryReport, ...]
     not_carried: tuple[Dependency, ...]
     python_entry_points: dict[str, dict[str, str]] = field(default_factory=dict)
-    build_info: dict | None = None  # present in wheels this toolkit built
+    build_info: JSON | None = None  # present in wheels this toolkit built
 
     @property
     def gpu_targets(self) -> tuple[str, ...]:
@@ -134,7 +136,7 @@ def _library_report(archive: zipfile.ZipFile, info: zipfile.ZipInfo, scratch: Pa
     )
 
 
-def read_build_info(archive: zipfile.ZipFile) -> dict | None:
+def read_build_info(archive: zipfile.ZipFile) -> JSON | None:
     """The build facts a wheel of this toolkit records (with its ROCm variant), or None for other wheels."""
     for name in sorted(archive.namelist()):
         if posixpath.basename(name) == WHEEL_INFO_FILE and name.count("/") == 1:
@@ -185,7 +187,7 @@ def inspect_wheel(path: Path) -> WheelReport:
         )
 
 
-def describe_toolchain(identity: dict | None) -> str:
+def describe_toolchain(identity: JSON | None) -> str:
     """A build info's toolchain in words (wheels built before it was recorded have none)."""
     if not identity:
         return "not recorded"
@@ -195,7 +197,7 @@ def describe_toolchain(identity: dict | None) -> str:
             f"{identity.get('wheel')} sha256 {identity.get('wheel_sha256')})")
 
 
-def rocm_variant_words(b: dict) -> str:
+def rocm_variant_words(b: JSON) -> str:
     """Which ROCm a wheel is for: its variant, the HIP sonames it links and the HIP headers it compiled against."""
     hip = [name for name in b.get("rocm_libraries", []) if name.startswith("libamdhip64.so")]
     if not b.get("rocm_variant") and not hip:
@@ -206,7 +208,7 @@ def rocm_variant_words(b: dict) -> str:
     return f"{b.get('rocm_variant') or 'no variant'}" + (f" ({'; '.join(parts)})" if parts else "")
 
 
-def _join(values) -> str:
+def _join(values: Iterable[str]) -> str:
     return ", ".join(values) if values else "none"
 
 

@@ -10,7 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
-from toolkit.util.fsutil import atomic_write_text
+from toolkit.util.fsutil import JSON, atomic_write_text
 from toolkit.wheel.buildinfo import BuildInfo
 from toolkit.wheel.data import install_hint, onnxruntime_flavours, read_text
 from toolkit.wheel.settings import Component, WheelSettings
@@ -129,7 +129,7 @@ def rocm_words(info: BuildInfo) -> str:
     return "any (links no ROCm library)"
 
 
-def toolchain_words(identity: dict | None) -> str:
+def toolchain_words(identity: JSON | None) -> str:
     if not identity or identity.get("name") != "zig":
         return "the build machine's C/C++ compilers"
     return (f"zig {identity['version']} for {identity['target']} (glibc {identity['glibc_floor']} symbols at most), "
@@ -137,7 +137,7 @@ def toolchain_words(identity: dict | None) -> str:
 
 
 def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: WheelSettings,
-               needs: dict[str, tuple[str, ...]] | None = None) -> dict:
+               needs: dict[str, tuple[str, ...]] | None = None) -> JSON:
     """_wheel_info.json: what the package's functions and its self-check (_selfcheck.py) read. `needs`: the ROCm
     sonames each library links (its ELF NEEDED entries, read at build time)."""
     needs = needs or {}

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import zipfile
 from calendar import timegm
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,7 +69,8 @@ def _origin_relative(entry: str) -> str | None:
     return None
 
 
-def search_path_problem(library: str, entry: str, kind: str, rocm_directory=None) -> str | None:
+def search_path_problem(library: str, entry: str, kind: str,
+                        rocm_directory: Callable[[str], str | None] | None = None) -> str | None:
     """Why one RUNPATH/RPATH entry of the archive member `library` is not allowed, or None.
 
     `rocm_directory(path)` says why an absolute folder belongs to a ROCm install (Resolver.rocm_directory).
@@ -88,8 +89,8 @@ def search_path_problem(library: str, entry: str, kind: str, rocm_directory=None
     return f"{kind} entry {entry!r} is neither inside the wheel ($ORIGIN/...) nor a ROCm install"
 
 
-def check_library(library: str, path: Path, excludes: Iterable[str], rocm_directory=None,
-                  grafted: bool = True) -> list[Violation]:
+def check_library(library: str, path: Path, excludes: Iterable[str],
+                  rocm_directory: Callable[[str], str | None] | None = None, grafted: bool = True) -> list[Violation]:
     """Violations of one ELF member; `grafted`: auditwheel copied it in, so it must not be a ROCm library.
 
     The wheel's own components are exempt from the name check: ours may share a ROCm prefix
@@ -141,7 +142,8 @@ def elf_members(root: Path) -> list[str]:
     return members
 
 
-def check_tree(root: Path, excludes: Iterable[str], rocm_directory=None, own: Iterable[str] = ()) -> list[Violation]:
+def check_tree(root: Path, excludes: Iterable[str], rocm_directory: Callable[[str], str | None] | None = None,
+               own: Iterable[str] = ()) -> list[Violation]:
     """Violations of every ELF file under `root`; `own`: the members the wheel carried before repair."""
     excludes, own = tuple(excludes), set(own)
     rocm_directory = rocm_directory or Resolver().rocm_directory

@@ -27,10 +27,14 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
 from toolkit.wheel.data import libraries, rocm_excludes, system_libraries
+
+if TYPE_CHECKING:
+    from auditwheel.lddtree import DynamicExecutable
 
 
 def matching(name: str, patterns: Iterable[str]) -> str | None:
@@ -198,7 +202,8 @@ class Resolver:
             for index, owner in owners.items():
                 rocm_by_owner[pending[index].soname] = f"owned by ROCm package {owner}"
 
-    def _walk(self, trees: dict, inside: tuple[str, ...], rocm_by_owner: dict[str, str]) -> list[Need]:
+    def _walk(self, trees: dict[str, DynamicExecutable], inside: tuple[str, ...],
+              rocm_by_owner: dict[str, str]) -> list[Need]:
         found: dict[str, Need] = {}
         for member, tree in trees.items():
             queue = [(soname, member) for soname in tree.needed]
@@ -220,7 +225,8 @@ class Resolver:
                     queue.extend((dep, soname) for dep in lib.needed)
         return sorted(found.values(), key=lambda n: n.soname)
 
-    def _kind(self, soname: str, path: str | None, real: str | None, rocm_by_owner: dict[str, str]):
+    def _kind(self, soname: str, path: str | None, real: str | None,
+              rocm_by_owner: dict[str, str]) -> tuple[str, str]:
         pattern = matching(soname, self.patterns)
         if pattern:
             return "rocm", f"ROCm by name ({pattern})"

@@ -22,6 +22,13 @@ import re
 import sys
 import tempfile
 import traceback
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the venv's packages; onnxruntime has no type information, so mypy reads these as Any
+    import numpy as np
+    import numpy.typing as npt
+    from onnxruntime import InferenceSession, OrtEpDevice
 
 PLACEHOLDER = re.compile(r"\{library:([A-Za-z_][A-Za-z0-9_.]*)\}")
 
@@ -54,7 +61,7 @@ class StderrCapture:
         os.dup2(self.file.fileno(), 2)
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         sys.stderr.flush()
         if self.saved is not None:
             os.dup2(self.saved, 2)
@@ -72,7 +79,7 @@ def resolve_env(assignments: list[str], check: Checker) -> None:
             check.fail(f"env: expected NAME=VALUE, got {item!r}")
             continue
 
-        def library_of(match: re.Match) -> str:
+        def library_of(match: re.Match[str]) -> str:
             module = importlib.import_module(match.group(1))
             return str(module.get_library_path())
 
@@ -112,12 +119,12 @@ def package_components(name: str, check: Checker) -> list[tuple[str, str]]:
     return [(main_path, main_name)]
 
 
-def device_key(device) -> tuple:
+def device_key(device: OrtEpDevice) -> tuple[str, str, str, int, int]:
     hw = device.device
     return (device.ep_name, device.ep_vendor, str(hw.type), hw.vendor_id, hw.device_id)
 
 
-def describe(device) -> str:
+def describe(device: OrtEpDevice) -> str:
     hw = device.device
     return (f"{device.ep_name} {hw.type.name} vendor={hw.vendor!r} "
             f"vendor_id={hw.vendor_id:#06x} device_id={hw.device_id:#06x}")
@@ -133,7 +140,7 @@ def mapped_files() -> set[str]:
     return paths
 
 
-def matmul_relu_model(onnx):
+def matmul_relu_model(onnx: ModuleType) -> tuple[bytes, npt.NDArray[np.float32]]:
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
 
@@ -152,7 +159,8 @@ def matmul_relu_model(onnx):
     return model.SerializeToString(), rng.standard_normal((4, 8)).astype(np.float32)
 
 
-def device_session(ort, model, device, provider_options: dict, session_config: dict):
+def device_session(ort: ModuleType, model: bytes, device: OrtEpDevice, provider_options: dict[str, str],
+                   session_config: dict[str, str]) -> InferenceSession:
     options = ort.SessionOptions()
     # Without this ORT quietly runs what the device EP refuses on the CPU, and the check proves nothing.
     options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
@@ -162,8 +170,8 @@ def device_session(ort, model, device, provider_options: dict, session_config: d
     return ort.InferenceSession(model, sess_options=options)
 
 
-def run_on_device(ort, onnx, device, atol: float, rtol: float, check: Checker,
-                  provider_options: dict, session_config: dict) -> None:
+def run_on_device(ort: ModuleType, onnx: ModuleType, device: OrtEpDevice, atol: float, rtol: float, check: Checker,
+                  provider_options: dict[str, str], session_config: dict[str, str]) -> None:
     import numpy as np
 
     model, x = matmul_relu_model(onnx)
@@ -189,7 +197,8 @@ def run_on_device(ort, onnx, device, atol: float, rtol: float, check: Checker,
         check.ok(f"MatMul+Relu on {describe(device)} matches the CPU EP (max |diff| {worst:.3g})")
 
 
-def wrong_session(ort, onnx, device, provider_options: dict, pattern: str, check: Checker) -> None:
+def wrong_session(ort: ModuleType, onnx: ModuleType, device: OrtEpDevice, provider_options: dict[str, str],
+                  pattern: str, check: Checker) -> None:
     model, _ = matmul_relu_model(onnx)
     try:
         device_session(ort, model, device, provider_options, {})
@@ -235,7 +244,7 @@ def explained(error: str, verdict: str) -> bool:
     return verdict.startswith("not ready:") and any(name in verdict for name in named)
 
 
-def check_selfcheck(args: argparse.Namespace, failed: list[tuple[str, str]], new_devices: list,
+def check_selfcheck(args: argparse.Namespace, failed: list[tuple[str, str]], new_devices: list[OrtEpDevice],
                     check: Checker) -> None:
     """ORT's outcome against the wheel's self-check: a failed registration it explains, the same devices."""
     if args.selfcheck_exit is None:
@@ -258,8 +267,9 @@ def pairs(items: list[str]) -> dict[str, str]:
     return dict(item.split("=", 1) for item in items)
 
 
-def register_all(ort, libraries: list[tuple[str, str]], capture: StderrCapture, check: Checker,
-                 judged_by_selfcheck: bool = False):
+def register_all(ort: ModuleType, libraries: list[tuple[str, str]], capture: StderrCapture, check: Checker,
+                 judged_by_selfcheck: bool = False
+                 ) -> tuple[list[tuple[str, str]], list[OrtEpDevice], list[tuple[str, str]]]:
     """Register each EP library; returns those registered, the EP devices the registrations added and the
     failures (EP name, error), which the self-check judges when there is one (else each is a FAIL)."""
     before = {device_key(d) for d in ort.get_ep_devices()}
@@ -282,7 +292,7 @@ def register_all(ort, libraries: list[tuple[str, str]], capture: StderrCapture, 
     return registered, new_devices, failed
 
 
-def check_registration(registered: list[tuple[str, str]], new_devices: list, check: Checker) -> None:
+def check_registration(registered: list[tuple[str, str]], new_devices: list[OrtEpDevice], check: Checker) -> None:
     """Our entry points ran: each library is mapped, and each device offered is under a registered EP name."""
     mapped = mapped_files()
     for path, ep_name in registered:
@@ -301,8 +311,8 @@ def check_registration(registered: list[tuple[str, str]], new_devices: list, che
         print("INFO the registered libraries offered no EP device", flush=True)
 
 
-def check_devices(ort, onnx, gpus: list, registered: list[tuple[str, str]], args: argparse.Namespace,
-                  capture: StderrCapture, check: Checker) -> None:
+def check_devices(ort: ModuleType, onnx: ModuleType, gpus: list[OrtEpDevice], registered: list[tuple[str, str]],
+                  args: argparse.Namespace, capture: StderrCapture, check: Checker) -> None:
     """The model on each GPU device (and the wrong session, when asked), then every library unregistered."""
     with capture:
         if gpus:

@@ -22,6 +22,7 @@ import re
 import sys
 import tempfile
 import traceback
+from types import ModuleType
 
 VOCAB = 300  # 256 byte tokens, 3 specials, the rest unused
 BOS, EOS, PAD = 256, 257, 258
@@ -48,7 +49,7 @@ def write_model(folder: str, max_length: int, seed: int = 13) -> None:
 
     rng = np.random.default_rng(seed)
 
-    def weight(name, *shape, scale=0.5):
+    def weight(name: str, *shape: int, scale: float = 0.5) -> TensorProto:
         return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
 
     inits = [weight("embed", VOCAB, HIDDEN, scale=1.0), weight("lm_head", HIDDEN, VOCAB, scale=2.0),
@@ -160,7 +161,7 @@ def write_tokenizer(folder: str) -> None:
                    "pad_token": "<pad>", "add_bos_token": False, "model_max_length": 1024}, out)
 
 
-def generate(og, folder: str, provider: str | None, prompt: list[int], count: int) -> list[int]:
+def generate(og: ModuleType, folder: str, provider: str | None, prompt: list[int], count: int) -> list[int]:
     config = og.Config(folder)
     config.clear_providers()
     if provider is not None:

@@ -18,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import JSON
 from toolkit.util.process import run
 from toolkit.wheel.project import INFO_FILE
 from toolkit.wheel.settings import ENV_PLACEHOLDER
@@ -36,7 +37,7 @@ def resolve_env(python: Path, env: Mapping[str, str], clean_env: dict[str, str])
     """The smoke env with `{library:MODULE}` replaced by MODULE.get_library_path() as the venv's python says."""
     out = {}
     for name, value in env.items():
-        def library_of(match: re.Match, name: str = name) -> str:
+        def library_of(match: re.Match[str], name: str = name) -> str:
             code = f"import {match.group(1)} as m; print(m.get_library_path())"
             done = run([str(python), "-I", "-c", code], f"smoke env {name}: {match.group(0)}", env=clean_env)
             return done.stdout.strip()
@@ -102,7 +103,7 @@ def range_ends(requirement: Requirement, versions: Iterable[Version]) -> list[Ve
     return sorted({allowed[0], allowed[-1]})
 
 
-def judge(version: Version, facts: dict) -> tuple[str, str]:
+def judge(version: Version, facts: JSON) -> tuple[str, str]:
     """PASS/INFO/FAIL and why, for the self-check's facts beside onnxruntime `version`."""
     registration = facts["registration"]
     if facts["onnxruntime"]["version"] != str(version):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import zipfile
 from dataclasses import dataclass
+from email.message import Message
 from email.parser import HeaderParser
 
 from toolkit.util.errors import ToolkitError
@@ -45,7 +46,7 @@ def dist_info_dir(archive: zipfile.ZipFile) -> str:
     return dirs[0]
 
 
-def read_headers(archive: zipfile.ZipFile, name: str):
+def read_headers(archive: zipfile.ZipFile, name: str) -> Message | None:
     """A dist-info file in RFC 822 form (WHEEL, METADATA) as an email.message.Message, or None."""
     path = f"{dist_info_dir(archive)}/{name}"
     try:

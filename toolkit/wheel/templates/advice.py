@@ -12,27 +12,28 @@ costs a backend (a library the hip backend loads at run time) is not blocking: t
 from __future__ import annotations
 
 import re
+from typing import Any
 
 AMD_VENDOR = "0x1002"
 
 
-def _piece(what: str, do: str, blocking: bool = True) -> dict:
+def _piece(what: str, do: str, blocking: bool = True) -> dict[str, Any]:
     return {"what": what, "do": do, "blocking": blocking}
 
 
-def _rocm_name(info: dict) -> str:
+def _rocm_name(info: dict[str, Any]) -> str:
     variant = info.get("rocm_variant")
     return f"ROCm {variant.removeprefix('rocm')}" if variant else "ROCm"
 
 
-def variant_choices(info: dict) -> list[tuple[str, str]]:
+def variant_choices(info: dict[str, Any]) -> list[tuple[str, str]]:
     """(variant, the pip command that installs it) for every ROCm variant of this wheel's family."""
     base, default = info.get("meta_distribution"), info.get("default_variant")
     return [(v, f"pip install {base if v == default else f'{base}-{v}'}") for v in sorted(info.get("rocm_variants")
                                                                                           or {})]
 
 
-def _other_variants(info: dict, soname: str) -> str:
+def _other_variants(info: dict[str, Any], soname: str) -> str:
     """'; for ROCm 7 instead: pip uninstall ..., then pip install ...' when the soname is the variant's HIP."""
     variants, ours = info.get("rocm_variants") or {}, info.get("rocm_variant")
     if not ours or variants.get(ours) != soname:
@@ -43,7 +44,7 @@ def _other_variants(info: dict, soname: str) -> str:
     return "".join(f"; {text}" for text in others)
 
 
-def _rocm_piece(lib: dict, info: dict) -> dict:
+def _rocm_piece(lib: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
     soname, rocm = lib["soname"], _rocm_name(info)
     install = (info.get("install") or {}).get(soname, f"the package that provides {soname}")
     if lib["found"]:
@@ -59,13 +60,13 @@ def _rocm_piece(lib: dict, info: dict) -> dict:
                   + _other_variants(info, soname))
 
 
-def _flavours(info: dict, spec: str, first: str | None) -> str:
+def _flavours(info: dict[str, Any], spec: str, first: str | None) -> str:
     flavours = info.get("onnxruntime_flavours") or [{"distribution": "onnxruntime", "what": "the CPU build"}]
     flavours = sorted(flavours, key=lambda f: f["distribution"] != first)
     return " or ".join(f"pip install '{f['distribution']}{spec}' ({f['what']})" for f in flavours)
 
 
-def _onnxruntime_piece(ort: dict, info: dict) -> dict | None:
+def _onnxruntime_piece(ort: dict[str, Any], info: dict[str, Any]) -> dict[str, Any] | None:
     spec = ort["supported"]
     if len(ort["distributions"]) > 1:
         names = " ".join(d.split()[0] for d in ort["distributions"])
@@ -83,7 +84,7 @@ def _onnxruntime_piece(ort: dict, info: dict) -> dict | None:
     return None
 
 
-def _library_piece(lib: dict, info: dict) -> dict:
+def _library_piece(lib: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
     missing = re.search(r"(lib[\w.+-]+\.so[\w.]*): cannot open shared object file", lib["error"] or "")
     hint = (info.get("install") or {}).get(missing.group(1)) if missing else None
     do = (f"install {hint}" if hint else
@@ -91,7 +92,7 @@ def _library_piece(lib: dict, info: dict) -> dict:
     return _piece(f"{lib['file']} does not load here: {lib['error']}", do)
 
 
-def _gpu_piece(facts: dict, info: dict) -> dict:
+def _gpu_piece(facts: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
     gpu, ep, trace = facts["gpus"], facts["ep_name"], info.get("trace_env")
     if not gpu["amd"]:
         nodes = ", ".join(f"{n['node']} of vendor {n['vendor']}" for n in gpu["render_nodes"]) or "none"
@@ -113,7 +114,7 @@ def _gpu_piece(facts: dict, info: dict) -> dict:
     return _piece(f"an AMD GPU is here but {ep} offers zero devices", how)
 
 
-def missing_pieces(facts: dict, info: dict) -> list[dict]:
+def missing_pieces(facts: dict[str, Any], info: dict[str, Any]) -> list[dict[str, Any]]:
     """Every missing piece in the order a user should take them; empty when the EP offers a device here."""
     pieces = []
     if len(facts.get("installed_as") or []) > 1:

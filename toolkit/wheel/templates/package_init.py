@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+from typing import Any
 
 _HERE = pathlib.Path(__file__).resolve().parent
 _INFO = json.loads((_HERE / "_wheel_info.json").read_text(encoding="utf-8"))
@@ -45,7 +46,7 @@ def get_ep_name() -> str:
     return get_ep_names()[0]
 
 
-def get_build_info() -> dict:
+def get_build_info() -> dict[str, Any]:
     """Upstream commit, source revision, patches applied, features, the ROCm (HIP) version compiled against and
     the ROCm variant the wheel is for, GPU targets, compiler and the ROCm libraries linked, of this build."""
     return {**_INFO["build"], "rocm_variant": _INFO.get("rocm_variant")}
@@ -61,7 +62,7 @@ def get_runtime_needs() -> dict[str, str]:
     return {c["file"]: c["runtime"] for c in _INFO["components"] if c.get("runtime")}
 
 
-def check() -> dict:
+def check() -> dict[str, Any]:
     """Whether this machine can run the EP: the ROCm libraries it links (found, from where, loadable), the AMD
     GPUs visible, the ONNX Runtime installed (whichever distribution provides it) and the wheel's range for it, each
     packaged library's load, and the devices the EP offers once registered with ORT (the devices of a registration
@@ -70,4 +71,5 @@ def check() -> dict:
     @IMPORT_PACKAGE@` prints the same."""
     from ._selfcheck import check as _check
 
-    return _check()
+    facts: dict[str, Any] = _check()
+    return facts

@@ -10,16 +10,18 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterable
+from typing import Any
 
 from ._selfcheck import AMD_VENDOR, HERE, check
 
 
-def _join(values) -> str:
+def _join(values: Iterable[str]) -> str:
     values = list(values)
     return ", ".join(values) if values else "none"
 
 
-def report_lines(facts: dict) -> list[str]:
+def report_lines(facts: dict[str, Any]) -> list[str]:
     b = facts["build"]
     toolchain = b.get("toolchain") or {}
     lines = [f"{facts['distribution']} {facts['version']} (ROCm variant: {facts['variant'] or 'none'}) "

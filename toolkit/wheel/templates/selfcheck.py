@@ -18,6 +18,7 @@ import os
 import re
 import struct
 import sys
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 AMD_VENDOR = "0x1002"
@@ -26,9 +27,10 @@ DEFAULT_DIRS = ("/lib64", "/usr/lib64", "/lib", "/usr/lib")
 ROCM_HINT_GLOBS = ("/opt/rocm/lib", "/opt/rocm-*/lib")
 
 
-def wheel_info() -> dict:
+def wheel_info() -> dict[str, Any]:
     with open(os.path.join(HERE, "_wheel_info.json"), encoding="utf-8") as handle:
-        return json.load(handle)
+        info: dict[str, Any] = json.load(handle)
+        return info
 
 
 # -- where the dynamic loader would find a soname -------------------------------------------------------------
@@ -112,7 +114,7 @@ def try_load(target: str) -> tuple[bool, str | None, str | None]:
     return True, loaded_path(library), None
 
 
-def rocm_libraries(info: dict) -> list[dict]:
+def rocm_libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
     cache = ld_cache()
     out = []
     for soname in info["build"].get("rocm_libraries", []):
@@ -137,7 +139,7 @@ def _read(path: str) -> str | None:
         return None
 
 
-def gpus() -> dict:
+def gpus() -> dict[str, Any]:
     nodes = []
     for folder in sorted(glob.glob("/sys/class/drm/renderD*")):
         name = os.path.basename(folder)
@@ -189,7 +191,7 @@ def providers_of(module: str) -> list[str]:
         return []
 
 
-def onnxruntime_facts(spec: str) -> dict:
+def onnxruntime_facts(spec: str) -> dict[str, Any]:
     """The ONNX Runtime distribution(s) providing the `onnxruntime` module, whichever flavour, against `spec`."""
     from importlib import metadata
 
@@ -206,7 +208,7 @@ def onnxruntime_facts(spec: str) -> dict:
             "distributions": [f"{n} {v}" for n, v in found]}
 
 
-def libraries(info: dict) -> list[dict]:
+def libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for c in info["components"]:
         loads, _, error = try_load(os.path.join(HERE, c["file"]))
@@ -227,7 +229,7 @@ class _Stderr:
         os.dup2(self.file.fileno(), 2)
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         sys.stderr.flush()
         os.dup2(self.saved, 2)
         os.close(self.saved)
@@ -239,7 +241,7 @@ class _Stderr:
         return list(dict.fromkeys(line for line in text.splitlines() if line.strip()))
 
 
-def register(ep_name: str, path: str, ort_facts: dict) -> dict:
+def register(ep_name: str, path: str, ort_facts: dict[str, Any]) -> dict[str, Any]:
     """Register the EP library with ORT and list the devices it offers, then unregister. Not tried with an ORT
     outside the range: an ORT older than the plugin EP API the library asks for can crash the process."""
     if ort_facts["version"] is None or not ort_facts["in_range"]:
@@ -254,11 +256,11 @@ def register(ep_name: str, path: str, ort_facts: dict) -> dict:
         return {"attempted": False, "error": f"onnxruntime {ort.__version__} has no plugin EP API (1.22 and later)",
                 "devices": [], "log": []}
 
-    def ours() -> list[dict]:
+    def ours() -> list[dict[str, Any]]:
         return [{"type": d.device.type.name, "vendor": d.device.vendor, "vendor_id": f"{d.device.vendor_id:#06x}",
                  "device_id": f"{d.device.device_id:#06x}"} for d in ort.get_ep_devices() if d.ep_name == ep_name]
 
-    already: dict = {"attempted": False, "error": None, "already_registered": True, "log": []}
+    already: dict[str, Any] = {"attempted": False, "error": None, "already_registered": True, "log": []}
     if ours():  # registered already in this process: its devices are the answer
         return {**already, "devices": ours()}
     with _Stderr() as said:
@@ -277,7 +279,7 @@ def register(ep_name: str, path: str, ort_facts: dict) -> dict:
     return {"attempted": True, "error": None, "devices": devices, "log": said.lines()}
 
 
-def runtime_libraries(info: dict) -> list[dict]:
+def runtime_libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
     """Libraries outside the wheel that packaged libraries load by bare name at run time (the recipe's dlopens)."""
     cache = ld_cache()
     out = []
@@ -290,7 +292,7 @@ def runtime_libraries(info: dict) -> list[dict]:
     return out
 
 
-def check() -> dict:
+def check() -> dict[str, Any]:
     """Everything `python -m <package>` reports, as a dict; 'ready' is True when the EP offers a device here,
     'missing' names the first piece missing and what to do, 'todo' every piece (optional ones too)."""
     info = wheel_info()
