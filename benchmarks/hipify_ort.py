@@ -74,7 +74,8 @@ def recipe_source(mirrors: list[str], work: Path) -> Path:
     """The recipe's own [source] (upstream's URL, content-pinned), fetched through the mirrors first."""
     sys.path.insert(0, str(ROOT))
     from toolkit.recipe.load import load_recipe
-    from toolkit.sources import FetchContext, resolve_source
+    from toolkit.sources.context import FetchContext
+    from toolkit.sources.source import resolve_source
     from toolkit.util.errors import ToolkitError
 
     recipe = load_recipe(RECIPE)

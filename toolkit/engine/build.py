@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from toolkit import patching, sources
+from toolkit import patching
 from toolkit.binary.hip import HipToolchain, NoHip, find_hip
 from toolkit.cmake.commands import compiler_launcher
 from toolkit.cmake.toolchain import Toolchain
@@ -27,7 +27,14 @@ from toolkit.hipify.settings import HipifySettings
 from toolkit.recipe import features as feat
 from toolkit.recipe.load import PROJECT_ROOT, Recipe, find_recipe, load_recipe
 from toolkit.recipe.match import check_tree_fits
-from toolkit.sources import FetchContext, ResolvedPaths, SourceSettings
+from toolkit.sources.context import FetchContext
+from toolkit.sources.deps import fetch_ort
+from toolkit.sources.plan import plan_lines
+from toolkit.sources.preflight import PreflightOptions, ResolvedPaths
+from toolkit.sources.preflight import check as locate_components
+from toolkit.sources.preflight import preflight as require_components
+from toolkit.sources.settings import Requirements, SourceSettings, active_deps, source_from_argument
+from toolkit.sources.source import resolve_source
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import sha256_file, tree_digest
@@ -115,7 +122,7 @@ class Build:
         return {name for name, on in self.chosen.items() if on}
 
     def fetchcontent_deps(self) -> tuple:
-        return sources.active_deps(self.recipe.extra.get("fetchcontent", ()), self.enabled())
+        return active_deps(self.recipe.extra.get("fetchcontent", ()), self.enabled())
 
     def fetchcontent_defines(self) -> dict[str, str]:
         """The dependency provider and its map of verified folders (fetched, verified, unpacked once)."""
@@ -279,30 +286,31 @@ def prepare(options: BuildOptions, preflight: bool = True) -> Build:
     root = options.build_root or default_build_root()
     ws = Workspace.for_recipe(root, recipe.name, options.variant)
     validate.check_build(recipe, options, root, ws.root)
-    source = sources.source_from_argument(options.source) if options.source else recipe.source
+    source = source_from_argument(options.source) if options.source else recipe.source
     if source is None:
         raise ToolkitError(f"recipe {recipe.name} has no [source] ({recipe.file})",
                            hint="pass --source PATH, URL#sha256=HEX or git+URL@COMMIT")
-    ctx = sources.FetchContext.create(recipe.file, offline=options.offline, mirrors=list(options.mirrors))
+    ctx = FetchContext.create(recipe.file, offline=options.offline, mirrors=list(options.mirrors))
     # Said once the options are known good and before anything is fetched: a download's line (ORT's package)
     # belongs under the recipe it is for.
     on = ", ".join(f"{n}={'on' if v else 'off'}" for n, v in chosen.items()) or "none (the recipe has none)"
     log.info(f"recipe {recipe.name} ({recipe.file}), variant {options.variant}, features: {on}")
-    requires = recipe.extra.get("requires") or sources.Requirements()
-    preflight_options = sources.PreflightOptions(ort_home=options.ort_home, rocm_path=options.rocm_path,
-                                                 migraphx_home=options.migraphx_home)
+    requires = cast("Requirements", recipe.extra.get("requires") or Requirements())
+    ort = cast("OrtSettings | None", recipe.extra.get("ort"))
+    preflight_options = PreflightOptions(ort_home=options.ort_home, rocm_path=options.rocm_path,
+                                         migraphx_home=options.migraphx_home)
     upstream = ws.root / "upstream"
     if options.dry_run:
-        deps = sources.check(requires, enabled, preflight_options, recipe.extra.get("ort"), ctx)
-        source_dir = sources.resolve_source(source, ctx, upstream) if source.kind == "path" else upstream
+        deps = locate_components(requires, enabled, preflight_options, ort, ctx)
+        source_dir = resolve_source(source, ctx, upstream) if source.kind == "path" else upstream
         if options.source and source_dir.is_dir():
             check_tree_fits(recipe, source_dir, enabled, PROJECT_ROOT)
         return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps,
                      hipify=hipify_settings(recipe, options))
     # Everything missing is reported at once, before anything is fetched or built.
     try:
-        deps = (sources.preflight if preflight else sources.check)(requires, enabled, preflight_options,
-                                                                    recipe.extra.get("ort"), ctx)
+        find = require_components if preflight else locate_components
+        deps = find(requires, enabled, preflight_options, ort, ctx)
     except ToolkitError as exc:
         raise with_root_hint(exc, recipe) from None
     validate.make_build_root(root)
@@ -310,14 +318,14 @@ def prepare(options: BuildOptions, preflight: bool = True) -> Build:
     lock = WorkLock(ws.root, wait=not options.no_wait).acquire()
     try:
         remove_stale_temporaries(ws.root)
-        source_dir = sources.resolve_source(source, ctx, upstream)
+        source_dir = resolve_source(source, ctx, upstream)
         validate.check_source_tree(source_dir, from_option=bool(options.source))
         if options.source:
             # A tree the recipe does not pin: its patches must fit, or the error names the recipe that does.
             check_tree_fits(recipe, source_dir, enabled, PROJECT_ROOT)
         ort_home = None
-        if deps.ort_package is not None and preflight:
-            ort_home = sources.fetch_ort(recipe.extra["ort"], ctx)
+        if ort is not None and deps.ort_package is not None and preflight:
+            ort_home = fetch_ort(ort, ctx)
     except BaseException:
         lock.release()
         raise
@@ -354,6 +362,6 @@ def print_sources_plan(b: Build) -> None:
     """A dry run's lines for the sources: where each would come from and where it would be unpacked."""
     # A recipe that never configures (stages without configure) has no FetchContent to plan.
     configures = b.recipe.stages is None or "configure" in b.recipe.stages
-    for line in sources.plan_lines(b.source, b.fetchcontent_deps(), b.fetch, b.workspace.root / "upstream",
-                                   b.workspace.root / "deps", b.deps, configures=configures):
+    for line in plan_lines(b.source, b.fetchcontent_deps(), b.fetch, b.workspace.root / "upstream",
+                           b.workspace.root / "deps", b.deps, configures=configures):
         print(f"  sources: {line}")

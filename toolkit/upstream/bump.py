@@ -21,11 +21,14 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit import patching, sources
+from toolkit import patching
 from toolkit.engine.options import BuildOptions
 from toolkit.engine.workspace import default_build_root
 from toolkit.recipe import features as feat
 from toolkit.recipe.load import PROJECT_ROOT, Recipe, find_recipe, load_recipe
+from toolkit.sources.context import FetchContext
+from toolkit.sources.git import fetch_git
+from toolkit.sources.settings import active_deps
 from toolkit.upstream import commit as committing
 from toolkit.upstream import deps as depmod
 from toolkit.upstream import edit, exports, patches, surface
@@ -81,14 +84,14 @@ class Bump:
 def bump(req: BumpRequest) -> Bump:
     recipe = load_recipe(find_recipe(req.recipe, PROJECT_ROOT))
     source = recipe.source
-    if not isinstance(source, sources.SourceSettings) or source.kind != "git":
+    if source is None or source.kind != "git" or source.git is None or source.commit is None:
         raise ToolkitError(f"bump: recipe {recipe.name} has no git source to move ({recipe.file})",
                            hint="bump moves [source] git + commit to another revision")
-    ctx = sources.FetchContext.create(recipe.file, offline=req.offline, mirrors=list(req.mirrors))
+    ctx = FetchContext.create(recipe.file, offline=req.offline, mirrors=list(req.mirrors))
     revision = resolve(source.git, req.to, ctx.mirrors, req.offline)
     log.info(f"bump {recipe.name}: {source.commit[:12]} -> {revision.describe()} (from {revision.where})")
-    new_tree = sources.fetch_git(source.git, revision.commit, ctx.cache, source.submodules, req.offline, ctx.mirrors)
-    old_tree = sources.fetch_git(source.git, source.commit, ctx.cache, source.submodules, req.offline, ctx.mirrors)
+    new_tree = fetch_git(source.git, revision.commit, ctx.cache, source.submodules, req.offline, ctx.mirrors)
+    old_tree = fetch_git(source.git, source.commit, ctx.cache, source.submodules, req.offline, ctx.mirrors)
     result = Bump(recipe, revision, where=f"build root {req.root}" if req.root else "this machine")
     defaults = [n for n, on in feat.select_features(recipe, [], []).items() if on]
     result.options = surface.compare_options(recipe, surface.tree_options(recipe, old_tree),
@@ -142,7 +145,7 @@ def _survey_until_settled(result: Bump, staging: Staging, req: BumpRequest, ctx)
         survey = run_survey(staging, req, result.features, result.features_off)
         result.survey, result.survey_runs = survey, result.survey_runs + 1
         asked = [sources_request(item) for item in survey["fetchcontent"]]
-        active = sources.active_deps(staging.load().extra.get("fetchcontent", ()), set(result.features))
+        active = active_deps(staging.load().extra.get("fetchcontent", ()), set(result.features))
         todo = []
         for change in depmod.compare(active, asked):
             if change.kind == depmod.SAME or change.name in known:

@@ -55,7 +55,7 @@ def survey(options: BuildOptions) -> dict | None:
     log_file.parent.mkdir(parents=True, exist_ok=True)
     log_file.write_text(proc.stdout + proc.stderr, encoding="utf-8")
     requests = read_survey(binary)
-    result = {
+    result: dict[str, object] = {
         "recipe": str(b.recipe.file), "source": b.source.describe(), "features": sorted(b.enabled()),
         "configure": {"ok": proc.returncode == 0, "tail": _errors(proc.stdout + proc.stderr),
                       "log": str(log_file)},
