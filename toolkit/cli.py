@@ -1,7 +1,7 @@
 """`python -m toolkit <command>`: the same stages the Nox sessions run, without Nox.
 
-Each area of the toolkit contributes its commands through a `register(subparsers)` function listed in
-COMMAND_MODULES; the parser sets `func`, which returns an exit code. `-q`/`-v` are accepted before or
+Each area of the toolkit contributes its commands through a `register(subparsers)` function, called in
+`_register_commands`; the parser sets `func`, which returns an exit code. `-q`/`-v` are accepted before or
 after the command (nox passes its `-- ARGS` after it).
 """
 
@@ -9,36 +9,18 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import importlib
 import sys
 
 from toolkit import __version__
-from toolkit.util import argcheck, log
+from toolkit.util import log
 from toolkit.util import toolenv as tools
 from toolkit.util.errors import ToolkitError
 from toolkit.util.redact import redact_text
 
-# Modules that expose `register(subparsers)`. Order is the order of `--help`.
-COMMAND_MODULES: list[str] = [
-    "toolkit.engine.cli",
-    "toolkit.patching.cli",
-    "toolkit.release.cli",
-    "toolkit.release.publish_cli",
-    "toolkit.wheel.cli",
-    "toolkit.sources.cli",
-    "toolkit.hipify.cli",
-    "toolkit.buildroot.cli",
-    "toolkit.engine.workdirs_cli",
-    "toolkit.compile_check.cli",
-    "toolkit.upstream.cli",
-    "toolkit.docs.cli",
-]
-
-
 # Commands whose module is imported alone when one of them is the command given (anything else, `--help`
 # included, builds the whole parser): for these the start-up is most of what a user waits for (hipify
 # converts a large tree in a fraction of a second; importing every command's module takes about 0.3 s).
-QUICK_COMMANDS: dict[str, str] = {"hipify": "toolkit.hipify.cli", "publish": "toolkit.release.publish_cli"}
+QUICK_COMMANDS = ("hipify", "publish")
 
 
 def _add_verbosity(parser: argparse.ArgumentParser, top: bool) -> None:
@@ -70,27 +52,47 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _add_verbosity(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    quick = QUICK_COMMANDS.get(command or "")
-    for name in [quick] if quick else COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
-    if not quick:
-        # One `patch` command: ACTION SERIES TREE on any tree, or (no ACTION) on a recipe's work tree.
-        importlib.import_module("toolkit.engine.cli").add_recipe_patching(sub.choices["patch"])
+    _register_commands(sub, command if command in QUICK_COMMANDS else None)
     for command_parser in _subparsers(parser):
         _add_verbosity(command_parser, top=False)
     return parser
 
 
-def name_value_pairs(items: list[str], option: str) -> dict[str, str]:
-    """Repeated `--env NAME=VALUE`-style options as a dict; a malformed one names the option."""
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise ToolkitError(f"{option} {item!r}: expected NAME=VALUE")
-        argcheck.env_assignment(name, value, option)
-        out[name] = value
-    return out
+def _register_commands(sub: argparse._SubParsersAction, quick: str | None) -> None:
+    """Every command in the order of `--help`, or the quick command alone. The imports are here, written out,
+    so that a quick command imports its own module only and the import-cycle test sees every command module."""
+    if quick == "hipify":
+        from toolkit.hipify import cli as hipify_cli
+
+        hipify_cli.register(sub)
+        return
+    if quick == "publish":
+        from toolkit.release import publish_cli
+
+        publish_cli.register(sub)
+        return
+    from toolkit.buildroot import cli as buildroot_cli
+    from toolkit.compile_check import cli as compile_check_cli
+    from toolkit.docs import cli as docs_cli
+    from toolkit.engine import cli as engine_cli
+    from toolkit.engine import workdirs_cli
+    from toolkit.hipify import cli as hipify_cli
+    from toolkit.patching import cli as patching_cli
+    from toolkit.release import cli as release_cli
+    from toolkit.release import publish_cli
+    from toolkit.sources import cli as sources_cli
+    from toolkit.upstream import cli as upstream_cli
+    from toolkit.wheel import cli as wheel_cli
+
+    for register in (engine_cli.register, patching_cli.register, release_cli.register, publish_cli.register,
+                     wheel_cli.register, sources_cli.register, hipify_cli.register, buildroot_cli.register,
+                     workdirs_cli.register, compile_check_cli.register, upstream_cli.register):
+        register(sub)
+    # `docs reference` documents this whole command line: it is handed the builder (it cannot import this
+    # module, which imports it).
+    docs_cli.register(sub, command_line=build_parser)
+    # One `patch` command: ACTION SERIES TREE on any tree, or (no ACTION) on a recipe's work tree.
+    engine_cli.add_recipe_patching(sub.choices["patch"])
 
 
 def expand_feature_flags(argv: list[str]) -> list[str]:

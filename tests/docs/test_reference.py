@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from tests.support.tools import ROOT
+from toolkit.cli import build_parser
 from toolkit.docs import recipe_keys, reference
 from toolkit.util.envvars import CMAKE_VARIABLES, ENVIRONMENT, SAMPLE, TOOLKIT
 
@@ -20,7 +21,7 @@ READERS = [ROOT / "toolkit/recipe/load.py", *sorted(ROOT.glob("toolkit/*/setting
 
 
 def test_committed_reference_is_what_the_code_gives():
-    stale = reference.stale_pages()
+    stale = reference.stale_pages(build_parser())
     assert not stale, (f"docs/reference/{', '.join(stale)} out of date with the code: run "
                        "`python -m toolkit docs reference` and commit the result")
 

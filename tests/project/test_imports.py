@@ -1,10 +1,14 @@
-"""No import cycle among the toolkit's modules.
+"""No import cycle among the toolkit's modules, and no import the cycle test cannot see.
 
 Every module of toolkit/ is read with `ast` (nothing is imported), every import statement counts, those
 inside functions included: `import a.b` is an edge to a.b; `from a import b` is an edge to a.b when that
-is a module, else to a (relative imports resolved against the importing module's package). Only edges
+is a module, else to a (relative imports resolved against the importing module's package);
+`importlib.import_module("a.b")` or `__import__("a.b")` with a literal name is an edge to a.b. Only edges
 between toolkit modules are kept. Any strongly connected group of two or more modules (or a module
 importing itself) fails the test, printed as one concrete cycle with the file:line of each import.
+
+An import by a computed name would be an edge no one sees: the few there are import modules outside the
+toolkit, listed in COMPUTED_IMPORTS with what they import.
 """
 
 from __future__ import annotations
@@ -15,20 +19,31 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.imports import import_call, literal_name
 from tests.support.tools import ROOT
 
 PACKAGE = ROOT / "toolkit"
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+# The calls that import a module named at run time, by "path::function" (nested: "outer.inner"), each with
+# the module outside the toolkit it imports.
+COMPUTED_IMPORTS: dict[str, str] = {
+    "toolkit/cmake/commands.py::_find_tool": "the PyPI packages cmake and ninja, for the folder of their binary",
+    "toolkit/wheel/smoke_check.py::resolve_env.library_of": "the package a smoke `{library:MODULE}` names",
+    "toolkit/wheel/smoke_check.py::package_components": "the EP package the smoke test checks",
+    "toolkit/wheel/smoke_genai.py::library_of": "the package a smoke `{library:MODULE}` names",
+}
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-def toolkit_modules() -> dict[str, Path]:
-    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+def toolkit_modules(package: Path = PACKAGE, root: Path = ROOT) -> dict[str, Path]:
+    return {module_name(p, root): p for p in sorted(package.rglob("*.py"))}
 
 
 def _resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:
@@ -52,10 +67,40 @@ def import_edges(modules: dict[str, Path]) -> dict[str, dict[str, int]]:
                 for alias in node.names:
                     candidate = f"{source}.{alias.name}"
                     targets.append(candidate if candidate in modules else source)
+            elif (call := import_call(node)) is not None and (literal := literal_name(call)) is not None:
+                targets = [literal]
             for target in targets:
                 if target in modules:
                     edges[name].setdefault(target, node.lineno)
     return edges
+
+
+def import_calls(path: Path) -> list[tuple[str, ast.Call]]:
+    """("function" (nested: "outer.inner"; "" at module level), call) of every import call in a file."""
+    found: list[tuple[str, ast.Call]] = []
+
+    def visit(node: ast.AST, where: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                visit(child, f"{where}.{child.name}" if where else child.name)
+                continue
+            call = import_call(child)
+            if call is not None:
+                found.append((where, call))
+            visit(child, where)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)), "")
+    return found
+
+
+def computed_imports(modules: dict[str, Path], root: Path = ROOT) -> dict[str, int]:
+    """"path::function" -> line of each import call whose module name is computed, not a literal."""
+    found: dict[str, int] = {}
+    for path in modules.values():
+        for where, call in import_calls(path):
+            if literal_name(call) is None:
+                found.setdefault(f"{path.relative_to(root).as_posix()}::{where}", call.lineno)
+    return found
 
 
 def strongly_connected(edges: dict[str, dict[str, int]]) -> list[list[str]]:
@@ -151,6 +196,44 @@ def test_edges_follow_from_imports_and_functions_too():
     assert "toolkit.util" not in edges["toolkit.cli"]
     assert "toolkit" in edges["toolkit.cli"]                      # from toolkit import __version__
     assert "toolkit.sources.cache" in edges["toolkit.buildroot.sandbox"]  # imported inside cache_dir()
+
+
+def test_lazy_and_literal_dynamic_imports_are_edges_on_a_made_up_package(tmp_path):
+    """A cycle made of a function-level import and an import_module with a literal name is found; a computed
+    name is no edge, and is reported where it is."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("def later():\n    from pkg import b\n    return b\n")
+    (package / "b.py").write_text("import importlib\n\n\ndef load():\n"
+                                  "    return importlib.import_module('pkg.c')\n")
+    (package / "c.py").write_text("from importlib import import_module\n\n__import__('pkg.a')\n\n\n"
+                                  "def pick(name):\n    return import_module(name)\n")
+    modules = toolkit_modules(package, tmp_path)
+    edges = import_edges(modules)
+    assert edges["pkg.a"] == {"pkg.b": 2} and edges["pkg.b"] == {"pkg.c": 5} and edges["pkg.c"] == {"pkg.a": 3}
+    assert ["pkg.a", "pkg.b", "pkg.c"] in strongly_connected(edges)
+    assert computed_imports(modules, tmp_path) == {"pkg/c.py::pick": 7}
+
+
+def test_no_module_is_imported_by_a_computed_name():
+    """Every import call with a computed name is listed in COMPUTED_IMPORTS (a module outside the toolkit), and
+    every listed one is still there."""
+    found = computed_imports(toolkit_modules())
+    unlisted = [f"{where} (line {line})" for where, line in sorted(found.items()) if where not in COMPUTED_IMPORTS]
+    assert not unlisted, ("imports by a computed name, an edge the cycle test cannot see: import the module by "
+                          f"name (a toolkit module), or list it in COMPUTED_IMPORTS (one outside): {unlisted}")
+    gone = sorted(set(COMPUTED_IMPORTS) - set(found))
+    assert not gone, f"COMPUTED_IMPORTS lists calls that are gone: {gone}"
+
+
+def test_literal_import_calls_name_existing_toolkit_modules():
+    """A literal name under toolkit. that is no module would be an edge the walker drops."""
+    modules = toolkit_modules()
+    unknown = [f"{path.relative_to(ROOT)}:{call.lineno} {name}" for path in modules.values()
+               for _, call in import_calls(path)
+               if (name := literal_name(call)) and name.split(".")[0] == "toolkit" and name not in modules]
+    assert not unknown, unknown
 
 
 def test_cycle_finder_on_a_made_up_graph():

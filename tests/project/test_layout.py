@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.imports import imported_names
 from tests.support.tools import ROOT, need
 
 PACKAGE = ROOT / "toolkit"
@@ -136,7 +137,8 @@ def test_no_package_mirror_host_in_code_or_data():
 
 def test_tests_mirror_the_packages_and_share_helpers_only_through_support():
     """Every folder of tests/ is a package (test file names may repeat across areas), and no test file
-    imports another test file or a conftest: shared helpers live in tests/support/, fixtures in conftest.py."""
+    imports another test file or a conftest (an import_module with a literal name counts too): shared helpers
+    live in tests/support/, fixtures in conftest.py."""
     tests = ROOT / "tests"
     folders = [d for d in sorted(tests.rglob("*")) if d.is_dir() and "__pycache__" not in d.parts
                and d.relative_to(tests).parts[0] != "data"]
@@ -144,9 +146,7 @@ def test_tests_mirror_the_packages_and_share_helpers_only_through_support():
     crossing = []
     for path in sorted(tests.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names] \
-                if isinstance(node, ast.ImportFrom) else []
+            names = imported_names(node)
             if any(n.split(".")[-1].startswith("test_") or n.split(".")[-1] == "conftest" for n in names):
                 crossing.append(f"{rel(path)}:{node.lineno}")
     assert not crossing, f"test files imported by others (move what they share to tests/support/): {crossing}"

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from toolkit.util import log
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, command_line: Callable[[], argparse.ArgumentParser]) -> None:
+    """`command_line` builds the whole command line, for commands.md (toolkit.cli.build_parser)."""
     p = sub.add_parser("docs", help="write the documentation's reference pages from the code")
     actions = p.add_subparsers(dest="docs_action", metavar="ACTION", required=True)
     ref = actions.add_parser("reference", help="write docs/reference/*.md (commands, recipe keys, environment, "
@@ -17,19 +20,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     ref.add_argument("--check", action="store_true",
                      help="write nothing; exit 1 naming the pages that differ from what the code gives")
     ref.add_argument("--out", type=Path, metavar="DIR", help="write into DIR (default: docs/reference)")
-    ref.set_defaults(func=_reference)
+    ref.set_defaults(func=functools.partial(_reference, command_line))
 
 
-def _reference(args: argparse.Namespace) -> int:
+def _reference(command_line: Callable[[], argparse.ArgumentParser], args: argparse.Namespace) -> int:
     from toolkit.docs import reference
 
+    parser = command_line()
     if args.check:
-        stale = reference.stale_pages(args.out)
+        stale = reference.stale_pages(parser, args.out)
         for name in stale:
-            print(f"error: docs/reference/{name} differs from the code ({reference.first_difference(name, args.out)}): "
+            where = reference.first_difference(name, parser, args.out)
+            print(f"error: docs/reference/{name} differs from the code ({where}): "
                   "run `python -m toolkit docs reference`", file=sys.stderr)
         return 1 if stale else 0
-    written = reference.write_pages(args.out)
+    written = reference.write_pages(parser, args.out)
     for path in written:
         log.info(f"wrote {path}")
     if not written:

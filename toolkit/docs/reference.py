@@ -9,6 +9,7 @@ environment.md (toolkit/util/envvars.py), stages.md (toolkit/engine/pipeline.py)
 
 from __future__ import annotations
 
+import argparse
 import itertools
 from collections.abc import Callable
 from pathlib import Path
@@ -21,11 +22,10 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 GENERATED = "Generated from the code by `python -m toolkit docs reference`; do not edit."
 
 
-def render_commands() -> str:
-    from toolkit.cli import build_parser
+def render_commands(command_line: argparse.ArgumentParser) -> str:
     from toolkit.docs.commands import render
 
-    return render(build_parser())
+    return render(command_line)
 
 
 def _default_of(key: recipe_keys.Key, computed: dict[str, str]) -> str:
@@ -109,44 +109,51 @@ def render_sessions(project_root: Path = PROJECT_ROOT) -> str:
     return "\n".join(lines) + "\n"
 
 
-PAGES: dict[str, Callable[[], str]] = {
-    "commands.md": render_commands,
+# The pages that read the code themselves; commands.md is rendered from the command line the caller hands in
+# (toolkit.cli.build_parser()): toolkit.cli imports the `docs` command, so nothing here imports toolkit.cli.
+_FROM_THE_CODE: dict[str, Callable[[], str]] = {
     "recipe-keys.md": render_recipe_keys,
     "environment.md": render_environment,
     "stages.md": render_stages,
     "sessions.md": render_sessions,
 }
+PAGES = ("commands.md", *_FROM_THE_CODE)
+
+
+def render(name: str, command_line: argparse.ArgumentParser) -> str:
+    """Page `name` as the code gives it now."""
+    return render_commands(command_line) if name == "commands.md" else _FROM_THE_CODE[name]()
 
 
 def reference_dir(project_root: Path = PROJECT_ROOT) -> Path:
     return project_root / "docs" / "reference"
 
 
-def stale_pages(folder: Path | None = None) -> list[str]:
+def stale_pages(command_line: argparse.ArgumentParser, folder: Path | None = None) -> list[str]:
     """The generated pages whose committed text differs from what the code gives now."""
     folder = folder or reference_dir()
-    return [name for name, render in PAGES.items()
-            if not (folder / name).is_file() or (folder / name).read_text(encoding="utf-8") != render()]
+    return [name for name in PAGES if not (folder / name).is_file()
+            or (folder / name).read_text(encoding="utf-8") != render(name, command_line)]
 
 
-def first_difference(name: str, folder: Path | None = None) -> str:
+def first_difference(name: str, command_line: argparse.ArgumentParser, folder: Path | None = None) -> str:
     """Where page `name` in `folder` first differs from what the code gives: line N, both sides shortened."""
     path = (folder or reference_dir()) / name
     have = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
-    want = PAGES[name]().splitlines()
+    want = render(name, command_line).splitlines()
     for number, (old, new) in enumerate(itertools.zip_longest(have, want, fillvalue=""), 1):
         if old != new:
             return f"line {number}: has {old[:100]!r}, the code gives {new[:100]!r}"
     return "no line differs"
 
 
-def write_pages(folder: Path | None = None) -> list[Path]:
+def write_pages(command_line: argparse.ArgumentParser, folder: Path | None = None) -> list[Path]:
     folder = folder or reference_dir()
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, render in PAGES.items():
+    for name in PAGES:
         path = folder / name
-        text = render()
+        text = render(name, command_line)
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             atomic_write_text(path, text)
             written.append(path)

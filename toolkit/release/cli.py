@@ -13,13 +13,13 @@ import shlex
 import sys
 from pathlib import Path
 
-from toolkit.cli import name_value_pairs
 from toolkit.engine.workspace import default_build_root
 from toolkit.recipe.load import recipe_argument, recipes_dir
 from toolkit.release import container, matrix
 from toolkit.release.settings import ReleaseSettings, from_table
 from toolkit.sources.mirrors import add_insecure_mirror_option
 from toolkit.util import log
+from toolkit.util.argcheck import name_value_pairs
 from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlread import load_toml
 

@@ -194,3 +194,15 @@ def env_assignment(name: str, value: str, where: str) -> str:
     if "\n" in value or "\x00" in value:
         raise refuse(where, f"{name}={value}", "holds a newline or NUL", "a one-line value")
     return f"{name}={value}"
+
+
+def name_value_pairs(items: list[str], option: str) -> dict[str, str]:
+    """Repeated `--env NAME=VALUE`-style options as a dict; a malformed one names the option."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ToolkitError(f"{option} {item!r}: expected NAME=VALUE")
+        env_assignment(name, value, option)
+        out[name] = value
+    return out

@@ -7,6 +7,7 @@ environment carries scikit-build-core, and an isolated build would need the netw
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
 import sys
 import tempfile
@@ -108,7 +109,5 @@ def _build_env() -> dict[str, str]:
 def ensure_tools() -> None:
     """Fail early, naming the package, when a tool the wheel stage runs is missing."""
     for module, package in (("scikit_build_core", "scikit-build-core"), ("build", "build")):
-        try:
-            __import__(module)
-        except ImportError:
-            raise ToolkitError(f"python module '{module}' not found", f"pip install {package}") from None
+        if importlib.util.find_spec(module) is None:
+            raise ToolkitError(f"python module '{module}' not found", f"pip install {package}")

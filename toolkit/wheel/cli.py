@@ -11,8 +11,8 @@ import argparse
 import json
 from pathlib import Path
 
-from toolkit.cli import name_value_pairs
 from toolkit.recipe.load import recipe_argument
+from toolkit.util.argcheck import name_value_pairs
 from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlread import load_toml
 
