@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from toolkit.release import container, rootfs  # noqa: E402
+from toolkit.release import container, local_rootfs  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -48,8 +48,8 @@ def main() -> int:
         kinds = ["host-python"] + (["debootstrap"] if args.debootstrap else [])
         for kind in kinds:
             context = work / kind
-            make = (lambda c=context: rootfs.from_host_python(c / "rootfs")) if kind == "host-python" else \
-                (lambda c=context: rootfs.debootstrap(c / "rootfs"))
+            make = (lambda c=context: local_rootfs.from_host_python(c / "rootfs")) if kind == "host-python" else \
+                (lambda c=context: local_rootfs.debootstrap(c / "rootfs"))
             timed(f"{kind}: root filesystem", make)
             print(f"{kind}: size {du(context / 'rootfs')}")
             argv = container.build_argv(engine, REPO / "containers/local-rootfs.Containerfile", context,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import ROOT, need
-from toolkit.release import container, rootfs
+from toolkit.release import container, local_rootfs
 from toolkit.util.errors import ToolkitError
 
 RECIPE = """\
@@ -131,7 +131,7 @@ def podman_image(tmp_path_factory):
     base = tmp_path_factory.mktemp("podman")
     env = {**os.environ, **container.sandbox_config(base / "engine")}
     context = base / "context"
-    rootfs.from_host_python(context / "rootfs")
+    local_rootfs.from_host_python(context / "rootfs")
     _add_toolkit_dependencies(context / "rootfs")
     tag = "localhost/toolkit-release-test:1"
     engine = container.detect_engine("podman")

@@ -14,10 +14,10 @@ import requests
 from tests.support.tools import require_tool
 from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
 from toolkit.sources.cache import Cache
+from toolkit.sources.components import fetch_ort
 from toolkit.sources.context import FetchContext
 from toolkit.sources.debian import ar_members, index_entry
 from toolkit.sources.debian_mirror import debian_mirror
-from toolkit.sources.deps import fetch_ort
 from toolkit.sources.extract import extract_archive, extract_deb
 from toolkit.util.errors import ToolkitError
 

@@ -140,7 +140,7 @@ def test_debian_urls_are_fetched_from_the_resolved_mirror(tmp_path, monkeypatch)
         assert server.hits["/debian/pool/main/d/demo/libdemo-dev_1.0_all.deb"] == 1
 
         # ORT's package as the sample recipe writes it: a .deb of the Debian archive, unpacked, never installed.
-        from toolkit.sources.deps import fetch_ort
+        from toolkit.sources.components import fetch_ort
 
         ort = OrtSettings("1.0", (OrtPackage("linux-x64", PinnedArchive(url, sha256=sha, subdir="usr")),))
         prefix = fetch_ort(ort, FetchContext(cache, options=FAST), "linux-x64")

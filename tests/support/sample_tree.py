@@ -35,8 +35,8 @@ def series_patches(series: Path = SAMPLE_SERIES) -> list[Path]:
 def ort_prefix() -> Path:
     """ORT's C API headers as the sample recipe pins them (Debian's libonnxruntime-dev), via the shared cache."""
     from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
+    from toolkit.sources.components import fetch_ort
     from toolkit.sources.context import FetchContext
-    from toolkit.sources.deps import fetch_ort
 
     recipe = load_recipe(find_recipe("amdgpu-ep", PROJECT_ROOT))
     return fetch_ort(recipe.extra["ort"], FetchContext.create(recipe.file))

@@ -35,7 +35,7 @@ REVIEWED: dict[str, tuple[str, ...]] = {
     "toolkit/cmake/toolchain.py": ("zig wrappers and toolkit-made paths",),
     "toolkit/upstream/survey.py": ("via toolkit/cmake/commands.py: configure_command",),
     "toolkit/release/container.py": ("image_name", "env_assignment"),
-    "toolkit/release/rootfs.py": ("plain",),
+    "toolkit/release/local_rootfs.py": ("plain",),
     "toolkit/release/compile_cache.py": ("the ccache found on PATH, constant options",),
     "toolkit/release/provenance.py": ("tools and options from toolkit/release/tools.json",),
     "toolkit/release/publish.py": ("twine from this Python; --repository-url checked there as an http(s) URL with a "

@@ -27,8 +27,8 @@ from toolkit.hipify.settings import HipifySettings
 from toolkit.recipe import features as feat
 from toolkit.recipe.load import PROJECT_ROOT, Recipe, find_recipe, load_recipe
 from toolkit.recipe.match import check_tree_fits
+from toolkit.sources.components import fetch_ort
 from toolkit.sources.context import FetchContext
-from toolkit.sources.deps import fetch_ort
 from toolkit.sources.plan import plan_lines
 from toolkit.sources.preflight import PreflightOptions, ResolvedPaths
 from toolkit.sources.preflight import check as locate_components
@@ -141,7 +141,7 @@ class Build:
         """In a dry run, where ORT's package will be unpacked (the real build passes that folder)."""
         if not self.options.dry_run or self.deps.ort_package is None or "ort" not in self.recipe.extra:
             return None
-        from toolkit.sources.deps import planned_ort_prefix
+        from toolkit.sources.components import planned_ort_prefix
 
         return planned_ort_prefix(cast("OrtSettings", self.recipe.extra["ort"]), self.fetch)
 

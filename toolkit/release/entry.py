@@ -93,7 +93,7 @@ def fetchcontent_records(b: Build) -> list[dict]:
     """Every FetchContent dependency the build served, with its version (from its URL) and pins: the digest of
     its unpacked tree (what the build verified) and the archive's sha256 where known."""
     from toolkit.sources.archive import with_lock_pins
-    from toolkit.upstream.deps import version_of
+    from toolkit.upstream.dep_changes import version_of
 
     out = []
     for dep in b.fetchcontent_deps():

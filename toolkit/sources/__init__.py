@@ -7,7 +7,7 @@ import-cycle test see every edge. What the pipeline calls, by module:
     download.fetch(url, sha256, cache, mirrors, offline) -> Path
     fetchcontent.provider_defines(deps, ctx, dest, recipe, binary_dir) -> dict[str, str]
     preflight.preflight(requirements, features, options, ort, ctx) -> ResolvedPaths   (check(): collect, not raise)
-    deps.fetch_ort(settings, ctx) -> Path
+    components.fetch_ort(settings, ctx) -> Path
     archive.unpack_pinned(archive, ctx, dest, what) -> Path   (every archive a recipe names is a PinnedArchive)
     lock.lock_recipe(recipe_path, cache, mirrors) -> LockResult
     plan.plan_lines(...) -> list[str]           (--dry-run: no network, no writes)

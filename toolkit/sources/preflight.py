@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.sources.archive import is_cached, with_lock_pins
+from toolkit.sources.components import Located, components, locate, platform_tag
 from toolkit.sources.context import FetchContext
 from toolkit.sources.debian_mirror import debian_mirror
-from toolkit.sources.deps import Located, components, locate, platform_tag
 from toolkit.sources.settings import OrtPackage, OrtSettings, Requirements
 from toolkit.util.errors import ToolkitError
 from toolkit.util.redact import redact_url

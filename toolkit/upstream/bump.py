@@ -30,7 +30,7 @@ from toolkit.sources.context import FetchContext
 from toolkit.sources.git import fetch_git
 from toolkit.sources.settings import active_deps
 from toolkit.upstream import commit as committing
-from toolkit.upstream import deps as depmod
+from toolkit.upstream import dep_changes as depmod
 from toolkit.upstream import edit, exports, patches, surface
 from toolkit.upstream.apis import ApiCheck
 from toolkit.upstream.resolve import Revision, resolve
@@ -169,7 +169,7 @@ def _survey_until_settled(result: Bump, staging: Staging, req: BumpRequest, ctx)
 
 
 def sources_request(item: dict):
-    from toolkit.sources.survey import Request
+    from toolkit.sources.provider_survey import Request
 
     return Request(item["name"], item["served"], tuple(item["details"]))
 

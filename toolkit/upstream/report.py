@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolkit.recipe.load import PROJECT_ROOT
-from toolkit.upstream import deps as depmod
+from toolkit.upstream import dep_changes as depmod
 from toolkit.upstream import patches
 
 if TYPE_CHECKING:

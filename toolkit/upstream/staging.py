@@ -106,7 +106,7 @@ class Staging:
 
 def dep_edits(staging: Staging, changes: Iterable[DepChange]) -> None:
     """Apply pinned dependency changes (added, re-versioned, removed) to the copy's recipe and lock."""
-    from toolkit.upstream.deps import ADDED, REMOVED, REVERSIONED
+    from toolkit.upstream.dep_changes import ADDED, REMOVED, REVERSIONED
 
     # partial rather than a lambda binding c as a default: mypy cannot match such a lambda to Callable[[str], str].
     for c in changes:

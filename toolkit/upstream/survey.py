@@ -18,7 +18,7 @@ from toolkit.cmake.configure_stage import configure_defines
 from toolkit.engine import pipeline
 from toolkit.engine.options import BuildOptions
 from toolkit.sources.fetchcontent import REPORT_NAME, read_report
-from toolkit.sources.survey import read_survey, survey_define
+from toolkit.sources.provider_survey import read_survey, survey_define
 from toolkit.upstream import apis, compiledb, exports, surface
 from toolkit.upstream.stage import cmake_texts, libraries
 from toolkit.util import log

@@ -21,7 +21,7 @@ from toolkit.sources.context import FetchContext
 from toolkit.sources.download import fetch_unpinned, mirror_url
 from toolkit.sources.extract import extract_archive
 from toolkit.sources.mirrors import may_serve
-from toolkit.sources.survey import Request
+from toolkit.sources.provider_survey import Request
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import tree_digest
 from toolkit.util.redact import redact_url
