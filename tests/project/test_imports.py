@@ -29,9 +29,8 @@ PACKAGE = ROOT / "toolkit"
 # the module outside the toolkit it imports.
 COMPUTED_IMPORTS: dict[str, str] = {
     "toolkit/cmake/commands.py::_find_tool": "the PyPI packages cmake and ninja, for the folder of their binary",
-    "toolkit/wheel/smoke_check.py::resolve_env.library_of": "the package a smoke `{library:MODULE}` names",
+    "toolkit/wheel/smoke_check.py::resolve_placeholders": "the package a smoke `{library:MODULE}` names",
     "toolkit/wheel/smoke_check.py::package_components": "the EP package the smoke test checks",
-    "toolkit/wheel/smoke_genai.py::library_of": "the package a smoke `{library:MODULE}` names",
 }
 
 

@@ -54,8 +54,8 @@ REVIEWED: dict[str, tuple[str, ...]] = {
     "toolkit/compile_check/targets.py": ("via toolkit/binary/hip.py: the root's hipconfig and the clang it names, "
                                          "recipe targets glued to --offload-arch",),
     "toolkit/wheel/smoke.py": ("the smoke venv's python and a wheel path",),
-    "toolkit/wheel/smoke_selfcheck.py": ("the smoke venv's python, an import package name the recipe check read "
-                                         "as an identifier, pip's constant options",),
+    "toolkit/wheel/smoke_selfcheck.py": ("the smoke venv's python running constant code on the checker's path and "
+                                         "a smoke env value as arguments, pip's constant options",),
     "toolkit/wheel/venvs.py": ("the venv's python, pip with wheel paths and requirement specifiers the smoke made",),
     "toolkit/release/in_root.py": ("this toolkit's own command line: the recipe's path, a matrix entry id, options "
                                    "the release's parser already checked",),

@@ -10,8 +10,6 @@ members sorted and dated by SOURCE_DATE_EPOCH (else 1980-01-01): the same settin
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import io
 import os
 import time
@@ -25,6 +23,7 @@ from toolkit.util.fsutil import atomic_write_bytes
 from toolkit.util.redact import shorten
 from toolkit.wheel.project import REQUIRES_PYTHON, onnxruntime_words
 from toolkit.wheel.settings import WheelSettings
+from toolkit.wheel.wheelfile import record_hash
 
 TAG = "py3-none-any"
 
@@ -51,8 +50,7 @@ def metadata_text(settings: WheelSettings) -> str:
 
 
 def _record_line(name: str, data: bytes) -> str:
-    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    return f"{name},sha256={digest},{len(data)}"
+    return f"{name},{record_hash(data)},{len(data)}"
 
 
 def meta_wheel_bytes(settings: WheelSettings, epoch: int) -> tuple[str, bytes]:

@@ -10,9 +10,7 @@ dlopen from that library while no DT_RUNPATH exists).
 
 from __future__ import annotations
 
-import base64
 import csv
-import hashlib
 import io
 import posixpath
 import zipfile
@@ -23,6 +21,7 @@ from toolkit.binary.elf import read_elf
 from toolkit.binary.patchelf import set_runpath
 from toolkit.util.errors import ToolkitError
 from toolkit.wheel.settings import Component
+from toolkit.wheel.wheelfile import record_hash
 
 
 def component_members(members: Iterable[str], components: Iterable[Component]) -> dict[str, Component]:
@@ -95,10 +94,6 @@ def _bare_name_problem(root: Path, member: str, search: tuple[str, ...], target:
     return f"would not find {expected}"
 
 
-def _record_hash(data: bytes) -> str:
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-
-
 def rewrite_wheel(src: Path, dest: Path, root: Path, changed: Iterable[str]) -> None:
     """Copy `src` to `dest` with the `changed` members taken from `root`: same order, dates and modes;
     RECORD updated."""
@@ -112,7 +107,7 @@ def rewrite_wheel(src: Path, dest: Path, root: Path, changed: Iterable[str]) -> 
         rows = list(csv.reader(io.StringIO(archive.read(record_name).decode("utf-8"))))
         for row in rows:
             if row and row[0] in new_data:
-                row[1:3] = [_record_hash(new_data[row[0]]), str(len(new_data[row[0]]))]
+                row[1:3] = [record_hash(new_data[row[0]]), str(len(new_data[row[0]]))]
         out = io.StringIO()
         csv.writer(out, lineterminator="\n").writerows(rows)
         new_data[record_name] = out.getvalue().encode("utf-8")

@@ -16,8 +16,9 @@ from pathlib import Path
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
-from toolkit.wheel.settings import ENV_PLACEHOLDER, SmokeSettings
-from toolkit.wheel.smoke_selfcheck import check_range, resolve_env, run_selfcheck
+from toolkit.wheel.settings import SmokeSettings
+from toolkit.wheel.smoke_check import PLACEHOLDER
+from toolkit.wheel.smoke_selfcheck import check_range, resolve_env, resolve_value, run_selfcheck
 from toolkit.wheel.venvs import clean_env, create_venv, pip_install
 
 CHECKER = Path(__file__).with_name("smoke_check.py")
@@ -91,11 +92,11 @@ def run_smoke(
         log.stage("smoke", f"fresh venv in {base / 'venv'}")
         python = create_venv(base / "venv", inherit_site_packages)
         pip_install(python, [*map(str, wheels), *CHECKER_REQUIREMENTS, *settings.packages], find_links, no_index)
-        # The wheel's own self-check first: what it says (exit and verdict) the checker holds ORT's outcome to.
-        selfcheck_env = {**clean_env(), **resolve_env(python, merged_env, clean_env())}
-        verdict = run_selfcheck(python, packages[0], selfcheck_env, base)
         checker = base / "smoke_check.py"
         shutil.copyfile(CHECKER, checker)
+        resolved_env = resolve_env(python, checker, merged_env, clean_env())
+        # The wheel's own self-check first: what it says (exit and verdict) the checker holds ORT's outcome to.
+        verdict = run_selfcheck(python, packages[0], {**clean_env(), **resolved_env}, base)
         cmd = checker_command(python, checker, packages, settings, merged_env, require_gpu)
         cmd += [f"--selfcheck-exit={verdict.code}", f"--selfcheck-verdict={verdict.verdict}"]
         log.stage("smoke", f"checking {', '.join(packages)}" + (" (GPU required)" if require_gpu else ""))
@@ -107,8 +108,10 @@ def run_smoke(
             genai = base / GENAI_CHECKER.name
             shutil.copyfile(GENAI_CHECKER, genai)
             log.stage("smoke", "onnxruntime-genai's amdgpu provider against the CPU provider")
-            cmd = [str(python), "-I", str(genai), f"--package={packages[0]}",
-                   *[f"--env={name}={value}" for name, value in merged_env.items()]]
+            library = resolve_value(python, checker, f"{{library:{packages[0]}}}", f"the library of {packages[0]}",
+                                    clean_env())
+            cmd = [str(python), "-I", str(genai), f"--library={library}",
+                   *[f"--env={name}={value}" for name, value in resolved_env.items()]]
             result = run(cmd + (["--require-gpu"] if require_gpu else []), output="terminal", check=False, cwd=base,
                          env=clean_env())
             sys.stdout.flush()
@@ -117,7 +120,7 @@ def run_smoke(
             print("SKIP onnxruntime range: --no-index (it installs onnxruntime releases from the package index)")
         elif settings.onnxruntime_range:
             # Only the wheel and onnxruntime there, as a user installs them: no value pointing into the smoke venv.
-            plain = {k: v for k, v in merged_env.items() if not ENV_PLACEHOLDER.search(v)}
+            plain = {k: v for k, v in merged_env.items() if not PLACEHOLDER.search(v)}
             returncode = check_range(wheels, packages[0], find_links, {**clean_env(), **plain}, base,
                                      clean_env()) or returncode
     if returncode != 0:

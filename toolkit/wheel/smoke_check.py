@@ -30,7 +30,14 @@ if TYPE_CHECKING:  # the venv's packages; onnxruntime has no type information, s
     import numpy.typing as npt
     from onnxruntime import InferenceSession, OrtEpDevice
 
+# `{library:MODULE}` in a smoke env value: MODULE.get_library_path() in the venv under test. Written here alone:
+# the smoke runs resolve_placeholders in that venv (smoke_selfcheck.resolve_env) and reads the pattern from here.
 PLACEHOLDER = re.compile(r"\{library:([A-Za-z_][A-Za-z0-9_.]*)\}")
+
+
+def resolve_placeholders(value: str) -> str:
+    """`value` with each `{library:MODULE}` replaced by MODULE.get_library_path()."""
+    return PLACEHOLDER.sub(lambda match: str(importlib.import_module(match.group(1)).get_library_path()), value)
 
 
 class Checker:
@@ -78,13 +85,8 @@ def resolve_env(assignments: list[str], check: Checker) -> None:
         if not sep or not name:
             check.fail(f"env: expected NAME=VALUE, got {item!r}")
             continue
-
-        def library_of(match: re.Match[str]) -> str:
-            module = importlib.import_module(match.group(1))
-            return str(module.get_library_path())
-
         try:
-            resolved = PLACEHOLDER.sub(library_of, value)
+            resolved = resolve_placeholders(value)
         except Exception as exc:  # the named package is missing or broken: say which
             check.fail(f"env {name}: cannot resolve {value!r}: {type(exc).__name__}: {exc}")
             continue

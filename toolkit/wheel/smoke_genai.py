@@ -8,17 +8,18 @@ compares the tokens. Where no backend offers a device, it says so and checks onl
 found and registered the library from $AMDGPU_EP_PATH. Prints PASS/FAIL/SKIP lines; exit status 1 on
 any failure.
 
-    python smoke_genai.py --package onnxruntime_ep_amdgpu \
-        --env 'AMDGPU_MIGRAPHX_EP_LIBRARY={library:onnxruntime_ep_webgpu}' [--tokens 16] [--require-gpu]
+    python smoke_genai.py --library VENV/.../onnxruntime_ep_amdgpu/libonnxruntime_ep_amdgpu.so \
+        --env AMDGPU_MIGRAPHX_EP_LIBRARY=VENV/.../libonnxruntime_ep_webgpu.so [--tokens 16] [--require-gpu]
+
+The smoke (smoke.py) resolves `{library:MODULE}` in the venv before it runs this, with smoke_check.py's resolver:
+the library and the env values come here as paths.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
-import re
 import sys
 import tempfile
 import traceback
@@ -29,11 +30,6 @@ BOS, EOS, PAD = 256, 257, 258
 LAYERS, HEADS, HEAD_SIZE = 3, 4, 8
 MAX_LENGTH = 64  # the KV cache buffer's length, and the longest prompt plus tokens
 HIDDEN = HEADS * HEAD_SIZE
-PLACEHOLDER = re.compile(r"\{library:([A-Za-z_][A-Za-z0-9_.]*)\}")
-
-
-def library_of(module: str) -> str:
-    return str(importlib.import_module(module).get_library_path())
 
 
 def write_model(folder: str, max_length: int, seed: int = 13) -> None:
@@ -197,9 +193,9 @@ def amdgpu_devices(library: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--package", required=True,
-                        help="import package of the EP wheel; its library is $AMDGPU_EP_PATH")
-    parser.add_argument("--env", action="append", default=[], help="NAME=VALUE, {library:MODULE} resolved")
+    parser.add_argument("--library", required=True,
+                        help="the EP wheel's library (its package's get_library_path()), given as $AMDGPU_EP_PATH")
+    parser.add_argument("--env", action="append", default=[], help="NAME=VALUE")
     parser.add_argument("--tokens", type=int, default=16)
     parser.add_argument("--require-gpu", action="store_true")
     args = parser.parse_args(argv)
@@ -212,8 +208,8 @@ def main(argv: list[str] | None = None) -> int:
 
     for item in args.env:
         name, _, value = item.partition("=")
-        os.environ[name] = PLACEHOLDER.sub(lambda m: library_of(m.group(1)), value)
-    library = library_of(args.package)
+        os.environ[name] = value
+    library = args.library
     import onnxruntime_genai as og
 
     os.environ["AMDGPU_EP_PATH"] = library

@@ -21,7 +21,7 @@ from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
 from toolkit.util.process import run
 from toolkit.wheel.project import INFO_FILE
-from toolkit.wheel.settings import ENV_PLACEHOLDER
+from toolkit.wheel.smoke_check import PLACEHOLDER
 from toolkit.wheel.venvs import create_venv, pip_install
 from toolkit.wheel.wheelfile import read_headers
 
@@ -33,17 +33,23 @@ class SelfCheck:
     output: str
 
 
-def resolve_env(python: Path, env: Mapping[str, str], clean_env: dict[str, str]) -> dict[str, str]:
-    """The smoke env with `{library:MODULE}` replaced by MODULE.get_library_path() as the venv's python says."""
-    out = {}
-    for name, value in env.items():
-        def library_of(match: re.Match[str], name: str = name) -> str:
-            code = f"import {match.group(1)} as m; print(m.get_library_path())"
-            done = run([str(python), "-I", "-c", code], f"smoke env {name}: {match.group(0)}", env=clean_env)
-            return done.stdout.strip()
+# The checker's resolver, run by the venv's python; the checker's path and the value come in as arguments.
+_RESOLVE = "import runpy, sys; print(runpy.run_path(sys.argv[1])['resolve_placeholders'](sys.argv[2]))"
 
-        out[name] = ENV_PLACEHOLDER.sub(library_of, value)
-    return out
+
+def resolve_value(python: Path, checker: Path, value: str, what: str, clean_env: dict[str, str]) -> str:
+    """`value` with each `{library:MODULE}` replaced by MODULE.get_library_path() as the venv's python says,
+    through the checker's own resolver (smoke_check.resolve_placeholders)."""
+    if PLACEHOLDER.search(value) is None:
+        return value
+    done = run([str(python), "-I", "-c", _RESOLVE, str(checker), value], what, env=clean_env)
+    return done.stdout.removesuffix("\n")
+
+
+def resolve_env(python: Path, checker: Path, env: Mapping[str, str], clean_env: dict[str, str]) -> dict[str, str]:
+    """The smoke env with its `{library:MODULE}` resolved in the venv."""
+    return {name: resolve_value(python, checker, value, f"smoke env {name}: {value}", clean_env)
+            for name, value in env.items()}
 
 
 def run_selfcheck(python: Path, package: str, env: dict[str, str], cwd: Path, json_out: bool = False) -> SelfCheck:

@@ -1,7 +1,10 @@
-"""Wheel file names and dist-info files, read the same way for our wheels and anybody else's."""
+"""Wheel file names and dist-info files, read the same way for our wheels and anybody else's, and the hash a
+RECORD row holds for the files we write."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 import zipfile
 from dataclasses import dataclass
@@ -25,6 +28,11 @@ class WheelName:
     @property
     def tags(self) -> tuple[str, ...]:
         return tuple(f"{p}-{a}-{pl}" for p in self.python_tags for a in self.abi_tags for pl in self.platform_tags)
+
+
+def record_hash(data: bytes) -> str:
+    """RECORD's hash column for a file's bytes: `sha256=` and the digest in urlsafe base64 without padding."""
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
 def parse_wheel_filename(filename: str) -> WheelName:
