@@ -74,12 +74,6 @@ class Bump:
     def old_commit(self) -> str:
         return str(getattr(self.recipe.source, "commit", ""))
 
-    def needs_human(self) -> list[str]:
-        """What a person must do or decide before this revision builds as the recipe means it to."""
-        from toolkit.upstream.report import human_items
-
-        return human_items(self)
-
 
 def bump(req: BumpRequest) -> Bump:
     recipe = load_recipe(find_recipe(req.recipe, PROJECT_ROOT))

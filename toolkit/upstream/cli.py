@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _bump(args: argparse.Namespace) -> int:
     from toolkit.upstream.bump import BumpRequest, bump
-    from toolkit.upstream.report import markdown
+    from toolkit.upstream.report import human_items, markdown
     from toolkit.util.fsutil import atomic_write_text
 
     argcheck.git_revision(args.to, "--to")  # before the recipe is even read
@@ -66,7 +66,7 @@ def _bump(args: argparse.Namespace) -> int:
     if args.report is not None:
         atomic_write_text(args.report, text)
     log.info(f"bump took {time.monotonic() - started:.0f} s")
-    return 1 if result.needs_human() else 0
+    return 1 if human_items(result) else 0
 
 
 def _survey(args: argparse.Namespace) -> int:

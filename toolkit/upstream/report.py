@@ -75,7 +75,7 @@ def human_items(b: Bump) -> list[str]:
 
 
 def markdown(b: Bump, check: bool) -> str:
-    human = b.needs_human()
+    human = human_items(b)
     head = f"# bump {b.recipe.name}: {b.old_commit[:12]} -> {b.revision.commit[:12]}"
     state = "**needs a person**" if human else "**automatic**: nothing needs a person"
     if check:
