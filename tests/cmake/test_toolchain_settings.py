@@ -18,8 +18,7 @@ from toolkit.cli import build_parser, expand_feature_flags
 from toolkit.cmake import toolchain as tc
 from toolkit.cmake.configure_stage import configure_stage
 from toolkit.engine.build import prepare
-from toolkit.engine.cli import build_argv, options_from_args
-from toolkit.engine.options import BuildOptions
+from toolkit.engine.options import BuildOptions, build_argv, options_from_args
 from toolkit.recipe.load import load_recipe
 from toolkit.util.errors import RecipeError, ToolkitError
 

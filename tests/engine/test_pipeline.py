@@ -16,8 +16,7 @@ import pytest
 from tests.support.tools import ROOT, run_toolkit
 from toolkit.cli import build_parser, expand_feature_flags
 from toolkit.engine import pipeline
-from toolkit.engine.cli import build_argv, options_from_args
-from toolkit.engine.options import BuildOptions
+from toolkit.engine.options import BuildOptions, build_argv, options_from_args
 from toolkit.util.errors import RecipeError
 
 

@@ -18,6 +18,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit.engine.options import add_option, spell
 from toolkit.patching.analysis import DISABLED, OK_STATUSES, PatchAnalysis, format_report
 from toolkit.patching.apply import analyze, apply_series
 from toolkit.patching.errors import PatchError
@@ -64,15 +65,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _selection_options(p: argparse.ArgumentParser, phases: list[str], default: str) -> None:
-    # The dests are those of `patch`'s recipe mode, so --recipe/--with/--without count before the ACTION too.
-    p.add_argument("--recipe", default=None, metavar="NAME|PATH",
-                   help="take the features (the recipe's defaults, then --with/--without) and the default SERIES "
-                        "from this recipe, as `build --recipe NAME` does")
-    p.add_argument("--with", dest="with_features", action="append", default=[], metavar="FEATURE",
-                   help="enable a feature for when= conditions (repeatable, or comma-separated; also spelled "
-                        "--with-FEATURE)")
-    p.add_argument("--without", dest="without_features", action="append", default=[], metavar="FEATURE",
-                   help="with --recipe: turn one of its default features off (also spelled --without-FEATURE)")
+    # The build options' --recipe/--with/--without, with the dests of `patch`'s recipe mode, so they count
+    # before the ACTION too; the help says what each means for a series.
+    add_option(p, "recipe", default=None,
+               help="take the features (the recipe's defaults, then --with/--without) and the default SERIES from "
+                    "this recipe, as `build --recipe NAME` does")
+    add_option(p, "with_features", help="enable a feature for when= conditions (repeatable, or comma-separated; "
+                                        "also spelled --with-FEATURE)")
+    add_option(p, "without_features", help="with --recipe: turn one of its default features off (also spelled "
+                                           "--without-FEATURE)")
     p.add_argument("--phase", choices=phases, default=default,
                    help=f"which patches: {', '.join(phases)} (default: {default})")
 
@@ -109,8 +110,8 @@ def _select(args: argparse.Namespace, tree: Path) -> _Selection:
     needed, skipped = load_series(path).for_tree(tree)
     left_out = [PatchAnalysis(e, DISABLED, f"not applied: {why}") for e, why in skipped
                 if args.phase in ("all", e.phase)]
-    options = [*(["--recipe", args.recipe] if recipe else []), *(f"--with-{f}" for f in with_),
-               *(f"--without-{f}" for f in without), *([str(args.series)] if args.series else [])]
+    options = [*(spell("recipe", args.recipe) if recipe else []), *spell("with_features", with_),
+               *spell("without_features", without), *([str(args.series)] if args.series else [])]
     if recipe is not None:  # without one, the command line shows every feature that is on
         log.info(f"recipe {recipe.name}: features {', '.join(features) or 'none'}, series {needed.path}")
     return _Selection(needed, features, left_out, shlex.join(options))

@@ -13,11 +13,11 @@ import shlex
 import sys
 from pathlib import Path
 
+from toolkit.engine.options import RELEASE_PASSED, add_options, option_argv, options_from_args, release_overrides
 from toolkit.engine.workspace import default_build_root
 from toolkit.recipe.load import recipe_argument, recipes_dir
 from toolkit.release import container, matrix
 from toolkit.release.settings import ReleaseSettings, from_table
-from toolkit.sources.mirrors import add_insecure_mirror_option
 from toolkit.util import log
 from toolkit.util.argcheck import name_value_pairs
 from toolkit.util.errors import ToolkitError
@@ -39,7 +39,8 @@ def register(sub) -> None:
     p.add_argument("--facts-out", type=Path, metavar="FILE",
                    help="also write each entry's build facts as JSON to FILE (a release on the host reads them back "
                         "from the entries it builds in containers of their roots)")
-    _build_options(p)
+    # What a release passes on to each entry's build, spelled as `build` spells it.
+    add_options(p, RELEASE_PASSED)
     p.set_defaults(func=cmd_release)
     r = sub.add_parser("release-compare", help="compare two release folders: which file differs, its first "
                                                "differing zip member (exit 1 when they differ, 2 when a folder or "
@@ -78,21 +79,6 @@ def register(sub) -> None:
     i.set_defaults(func=cmd_container_image)
 
 
-def _build_options(p: argparse.ArgumentParser) -> None:
-    """What a release passes on to each entry's build, spelled as `build` spells it."""
-    from toolkit.engine.options import positive_int
-
-    p.add_argument("--source", metavar="PATH|URL#sha256=HEX|git+URL@COMMIT", help="build this tree instead of the "
-                   "recipe's (as `build --source`)")
-    p.add_argument("--mirror", action="append", default=[], metavar="BASE",
-                   help="artifact server tried before upstream (BASE/<host>/<path>); also $TOOLKIT_MIRRORS")
-    add_insecure_mirror_option(p)
-    p.add_argument("--offline", action="store_true", help="use the download cache and file:// mirrors only")
-    p.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N", help="parallel build jobs")
-    p.add_argument("--build-dir", type=Path, default=None, metavar="DIR",
-                   help="build root (default: $TOOLKIT_BUILD_DIR or ./build)")
-
-
 def _container_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--recipe", type=recipe_argument, metavar="NAME|PATH",
                    help="recipe (name or TOML path) whose [release.container] gives the defaults")
@@ -118,7 +104,7 @@ def cmd_release(args) -> int:
     from toolkit.release import compile_cache, in_root  # ccache only when a cache is configured
     from toolkit.wheel.cli import _wheel_settings
 
-    build_root = args.build_dir or default_build_root()
+    build_root = args.build_root or default_build_root()
     out_dir = args.out or (Path(os.environ["TOOLKIT_OUT_DIR"]) if os.environ.get("TOOLKIT_OUT_DIR")
                            else build_root / Path(args.recipe).stem / "dist")
     url, origin = compile_cache.resolve_url(settings.compile_cache)
@@ -164,16 +150,16 @@ def _entry_build_fn(args, elsewhere: dict[str, str | None], variants: dict[str, 
     its wheel must be of its ROCm variant."""
     from toolkit.release import in_root
 
-    overrides = {"source": args.source, "mirrors": tuple(args.mirror), "offline": args.offline,
-                 "build_root": args.build_dir, **({"jobs": args.jobs} if args.jobs else {})}
+    given = options_from_args(args, RELEASE_PASSED)
+    overrides = release_overrides(given)
     here = _pipeline_build_fn(Path(args.recipe))
     if args.no_wait:
         here = functools.partial(here, no_wait=True)
-    if any(v not in (None, (), False) for v in overrides.values()):
+    if overrides:
         here = functools.partial(here, overrides=overrides)
-    passed = [*(["--source", args.source] if args.source else []), *(a for m in args.mirror for a in ("--mirror", m)),
-              *(["--offline"] if args.offline else []), *(["--jobs", str(args.jobs)] if args.jobs else []),
-              *(["--insecure-mirror"] if args.insecure_mirror else [])]
+    # An entry built in a container of its root gets them on its command line, all but --build-dir: the
+    # container mounts its own build folder.
+    passed = option_argv(given, [n for n in RELEASE_PASSED if n != "build_root"])
 
     def build(entry, work_dir: Path):
         if elsewhere.get(entry.id):

@@ -8,8 +8,7 @@ from pathlib import Path
 from toolkit.cmake.commands import build_command, configure_command, find_cmake, find_ninja
 from toolkit.cmake.configure_stage import configure_defines
 from toolkit.engine.build import Build
-from toolkit.engine.cli import build_argv
-from toolkit.engine.options import BuildOptions
+from toolkit.engine.options import BuildOptions, build_argv
 from toolkit.engine.pipeline import built_wheels, run_build
 
 

@@ -7,7 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
-from toolkit.sources.mirrors import add_insecure_mirror_option
+from toolkit.engine.options import add_option
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_bytes
@@ -41,12 +41,12 @@ def register(subparsers) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--mirror", action="append", default=[], metavar="BASE",
-                   help="mirror base URL, tried before upstream, in order (also $TOOLKIT_MIRRORS)")
-    add_insecure_mirror_option(p)
-    p.add_argument("--offline", action="store_true",
-                   help="read only the cache and file:// mirrors, never the network (fetch fails naming what is "
-                        "missing; lock leaves it unpinned, with a warning and a closing `left unpinned:` line)")
+    # The build options' --mirror, --insecure-mirror and --offline, with what each means for a download.
+    add_option(p, "mirrors", help="mirror base URL, tried before upstream, in order (also $TOOLKIT_MIRRORS)")
+    add_option(p, "insecure_mirror")
+    add_option(p, "offline", help="read only the cache and file:// mirrors, never the network (fetch fails naming "
+                                  "what is missing; lock leaves it unpinned, with a warning and a closing `left "
+                                  "unpinned:` line)")
     p.add_argument("--cache-dir", type=Path, default=None, help="cache folder (default $TOOLKIT_CACHE_DIR or "
                    "the platform's user cache)")
 
@@ -55,7 +55,13 @@ def _mirrors(args) -> tuple[str, ...]:
     """--mirror values then $TOOLKIT_MIRRORS, each checked (a file:// mirror must exist)."""
     from toolkit.sources.mirrors import check_mirrors, mirrors_from_env
 
-    return check_mirrors(tuple(args.mirror) + tuple(m for m in mirrors_from_env() if m not in args.mirror))
+    return check_mirrors(tuple(args.mirrors) + tuple(m for m in mirrors_from_env() if m not in args.mirrors))
+
+
+def _download_options(args):
+    from toolkit.sources.download import DownloadOptions
+
+    return DownloadOptions(insecure_mirror=args.insecure_mirror)
 
 
 def _cache(args):
@@ -72,7 +78,7 @@ def _fetch(args) -> int:
     sha = args.sha256.lower()
     if not re.fullmatch(r"[0-9a-f]{64}", sha):
         raise ToolkitError(f"--sha256 {shorten(args.sha256)}: expected 64 hex digits")
-    path = fetch(args.url, sha, _cache(args), _mirrors(args), args.offline)
+    path = fetch(args.url, sha, _cache(args), _mirrors(args), args.offline, _download_options(args))
     dest: Path = args.dest
     if is_archive(file_name_for(args.url)) or is_archive(path.name):
         extract_archive(path, dest, args.strip_components)
@@ -95,7 +101,8 @@ def _lock(args) -> int:
     if args.source is not None:
         return _lock_source(args)
     recipe = find_recipe(args.recipe, PROJECT_ROOT)
-    result = lock_recipe(recipe, _cache(args), _mirrors(args), refresh=args.refresh, offline=args.offline)
+    result = lock_recipe(recipe, _cache(args), _mirrors(args), refresh=args.refresh, offline=args.offline,
+                         options=_download_options(args))
     for url, sha in result.added.items():
         print(f"pinned {sha}  {redact_url(url)}  (from {result.origins.get(url, 'upstream')})")
     for url in result.removed:
@@ -131,7 +138,8 @@ def _lock_source(args) -> int:
     if settings.sha256 is not None:
         print(f"nothing to pin: --source {redact_url(args.source)} already carries its sha256")
         return 0
-    _, digest, where = fetch_unpinned_from(settings.url, _cache(args), _mirrors(args), offline=args.offline)
+    _, digest, where = fetch_unpinned_from(settings.url, _cache(args), _mirrors(args), _download_options(args),
+                                           offline=args.offline)
     # Printed without credentials: they come from ~/.netrc or the command line each time, never a saved line.
     pinned = f"{public_url(settings.url)}#sha256={digest}"
     log.info(f"pinned (from {where}): build with --source '{pinned}'")

@@ -30,13 +30,18 @@ class FetchContext:
 
     @classmethod
     def create(cls, recipe: Path | None = None, offline: bool = False, mirrors: list[str] | None = None,
-               release: bool = False, cache: Cache | None = None) -> FetchContext:
+               release: bool = False, cache: Cache | None = None, insecure_mirror: bool = False) -> FetchContext:
         """The usual context: default cache, --mirror values then $TOOLKIT_MIRRORS (a file:// one must exist),
-        the recipe's lock file."""
+        the recipe's lock file; `insecure_mirror` (--insecure-mirror) lets plain-http mirrors serve https URLs."""
         lock = LockFile.for_recipe(recipe) if recipe is not None else None
         all_mirrors = tuple(mirrors or ()) + tuple(m for m in mirrors_from_env() if m not in (mirrors or ()))
         check_mirrors(all_mirrors)
-        return cls(cache or Cache.default(), offline, all_mirrors, lock, release)
+        return cls(cache or Cache.default(), offline, all_mirrors, lock, release,
+                   DownloadOptions(insecure_mirror=insecure_mirror))
+
+    @property
+    def insecure_mirror(self) -> bool:
+        return self.options.insecure_mirror
 
     def sha256_for(self, url: str, recipe_sha256: str | None) -> str | None:
         if recipe_sha256 is not None:

@@ -41,6 +41,7 @@ class DownloadOptions:
     retries: int = 4  # further attempts per URL after the first, for 5xx and dropped connections
     backoff: float = 1.0  # seconds before the first retry, doubled for each next one
     progress: bool = True
+    insecure_mirror: bool = False  # --insecure-mirror: a plain http:// mirror may serve https:// URLs
 
 
 class _Transient(Exception):
@@ -51,13 +52,13 @@ class _Permanent(Exception):
     """Not worth retrying at this URL: 4xx, a redirect loop, a checksum mismatch."""
 
 
-def candidate_urls(url: str, mirrors: list[str] | tuple[str, ...] = ()) -> list[str]:
+def candidate_urls(url: str, mirrors: list[str] | tuple[str, ...] = (), insecure: bool = False) -> list[str]:
     """Mirrors first, in the order given (an internal artifact server is closer and trusted), then upstream;
     a plain-http mirror serves no https:// URL (toolkit.sources.mirrors).
 
     A `debian:<path>` URL is first resolved against this machine's Debian mirror (debian_mirror.py).
     """
-    return [candidate for _, candidate in sources_for(resolve_url(url), mirrors)]
+    return [candidate for _, candidate in sources_for(resolve_url(url), mirrors, insecure)]
 
 
 def _offline_error(url: str, sha256: str | None, cache: Cache) -> ToolkitError:
@@ -79,7 +80,7 @@ def fetch(url: str, sha256: str, cache: Cache, mirrors: list[str] | tuple[str, .
     hit = cache.find_download(sha256)
     if hit is not None and sha256_file(hit) == sha256:
         return hit
-    candidates = _candidates(url, mirrors, offline)
+    candidates = _candidates(url, mirrors, offline, options.insecure_mirror)
     if offline and hit is None and not candidates:
         raise _offline_error(url, sha256, cache)
     with cache.lock(sha256, redact_url(url)):
@@ -128,7 +129,7 @@ def fetch_unpinned_from(url: str, cache: Cache, mirrors: list[str] | tuple[str, 
                         offline: bool = False) -> tuple[Path, str, str]:
     """fetch_unpinned, and where the bytes came from: "mirror BASE" (redacted) or "upstream"."""
     key = "url-" + url_key(url)
-    candidates = _candidates(url, mirrors, offline)
+    candidates = _candidates(url, mirrors, offline, options.insecure_mirror)
     if not candidates:
         raise ToolkitError(f"offline: {redact_url(url)} has no sha256 yet, and no file:// mirror holds it",
                            hint="give --mirror file://DIR with a copy at its mirror path, or run without --offline")
@@ -144,10 +145,11 @@ def fetch_unpinned_from(url: str, cache: Cache, mirrors: list[str] | tuple[str, 
             return _publish(part, cache.download_path(digest, url)), digest, where
 
 
-def _candidates(url: str, mirrors: list[str] | tuple[str, ...], offline: bool) -> list[tuple[str, str]]:
+def _candidates(url: str, mirrors: list[str] | tuple[str, ...], offline: bool,
+                insecure: bool) -> list[tuple[str, str]]:
     """Where url may come from, as (where, URL): its mirrors, then url itself. Reading a local file is not
     network access, so offline still takes a file:// mirror or URL that exists."""
-    candidates = sources_for(resolve_url(url), mirrors)
+    candidates = sources_for(resolve_url(url), mirrors, insecure)
     if offline:
         candidates = [(w, c) for w, c in candidates if c.startswith("file://") and local_path(c).is_file()]
     return candidates

@@ -144,7 +144,7 @@ def plan_fetchcontent(deps, ctx: FetchContext, dest: Path) -> list[PlannedDep]:
     for dep in deps:
         pinned = with_lock_pins(dep.archive, ctx)
         cached = is_cached(dep.archive, ctx)
-        where = origin(pinned.url, ctx.mirrors, cached, ctx.offline)
+        where = origin(pinned.url, ctx.mirrors, cached, ctx.offline, ctx.insecure_mirror)
         out.append(PlannedDep(dep.name.lower(), pinned.url, pinned.sha256, pinned.content, cached,
                               source_dir(dest, dep), dep.asked_by, where))
     return out

@@ -34,7 +34,7 @@ def _git(args: list[str], cwd: Path, url: str, local: bool, what: str, hint: str
 
 
 def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, offline: bool = False,
-              mirrors: tuple[str, ...] = ()) -> Path:
+              mirrors: tuple[str, ...] = (), insecure_mirror: bool = False) -> Path:
     """The cached checkout of url at commit (with submodules when asked), fetching it once.
 
     Mirrors (BASE/<host>/<path>, a bare repository there) are tried first; a file:// mirror also offline,
@@ -50,7 +50,8 @@ def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, off
         return final
     from toolkit.sources.mirrors import may_serve, mirror_url
 
-    candidates = [mirror_url(m, url) for m in mirrors if (not offline or m.startswith("file://")) and may_serve(m, url)]
+    candidates = [mirror_url(m, url) for m in mirrors
+                  if (not offline or m.startswith("file://")) and may_serve(m, url, insecure_mirror)]
     candidates = [c for c in candidates if not c.startswith("file://") or Path(c[len("file://"):]).is_dir()]
     # A mirror for archives only (http://, ...) is never asked for a git repository.
     candidates = [c for c in candidates if argcheck.git_url_problem(c) is None]

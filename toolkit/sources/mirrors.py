@@ -5,15 +5,14 @@ BASE/<host>/<path>. Rules:
 
 - a `file://` mirror must exist: a mistyped path is an error, not a mirror that silently holds nothing;
 - an `https://` URL is served only by an `https://` or `file://` mirror: a plain-http mirror would let
-  anyone on the path choose the bytes a lock then pins for the https URL. `--insecure-mirror` (or
-  $TOOLKIT_INSECURE_MIRROR=1) allows it, saying so;
+  anyone on the path choose the bytes a lock then pins for the https URL. `--insecure-mirror` (carried to
+  here as `insecure`, in DownloadOptions) or $TOOLKIT_INSECURE_MIRROR=1 allows it, saying so;
 - a mirror URL may carry credentials (`https://user:TOKEN@host/`): it comes from the command line or the
   environment, never a recipe, and is printed redacted (toolkit.util.redact).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -33,27 +32,9 @@ def mirrors_from_env() -> list[str]:
     return [m for m in raw.replace(",", " ").split() if m]
 
 
-def insecure_allowed() -> bool:
-    return os.environ.get(ENV_INSECURE, "") not in ("", "0")
-
-
-def allow_insecure() -> None:
-    """--insecure-mirror: this process (and the builds it starts) may take https:// files from http:// mirrors."""
-    os.environ[ENV_INSECURE] = "1"
-
-
-class _InsecureMirror(argparse.Action):
-    """--insecure-mirror: allowed as soon as it is parsed, for this process and every one it starts."""
-
-    def __call__(self, parser, namespace, values, option_string=None) -> None:
-        allow_insecure()
-        setattr(namespace, self.dest, True)
-
-
-def add_insecure_mirror_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    p.add_argument("--insecure-mirror", action=_InsecureMirror, nargs=0, default=False,
-                   help="let a plain http:// mirror serve https:// URLs (skipped otherwise: an unauthenticated "
-                   "channel could change what gets pinned); also $TOOLKIT_INSECURE_MIRROR=1")
+def insecure_allowed(insecure: bool = False) -> bool:
+    """Whether plain-http mirrors may serve https:// URLs: --insecure-mirror (`insecure`), else the environment."""
+    return insecure or os.environ.get(ENV_INSECURE, "") not in ("", "0")
 
 
 def local_path(url: str) -> Path:
@@ -81,11 +62,11 @@ def mirror_url(base: str, url: str) -> str:
     return f"{base.rstrip('/')}/{parts.hostname or 'localhost'}{path}"
 
 
-def may_serve(base: str, url: str) -> bool:
+def may_serve(base: str, url: str, insecure: bool = False) -> bool:
     """Whether mirror `base` may serve `url`: not a plain-http mirror for an https URL (unless allowed)."""
     if not (url.startswith("https://") and base.startswith("http://")):
         return True
-    if insecure_allowed():
+    if insecure_allowed(insecure):
         if base not in _warned:
             _warned.add(base)
             log.warn(f"mirror {redact_url(base)} serves https:// URLs over plain http (--insecure-mirror): "
@@ -99,21 +80,22 @@ def may_serve(base: str, url: str) -> bool:
     return False
 
 
-def sources_for(url: str, mirrors: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:
+def sources_for(url: str, mirrors: list[str] | tuple[str, ...], insecure: bool = False) -> list[tuple[str, str]]:
     """(where, candidate URL) for url: each mirror that may serve it, in order, then upstream itself.
     `where` is "mirror BASE" (redacted) or "upstream"."""
-    out = [(f"mirror {redact_url(m)}", mirror_url(m, url)) for m in mirrors if may_serve(m, url)]
+    out = [(f"mirror {redact_url(m)}", mirror_url(m, url)) for m in mirrors if may_serve(m, url, insecure)]
     if url not in [c for _, c in out]:
         out.append(("upstream", url))
     return out
 
 
-def origin(url: str, mirrors: list[str] | tuple[str, ...], cached: bool, offline: bool) -> str:
+def origin(url: str, mirrors: list[str] | tuple[str, ...], cached: bool, offline: bool,
+           insecure: bool = False) -> str:
     """Where a dry run says an input would come from: the cache, a local mirror holding it, a remote mirror
     (else upstream), or upstream."""
     if cached:
         return "cached"
-    for where, candidate in sources_for(url, mirrors):
+    for where, candidate in sources_for(url, mirrors, insecure):
         if candidate.startswith("file://"):
             if local_path(candidate).is_file():
                 return f"from {where}"

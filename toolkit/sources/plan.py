@@ -22,11 +22,13 @@ def plan_source(settings: SourceSettings, ctx: FetchContext, dest_dir: Path) -> 
         return f"source: local tree {settings.path}" + (f" (subdir {settings.subdir})" if settings.subdir else "")
     if settings.archive is not None:
         pins = with_lock_pins(settings.archive, ctx).describe_pins()
-        where = origin(settings.archive.url, ctx.mirrors, is_cached(settings.archive, ctx), ctx.offline)
+        where = origin(settings.archive.url, ctx.mirrors, is_cached(settings.archive, ctx), ctx.offline,
+                       ctx.insecure_mirror)
         return f"source: {redact_url(settings.archive.url)} [{pins}, {where}] -> unpack into {dest_dir}"
     assert settings.git is not None and settings.commit is not None  # one kind of source: SourceSettings checks it
     git = settings.git
-    where = origin(git, ctx.mirrors, ctx.cache.git_path(git, settings.commit).is_dir(), ctx.offline)
+    where = origin(git, ctx.mirrors, ctx.cache.git_path(git, settings.commit).is_dir(), ctx.offline,
+                   ctx.insecure_mirror)
     subs = " with submodules" if settings.submodules else ""
     return f"source: git {redact_url(git)} at {settings.commit}{subs} [{where}] -> {dest_dir}"
 

@@ -41,7 +41,8 @@ def resolve_source(settings: SourceSettings, ctx: FetchContext, dest_dir: Path) 
     assert settings.git is not None and settings.commit is not None
     identity = {"git": settings.git, "commit": settings.commit, "submodules": settings.submodules}
     if not stamp_matches(dest_dir, STAMP, identity):
-        checkout = fetch_git(settings.git, settings.commit, ctx.cache, settings.submodules, ctx.offline, ctx.mirrors)
+        checkout = fetch_git(settings.git, settings.commit, ctx.cache, settings.submodules, ctx.offline, ctx.mirrors,
+                             ctx.insecure_mirror)
         stamp_path(dest_dir, STAMP).unlink(missing_ok=True)
         copy_checkout(checkout, dest_dir)
         write_stamp(dest_dir, STAMP, identity)

@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from toolkit import patching
-from toolkit.engine.options import BuildOptions
+from toolkit.engine.options import BuildOptions, option_argv
 from toolkit.engine.workspace import default_build_root
 from toolkit.recipe import features as feat
 from toolkit.recipe.load import PROJECT_ROOT, Recipe, find_recipe, load_recipe
@@ -45,11 +45,11 @@ MAX_SURVEYS = 3
 class BumpRequest:
     recipe: str
     to: str
-    mirrors: tuple[str, ...] = ()
-    offline: bool = False
     check: bool = False
     root: str | None = None  # the build root the survey configures in (None: this machine)
-    build_dir: Path | None = None
+    # How the sources are fetched (mirrors, insecure_mirror, offline) and where the survey's work tree goes
+    # (build_root); the survey builds with these.
+    build: BuildOptions = field(default_factory=BuildOptions)
 
 
 @dataclass
@@ -81,16 +81,20 @@ def bump(req: BumpRequest) -> Bump:
     if source is None or source.kind != "git" or source.git is None or source.commit is None:
         raise ToolkitError(f"bump: recipe {recipe.name} has no git source to move ({recipe.file})",
                            hint="bump moves [source] git + commit to another revision")
-    ctx = FetchContext.create(recipe.file, offline=req.offline, mirrors=list(req.mirrors))
-    revision = resolve(source.git, req.to, ctx.mirrors, req.offline)
+    offline = req.build.offline
+    ctx = FetchContext.create(recipe.file, offline=offline, mirrors=list(req.build.mirrors),
+                              insecure_mirror=req.build.insecure_mirror)
+    revision = resolve(source.git, req.to, ctx.mirrors, offline)
     log.info(f"bump {recipe.name}: {source.commit[:12]} -> {revision.describe()} (from {revision.where})")
-    new_tree = fetch_git(source.git, revision.commit, ctx.cache, source.submodules, req.offline, ctx.mirrors)
-    old_tree = fetch_git(source.git, source.commit, ctx.cache, source.submodules, req.offline, ctx.mirrors)
+    new_tree = fetch_git(source.git, revision.commit, ctx.cache, source.submodules, offline, ctx.mirrors,
+                         ctx.insecure_mirror)
+    old_tree = fetch_git(source.git, source.commit, ctx.cache, source.submodules, offline, ctx.mirrors,
+                         ctx.insecure_mirror)
     result = Bump(recipe, revision, where=f"build root {req.root}" if req.root else "this machine")
     defaults = [n for n, on in feat.select_features(recipe, [], []).items() if on]
     result.options = surface.compare_options(recipe, surface.tree_options(recipe, old_tree),
                                              surface.tree_options(recipe, new_tree))
-    scratch = (req.build_dir or default_build_root()) / ".bump" / f"{recipe.name}-{os.getpid()}"
+    scratch = (req.build.build_root or default_build_root()) / ".bump" / f"{recipe.name}-{os.getpid()}"
     staging = Staging.create(recipe, scratch)
     try:
         staging.edit_recipe(lambda text: edit.set_commit(text, revision.commit))
@@ -172,13 +176,13 @@ def run_survey(staging: Staging, req: BumpRequest, features: list[str], off: lis
     """`python -m toolkit survey` on the copy's recipe: inside the build root when one is named."""
     out = staging.root / "survey.json"
     out.unlink(missing_ok=True)
-    args = ["--recipe", str(staging.recipe_file), "--variant", "bump", "--out", str(out)]
-    args += [f"--with-{f}" for f in features] + [f"--without-{f}" for f in off]
-    args += [a for m in req.mirrors for a in ("--mirror", m)]
-    args += ["--offline"] if req.offline else []
+    options = replace(req.build, recipe=str(staging.recipe_file), variant="bump", with_features=tuple(features),
+                      without_features=tuple(off))
     if req.root:
         from toolkit.buildroot.session import run_command
 
+        # Inside the root the survey's work tree is the root's own build folder.
+        args = [*option_argv(replace(options, build_root=None)), "--out", str(out)]
         code = run_command(req.root, "survey", args, project=PROJECT_ROOT, binds=[staging.root], env={})
         # Exit 1 with the JSON written is a configure that failed: the report shows its errors.
         if code not in (0, 1) or not out.is_file():
@@ -187,8 +191,6 @@ def run_survey(staging: Staging, req: BumpRequest, features: list[str], off: lis
         return json.loads(out.read_text(encoding="utf-8"))
     from toolkit.upstream.survey import survey
 
-    result = survey(BuildOptions(recipe=str(staging.recipe_file), variant="bump", with_features=tuple(features),
-                                 without_features=tuple(off), mirrors=tuple(req.mirrors), offline=req.offline,
-                                 build_root=req.build_dir))
+    result = survey(options)
     assert result is not None  # only a dry run has none
     return result

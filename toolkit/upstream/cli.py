@@ -7,8 +7,11 @@ import sys
 import time
 from pathlib import Path
 
-from toolkit.sources.mirrors import add_insecure_mirror_option
+from toolkit.engine.options import add_build_arguments, add_option, options_from_args
 from toolkit.util import argcheck, log
+
+# The build options `bump` takes: how the sources are fetched, and where the survey's work tree goes.
+BUMP_OPTIONS = ("mirrors", "insecure_mirror", "offline", "build_root")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,20 +22,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "all at once. Prints a Markdown report. Exit 0: written (or, with --check, "
                                    "nothing needs a person); 1: something needs a person (the report says what; "
                                    "a conflicting series writes nothing).")
-    p.add_argument("--recipe", required=True, metavar="NAME|PATH", help="recipe name (recipes/NAME.toml) or path")
+    add_option(p, "recipe", required=True, default=None)
     p.add_argument("--to", required=True, metavar="REV",
                    help="commit, branch or tag of the recipe's git source or its mirror (a local repository also "
                         "takes short ids and main~1)")
-    p.add_argument("--mirror", action="append", default=[], metavar="BASE",
-                   help="mirror tried before upstream (BASE/<host>/<path>); also $TOOLKIT_MIRRORS")
-    add_insecure_mirror_option(p)
-    p.add_argument("--offline", action="store_true", help="no network: read only the cache and local (file://) mirrors")
+    add_option(p, "mirrors", help="mirror tried before upstream (BASE/<host>/<path>); also $TOOLKIT_MIRRORS")
+    add_option(p, "insecure_mirror")
+    add_option(p, "offline", help="no network: read only the cache and local (file://) mirrors")
     p.add_argument("--check", action="store_true",
                    help="only report; exit 1 when the revision needs a person (for a scheduled CI job)")
     p.add_argument("--root", metavar="NAME", default=None,
                    help="configure in this build root (debian-sid-rocm): its ROCm, MIGraphX and ORT are the system")
-    p.add_argument("--build-dir", type=Path, default=None, metavar="DIR",
-                   help="build root for the survey's work tree (default: $TOOLKIT_BUILD_DIR or ./build)")
+    add_option(p, "build_root", help="build root for the survey's work tree (default: $TOOLKIT_BUILD_DIR or ./build)")
     p.add_argument("--report", type=Path, default=None, metavar="FILE", help="also write the report to FILE")
     p.set_defaults(func=_bump)
 
@@ -45,8 +46,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "machine; `python -m toolkit container --root NAME survey ...` surveys in a build "
                                    "root. Exit 0: configured; 1: the configure failed (the JSON is still written, "
                                    "the error names the log).")
-    from toolkit.engine.cli import add_build_arguments
-
     add_build_arguments(s)
     s.add_argument("--out", type=Path, default=None, metavar="FILE", help="write the JSON here instead of stdout")
     s.set_defaults(func=_survey)
@@ -59,8 +58,8 @@ def _bump(args: argparse.Namespace) -> int:
 
     argcheck.git_revision(args.to, "--to")  # before the recipe is even read
     started = time.monotonic()
-    result = bump(BumpRequest(args.recipe, args.to, tuple(args.mirror), args.offline, args.check, args.root,
-                              args.build_dir))
+    result = bump(BumpRequest(args.recipe, args.to, args.check, args.root,
+                              build=options_from_args(args, BUMP_OPTIONS)))
     text = markdown(result, args.check)
     print(text, end="")
     if args.report is not None:
@@ -70,7 +69,6 @@ def _bump(args: argparse.Namespace) -> int:
 
 
 def _survey(args: argparse.Namespace) -> int:
-    from toolkit.engine.cli import options_from_args
     from toolkit.upstream.survey import survey, write
 
     result = survey(options_from_args(args))

@@ -106,7 +106,7 @@ def pin(change: DepChange, ctx: FetchContext) -> None:
 def _locations(url: str, ctx: FetchContext) -> list[str]:
     out = []
     for base in ctx.mirrors:
-        if not may_serve(base, url):
+        if not may_serve(base, url, ctx.insecure_mirror):
             continue
         candidate = mirror_url(base, url)
         if candidate.startswith("file://"):

@@ -32,8 +32,8 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            "Mirror base URLs tried before upstream, separated by spaces or commas (as `--mirror`); a mirror "
            "keeps upstream's files at `BASE/<host>/<path>`."),
     EnvVar("TOOLKIT_INSECURE_MIRROR", TOOLKIT, ("toolkit/sources/mirrors.py",),
-           "`1`: a plain `http://` mirror may serve `https://` URLs (what `--insecure-mirror` sets); otherwise such a "
-           "mirror is skipped for them, since what it sends is not authenticated."),
+           "`1`: a plain `http://` mirror may serve `https://` URLs (for every command, as `--insecure-mirror` allows "
+           "for one); otherwise such a mirror is skipped for them, since what it sends is not authenticated."),
     EnvVar("TOOLKIT_DEBIAN_MIRROR", TOOLKIT, ("toolkit/sources/debian_mirror.py",),
            "Debian archive base URL (holding `dists/` and `pool/`) for `debian:` URLs and build roots; default: "
            "the first Debian archive in the machine's apt sources."),
