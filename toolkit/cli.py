@@ -95,6 +95,16 @@ def _register_commands(sub: argparse._SubParsersAction, quick: str | None) -> No
     engine_cli.add_recipe_patching(sub.choices["patch"])
 
 
+def command_parser(command: str) -> argparse.ArgumentParser:
+    """The parser of one command, as `python -m toolkit COMMAND ...` reads the arguments after COMMAND (a fresh
+    one: the caller may change its defaults)."""
+    parser = build_parser(command)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            return action.choices[command]
+    raise ToolkitError(f"no command named {command!r}")
+
+
 def expand_feature_flags(argv: list[str]) -> list[str]:
     """`--with-hipdnn` reads better on a command line; argparse wants `--with hipdnn`."""
     out = []

@@ -187,22 +187,25 @@ def test_release_command_builds_with_the_shared_cache_env(release_libs, tmp_path
     """The CLI path: recipe -> matrix -> injected build function, with the compile cache in the env."""
     need("ccache")
     from toolkit import cli
-    from toolkit.release import cli as release_cli
+    from toolkit.release import make_release
 
     recipe = tmp_path / "r.toml"
     recipe.write_text('[release]\npython = ["3.12"]\n[[release.target_set]]\nname = "cdna"\n'
                       'targets = ["gfx90a"]\n')
     seen = {}
 
-    def build(entry, work):
-        seen[entry.id] = (os.environ.get("CCACHE_REMOTE_STORAGE"), os.environ.get("CMAKE_CXX_COMPILER_LAUNCHER"))
-        return builder(release_libs)(entry, work)
+    def pipeline_builder(recipe_path, *, env, **_):
+        def build(entry, work):
+            seen[entry.id] = (env.get("CCACHE_REMOTE_STORAGE"), env.get("CMAKE_CXX_COMPILER_LAUNCHER"))
+            return builder(release_libs)(entry, work)
 
-    monkeypatch.setattr(release_cli, "_pipeline_build_fn", lambda recipe_path: build)
+        return build
+
+    monkeypatch.setattr(make_release, "pipeline_builder", pipeline_builder)
     monkeypatch.setenv("TOOLKIT_COMPILE_CACHE", "redis://127.0.0.1:6390")
     monkeypatch.delenv("CCACHE_REMOTE_STORAGE", raising=False)
     out = tmp_path / "out"
     assert cli.main(["release", "--recipe", str(recipe), "--out", str(out)]) == 0
     assert seen == {"cp312-cdna": ("redis://127.0.0.1:6390", shutil.which("ccache"))}
-    assert "CCACHE_REMOTE_STORAGE" not in os.environ  # restored after the build
+    assert "CCACHE_REMOTE_STORAGE" not in os.environ  # given to the build, never set on this process
     assert subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=out, capture_output=True).returncode == 0

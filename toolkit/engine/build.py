@@ -10,8 +10,8 @@ import contextlib
 import dataclasses
 import os
 import shutil
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -73,6 +73,9 @@ class Build:
     _toolchain: Toolchain | None = None
     # Held from prepare() until unlock(): no other process writes into this work tree meanwhile.
     lock: WorkLock | None = None
+    # What the caller adds to the environment of every tool the build runs (CMake, the wheel build, auditwheel):
+    # a release's SOURCE_DATE_EPOCH, TZ and shared compile cache. Given to each tool, never set on this process.
+    env: Mapping[str, str] = field(default_factory=dict)
 
     def unlock(self) -> None:
         if self.lock is not None:
@@ -158,14 +161,15 @@ class Build:
 
     def ccache_env(self) -> dict[str, str]:
         """ccache's store in the toolkit cache, paths under the work tree made relative: a fresh build folder
-        (or a second worktree) hits what an earlier build compiled. Settings the caller made win."""
+        (or a second worktree) hits what an earlier build compiled. Settings the caller made (its environment,
+        the build's `env`) win."""
         if compiler_launcher() is None:
             return {}
         from toolkit.buildroot.sandbox import ccache_dir
 
         wanted = {"CCACHE_DIR": str(ccache_dir(self.fetch.cache.root)), "CCACHE_BASEDIR": str(self.workspace.root),
                   "CCACHE_NOHASHDIR": "true", **self.toolchain().ccache_env()}
-        return {k: v for k, v in wanted.items() if k not in os.environ}
+        return {k: v for k, v in wanted.items() if k not in os.environ and k not in self.env}
 
     @contextlib.contextmanager
     def tool_env(self) -> Iterator[dict[str, str]]:
@@ -177,7 +181,7 @@ class Build:
             shutil.rmtree(tmp)
         tmp.mkdir(parents=True)
         try:
-            yield {**self.ccache_env(), "TMPDIR": str(tmp)}
+            yield {**self.ccache_env(), **self.env, "TMPDIR": str(tmp)}
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -274,12 +278,13 @@ class Build:
         }
 
 
-def prepare(options: BuildOptions, preflight: bool = True) -> Build:
+def prepare(options: BuildOptions, preflight: bool = True, env: Mapping[str, str] | None = None) -> Build:
     """Settle the recipe, features, source and dependencies; fetch nothing in a dry run.
 
     preflight=False (patch check and refresh) locates ORT/ROCm/MIGraphX without requiring them: patching
-    needs only the source.
+    needs only the source. `env` is added to the environment of the tools the build runs (Build.env).
     """
+    env = dict(env or {})
     recipe = load_recipe(find_recipe(options.recipe, PROJECT_ROOT))
     chosen = feat.select_features(recipe, options.with_features, options.without_features)
     enabled = [name for name, on in chosen.items() if on]
@@ -307,7 +312,7 @@ def prepare(options: BuildOptions, preflight: bool = True) -> Build:
         if options.source and source_dir.is_dir():
             check_tree_fits(recipe, source_dir, enabled, PROJECT_ROOT)
         return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps,
-                     hipify=hipify_settings(recipe, options))
+                     hipify=hipify_settings(recipe, options), env=env)
     # Everything missing is reported at once, before anything is fetched or built.
     try:
         find = require_components if preflight else locate_components
@@ -331,7 +336,7 @@ def prepare(options: BuildOptions, preflight: bool = True) -> Build:
         lock.release()
         raise
     return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps, ort_home,
-                 hipify=hipify_settings(recipe, options), lock=lock)
+                 hipify=hipify_settings(recipe, options), lock=lock, env=env)
 
 
 def with_root_hint(exc: ToolkitError, recipe: Recipe) -> ToolkitError:

@@ -9,6 +9,7 @@ inputs are unchanged (see runner.py); `--dry-run` prints every stage's plan and 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from toolkit.cmake import build_stage, check_stage, configure_stage
@@ -73,10 +74,11 @@ def _until(specs: list[StageSpec], until: str, b: Build) -> list[StageSpec]:
     return specs[: names.index(until) + 1]
 
 
-def run_build(options: BuildOptions, until: str | None = None,
-              package: bool = False) -> tuple[Build, list[StageResult]]:
-    """Run the build's stages in order (with `package`, also wheel and repair); `until` stops after a stage."""
-    b = prepare(options)
+def run_build(options: BuildOptions, until: str | None = None, package: bool = False,
+              env: Mapping[str, str] | None = None) -> tuple[Build, list[StageResult]]:
+    """Run the build's stages in order (with `package`, also wheel and repair); `until` stops after a stage.
+    `env` is added to the environment of the tools the stages run (a release's: Build.env)."""
+    b = prepare(options, env=env)
     try:
         return b, _run_stages(b, options, until, package)
     finally:

@@ -1,32 +1,29 @@
-"""`release`, `container` and `container-image` commands.
+"""`release`, `container` and `container-image` commands: each parses its command line into a typed request
+and hands it on (release/make_release.py, release/container_session.py).
 
-Only the matrix and container code is imported up front: `release --print-matrix` and `container`
-need nothing beyond the standard library, so they run inside a bare build image too.
+Only standard-library code is imported up front: `release --print-matrix` and `container` need nothing more, so
+they run inside a bare build image too; a release that builds imports the pipeline when it starts.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
-import os
-import shlex
 import sys
 from pathlib import Path
 
-from toolkit.engine.options import RELEASE_PASSED, add_options, option_argv, options_from_args, release_overrides
-from toolkit.engine.workspace import default_build_root
-from toolkit.recipe.load import recipe_argument, recipes_dir
+from toolkit.engine.options import RELEASE_PASSED, add_options, options_from_args
+from toolkit.recipe.load import recipe_argument
 from toolkit.release import container, matrix
-from toolkit.release.settings import ReleaseSettings, from_table
-from toolkit.util import log
+from toolkit.release.container_session import run_container
+from toolkit.release.request import ContainerRequest, ReleaseRequest, load_settings
 from toolkit.util.argcheck import name_value_pairs
 from toolkit.util.errors import ToolkitError
-from toolkit.util.tomlread import load_toml
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("release", help="build the release matrix: wheels, SBOMs, provenance, SHA256SUMS")
-    p.add_argument("--recipe", type=recipe_argument, default="amdgpu-ep",
+    # Read as the string given: `container` reads a session's --recipe that exists only inside the container.
+    p.add_argument("--recipe", default="amdgpu-ep",
                    help="recipe name or TOML path with a [release] section (default: amdgpu-ep)")
     p.add_argument("--print-matrix", action="store_true",
                    help='print the matrix as JSON ({"include": [...]}) for a CI system to fan out')
@@ -87,100 +84,20 @@ def _container_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="print the engine command instead of running it")
 
 
-def load_settings(recipe: Path | None) -> ReleaseSettings:
-    if recipe is None:
-        return ReleaseSettings()
-    root = load_toml(recipe)
-    table = root.table("release", None)
-    return from_table(table, Path(recipe).resolve().parent) if table else ReleaseSettings()
-
-
-def cmd_release(args) -> int:
-    settings = load_settings(args.recipe)
-    entries = matrix.select(matrix.plan_matrix(settings), args.only)
+def cmd_release(args: argparse.Namespace) -> int:
+    request = ReleaseRequest(recipe=recipe_argument(args.recipe), only=tuple(args.only or ()), out=args.out,
+                             dry_run=args.dry_run, no_wait=args.no_wait, facts_out=args.facts_out,
+                             build=options_from_args(args, RELEASE_PASSED))
     if args.print_matrix:
-        sys.stdout.write(matrix.matrix_json(entries))
+        sys.stdout.write(matrix.matrix_json(request.entries()))
         return 0
-    from toolkit.release import compile_cache, in_root  # ccache only when a cache is configured
-    from toolkit.wheel.cli import _wheel_settings
+    from toolkit.release.make_release import make_release  # the build pipeline: not for --print-matrix
 
-    build_root = args.build_root or default_build_root()
-    out_dir = args.out or (Path(os.environ["TOOLKIT_OUT_DIR"]) if os.environ.get("TOOLKIT_OUT_DIR")
-                           else build_root / Path(args.recipe).stem / "dist")
-    url, origin = compile_cache.resolve_url(settings.compile_cache)
-    elsewhere = {e.id: in_root.root_for(e) for e in entries}   # before anything runs: a wrong root is an error
-    wheel = _wheel_settings(Path(args.recipe)) if settings.rocm else None   # the variants and their meta-package
-    variants = dict(wheel.rocm_variants) if wheel else {}
-    if args.dry_run:
-        print(f"recipe: {args.recipe}")
-        print(f"output: {out_dir} (SHA256SUMS, provenance.json, <wheel>.cdx.json per wheel"
-              f"{', the meta-package ' + wheel.distribution if wheel and variants else ''})")
-        print(f"compile cache: {compile_cache.redact(url) or 'off'} (from {origin})")
-        for entry in entries:
-            where = f", in a container of build root {elsewhere[entry.id]}" if elsewhere[entry.id] else ""
-            rocm = f", ROCm {entry.rocm.name} (root {entry.rocm.root})" if entry.rocm else ""
-            axes = [f"python {entry.python}" if entry.python else "",
-                    f"targets {';'.join(entry.gpu_targets)}" if entry.gpu_targets else "",
-                    f"toolchain {entry.toolchain.name}" if entry.toolchain else ""]
-            print(f"entry {entry.id}: {''.join(a + ', ' for a in axes if a)}"
-                  f"features {','.join(entry.features) or 'none'}{rocm}{where}")
-        return 0
-    cache = compile_cache.compile_cache_config(url, basedir=Path.cwd(), origin=origin)
-    log.info(f"compile cache: {cache.describe()}")
-    build_fn = _entry_build_fn(args, elsewhere, variants)
-    from toolkit.release.orchestrator import run_release
-    from toolkit.release.reproducible import release_env
-
-    saved = dict(os.environ)
-    os.environ.update({**release_env(Path(args.recipe), args.source), **cache.build_env()})
-    try:
-        # Entries built in containers of their roots record those roots' tools; the host's would say nothing true.
-        tools: dict | None = {} if all(elsewhere.values()) else None
-        run_release(entries, build_fn, out_dir, recipe=str(args.recipe), no_wait=args.no_wait, toolchain=tools,
-                    meta=in_root.meta_writer(wheel) if wheel and variants and not in_root.current_root() else None,
-                    facts_out=args.facts_out)
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    make_release(request)
     return 0
 
 
-def _entry_build_fn(args, elsewhere: dict[str, str | None], variants: dict[str, str]):
-    """How each entry is built: here through the pipeline, or in a container of its ROCm axis's root; either way
-    its wheel must be of its ROCm variant."""
-    from toolkit.release import in_root
-
-    given = options_from_args(args, RELEASE_PASSED)
-    overrides = release_overrides(given)
-    here = _pipeline_build_fn(Path(args.recipe))
-    if args.no_wait:
-        here = functools.partial(here, no_wait=True)
-    if overrides:
-        here = functools.partial(here, overrides=overrides)
-    # An entry built in a container of its root gets them on its command line, all but --build-dir: the
-    # container mounts its own build folder.
-    passed = option_argv(given, [n for n in RELEASE_PASSED if n != "build_root"])
-
-    def build(entry, work_dir: Path):
-        if elsewhere.get(entry.id):
-            wheel, facts = in_root.build_in_root_image(Path(args.recipe), entry, work_dir, release_args=passed,
-                                                       offline=args.offline)
-        else:
-            wheel, facts = here(entry, work_dir)
-        in_root.check_variant(entry, Path(wheel), variants)
-        return wheel, facts
-
-    return build
-
-
-def _pipeline_build_fn(recipe: Path):
-    """The pipeline builds and repairs one entry's wheel: build_release_entry(recipe, entry, dir)."""
-    from toolkit.release.entry import build_release_entry
-
-    return functools.partial(build_release_entry, recipe)
-
-
-def cmd_release_compare(args) -> int:
+def cmd_release_compare(args: argparse.Namespace) -> int:
     from toolkit.release.compare import compare_dirs
 
     differences = compare_dirs(args.first, args.second)
@@ -191,125 +108,16 @@ def cmd_release_compare(args) -> int:
     return 1 if differences else 0
 
 
-def cmd_container(args) -> int:
+def cmd_container(args: argparse.Namespace) -> int:
     session_args = args.args[1:] if args.args[:1] == ["--"] else args.args
-    if args.bind and not args.root:
-        raise ToolkitError("container --bind works only with --root (an image session binds the folders its "
-                           "arguments name by itself); drop --bind, or add --root NAME")
-    if args.root:
-        from toolkit.buildroot import session
-        from toolkit.release.hostpaths import check_host_paths
-
-        check_host_paths([("--source", args.source), *[("--bind", b) for b in args.bind]])
-
-        return session.run_command(args.root, args.session, session_args, project=Path.cwd(),
-                                   binds=[*args.bind, *([args.source] if args.source else [])],
-                                   env=name_value_pairs(args.env, "--env"), dry_run=args.dry_run)
-    recipe = args.recipe or _recipe_in(session_args)
-    extra_binds: list[Path] = []
-    if args.recipe and _recipe_in(session_args) is None and args.session in ("release", "build"):
-        session_args = ["--recipe", _recipe_for_session(args.recipe, extra_binds), *session_args]
-    release_settings = load_settings(recipe)
-    settings = release_settings.container
-    root = None if args.image else _session_root(args.session, session_args, release_settings)
-    if root:
-        from dataclasses import replace
-
-        settings = replace(settings, root=root, image=None)
-    image, runner, from_root = _image_and_runner(args, settings)
-    env = name_value_pairs(args.env, "--env")
-    container.check_values(image, env)  # before anything runs (git below, the engine)
-    from toolkit.buildroot.session import named_paths
-    from toolkit.release.hostpaths import check_host_paths
-
-    check_host_paths([("--source", args.source), ("--cache", args.cache), ("--out", args.out),
-                      ("--build-dir", args.build_dir), *[("bind", b) for b in named_paths(session_args)]])
-    engine = container.detect_engine(args.engine or settings.engine)
-    if engine.name == "podman":
-        from toolkit.buildroot.image import engine_env
-
-        os.environ.update(engine_env())
-    if not os.environ.get("SOURCE_DATE_EPOCH"):   # the host's checkout knows its commit time; a mount may not
-        from toolkit.release.reproducible import source_date_epoch
-
-        os.environ["SOURCE_DATE_EPOCH"] = str(source_date_epoch(Path.cwd()))
-    from toolkit.buildroot.sandbox import cache_dir
-
-    cache = (args.cache or cache_dir()).resolve()
-    mounts = container.Mounts(
-        project=Path.cwd(), source=args.source, cache=cache, out=args.out, build=args.build_dir or Path("build"),
-        binds=tuple([*named_paths(session_args), *extra_binds]),
-        cache_inside=str(cache) if from_root else container.CACHE)
-    rc = container.run_session(engine, image, args.session, session_args, mounts, env, runner=runner,
-                               network=args.network, dry_run=args.dry_run)
-    if rc != 0:
-        log.warn(f"session {args.session} {shlex.join(session_args)} failed in {image} (exit {rc})")
-    return rc
+    return run_container(ContainerRequest(
+        session=args.session, session_args=tuple(session_args), recipe=args.recipe, engine=args.engine,
+        image=args.image, runner=args.runner, source=args.source, cache=args.cache, out=args.out,
+        build_dir=args.build_dir, network=args.network, env=name_value_pairs(args.env, "--env"), root=args.root,
+        binds=tuple(args.bind), dry_run=args.dry_run))
 
 
-def _session_root(session: str, session_args: list[str], settings: ReleaseSettings) -> str | None:
-    """The build root whose image runs a `release` of a recipe with a ROCm axis: the root of the entries its --only
-    selects (they must share one). None for other sessions and recipes: [release.container] decides."""
-    if session != "release" or not settings.rocm:
-        return None
-    from toolkit.release.in_root import roots_of
-
-    only = [session_args[i + 1] for i, a in enumerate(session_args[:-1]) if a == "--only"]
-    only += [a.split("=", 1)[1] for a in session_args if a.startswith("--only=")]
-    roots = roots_of(matrix.select(matrix.plan_matrix(settings), only or None))
-    if len(roots) > 1:
-        raise ToolkitError(f"the release's entries are built in {len(roots)} build roots ({', '.join(roots)}), "
-                           "and a container runs one image",
-                           hint="run `python -m toolkit release` on the host, which runs each entry in its root's "
-                                "image, or select the entries of one root with --only")
-    return roots[0] if roots else None
-
-
-def _recipe_for_session(recipe: Path, binds: list[Path]) -> str:
-    """How the session inside names `container --recipe`'s recipe: by name or by its path in the project (mounted
-    whole, as the working directory), so the files it reaches (an `extends`, its series) come along; a recipe
-    outside the project by its path, with its folder mounted."""
-    project = Path.cwd().resolve()
-    if recipe.parent == recipes_dir(project):
-        return recipe.stem
-    if recipe.is_relative_to(project):
-        return str(recipe.relative_to(project))
-    binds.append(recipe.parent)
-    return str(recipe)
-
-
-def _recipe_in(session_args: list[str]) -> Path | None:
-    """The recipe a session's own arguments name (`--recipe NAME`, `--recipe=NAME`)."""
-    for i, arg in enumerate(session_args):
-        value = session_args[i + 1] if arg == "--recipe" and i + 1 < len(session_args) else \
-            arg.split("=", 1)[1] if arg.startswith("--recipe=") else None
-        if value is not None:
-            try:
-                return recipe_argument(value)
-            except ToolkitError:   # a path that exists only inside the container: the session reads it there
-                return None
-    return None
-
-
-def _image_and_runner(args, settings) -> tuple[str | container.RootFS, str, bool]:
-    """--image, else [release.container] image, else [release.container] root: with podman the root's folder itself
-    (made when missing), with docker the root's image (made when missing: `root image`); its sessions run
-    `python3 -m toolkit` with the root's toolkit venv. Also whether it is a build root's."""
-    if args.image or settings.image:
-        return args.image or settings.image, args.runner or settings.runner, False
-    if settings.root:
-        from toolkit.buildroot import image, rootfs
-
-        engine = container.detect_engine(args.engine or settings.engine)
-        if engine.name == "podman":
-            return rootfs.ensure(settings.root, Path.cwd(), dry_run=args.dry_run), args.runner or "toolkit", True
-        made = image.ensure_image(settings.root, Path.cwd(), engine.path, dry_run=args.dry_run)
-        return made.tag, args.runner or "toolkit", True
-    raise ToolkitError("no image to run in: give --image, or [release.container] image or root in the recipe",
-                       hint="e.g. `container --recipe umbrella-ep-real ...` runs in its build root")
-
-
-def cmd_container_image(args) -> int:
+def cmd_container_image(args: argparse.Namespace) -> int:
     settings = load_settings(args.recipe).container
     containerfile = args.file or settings.containerfile
     image = args.image or settings.image

@@ -95,7 +95,7 @@ def session_command(runner: str, session: str, args: list[str]) -> list[str]:
     raise ToolkitError(f"unknown session runner {runner!r}", hint="use 'nox' or 'toolkit'")
 
 
-def container_env(mounts: Mounts, environ: dict[str, str] | None = None,
+def container_env(mounts: Mounts, environ: Mapping[str, str] | None = None,
                   extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment a session needs inside: fixed paths plus what passes through from the host."""
     given: Mapping[str, str] = os.environ if environ is None else environ
@@ -190,9 +190,11 @@ def check_values(image: str | RootFS, env: dict[str, str] | None) -> None:
 
 def run_session(engine: Engine, image: str | RootFS, session: str, args: list[str], mounts: Mounts,
                 env: dict[str, str] | None = None, *, runner: str = "nox", network: str | None = None,
-                dry_run: bool = False) -> int:
+                dry_run: bool = False, host_env: Mapping[str, str] | None = None) -> int:
     """Run `session` with `args` inside `image`; returns the session's exit code. Every host folder is checked
-    first (toolkit.release.hostpaths); a dry run prints the command and creates nothing."""
+    first (toolkit.release.hostpaths); a dry run prints the command and creates nothing. `env` is set inside;
+    `host_env` is added to this process's environment for the engine's command and for what passes from the
+    host into the container (container_env.json)."""
     check_values(image, env)
     check_mounts(mounts)
     for what, path in (("project", mounts.project), ("source", mounts.source)):
@@ -201,13 +203,15 @@ def run_session(engine: Engine, image: str | RootFS, session: str, args: list[st
     for path in (mounts.cache, mounts.out, mounts.build):
         if path is not None and not dry_run:
             Path(path).mkdir(parents=True, exist_ok=True)
+    host = {**os.environ, **(host_env or {})}
     argv = run_argv(engine, image, session_command(runner, session, args), mounts,
-                    container_env(mounts, extra=env), network)
+                    container_env(mounts, host, extra=env), network)
     if dry_run:
         print(redact_text(shlex.join(argv)))   # --env values may hold a mirror URL with credentials
         return 0
     log.stage("container", f"{engine.name}: {session} {shlex.join(args)} in {image}")
-    return run(argv, f"{engine.name} run of {session} in {image}", output="terminal", check=False).returncode
+    return run(argv, f"{engine.name} run of {session} in {image}", output="terminal", check=False,
+               env=dict(host_env or {})).returncode
 
 
 def build_argv(engine: Engine, containerfile: Path, context: Path, tag: str,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from toolkit.cmake.commands import build_command, configure_command, find_cmake, find_ninja
 from toolkit.cmake.configure_stage import configure_defines
@@ -12,10 +14,11 @@ from toolkit.engine.options import BuildOptions, build_argv
 from toolkit.engine.pipeline import built_wheels, run_build
 
 
-def entry_options(recipe_path: Path, entry, no_wait: bool = False, overrides: dict | None = None) -> BuildOptions:
+def entry_options(recipe_path: Path, entry, no_wait: bool = False,
+                  overrides: Mapping[str, Any] | None = None) -> BuildOptions:
     """The build options of one entry: its own variant, features, GPU targets and toolchain, and a local version
     label so that entries never share a wheel name (none for the public entries, [release] public); `overrides` are
-    the release's own build options (--source, --mirror, --offline, --jobs, --build-dir)."""
+    the build options the release was given to pass on (engine.options.release_overrides)."""
     chain = entry.toolchain
     options = BuildOptions(recipe=str(recipe_path), variant=f"release-{entry.id}",
                            with_features=tuple(entry.features), gpu_targets=tuple(entry.gpu_targets),
@@ -26,10 +29,12 @@ def entry_options(recipe_path: Path, entry, no_wait: bool = False, overrides: di
 
 
 def build_release_entry(recipe_path: Path, entry, work_dir: Path, no_wait: bool = False,
-                        overrides: dict | None = None) -> tuple[Path, dict]:
-    """Build, package and repair one release matrix entry; returns its wheel and the facts for provenance."""
+                        overrides: Mapping[str, Any] | None = None,
+                        env: Mapping[str, str] | None = None) -> tuple[Path, dict]:
+    """Build, package and repair one release matrix entry; returns its wheel and the facts for provenance.
+    `env` is what the release adds to the environment of the build's tools (Build.env)."""
     options = entry_options(recipe_path, entry, no_wait, overrides)
-    b, _ = run_build(options, package=True)
+    b, _ = run_build(options, package=True, env=env)
     wheels = built_wheels(b)
     patches = [{"name": name, "sha256": sha, "phase": phase} for phase in ("base", "hipified")
                for name, sha in b.patch_pins(phase)]

@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
+from toolkit.engine.options import RELEASE_PASSED
 from toolkit.release import container
 from toolkit.release.matrix import Entry
 from toolkit.util import log
@@ -20,6 +22,9 @@ from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
 
 FACTS_FILE = "entry-facts.json"
+# The build options a release passes on to an entry built in a container of its root: all it was given but the
+# build folder, which `container --build-dir` mounts at its own path there.
+PASSED_INTO_ROOT = tuple(name for name in RELEASE_PASSED if name != "build_root")
 
 
 def current_root() -> str | None:
@@ -47,9 +52,10 @@ def roots_of(entries: list[Entry]) -> list[str]:
 
 
 def build_in_root_image(recipe: Path, entry: Entry, work_dir: Path, *, release_args: list[str],
-                        offline: bool) -> tuple[Path, dict]:
+                        offline: bool, env: Mapping[str, str] | None = None) -> tuple[Path, dict]:
     """`container --recipe RECIPE release --only ID` in a container of the entry's root, its build folder in
-    `work_dir`; the wheel it wrote and the facts of its build."""
+    `work_dir`; the wheel it wrote and the facts of its build. `release_args` are the build options passed on
+    (PASSED_INTO_ROOT), `env` what the release adds to the environment of that command."""
     root = entry.rocm.root if entry.rocm else "?"   # only entries of a ROCm axis come here
     build = work_dir / "build"
     build.mkdir(parents=True, exist_ok=True)
@@ -58,7 +64,8 @@ def build_in_root_image(recipe: Path, entry: Entry, work_dir: Path, *, release_a
             *(["--network", "none"] if offline else []),
             "release", "--only", entry.id, "--facts-out", facts_inside, *release_args]
     log.stage("release", f"{entry.id}: in a container of build root {root}")
-    proc = run(argv, f"release entry {entry.id} in a container of its root", output="terminal", check=False)
+    proc = run(argv, f"release entry {entry.id} in a container of its root", output="terminal", check=False,
+               env=dict(env or {}))
     if proc.returncode != 0:
         raise ToolkitError(f"release entry {entry.id} failed in a container of build root {root} "
                            f"(exit {proc.returncode})",
@@ -75,11 +82,12 @@ def build_in_root_image(recipe: Path, entry: Entry, work_dir: Path, *, release_a
     return wheels[0], facts
 
 
-def meta_writer(settings):
-    """Writes the meta-package of `settings` ([wheel] with rocm_variants) into the folder given."""
+def meta_writer(settings, source_date_epoch: str | None = None):
+    """Writes the meta-package of `settings` ([wheel] with rocm_variants) into the folder given, dated by
+    `source_date_epoch` (None: this process's $SOURCE_DATE_EPOCH)."""
     from toolkit.wheel.meta import write_meta_wheel
 
-    return lambda folder: write_meta_wheel(settings, folder)
+    return lambda folder: write_meta_wheel(settings, folder, source_date_epoch)
 
 
 def check_variant(entry: Entry, wheel: Path, variants: dict[str, str]) -> None:

@@ -12,7 +12,7 @@ import datetime as _dt
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,7 +62,9 @@ def _check_replaceable(out_dir: Path) -> None:
 def run_release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, *,
                 excludes: list[str] | None = None, recipe: str | None = None,
                 toolchain: dict | None = None, no_wait: bool = False, meta: MetaFn | None = None,
-                facts_out: Path | None = None) -> ReleaseResult:
+                facts_out: Path | None = None, env: Mapping[str, str] | None = None) -> ReleaseResult:
+    """Build every entry with `build_fn` and publish the records into `out_dir`. `env` is what the release adds
+    to its builds' environment (their SOURCE_DATE_EPOCH dates the records too); this process's is not changed."""
     if not entries:
         raise ToolkitError("nothing to release: the matrix selection is empty")
     out_dir = Path(out_dir).resolve()
@@ -71,21 +73,23 @@ def run_release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, *,
     try:
         staging_name = f"{out_dir.name}.staging"
         remove_stale_temporaries(out_dir.parent, (staging_name, f"{out_dir.name}.old"))
-        return _release(entries, build_fn, out_dir, excludes, recipe, toolchain, staging_name, meta, facts_out)
+        return _release(entries, build_fn, out_dir, excludes, recipe, toolchain, staging_name, meta, facts_out,
+                        dict(env or {}))
     finally:
         lock.release()
 
 
 def _release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, excludes: list[str] | None,
              recipe: str | None, toolchain: dict | None, staging_name: str, meta: MetaFn | None,
-             facts_out: Path | None) -> ReleaseResult:
+             facts_out: Path | None, env: dict[str, str]) -> ReleaseResult:
     _check_replaceable(out_dir)
     excludes = sbom.load_rocm_excludes() if excludes is None else excludes
     staging = make_temp_dir(out_dir.parent, staging_name)
     try:
         # A reproducible release (SOURCE_DATE_EPOCH set) records no run times: a rebuild gives the same file.
-        started = None if os.environ.get("SOURCE_DATE_EPOCH") else _now()
-        toolchain = provenance.collect_toolchain() if toolchain is None else toolchain
+        epoch = env.get("SOURCE_DATE_EPOCH") or os.environ.get("SOURCE_DATE_EPOCH") or None
+        started = None if epoch else _now()
+        toolchain = provenance.collect_toolchain(env=env) if toolchain is None else toolchain
         builds: list[dict] = []
         wheels: list[Path] = []
         sboms: list[Path] = []
@@ -113,7 +117,7 @@ def _release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, excludes: l
                 "toolkit:matrix:gpu-targets": ";".join(entry.gpu_targets),
                 "toolkit:matrix:features": ",".join(entry.features),
                 **_root_properties(facts),
-            }, inputs=facts)
+            }, inputs=facts, source_date_epoch=epoch)
             text = sbom.render(document)
             sbom_path = staging / (wheel.name + SBOM_SUFFIX)
             sbom.validate(text, str(sbom_path.name))

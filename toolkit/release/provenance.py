@@ -19,6 +19,7 @@ import re
 import shlex
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from toolkit import __version__
@@ -33,26 +34,28 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 BUILT_FROM = ("upstream_commit", "hip_version", "rocm_version", "rocm_variant")
 
 
-def collect_toolchain(tools_file: Path = TOOLS_FILE) -> dict[str, dict | None]:
-    """Each tool's resolved path and version line(s); None for a tool that is not installed."""
+def collect_toolchain(tools_file: Path = TOOLS_FILE, env: Mapping[str, str] | None = None) -> dict[str, dict | None]:
+    """Each tool's resolved path and version line(s); None for a tool that is not installed. `env` is what the
+    release adds to its builds' environment: the tools are asked as its builds run them."""
     spec = json.loads(Path(tools_file).read_text(encoding="utf-8"))["tools"]
+    environ = {**os.environ, **(env or {})}
     out: dict[str, dict | None] = {}
     for tool in spec:
         command = list(tool["command"])
-        if tool.get("env") and os.environ.get(tool["env"]):
+        if tool.get("env") and environ.get(tool["env"]):
             # CC/CXX may carry flags ("ccache gcc"); the first word that is not a launcher is the compiler.
-            command[0] = shlex.split(os.environ[tool["env"]])[-1]
+            command[0] = shlex.split(environ[tool["env"]])[-1]
         if tool["name"] == "python":
             command[0] = sys.executable
         path = shutil.which(command[0])
         if path is None:
             out[tool["name"]] = None
             continue
-        env = dict(os.environ)
+        tool_env = dict(environ)
         for key, value in tool.get("set_env", {}).items():
-            env.setdefault(key, value)
+            tool_env.setdefault(key, value)
         try:
-            proc = run([path, *command[1:]], check=False, timeout=60, env=env)
+            proc = run([path, *command[1:]], check=False, timeout=60, env=tool_env)
         except ToolkitError as exc:  # it cannot start, or hangs
             out[tool["name"]] = {"path": path, "version": None, "error": exc.message}
             continue

@@ -106,9 +106,9 @@ def _purl(name: str, version: str, filename: str) -> str:
     return f"pkg:pypi/{normalized}@{version}?file_name={filename}"
 
 
-def _timestamp() -> str:
-    # SOURCE_DATE_EPOCH makes the SBOM of a reproducible build byte-identical.
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+def _timestamp(source_date_epoch: str | None) -> str:
+    # SOURCE_DATE_EPOCH (a release's, else this process's) makes the SBOM of a reproducible build byte-identical.
+    epoch = source_date_epoch or os.environ.get("SOURCE_DATE_EPOCH")
     moment = (_dt.datetime.fromtimestamp(int(epoch), _dt.UTC) if epoch
               else _dt.datetime.now(_dt.UTC))
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -118,8 +118,8 @@ def _prop(name: str, value: str) -> dict:
     return {"name": name, "value": value}
 
 
-def wheel_sbom(wheel: Path, excludes: list[str] | None = None,
-               properties: dict[str, str] | None = None, inputs: dict | None = None) -> dict:
+def wheel_sbom(wheel: Path, excludes: list[str] | None = None, properties: dict[str, str] | None = None,
+               inputs: dict | None = None, source_date_epoch: str | None = None) -> dict:
     """The SBOM of `wheel` as a CycloneDX 1.7 JSON document (a dict); `inputs` are the build's facts (the
     source tree, its patches, its FetchContent dependencies), listed as the components the wheel was built from."""
     excludes = load_rocm_excludes() if excludes is None else excludes
@@ -170,7 +170,7 @@ def wheel_sbom(wheel: Path, excludes: list[str] | None = None,
         "serialNumber": "urn:uuid:" + str(uuid.uuid5(uuid.NAMESPACE_URL, "sha256:" + contents.sha256)),
         "version": 1,
         "metadata": {
-            "timestamp": _timestamp(),
+            "timestamp": _timestamp(source_date_epoch),
             "tools": {"components": [{"type": "application", "name": "ort-amdgpu-toolkit",
                                       "version": __version__}]},
             "component": {

@@ -58,12 +58,14 @@ def build_wheel(
     lib_dir: Path,
     build_info: BuildInfo | Mapping[str, Any],
     out_dir: Path,
+    env: Mapping[str, str] | None = None,
 ) -> Path:
     """Package `lib_dir`'s libraries as the recipe's wheel in `out_dir`; returns the wheel's path.
 
     The wheel is tagged py3-none-linux_<arch>: `repair_wheel` gives it the manylinux tag auditwheel
-    computes. SOURCE_DATE_EPOCH, when set, dates every entry; otherwise scikit-build-core's fixed epoch
-    does, so two builds of the same inputs are byte-identical either way.
+    computes. SOURCE_DATE_EPOCH (this process's, or `env`'s: what the caller adds to the build's
+    environment) dates every entry when set; otherwise scikit-build-core's fixed epoch does, so two builds
+    of the same inputs are byte-identical either way.
     """
     lib_dir, out_dir = Path(lib_dir), Path(out_dir)
     info = build_info if isinstance(build_info, BuildInfo) else BuildInfo.from_mapping(build_info)
@@ -79,7 +81,7 @@ def build_wheel(
         dist = Path(tmp) / "dist"
         cmd = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(project)]
         log.stage("wheel", f"building {settings.distribution} {settings.version} from {len(components)} libraries")
-        run(cmd, "wheel build", output="merge", env=_build_env(),
+        run(cmd, "wheel build", output="merge", env=_build_env(env or {}),
             hint="pip install scikit-build-core build, and check the generated project above")
         wheels = sorted(dist.glob("*.whl"))
         if len(wheels) != 1:
@@ -97,8 +99,8 @@ def linked_rocm(lib_dir: Path, components: tuple[Component, ...]) -> tuple[str, 
     return tuple(sorted(name for name in needed if matches_any(name, rocm_excludes())))
 
 
-def _build_env() -> dict[str, str]:
-    env = dict(os.environ)
+def _build_env(added: Mapping[str, str]) -> dict[str, str]:
+    env = {**os.environ, **added}
     # A user's pip or scikit-build-core configuration must not change what the recipe asked for.
     for key in list(env):
         if key.startswith("SKBUILD_") or key.startswith("PIP_CONFIG"):

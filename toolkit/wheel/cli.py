@@ -10,11 +10,15 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolkit.recipe.load import recipe_argument
 from toolkit.util.argcheck import name_value_pairs
 from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlread import load_toml
+
+if TYPE_CHECKING:  # imported inside each command, as the stage modules are
+    from toolkit.wheel.settings import Component, WheelSettings
 
 
 def _recipe_section(recipe: Path, section: str):
@@ -24,7 +28,8 @@ def _recipe_section(recipe: Path, section: str):
     return table.table(section), recipe.resolve().parent
 
 
-def _wheel_settings(recipe: Path):
+def recipe_wheel_settings(recipe: Path) -> WheelSettings:
+    """The [wheel] section of a recipe file (what `wheel`, `repair`, `meta-wheel` and a release read)."""
     from toolkit.wheel.settings import from_table
 
     t, folder = _recipe_section(recipe, "wheel")
@@ -45,7 +50,7 @@ def _smoke_settings(recipe: Path | None):
 def cmd_meta_wheel(args: argparse.Namespace) -> int:
     from toolkit.wheel.meta import write_meta_wheel
 
-    print(write_meta_wheel(_wheel_settings(args.recipe), args.out))
+    print(write_meta_wheel(recipe_wheel_settings(args.recipe), args.out))
     return 0
 
 
@@ -53,7 +58,7 @@ def cmd_wheel(args: argparse.Namespace) -> int:
     from toolkit.wheel.build import build_wheel
     from toolkit.wheel.buildinfo import BuildInfo
 
-    settings = _wheel_settings(args.recipe)
+    settings = recipe_wheel_settings(args.recipe)
     data: dict = {}
     if args.build_info:
         try:
@@ -73,9 +78,10 @@ def cmd_wheel(args: argparse.Namespace) -> int:
 def cmd_repair(args: argparse.Namespace) -> int:
     from toolkit.wheel.repair import repair_wheel
 
-    extra, components = list(args.exclude), ()
+    extra: list[str] = list(args.exclude)
+    components: tuple[Component, ...] = ()
     if args.recipe:
-        settings = _wheel_settings(args.recipe)
+        settings = recipe_wheel_settings(args.recipe)
         extra += list(settings.excludes)
         components = settings.components
     result = repair_wheel(args.wheel, args.out or args.wheel.parent / "repaired", extra, components, args.rocm_path)

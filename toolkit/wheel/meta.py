@@ -80,9 +80,10 @@ def meta_wheel_bytes(settings: WheelSettings, epoch: int) -> tuple[str, bytes]:
 ZIP_LAST = 4354819199
 
 
-def write_meta_wheel(settings: WheelSettings, out_dir: Path) -> Path:
-    """Write the meta-package's wheel into out_dir (made when missing); every failure is one error line."""
-    text = os.environ.get("SOURCE_DATE_EPOCH", "") or "0"
+def write_meta_wheel(settings: WheelSettings, out_dir: Path, source_date_epoch: str | None = None) -> Path:
+    """Write the meta-package's wheel into out_dir (made when missing); every failure is one error line. Its
+    entries are dated by `source_date_epoch` (a release's), else $SOURCE_DATE_EPOCH, else 1980."""
+    text = source_date_epoch or os.environ.get("SOURCE_DATE_EPOCH", "") or "0"
     if not text.isdigit() or int(text) > ZIP_LAST:
         raise ToolkitError(f"env SOURCE_DATE_EPOCH={shorten(text, 40)!r}: expected seconds since 1970 (digits "
                            f"only, at most {ZIP_LAST}: the last date a zip entry holds, 2107-12-31)")

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import zipfile
 from calendar import timegm
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -153,25 +153,28 @@ def check_tree(root: Path, excludes: Iterable[str], rocm_directory: Callable[[st
     return found
 
 
-def _epoch_of(wheel: Path) -> str:
-    """SOURCE_DATE_EPOCH for auditwheel: the caller's, else the built wheel's own entry date.
+def _epoch_of(wheel: Path, env: Mapping[str, str]) -> str:
+    """SOURCE_DATE_EPOCH for auditwheel: the caller's (`env`, what it adds to the environment, else this
+    process's), else the built wheel's own entry date.
 
     auditwheel dates entries with SOURCE_DATE_EPOCH or, without it, the unpack directory's mtime (the
     time of the run), which would make every repaired wheel different.
     """
-    if os.environ.get("SOURCE_DATE_EPOCH"):
-        return os.environ["SOURCE_DATE_EPOCH"]
+    given = env.get("SOURCE_DATE_EPOCH") or os.environ.get("SOURCE_DATE_EPOCH")
+    if given:
+        return given
     with zipfile.ZipFile(wheel) as archive:
         stamp = max(info.date_time for info in archive.infolist())
     return str(timegm((*stamp, 0, 0, 0)))
 
 
 def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), components: Iterable[Component] = (),
-                 rocm_paths: Iterable[str | Path] = ()) -> RepairResult:
+                 rocm_paths: Iterable[str | Path] = (), env: Mapping[str, str] | None = None) -> RepairResult:
     """Repair `wheel` into `out_dir`.
 
     excludes: soname patterns to leave external beyond ROCm's (the recipe's extras); components: the recipe's
-    [wheel] components (their runpath and loads); rocm_paths: ROCm installs besides /opt/rocm* and $ROCM_PATH.
+    [wheel] components (their runpath and loads); rocm_paths: ROCm installs besides /opt/rocm* and $ROCM_PATH;
+    env: what the caller adds to auditwheel's environment (a release's SOURCE_DATE_EPOCH).
     """
     wheel, out_dir = Path(wheel), Path(out_dir)
     if not wheel.is_file():
@@ -200,7 +203,7 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
         rocm = [n for n in needs if n.kind == "rocm"]
         # Libraries that are ROCm by place or package, not by name, are excluded by their exact soname.
         patterns = tuple(dict.fromkeys((*resolver.patterns, *(n.soname for n in rocm))))
-        repaired = _auditwheel(staged, wheel, tmp_path / "out", patterns, patchelf)
+        repaired = _auditwheel(staged, wheel, tmp_path / "out", patterns, patchelf, env or {})
         platform_tags = parse_wheel_filename(repaired.name).platform_tags
         unpacked = tmp_path / "unpacked"
         with zipfile.ZipFile(repaired) as archive:
@@ -229,14 +232,15 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
                         tuple(needs))
 
 
-def _auditwheel(staged: Path, wheel: Path, out: Path, patterns: tuple[str, ...], patchelf: Path) -> Path:
+def _auditwheel(staged: Path, wheel: Path, out: Path, patterns: tuple[str, ...], patchelf: Path,
+                added: Mapping[str, str]) -> Path:
     # Each value glued to its option, the wheel an absolute path: none of them reads as an option.
     cmd = [sys.executable, "-m", "auditwheel", "repair", f"--wheel-dir={Path(out).absolute()}"]
     cmd += [f"--exclude={pattern}" for pattern in patterns]
     cmd.append(str(Path(staged).absolute()))
     # auditwheel runs the first patchelf on PATH: the one find_patchelf chose.
-    env = dict(os.environ, SOURCE_DATE_EPOCH=_epoch_of(wheel),
-               PATH=os.pathsep.join([str(patchelf.parent), os.environ.get("PATH", "")]))
+    env = {**os.environ, **added, "SOURCE_DATE_EPOCH": _epoch_of(wheel, added),
+           "PATH": os.pathsep.join([str(patchelf.parent), os.environ.get("PATH", "")])}
     log.stage("repair", f"auditwheel repair {wheel.name} ({len(patterns)} exclude patterns)")
     # auditwheel zips entries with the modes its unpacked copy got, so the caller's umask would
     # leak into the wheel's bytes; a fixed one keeps repairs identical across machines.

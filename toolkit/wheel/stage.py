@@ -42,7 +42,7 @@ def wheel_stage(b: Build) -> Stage:
 
     def run() -> None:
         shutil.rmtree(ws.wheel_raw, ignore_errors=True)
-        build_wheel(settings, ws.lib, b.build_facts(), ws.wheel_raw)
+        build_wheel(settings, ws.lib, b.build_facts(), ws.wheel_raw, env=b.env)
 
     # The templates are what the wheel's Python is made of (its self-check included): a change rebuilds the wheel.
     def inputs() -> dict:
@@ -62,7 +62,7 @@ def repair_stage(b: Build) -> Stage:
         tmp = make_temp_dir(ws.root, "wheelhouse")
         try:
             repair_wheel(wheels[0], tmp, settings.excludes, settings.components,
-                         [b.options.rocm_path] if b.options.rocm_path else [])
+                         [b.options.rocm_path] if b.options.rocm_path else [], env=b.env)
             replace_dir(tmp, ws.wheelhouse)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)

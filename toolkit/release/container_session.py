@@ -1,0 +1,157 @@
+"""`container` on a request: run a session in a container, a build root's or an image's (podman or docker).
+
+The session's own arguments are read with the parser of the command they are for (`release`, `build`): the recipe
+they name chooses the container's defaults ([release.container]), and a release's `--only` the build root whose
+image runs it. What the engine and the session need beyond this process's environment (podman's configuration,
+SOURCE_DATE_EPOCH) is handed to them, never set on this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+from dataclasses import replace
+from pathlib import Path
+
+from toolkit.buildroot import image as root_image
+from toolkit.buildroot import rootfs, session
+from toolkit.buildroot.sandbox import cache_dir
+from toolkit.cli import command_parser, expand_feature_flags
+from toolkit.recipe.load import recipe_argument, recipes_dir
+from toolkit.release import container, matrix
+from toolkit.release.hostpaths import check_host_paths
+from toolkit.release.in_root import roots_of
+from toolkit.release.reproducible import source_date_epoch
+from toolkit.release.request import ContainerRequest, load_settings
+from toolkit.release.settings import ContainerSettings, ReleaseSettings
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+
+# Sessions whose arguments are a toolkit command's, by the command: a toolkit command, or a nox session that runs
+# it (noxfile.py: hipify, wheel and smoke run `build`).
+SESSION_COMMANDS = {"release": "release", "build": "build", "hipify": "build", "wheel": "build", "smoke": "build"}
+
+
+def run_container(request: ContainerRequest) -> int:
+    if request.binds and not request.root:
+        raise ToolkitError("container --bind works only with --root (an image session binds the folders its "
+                           "arguments name by itself); drop --bind, or add --root NAME")
+    if request.root:
+        return _run_in_root(request)
+    args = list(request.session_args)
+    given = session_options(request.session, args)
+    named = _recipe_named(given)
+    extra_binds: list[Path] = []
+    if request.recipe and given is not None and given.recipe is None and request.session in ("release", "build"):
+        args = ["--recipe", _recipe_for_session(request.recipe, extra_binds), *args]
+    release_settings = load_settings(request.recipe or named)
+    settings = release_settings.container
+    root = None if request.image else _session_root(request.session, given, release_settings)
+    if root:
+        settings = replace(settings, root=root, image=None)
+    image, runner, from_root = _image_and_runner(request, settings)
+    container.check_values(image, dict(request.env))  # before anything runs (git below, the engine)
+    check_host_paths([("--source", request.source), ("--cache", request.cache), ("--out", request.out),
+                      ("--build-dir", request.build_dir), *[("bind", b) for b in session.named_paths(args)]])
+    engine = container.detect_engine(request.engine or settings.engine)
+    cache = (request.cache or cache_dir()).resolve()
+    mounts = container.Mounts(
+        project=Path.cwd(), source=request.source, cache=cache, out=request.out,
+        build=request.build_dir or Path("build"), binds=tuple([*session.named_paths(args), *extra_binds]),
+        cache_inside=str(cache) if from_root else container.CACHE)
+    rc = container.run_session(engine, image, request.session, args, mounts, dict(request.env), runner=runner,
+                               network=request.network, dry_run=request.dry_run, host_env=_host_env(engine))
+    if rc != 0:
+        log.warn(f"session {request.session} {shlex.join(args)} failed in {image} (exit {rc})")
+    return rc
+
+
+def _run_in_root(request: ContainerRequest) -> int:
+    check_host_paths([("--source", request.source), *[("--bind", b) for b in request.binds]])
+    return session.run_command(request.root or "", request.session, list(request.session_args), project=Path.cwd(),
+                               binds=[*request.binds, *([request.source] if request.source else [])],
+                               env=dict(request.env), dry_run=request.dry_run)
+
+
+def _host_env(engine: container.Engine) -> dict[str, str]:
+    """What the engine's command and the session need added to this process's environment: podman's
+    configuration where it runs as root without systemd, and SOURCE_DATE_EPOCH, which the host's checkout knows
+    (its commit time) and a mount may not."""
+    env = root_image.engine_env() if engine.name == "podman" else {}
+    if not os.environ.get("SOURCE_DATE_EPOCH"):
+        env["SOURCE_DATE_EPOCH"] = str(source_date_epoch(Path.cwd()))
+    return env
+
+
+def session_options(session_name: str, args: list[str]) -> argparse.Namespace | None:
+    """The session's arguments as its command reads them (None for a session that is no such command); a
+    recipe they do not name is None, not the command's default."""
+    command = SESSION_COMMANDS.get(session_name)
+    if command is None:
+        return None
+    parser = command_parser(command)
+    parser.set_defaults(recipe=None)
+    parser.exit_on_error = False
+    # -h is for the session inside, not a help text here.
+    wanted = [a for a in expand_feature_flags(args) if a not in ("-h", "--help")]
+    try:
+        known, _ = parser.parse_known_args(wanted)
+    except argparse.ArgumentError as exc:
+        raise ToolkitError(f"container: the arguments of session {session_name}: {exc}") from None
+    return known
+
+
+def _recipe_named(given: argparse.Namespace | None) -> Path | None:
+    """The recipe a session's own arguments name, when it exists here."""
+    if given is None or given.recipe is None:
+        return None
+    try:
+        return recipe_argument(given.recipe)
+    except ToolkitError:   # a path that exists only inside the container: the session reads it there
+        return None
+
+
+def _session_root(session_name: str, given: argparse.Namespace | None, settings: ReleaseSettings) -> str | None:
+    """The build root whose image runs a `release` of a recipe with a ROCm axis: the root of the entries its --only
+    selects (they must share one). None for other sessions and recipes: [release.container] decides."""
+    if session_name != "release" or not settings.rocm or given is None:
+        return None
+    roots = roots_of(matrix.select(matrix.plan_matrix(settings), given.only or None))
+    if len(roots) > 1:
+        raise ToolkitError(f"the release's entries are built in {len(roots)} build roots ({', '.join(roots)}), "
+                           "and a container runs one image",
+                           hint="run `python -m toolkit release` on the host, which runs each entry in its root's "
+                                "image, or select the entries of one root with --only")
+    return roots[0] if roots else None
+
+
+def _recipe_for_session(recipe: Path, binds: list[Path]) -> str:
+    """How the session inside names `container --recipe`'s recipe: by name or by its path in the project (mounted
+    whole, as the working directory), so the files it reaches (an `extends`, its series) come along; a recipe
+    outside the project by its path, with its folder mounted."""
+    project = Path.cwd().resolve()
+    if recipe.parent == recipes_dir(project):
+        return recipe.stem
+    if recipe.is_relative_to(project):
+        return str(recipe.relative_to(project))
+    binds.append(recipe.parent)
+    return str(recipe)
+
+
+def _image_and_runner(request: ContainerRequest,
+                      settings: ContainerSettings) -> tuple[str | container.RootFS, str, bool]:
+    """--image, else [release.container] image, else [release.container] root: with podman the root's folder itself
+    (made when missing), with docker the root's image (made when missing: `root image`); its sessions run
+    `python3 -m toolkit` with the root's toolkit venv. Also whether it is a build root's."""
+    if request.image or settings.image:
+        return request.image or settings.image or "", request.runner or settings.runner, False
+    if settings.root:
+        engine = container.detect_engine(request.engine or settings.engine)
+        if engine.name == "podman":
+            return (rootfs.ensure(settings.root, Path.cwd(), dry_run=request.dry_run), request.runner or "toolkit",
+                    True)
+        made = root_image.ensure_image(settings.root, Path.cwd(), engine.path, dry_run=request.dry_run)
+        return made.tag, request.runner or "toolkit", True
+    raise ToolkitError("no image to run in: give --image, or [release.container] image or root in the recipe",
+                       hint="e.g. `container --recipe umbrella-ep-real ...` runs in its build root")

@@ -1,0 +1,69 @@
+"""A release request settled before anything is built: its entries and where each is built, the output folder,
+the compile cache, the recipe's ROCm variants; and the dry run's account of it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from toolkit.engine.workspace import default_build_root
+from toolkit.release import compile_cache, in_root
+from toolkit.release.matrix import Entry
+from toolkit.release.request import ReleaseRequest, load_settings
+from toolkit.wheel.cli import recipe_wheel_settings
+from toolkit.wheel.settings import WheelSettings
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    request: ReleaseRequest
+    entries: tuple[Entry, ...]
+    out_dir: Path
+    cache_url: str | None                 # the shared compile cache (None: off)
+    cache_origin: str                     # where that setting came from, for messages
+    # entry id -> the build root whose container builds it (None: built here)
+    elsewhere: dict[str, str | None] = field(default_factory=dict)
+    # The recipe's [wheel], read when the matrix has a ROCm axis: its variants and their meta-package.
+    wheel: WheelSettings | None = None
+
+    @property
+    def variants(self) -> dict[str, str]:
+        return dict(self.wheel.rocm_variants) if self.wheel else {}
+
+    @property
+    def writes_meta(self) -> bool:
+        """The meta-package the ROCm variants sit behind is written where the whole release is: on the host."""
+        return bool(self.wheel and self.variants and not in_root.current_root())
+
+    @property
+    def all_elsewhere(self) -> bool:
+        return all(self.elsewhere.values())
+
+
+def plan_release(request: ReleaseRequest) -> ReleasePlan:
+    settings = load_settings(request.recipe)
+    entries = tuple(request.entries())
+    out_dir = request.out or (Path(os.environ["TOOLKIT_OUT_DIR"]) if os.environ.get("TOOLKIT_OUT_DIR")
+                              else (request.build.build_root or default_build_root()) / request.recipe.stem / "dist")
+    url, origin = compile_cache.resolve_url(settings.compile_cache)
+    elsewhere = {e.id: in_root.root_for(e) for e in entries}   # before anything runs: a wrong root is an error
+    wheel = recipe_wheel_settings(request.recipe) if settings.rocm else None
+    return ReleasePlan(request, entries, out_dir, url, origin, elsewhere, wheel)
+
+
+def print_plan(plan: ReleasePlan) -> None:
+    wheel = plan.wheel
+    print(f"recipe: {plan.request.recipe}")
+    print(f"output: {plan.out_dir} (SHA256SUMS, provenance.json, <wheel>.cdx.json per wheel"
+          f"{', the meta-package ' + wheel.distribution if wheel and plan.variants else ''})")
+    print(f"compile cache: {compile_cache.redact(plan.cache_url) or 'off'} (from {plan.cache_origin})")
+    for entry in plan.entries:
+        root = plan.elsewhere[entry.id]
+        where = f", in a container of build root {root}" if root else ""
+        rocm = f", ROCm {entry.rocm.name} (root {entry.rocm.root})" if entry.rocm else ""
+        axes = [f"python {entry.python}" if entry.python else "",
+                f"targets {';'.join(entry.gpu_targets)}" if entry.gpu_targets else "",
+                f"toolchain {entry.toolchain.name}" if entry.toolchain else ""]
+        print(f"entry {entry.id}: {''.join(a + ', ' for a in axes if a)}"
+              f"features {','.join(entry.features) or 'none'}{rocm}{where}")
