@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import sys
 
 from toolkit import __version__
 from toolkit.util import log
 from toolkit.util import toolenv as tools
+from toolkit.util.argcheck import expand_feature_flags
 from toolkit.util.errors import ToolkitError
 from toolkit.util.redact import redact_text
 
@@ -84,12 +86,13 @@ def _register_commands(sub: argparse._SubParsersAction, quick: str | None) -> No
     from toolkit.upstream import cli as upstream_cli
     from toolkit.wheel import cli as wheel_cli
 
-    for register in (engine_cli.register, patching_cli.register, release_cli.register, publish_cli.register,
-                     wheel_cli.register, sources_cli.register, hipify_cli.register, buildroot_cli.register,
-                     workdirs_cli.register, compile_check_cli.register, upstream_cli.register):
+    release = functools.partial(release_cli.register, command_parser=command_parser)
+    for register in (engine_cli.register, patching_cli.register, release, publish_cli.register, wheel_cli.register,
+                     sources_cli.register, hipify_cli.register, buildroot_cli.register, workdirs_cli.register,
+                     compile_check_cli.register, upstream_cli.register):
         register(sub)
-    # `docs reference` documents this whole command line: it is handed the builder (it cannot import this
-    # module, which imports it).
+    # `docs reference` documents this whole command line and `container` reads a session's arguments with that
+    # session's parser: both are handed what they need (they cannot import this module, which imports them).
     docs_cli.register(sub, command_line=build_parser)
     # One `patch` command: ACTION SERIES TREE on any tree, or (no ACTION) on a recipe's work tree.
     engine_cli.add_recipe_patching(sub.choices["patch"])
@@ -104,18 +107,6 @@ def command_parser(command: str) -> argparse.ArgumentParser:
             return action.choices[command]
     raise ToolkitError(f"no command named {command!r}")
 
-
-def expand_feature_flags(argv: list[str]) -> list[str]:
-    """`--with-hipdnn` reads better on a command line; argparse wants `--with hipdnn`."""
-    out = []
-    for arg in argv:
-        for flag in ("--with-", "--without-"):
-            if arg.startswith(flag) and len(arg) > len(flag):
-                out += [flag[:-1], arg[len(flag):]]
-                break
-        else:
-            out.append(arg)
-    return out
 
 
 def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:

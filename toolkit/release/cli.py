@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from toolkit.engine.options import RELEASE_PASSED, add_options, options_from_args
@@ -20,7 +21,7 @@ from toolkit.util.argcheck import name_value_pairs
 from toolkit.util.errors import ToolkitError
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction, command_parser: Callable[[str], argparse.ArgumentParser]) -> None:
     p = sub.add_parser("release", help="build the release matrix: wheels, SBOMs, provenance, SHA256SUMS")
     # Read as the string given: `container` reads a session's --recipe that exists only inside the container.
     p.add_argument("--recipe", default="amdgpu-ep",
@@ -66,7 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --root: another host folder to bind at the same path (repeatable)")
     c.add_argument("session", help="the session to run inside")
     c.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the session")
-    c.set_defaults(func=cmd_container)
+    c.set_defaults(func=cmd_container, command_parser=command_parser)
 
     i = sub.add_parser("container-image", help="build the release build image from its Containerfile")
     _container_options(i)
@@ -114,7 +115,7 @@ def cmd_container(args: argparse.Namespace) -> int:
         session=args.session, session_args=tuple(session_args), recipe=args.recipe, engine=args.engine,
         image=args.image, runner=args.runner, source=args.source, cache=args.cache, out=args.out,
         build_dir=args.build_dir, network=args.network, env=name_value_pairs(args.env, "--env"), root=args.root,
-        binds=tuple(args.bind), dry_run=args.dry_run))
+        binds=tuple(args.bind), dry_run=args.dry_run, command_parser=args.command_parser))
 
 
 def cmd_container_image(args: argparse.Namespace) -> int:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from toolkit.buildroot import image as root_image
 from toolkit.buildroot import rootfs, session
 from toolkit.buildroot.sandbox import cache_dir
-from toolkit.cli import command_parser, expand_feature_flags
 from toolkit.recipe.load import recipe_argument, recipes_dir
 from toolkit.release import container, matrix
 from toolkit.release.hostpaths import check_host_paths
@@ -26,6 +26,7 @@ from toolkit.release.reproducible import source_date_epoch
 from toolkit.release.request import ContainerRequest, load_settings
 from toolkit.release.settings import ContainerSettings, ReleaseSettings
 from toolkit.util import log
+from toolkit.util.argcheck import expand_feature_flags
 from toolkit.util.errors import ToolkitError
 
 # Sessions whose arguments are a toolkit command's, by the command: a toolkit command, or a nox session that runs
@@ -40,7 +41,7 @@ def run_container(request: ContainerRequest) -> int:
     if request.root:
         return _run_in_root(request)
     args = list(request.session_args)
-    given = session_options(request.session, args)
+    given = session_options(request.session, args, request.command_parser)
     named = _recipe_named(given)
     extra_binds: list[Path] = []
     if request.recipe and given is not None and given.recipe is None and request.session in ("release", "build"):
@@ -84,11 +85,12 @@ def _host_env(engine: container.Engine) -> dict[str, str]:
     return env
 
 
-def session_options(session_name: str, args: list[str]) -> argparse.Namespace | None:
+def session_options(session_name: str, args: list[str],
+                    command_parser: Callable[[str], argparse.ArgumentParser] | None) -> argparse.Namespace | None:
     """The session's arguments as its command reads them (None for a session that is no such command); a
     recipe they do not name is None, not the command's default."""
     command = SESSION_COMMANDS.get(session_name)
-    if command is None:
+    if command is None or command_parser is None:
         return None
     parser = command_parser(command)
     parser.set_defaults(recipe=None)

@@ -4,7 +4,8 @@ make_release.py and container_session.py act on them. Standard library only, as 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import argparse
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +49,8 @@ class ContainerRequest:
     root: str | None = None               # run in this build root itself instead of an image
     binds: tuple[Path, ...] = ()          # with root: more host folders bound at the same path
     dry_run: bool = False                 # print the engine's command instead of running it
+    # How `python -m toolkit COMMAND` parses its arguments: a session's own are read with it (None: not read).
+    command_parser: Callable[[str], argparse.ArgumentParser] | None = None
 
 
 def load_settings(recipe: Path | None) -> ReleaseSettings:

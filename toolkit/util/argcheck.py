@@ -206,3 +206,16 @@ def name_value_pairs(items: list[str], option: str) -> dict[str, str]:
         env_assignment(name, value, option)
         out[name] = value
     return out
+
+
+def expand_feature_flags(argv: list[str]) -> list[str]:
+    """`--with-hipdnn` reads better on a command line; argparse wants `--with hipdnn`."""
+    out = []
+    for arg in argv:
+        for flag in ("--with-", "--without-"):
+            if arg.startswith(flag) and len(arg) > len(flag):
+                out += [flag[:-1], arg[len(flag):]]
+                break
+        else:
+            out.append(arg)
+    return out
