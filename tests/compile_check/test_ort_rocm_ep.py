@@ -33,7 +33,7 @@ def upstream() -> Path:
 
 def test_recipe_is_data_with_reasons_and_a_sample_of_at_least_30_units():
     recipe = load_recipe(RECIPE)
-    hip, cc = recipe.extra["hipify"], recipe.extra["compile_check"]
+    hip, cc = recipe.hipify, recipe.compile_check
     assert all(e.reason.strip() for e in hip.exclude) and len(hip.exclude) >= 50
     assert hip.overlay and any(s.from_ == "kCudaExecutionProvider" for s in hip.substitutions)
     assert cc.targets == ("gfx942",) and len(cc.sample) >= 30

@@ -112,7 +112,7 @@ def test_a_min_rate_that_is_no_percentage_is_refused(tmp_path, value, said):
 def test_a_recipe_min_rate_follows_the_same_rule(tmp_path):
     with pytest.raises(RecipeError, match=r"key 'compile_check.min_rate': 0.95 is ambiguous"):
         load_recipe(_project(tmp_path, "min_rate = 0.95\n"))
-    assert load_recipe(_project(tmp_path, "min_rate = 95\n")).extra["compile_check"].min_rate == 95
+    assert load_recipe(_project(tmp_path, "min_rate = 95\n")).compile_check.min_rate == 95
     with pytest.raises(RecipeError, match=r"key 'compile_check.expected_failure\[0\].reason': must say why"):
         load_recipe(_project(tmp_path, '[[compile_check.expected_failure]]\nunit = "a.cu"\nreason = " "\n'))
 
@@ -168,7 +168,7 @@ def test_without_the_root_a_target_is_checked_for_its_form(tmp_path):
 def test_a_rate_is_compared_in_whole_units_not_floating_point(tmp_path):
     from toolkit.compile_check.verdict import judge
 
-    settings = load_recipe(_project(tmp_path)).extra["compile_check"]
+    settings = load_recipe(_project(tmp_path)).compile_check
     results = [{"unit": f"u{i}.cu", "ok": i < 29, "error": "" if i < 29 else "u.cu:1:1: no"} for i in range(100)]
     report = {"engine": "builtin", "results": results, "compiled": 29, "units": 100, "rate": 29 / 100}
     assert judge(report, settings, 29).failure is None

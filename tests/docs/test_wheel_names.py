@@ -17,7 +17,7 @@ def distributions() -> tuple[set[str], set[str]]:
     for path in sorted((ROOT / "recipes").glob("*.toml")):
         if path.name.endswith(".lock.toml"):
             continue
-        wheel = load_recipe(path).extra.get("wheel")
+        wheel = load_recipe(path).wheel
         if wheel is None:
             continue
         if wheel.rocm_variants:

@@ -84,7 +84,7 @@ def test_not_a_deb_or_no_data_member_is_named(tmp_path):
 
 def sample_ort_packages():
     recipe = load_recipe(find_recipe("amdgpu-ep", PROJECT_ROOT))
-    return recipe, recipe.extra["ort"]
+    return recipe, recipe.ort
 
 
 @pytest.mark.network  # Debian's live Packages index

@@ -173,7 +173,7 @@ def test_preflight_names_the_missing_debian_mirror(tmp_path, monkeypatch):
 def test_sample_recipe_names_no_mirror_host():
     from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
 
-    ort = load_recipe(find_recipe("amdgpu-ep", PROJECT_ROOT)).extra["ort"]
+    ort = load_recipe(find_recipe("amdgpu-ep", PROJECT_ROOT)).ort
     assert {p.archive.url.split("_")[-1] for p in ort.packages} == {"amd64.deb", "arm64.deb"}
     assert all(p.archive.url.startswith("debian:pool/main/o/onnxruntime/") and p.archive.sha256 for p in ort.packages)
 

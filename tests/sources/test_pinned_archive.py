@@ -205,7 +205,7 @@ def test_ort_recipe_names_upstream_and_its_pin_fits_the_mirrors_subset(tmp_path)
     recipe = load_recipe(find_recipe("onnxruntime-rocm-ep", PROJECT_ROOT))
     archive = recipe.source.archive
     assert archive.url == ORT_URL and archive.sha256 is None and archive.content and archive.paths
-    hipify = recipe.extra["hipify"]
+    hipify = recipe.hipify
     # Every glob the hipify stage reads lies inside the pinned paths.
     for glob in (*hipify.include, *hipify.overlay):
         assert any(glob.startswith(p.removesuffix("**")) for p in archive.paths), glob

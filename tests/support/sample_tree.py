@@ -39,7 +39,7 @@ def ort_prefix() -> Path:
     from toolkit.sources.context import FetchContext
 
     recipe = load_recipe(find_recipe("amdgpu-ep", PROJECT_ROOT))
-    return fetch_ort(recipe.extra["ort"], FetchContext.create(recipe.file))
+    return fetch_ort(recipe.ort, FetchContext.create(recipe.file))
 
 
 def configure_and_build(source: Path, build: Path, lib: Path, defines: list[str]) -> None:

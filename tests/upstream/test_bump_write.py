@@ -32,7 +32,7 @@ def test_edits_change_only_their_lines_and_the_recipe_still_loads(real_copy):
     real_copy.write_text(text)
     recipe = load_recipe(real_copy)
     assert recipe.source.commit == "1" * 40
-    deps = {d.name: d.archive.url for d in recipe.extra["fetchcontent"]}
+    deps = {d.name: d.archive.url for d in recipe.fetchcontent}
     assert deps["json"].endswith("/v3.11.3.tar.gz") and "absl" not in deps
     assert list(deps)[-1] == "safeint"  # after the last entry, before [wheel]
     removed = {line for line in before.splitlines() if not line.startswith("#")} - set(text.splitlines())

@@ -83,7 +83,7 @@ def test_errors_name_file_and_key(tmp_path, old, new, message):
 def test_recipe_smoke_routes_by_profile_and_runs_genai(tmp_path):
     from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
 
-    smoke = load_recipe(find_recipe("amdgpu-ep", PROJECT_ROOT)).extra["smoke"]
+    smoke = load_recipe(find_recipe("amdgpu-ep", PROJECT_ROOT)).smoke
     assert smoke.provider_options == {"profile": "migraphx"}
     assert smoke.session_config == {"ep.migraphx.max_dynamic_batch": "4"}
     assert smoke.wrong_provider_options == {"profile": "no-such-backend"}

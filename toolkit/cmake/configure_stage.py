@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
-
 from toolkit.cmake.commands import (
     check_cmake_version,
     configure_command,
@@ -19,9 +17,6 @@ from toolkit.sources.fetchcontent import PROVIDER, read_report
 from toolkit.util import log
 from toolkit.util.fsutil import atomic_write_text, sha256_file
 from toolkit.util.process import run_tool
-
-if TYPE_CHECKING:
-    from toolkit.sources.settings import FetchContentDep
 
 # Defines the toolkit sets only in some builds, with the value that means "off". CMake keeps a define in
 # its cache until it is given again, so each is passed on every configure: without this, a plain build
@@ -71,10 +66,9 @@ def configure_defines(b: Build) -> dict[str, str]:
     defines = {name: off for name, off in OFF_DEFINES.items() if off or cached.get(name)}
     defines.update({name: "" for name in (settings.kernels_define, settings.output_dir_define) if name})
     active = {dep.define for dep in b.fetchcontent_deps()}
-    listed = cast("tuple[FetchContentDep, ...]", b.recipe.extra.get("fetchcontent", ()))
-    defines.update({dep.define: "" for dep in listed if dep.define not in active})
+    defines.update({dep.define: "" for dep in b.recipe.fetchcontent if dep.define not in active})
     defines.update(b.defines())
-    if "api_check" in b.recipe.extra:
+    if b.recipe.api_check is not None:
         # The api-check stage reads the units CMake will compile, and their include folders, from here.
         defines["CMAKE_EXPORT_COMPILE_COMMANDS"] = "ON"
     # Libraries land in a staging folder; the build stage copies exactly the expected ones to lib/.

@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from toolkit.hipify.settings import ENGINES
 from toolkit.util.errors import ToolkitError
 
 if TYPE_CHECKING:
     from toolkit.compile_check.settings import CompileCheckSettings
-    from toolkit.hipify.settings import HipifySettings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -71,19 +70,19 @@ def run(args: argparse.Namespace) -> int:
 
     options = options_from_args(args)
     recipe = load_recipe(find_recipe(args.recipe, PROJECT_ROOT))
-    for section in ("hipify", "compile_check"):
-        if section not in recipe.extra:
-            raise ToolkitError(f"recipe {recipe.name} ({recipe.file}) has no [{section}] section: it has nothing to "
-                               "compile-check", hint="give a recipe that hipifies and compile-checks a tree, "
-                               "e.g. --recipe onnxruntime-rocm-ep")
-    settings = cast("CompileCheckSettings", recipe.extra["compile_check"])
+    hipify, settings = recipe.hipify, recipe.compile_check
+    if hipify is None or settings is None:
+        section = "hipify" if hipify is None else "compile_check"
+        raise ToolkitError(f"recipe {recipe.name} ({recipe.file}) has no [{section}] section: it has nothing to "
+                           "compile-check", hint="give a recipe that hipifies and compile-checks a tree, "
+                           "e.g. --recipe onnxruntime-rocm-ep")
     if args.sample and not settings.sample:
         raise ToolkitError(f"recipe {recipe.name} ({recipe.file}) has no [compile_check] sample: --sample would "
                            "compile nothing", hint="add `sample = [\"path/of/a/unit.cc\", ...]` to its "
                            "[compile_check], or leave --sample out to check every unit")
     engines = [e for e in args.engine if e != "both"] + (list(ENGINES) if "both" in args.engine else [])
     if not engines:
-        engines = [cast("HipifySettings", recipe.extra["hipify"]).engine]
+        engines = [hipify.engine]
     perl = hipify_perl_path(args.hipify_perl, args.dry_run) if "hipify-perl" in engines else None
     rows = []
     for engine in dict.fromkeys(engines):

@@ -60,5 +60,5 @@ def report_json(report) -> dict:
 
 
 STAGE = StageSpec("compile-check", "compile every unit of the hipified tree with the build root's hipcc",
-                  applies=lambda b: b.hipify is not None and "compile_check" in b.recipe.extra,
+                  applies=lambda b: b.hipify is not None and b.recipe.compile_check is not None,
                   make=compile_check_stage)

@@ -13,7 +13,7 @@ import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from toolkit import patching
 from toolkit.binary.hip import HipToolchain, NoHip, find_hip
@@ -42,7 +42,7 @@ from toolkit.util.locks import WorkLock, remove_stale_temporaries
 
 if TYPE_CHECKING:
     from toolkit.compile_check.settings import CompileCheckSettings
-    from toolkit.sources.settings import OrtSettings
+    from toolkit.sources.settings import FetchContentDep
 
 
 def library_file(name: str) -> str:
@@ -124,8 +124,8 @@ class Build:
     def enabled(self) -> set[str]:
         return {name for name, on in self.chosen.items() if on}
 
-    def fetchcontent_deps(self) -> tuple:
-        return active_deps(self.recipe.extra.get("fetchcontent", ()), self.enabled())
+    def fetchcontent_deps(self) -> tuple[FetchContentDep, ...]:
+        return active_deps(self.recipe.fetchcontent, self.enabled())
 
     def fetchcontent_defines(self) -> dict[str, str]:
         """The dependency provider and its map of verified folders (fetched, verified, unpacked once)."""
@@ -142,11 +142,11 @@ class Build:
 
     def planned_ort_home(self) -> Path | None:
         """In a dry run, where ORT's package will be unpacked (the real build passes that folder)."""
-        if not self.options.dry_run or self.deps.ort_package is None or "ort" not in self.recipe.extra:
+        if not self.options.dry_run or self.deps.ort_package is None or self.recipe.ort is None:
             return None
         from toolkit.sources.components import planned_ort_prefix
 
-        return planned_ort_prefix(cast("OrtSettings", self.recipe.extra["ort"]), self.fetch)
+        return planned_ort_prefix(self.recipe.ort, self.fetch)
 
     # -- the recipe's sections a stage needs (a stage exists only when its section does) ----------------
     def hipify_needed(self) -> HipifySettings:
@@ -155,9 +155,9 @@ class Build:
         return self.hipify
 
     def compile_check(self) -> CompileCheckSettings:
-        if "compile_check" not in self.recipe.extra:
+        if self.recipe.compile_check is None:
             raise ToolkitError(f"recipe {self.recipe.name} has no [compile_check] section ({self.recipe.file})")
-        return cast("CompileCheckSettings", self.recipe.extra["compile_check"])
+        return self.recipe.compile_check
 
     def ccache_env(self) -> dict[str, str]:
         """ccache's store in the toolkit cache, paths under the work tree made relative: a fresh build folder
@@ -301,8 +301,8 @@ def prepare(options: BuildOptions, preflight: bool = True, env: Mapping[str, str
     # belongs under the recipe it is for.
     on = ", ".join(f"{n}={'on' if v else 'off'}" for n, v in chosen.items()) or "none (the recipe has none)"
     log.info(f"recipe {recipe.name} ({recipe.file}), variant {options.variant}, features: {on}")
-    requires = cast("Requirements", recipe.extra.get("requires") or Requirements())
-    ort = cast("OrtSettings | None", recipe.extra.get("ort"))
+    requires = recipe.requires or Requirements()
+    ort = recipe.ort
     preflight_options = PreflightOptions(ort_home=options.ort_home, rocm_path=options.rocm_path,
                                          migraphx_home=options.migraphx_home)
     upstream = ws.root / "upstream"
@@ -344,8 +344,7 @@ def with_root_hint(exc: ToolkitError, recipe: Recipe) -> ToolkitError:
     is the documented way, building inside that root, not installing ROCm or MIGraphX on this machine."""
     from toolkit.buildroot.make import INFO
 
-    container = getattr(recipe.extra.get("release"), "container", None)
-    root = getattr(container, "root", None)
+    root = recipe.release.container.root if recipe.release is not None else None
     if not root or (Path("/") / INFO).is_file():  # the root's record of itself: already inside one
         return exc
     if not getattr(exc, "from_system", True):  # only the recipe's own ORT package: a root brings nothing
@@ -358,7 +357,7 @@ def with_root_hint(exc: ToolkitError, recipe: Recipe) -> ToolkitError:
 
 def hipify_settings(recipe: Recipe, options: BuildOptions) -> HipifySettings | None:
     """The recipe's [hipify], with the engine `--hipify-engine` chose; None when the recipe hipifies nothing."""
-    settings = cast("HipifySettings | None", recipe.extra.get("hipify"))
+    settings = recipe.hipify
     if settings is None or options.hipify_engine is None:
         return settings
     return dataclasses.replace(settings, engine=options.hipify_engine)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, cast
 
 from toolkit.engine import pipeline
 from toolkit.engine.options import BUILD_ONLY, BuildOptions, add_build_arguments, add_options, options_from_args
@@ -11,9 +10,6 @@ from toolkit.patching import workflow
 from toolkit.util import log
 from toolkit.util import toolenv as tools
 from toolkit.util.errors import ToolkitError
-
-if TYPE_CHECKING:
-    from toolkit.wheel.settings import SmokeSettings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -68,10 +64,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.smoke and not options.dry_run:
         from toolkit.wheel.smoke import run_smoke
 
-        if "smoke" not in b.recipe.extra:
+        smoke = b.recipe.smoke
+        if smoke is None:
             raise ToolkitError(f"recipe {b.recipe.name} has no [smoke] section ({b.recipe.file})",
                                hint="add [smoke] (what to install beside the wheel, env, expected log lines)")
-        smoke = cast("SmokeSettings", b.recipe.extra["smoke"])
         return run_smoke(pipeline.built_wheels(b), smoke, require_gpu=args.require_gpu)
     return 0
 

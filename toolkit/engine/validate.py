@@ -7,15 +7,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from toolkit.binary.hip import HipToolchain, find_hip, supported_processors, unsupported_targets
 from toolkit.engine.options import BuildOptions
 from toolkit.recipe.load import Recipe
 from toolkit.util.errors import ToolkitError
-
-if TYPE_CHECKING:
-    from toolkit.compile_check.settings import CompileCheckSettings
 
 
 def check_build(recipe: Recipe, options: BuildOptions, build_root: Path, work_tree: Path) -> None:
@@ -24,10 +20,10 @@ def check_build(recipe: Recipe, options: BuildOptions, build_root: Path, work_tr
     check_series_features(recipe)
     if options.gpu_targets:
         check_gpu_targets(options.gpu_targets, options.rocm_path)
-    if "compile_check" in recipe.extra:
+    if recipe.compile_check is not None:
         from toolkit.compile_check.targets import check_targets
 
-        check_targets(cast("CompileCheckSettings", recipe.extra["compile_check"]), recipe.file)
+        check_targets(recipe.compile_check, recipe.file)
 
 
 def check_inside(work_tree: Path, build_root: Path) -> None:

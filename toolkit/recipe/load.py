@@ -6,18 +6,25 @@ value fails with the file and the dotted key. Relative paths are relative to the
 
 from __future__ import annotations
 
-import importlib
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from toolkit.recipe.confine import confined
 from toolkit.util.errors import RecipeError
 from toolkit.util.tomlread import Table, load_toml
 
-if TYPE_CHECKING:  # imported for real only where a recipe has a [source]: see load_recipe
-    from toolkit.sources.settings import SourceSettings
+if TYPE_CHECKING:  # imported for real only where the recipe is read: see load_recipe and read_sections
+    from toolkit.compile_check.settings import CompileCheckSettings
+    from toolkit.hipify.settings import HipifySettings
+    from toolkit.release.settings import ReleaseSettings
+    from toolkit.sources.settings import FetchContentDep, OrtSettings, Requirements, SourceSettings
+    from toolkit.upstream.settings import ApiCheckSettings
+    from toolkit.wheel.settings import SmokeSettings, WheelSettings
+
+T = TypeVar("T")
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _DEFINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -91,9 +98,19 @@ class Recipe:
     features: dict[str, Feature]
     outputs: tuple[Output, ...]
     series: Path | None
-    extra: dict[str, object] = field(default_factory=dict)
     # The stages this recipe runs, by name, in the pipeline's order; None: every stage that applies to it.
     stages: tuple[str, ...] | None = None
+    # The optional sections, each owned by one area of the toolkit and read by its settings module; a field's
+    # name is its TOML section's. A new section is a field here and its reader's line in read_sections.
+    hipify: HipifySettings | None = None
+    compile_check: CompileCheckSettings | None = None
+    release: ReleaseSettings | None = None
+    wheel: WheelSettings | None = None
+    smoke: SmokeSettings | None = None
+    api_check: ApiCheckSettings | None = None
+    fetchcontent: tuple[FetchContentDep, ...] = ()
+    ort: OrtSettings | None = None
+    requires: Requirements | None = None
 
     @property
     def dir(self) -> Path:
@@ -167,25 +184,46 @@ def load_recipe(path: Path) -> Recipe:
         series = confined(path.parent / patches.str("series"), path.parent, f"{path}: key 'patches.series'")
         patches.done()
 
-    extra = {}
-    for section, parser in _section_parsers().items():
-        if root.has(section):
-            extra[section] = parser(root, section, path.parent)
-
-    _check_feature_references(root, extra, features)
+    recipe = read_sections(Recipe(name, summary, path, source, build, features, outputs, series, stages), root)
+    _check_feature_references(root, recipe)
     root.done()
-    return Recipe(name, summary, path, source, build, features, outputs, series, extra, stages)
+    return recipe
 
 
-# Sections owned by other areas of the toolkit, each read by its own settings module's from_table.
-_SECTIONS = {
-    "hipify": ("toolkit.hipify.settings", "from_table"),
-    "compile_check": ("toolkit.compile_check.settings", "from_table"),
-    "release": ("toolkit.release.settings", "from_table"),
-    "wheel": ("toolkit.wheel.settings", "from_table"),
-    "smoke": ("toolkit.wheel.settings", "smoke_from_table"),
-    "api_check": ("toolkit.upstream.settings", "from_table"),
-}
+def read_sections(recipe: Recipe, root: Table) -> Recipe:
+    """The recipe with its optional sections (the fields after `stages`) read from `root`, each by its own
+    area's reader. The readers are imported here, not at the top: `python -m toolkit` imports this module at
+    start-up, where some of them (the wheel's needs `packaging`) could not be, in a container with only the
+    standard library."""
+    from toolkit.compile_check.settings import from_table as compile_check
+    from toolkit.hipify.settings import from_table as hipify
+    from toolkit.release.settings import from_table as release
+    from toolkit.sources.settings import OrtSettings, Requirements, fetchcontent_from_tables
+    from toolkit.upstream.settings import from_table as api_check
+    from toolkit.wheel.settings import from_table as wheel
+    from toolkit.wheel.settings import smoke_from_table as smoke
+
+    where = recipe.dir
+    return replace(
+        recipe,
+        hipify=_section(root, "hipify", hipify, where),
+        compile_check=_section(root, "compile_check", compile_check, where),
+        release=_section(root, "release", release, where),
+        wheel=_section(root, "wheel", wheel, where),
+        smoke=_section(root, "smoke", smoke, where),
+        api_check=_section(root, "api_check", api_check, where),
+        # An array of tables, not a table: read whole by its own function.
+        fetchcontent=fetchcontent_from_tables(root.tables("fetchcontent"), where) if root.has("fetchcontent")
+        else (),
+        ort=_section(root, "ort", OrtSettings.from_table, where),
+        requires=_section(root, "requires", Requirements.from_table, where),
+    )
+
+
+def _section(root: Table, name: str, read: Callable[[Table, Path], T], recipe_dir: Path) -> T | None:
+    """Section `name` read by `read`; None where the recipe has none (asked with has(): the reference shows
+    the section as optional)."""
+    return read(root.table(name), recipe_dir) if root.has(name) else None
 
 
 def _load_base(meta: Table, path: Path) -> Table | None:
@@ -207,20 +245,6 @@ def _load_base(meta: Table, path: Path) -> Table | None:
         if key != "features":
             raise base.error(key, f"a shared fragment (extended by {path.name}) holds only [features]")
     return base
-
-
-def _section_parsers() -> dict:
-    def reader(module_name: str, function: str):
-        def parse(root: Table, section: str, recipe_dir: Path):
-            module = importlib.import_module(module_name)
-            return getattr(module, function)(root.table(section), recipe_dir)
-        return parse
-
-    from toolkit.sources.settings import SECTION_READERS as SOURCE_SECTION_READERS
-
-    parsers = {section: reader(*where) for section, where in _SECTIONS.items()}
-    parsers.update(SOURCE_SECTION_READERS)
-    return parsers
 
 
 def _read_build(t: Table | None) -> BuildSettings:
@@ -351,10 +375,11 @@ def _read_outputs(root: Table, features: dict[str, Feature]) -> tuple[Output, ..
     return tuple(outputs)
 
 
-def _check_feature_references(root: Table, extra: dict, features: dict[str, Feature]) -> None:
+def _check_feature_references(root: Table, recipe: Recipe) -> None:
     """Other sections name features (a wheel component only for hipdnn, say): they must exist."""
-    wheel = extra.get("wheel")
-    for i, component in enumerate(getattr(wheel, "components", ())):
+    features = recipe.features
+    components = recipe.wheel.components if recipe.wheel is not None else ()
+    for i, component in enumerate(components):
         if component.feature is not None and component.feature not in features:
             raise RecipeError(f"{root.file}: key 'wheel.components[{i}].feature': no feature named "
                               f"{component.feature!r} (features: {', '.join(features)})")

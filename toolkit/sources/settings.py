@@ -265,10 +265,3 @@ class Requirements:
         t.done()
         return cls(always=tuple(always), features=tuple(per_feature))
 
-
-# For the lead's recipe.py: section name -> reader(root_table, section, recipe_dir).
-SECTION_READERS = {
-    "fetchcontent": lambda root, section, d: fetchcontent_from_tables(root.tables(section), d),
-    "ort": lambda root, section, d: OrtSettings.from_table(root.table(section), d),
-    "requires": lambda root, section, d: Requirements.from_table(root.table(section), d),
-}

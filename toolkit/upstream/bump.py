@@ -143,7 +143,7 @@ def _survey_until_settled(result: Bump, staging: Staging, req: BumpRequest, ctx)
         survey = run_survey(staging, req, result.features, result.features_off)
         result.survey, result.survey_runs = survey, result.survey_runs + 1
         asked = [sources_request(item) for item in survey["fetchcontent"]]
-        active = active_deps(staging.load().extra.get("fetchcontent", ()), set(result.features))
+        active = active_deps(staging.load().fetchcontent, set(result.features))
         todo = []
         for change in depmod.compare(active, asked):
             if change.kind == depmod.SAME or change.name in known:

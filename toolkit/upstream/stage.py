@@ -11,8 +11,8 @@ from pathlib import Path
 from toolkit.engine.build import Build
 from toolkit.engine.runner import Stage, StageSpec
 from toolkit.upstream import apis, compiledb, cxxscan
-from toolkit.upstream.settings import ApiCheckSettings
 from toolkit.util import log
+from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text, sha256_file
 
 
@@ -24,8 +24,9 @@ def cmake_texts(tree) -> list[str]:
 
 def libraries(b: Build) -> list[str]:
     """The libraries the recipe's [api_check] names."""
-    settings = b.recipe.extra["api_check"]
-    assert isinstance(settings, ApiCheckSettings)
+    settings = b.recipe.api_check
+    if settings is None:  # the stage, and bump's survey, ask only where the recipe has one
+        raise ToolkitError(f"recipe {b.recipe.name} has no [api_check] section ({b.recipe.file})")
     return list(settings.libraries)
 
 
@@ -64,4 +65,4 @@ def api_check_stage(b: Build) -> Stage:
 
 STAGE = StageSpec("api-check", "the MIGraphX/HIP/ORT APIs the tree calls are declared by the headers it compiles "
                                "with ([api_check]): an up-front error otherwise",
-                  applies=lambda b: "api_check" in b.recipe.extra, make=api_check_stage)
+                  applies=lambda b: b.recipe.api_check is not None, make=api_check_stage)

@@ -79,7 +79,7 @@ def _errors(output: str) -> list[str]:
 
 
 def _api_check(b, binary: Path, tree: Path) -> dict | None:
-    if "api_check" not in b.recipe.extra:
+    if b.recipe.api_check is None:
         return None
     try:
         files = compiledb.read(binary, tree)

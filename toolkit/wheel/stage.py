@@ -6,24 +6,26 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import shutil
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from toolkit.engine.build import Build
 from toolkit.engine.runner import Stage, StageSpec
+from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import make_temp_dir, replace_dir
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.data import read_text
 from toolkit.wheel.repair import repair_wheel
 
-TEMPLATES = ("CMakeLists.txt.in", "package_init.py", "package_main.py", "selfcheck.py")
-
-
 if TYPE_CHECKING:
     from toolkit.wheel.settings import WheelSettings
 
+TEMPLATES = ("CMakeLists.txt.in", "package_init.py", "package_main.py", "selfcheck.py")
+
 
 def wheel_settings(b: Build) -> WheelSettings:
-    settings = cast("WheelSettings", b.recipe.extra["wheel"])
+    settings = b.recipe.wheel
+    if settings is None:  # the stage applies only where the recipe has one (_has_wheel)
+        raise ToolkitError(f"recipe {b.recipe.name} has no [wheel] section ({b.recipe.file})")
     if b.options.local_version:
         settings = dataclasses.replace(settings, version=f"{settings.version}+{b.options.local_version}")
     return settings
@@ -72,7 +74,7 @@ def repair_stage(b: Build) -> Stage:
 
 
 def _has_wheel(b: Build) -> bool:
-    return "wheel" in b.recipe.extra
+    return b.recipe.wheel is not None
 
 
 WHEEL = StageSpec("wheel", "package lib/ as a py3-none wheel with scikit-build-core (--wheel)",
