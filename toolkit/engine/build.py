@@ -13,7 +13,7 @@ import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from toolkit import patching
 from toolkit.binary.hip import HipToolchain, NoHip, find_hip
@@ -45,6 +45,25 @@ if TYPE_CHECKING:
     from toolkit.sources.settings import FetchContentDep
 
 
+# What the features are read from: the tree, and its option files as (relative path, text); None while the
+# tree is not there (a dry run before the fetch).
+_OptionFiles = tuple[tuple[str, str], ...]
+_FeaturesKey = tuple[Path, _OptionFiles | None]
+
+
+class BuildFacts(TypedDict):
+    """What the wheel records about its build (its get_build_info()), build-info.json and the provenance."""
+
+    source_revision: str              # <tree folder>@sha256:<digest of the pristine tree>
+    upstream_commit: str | None
+    patches: list[str]                # "<name> sha256=<hex>" of each base patch applied
+    features: list[str]
+    rocm_version: str | None
+    hip_version: str | None
+    gpu_targets: list[str]
+    toolchain: dict                   # Toolchain.identity()
+
+
 def library_file(name: str) -> str:
     return f"lib{name}.so"
 
@@ -65,12 +84,15 @@ class Build:
     ort_home: Path | None = None
     # The recipe's [hipify] with the engine the options chose (None: the recipe hipifies nothing).
     hipify: HipifySettings | None = None
-    _fetchcontent: dict[str, str] | None = None
-    # Computed once per run: hashing a real tree, or patching it in memory, is not free.
+    # Computed once and never cleared: each is made only of what prepare() settled and no stage changes (the
+    # recipe, the options, the fetched pristine source_dir). Hashing a real tree is not free.
     _source_digest: str | None = None
-    _features: tuple[Path, dict[str, feat.ResolvedFeature]] | None = None
     _series: patching.Series | None = None
     _toolchain: Toolchain | None = None
+    _fetchcontent: dict[str, str] | None = None
+    # The features the tree declares, kept with what they were read from: the tree and its option files' text.
+    # A stage that rewrites the tree (source, patch) changes that key, so nothing has to be told to read again.
+    _features: tuple[_FeaturesKey, dict[str, feat.ResolvedFeature]] | None = None
     # Held from prepare() until unlock(): no other process writes into this work tree meanwhile.
     lock: WorkLock | None = None
     # What the caller adds to the environment of every tool the build runs (CMake, the wheel build, auditwheel):
@@ -88,20 +110,19 @@ class Build:
 
     # -- what the patched tree declares ------------------------------------------------------
     def resolved_features(self) -> dict[str, feat.ResolvedFeature]:
+        """Each feature's spelling, as the work tree's copy declares it (the source before it is copied)."""
         tree = self.workspace.source if self.workspace.source.is_dir() else self.source_dir
-        if self._features is None or self._features[0] != tree:
-            self._features = (tree, self._resolve_features(tree))
+        # Read on every call, since the key is what the answer is made of: the copy changes under the stages.
+        files = tuple(feat.cmake_option_files(tree, self.recipe.build.option_files)) if tree.is_dir() else None
+        key = (tree, files)
+        if self._features is None or self._features[0] != key:
+            self._features = (key, self._resolve_features(tree, files))
         return self._features[1]
 
-    def tree_changed(self) -> None:
-        """The patch stage rewrote the patched copy: what it declares must be read again."""
-        self._features = None
-
-    def _resolve_features(self, tree: Path) -> dict[str, feat.ResolvedFeature]:
-        if not tree.is_dir():
+    def _resolve_features(self, tree: Path, files: _OptionFiles | None) -> dict[str, feat.ResolvedFeature]:
+        if files is None:
             # Dry run of a source not fetched yet: its options are unknown, assume the preferred spellings.
             return feat.resolve_spellings(self.recipe, self.chosen, None, str(tree))
-        files = list(feat.cmake_option_files(tree, self.recipe.build.option_files))
         series = self.series()
         if tree == self.workspace.source or series is None:
             options = feat.declared_options(files)
@@ -111,7 +132,7 @@ class Build:
         label = str(tree) if self.source.kind == "path" else f"{tree} ({self.source.describe()})"
         return feat.resolve_spellings(self.recipe, self.chosen, options, label)
 
-    def _patched_view(self, series: patching.Series, files: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    def _patched_view(self, series: patching.Series, files: _OptionFiles) -> list[tuple[str, str]]:
         changed = patching.patched_contents(series, self.source_dir, "base", sorted(self.enabled()))
         view = dict(files)
         for rel, data in changed.items():
@@ -256,7 +277,7 @@ class Build:
             return None, f"GPU kernels skipped: {toolchain.reason}"
         return toolchain, ""
 
-    def build_facts(self) -> dict:
+    def build_facts(self) -> BuildFacts:
         """What the wheel records about its build: source revision, patches, features, ROCm, GPU targets, and
         the C/C++ toolchain (its identity: for zig, the pinned version, target and wheel sha256)."""
         from toolkit.wheel.facts import hip_headers, upstream_commit

@@ -50,8 +50,6 @@ def patch_stage(b: Build, phase: str) -> Stage:
                     patched.update(analysis.changes)
             # Sync rather than replace: unchanged files keep their mtimes, so ninja rebuilds nothing.
             written = sync_tree(tmp, out)
-            if phase == "base":
-                b.tree_changed()
             log.stage(name, f"{len(patched)} file(s) patched; {len(written)} file(s) rewritten in {out}")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -29,7 +29,6 @@ def source_stage(b: Build) -> Stage:
             written = sync_tree(tmp, out)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        b.tree_changed()
         log.stage("source", f"{len(written)} file(s) copied or updated in {out}")
 
     def plan() -> list[str]:
