@@ -16,8 +16,8 @@ from toolkit.cli import build_parser
 from toolkit.docs import recipe_keys, reference
 from toolkit.util.envvars import CMAKE_VARIABLES, ENVIRONMENT, SAMPLE, TOOLKIT
 
-READERS = [ROOT / "toolkit/recipe/load.py", *sorted(ROOT.glob("toolkit/*/settings.py")),
-           ROOT / "toolkit/sources/pinned.py"]
+READERS = [ROOT / "toolkit/recipe/load.py", ROOT / "toolkit/recipe/core.py",
+           *sorted(ROOT.glob("toolkit/*/settings.py")), ROOT / "toolkit/sources/pinned.py"]
 
 
 def test_committed_reference_is_what_the_code_gives():
@@ -46,19 +46,20 @@ def test_every_recipe_key_read_has_a_meaning_and_every_meaning_a_key():
     recorded = set(recipe_keys.recorded_keys(ROOT))
     meant = set(recipe_keys.meanings())
     assert not recorded - meant, \
-        f"recipe keys without a line in toolkit/docs/recipe_keys.toml: {sorted(recorded - meant)}"
+        f"recipe keys without a meaning (doc() on the field they fill, see toolkit/recipe/schema.py): " \
+        f"{sorted(recorded - meant)}"
     assert not meant - recorded, \
-        f"toolkit/docs/recipe_keys.toml explains keys no reader reads: {sorted(meant - recorded)}"
+        f"meanings declared for keys no reader reads (toolkit/recipe/schema.py): {sorted(meant - recorded)}"
     assert all(text.strip() for text in recipe_keys.meanings().values())
 
 
 def test_computed_defaults_are_where_a_reader_computes_one():
     keys = recipe_keys.recorded_keys(ROOT)
     for key in recipe_keys.computed_defaults():
-        assert key in keys, f"[computed_defaults] {key}: no such key"
+        assert key in keys, f"computed default of {key}: no such key"
     varying = {path for path, key in keys.items() if len(key.defaults) > 1}
     assert varying <= set(recipe_keys.computed_defaults()), \
-        f"keys whose default varies from recipe to recipe need a [computed_defaults] line: {sorted(varying)}"
+        f"keys whose default varies from recipe to recipe need doc(default=...) on their field: {sorted(varying)}"
 
 
 def _opened_tables(path) -> set[str]:

@@ -28,10 +28,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.sources.pinned import PinnedArchive
+from toolkit.recipe.schema import doc, recipe_table
+from toolkit.sources.pinned import ARCHIVE_KEYS, PinnedArchive
 from toolkit.util.globs import glob_match
 from toolkit.util.tomlread import Table
 
@@ -49,47 +50,65 @@ def min_rate_problem(value: float) -> str | None:
     return None
 
 
+@recipe_table("compile_check.expected_failure[]")
 @dataclass(frozen=True)
 class ExpectedFailure:
     """Units (a glob) that do not compile in the check, for a reason the recipe states."""
 
-    unit: str
-    reason: str
+    unit: str = field(metadata=doc("A glob over the check's units (paths in the hipified tree)."))
+    reason: str = field(metadata=doc(
+        "Why it cannot compile there, in words (the warning when it compiles after all repeats it)."))
 
 
+@recipe_table("compile_check.dep[]", keys={
+    **ARCHIVE_KEYS,
+    "url": "Its archive (a pin is required: `sha256` or `content`).",
+    "content": "The digest of the unpacked tree (or of the `paths` it matches).",
+})
 @dataclass(frozen=True)
 class Dep:
     """Third-party headers: a pinned archive (sha256 and/or content, as every archive a recipe names)."""
 
-    name: str
+    name: str = field(metadata=doc("The dependency's name."))
     archive: PinnedArchive
-    include: tuple[str, ...]
-    fallback: tuple[str, ...]
-    protoc: tuple[str, ...] = ()
+    include: tuple[str, ...] = field(metadata=doc("Folders of the unpacked tree put on `-I`."))
+    fallback: tuple[str, ...] = field(metadata=doc("The build root's copy, used when the archive cannot be had."))
+    protoc: tuple[str, ...] = field(default=(), metadata=doc("`.proto` files generated with the root's protoc."))
 
 
+@recipe_table("compile_check.generated[]")
 @dataclass(frozen=True)
 class Generated:
-    path: str
-    text: str
+    path: str = field(metadata=doc("Relative path in the generated-headers folder."))
+    text: str = field(metadata=doc("Its contents."))
 
 
+@recipe_table("compile_check")
 @dataclass(frozen=True)
 class CompileCheckSettings:
-    targets: tuple[str, ...]
-    mode: str
-    units: tuple[str, ...]
-    hip_units: tuple[str, ...]
-    sample: tuple[str, ...]
-    flags: tuple[str, ...]
-    include: tuple[str, ...]
-    deps: tuple[Dep, ...]
-    generated: tuple[Generated, ...]
-    compiler: str = "hipcc"
-    hip_flags: tuple[str, ...] = ()
-    cxx_flags: tuple[str, ...] = ()
-    expected_failures: tuple[ExpectedFailure, ...] = ()
-    min_rate: float | None = None   # percent; None: no failure is allowed but the expected ones
+    targets: tuple[str, ...] = field(metadata=doc(
+        "GPU targets (`--offload-arch`) for HIP units; checked before a build starts (dry run too) with the build "
+        "root's compiler, or by their form while the root is not made."))
+    mode: str = field(metadata=doc("`syntax-only` or `object` (`-c`)."))
+    units: tuple[str, ...] = field(metadata=doc(
+        "Globs over the hipified output: the translation units compiled."))
+    hip_units: tuple[str, ...] = field(metadata=doc("Which units compile as HIP (`-x hip`); the rest as C++."))
+    sample: tuple[str, ...] = field(metadata=doc("The fixed set of units `--sample` checks."))
+    flags: tuple[str, ...] = field(metadata=doc("Flags for every unit."))
+    include: tuple[str, ...] = field(metadata=doc(
+        "Include folders; `{output}` and `{source}` are the hipified and source trees."))
+    deps: tuple[Dep, ...] = field(metadata=doc("Third-party headers at pinned versions.", key="dep"))
+    generated: tuple[Generated, ...] = field(metadata=doc("Headers the tree's configure step would write."))
+    compiler: str = field(default="hipcc", metadata=doc("The compiler run in the build root."))
+    hip_flags: tuple[str, ...] = field(default=(), metadata=doc("Flags for HIP units only."))
+    cxx_flags: tuple[str, ...] = field(default=(), metadata=doc("Flags for C++ units only."))
+    expected_failures: tuple[ExpectedFailure, ...] = field(default=(), metadata=doc(
+        "Units known not to compile in the check: `unit` (a glob over the units) and `reason` (why), both "
+        "required; any other unit that fails fails the check (unless `min_rate` is set).", key="expected_failure"))
+    # Percent; None: no failure is allowed but the expected ones.
+    min_rate: float | None = field(default=None, metadata=doc(
+        "The percentage of units (0 to 100; 0 < rate <= 1 is refused as ambiguous) that must compile; set, it "
+        "replaces `expected_failure` as the rule; `compile-check --min-rate` overrides it."))
 
     def expected_failure(self, unit: str) -> ExpectedFailure | None:
         return next((e for e in self.expected_failures if glob_match(e.unit, unit)), None)

@@ -6,23 +6,22 @@ recipes with a recording Table: every key a reader asks for, with the type it ex
 and the choices it allows, is what the reference shows. The recipes loaded are the project's own (recipes/):
 together they open every section and every array of tables (tests/docs checks that each table a reader
 opens was opened), and a reader asks for each key of a table it reads, present or not. What each key means is
-the one thing written by hand, in recipe_keys.toml beside this file; tests/docs checks that its keys are
-exactly the recorded ones.
+the one thing written by hand, on the dataclass field the key fills (toolkit/recipe/schema.py); tests/docs
+checks that the keys given a meaning are exactly the recorded ones.
 """
 
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolkit.recipe import schema
+from toolkit.recipe.load import PROJECT_ROOT
 from toolkit.util import tomlread
 
-HERE = Path(__file__).resolve().parent
-MEANINGS_FILE = HERE / "recipe_keys.toml"
 _MISSING = tomlread._MISSING
 
 # Table methods and the type name they expect, as the reference writes it.
@@ -145,16 +144,22 @@ def recorded_keys(project_root: Path) -> dict[str, Key]:
     return dict(sorted(recorder.keys.items()))
 
 
-def _meanings_file(path: Path = MEANINGS_FILE) -> dict:
-    with open(path, "rb") as handle:
-        return tomllib.load(handle)
+def _import_recipe_classes(project_root: Path) -> None:
+    """Every class a recipe is read into, imported: loading a recipe imports each section's reader (see
+    read_sections), and with it the classes whose fields say what the keys mean."""
+    from toolkit.recipe.load import load_recipe
+
+    for path in recipe_files(project_root):
+        load_recipe(path)
 
 
-def meanings(path: Path = MEANINGS_FILE) -> dict[str, str]:
-    """key -> what it means, from recipe_keys.toml (`[keys]`, one string per key)."""
-    return dict(_meanings_file(path)["keys"])
+def meanings(project_root: Path = PROJECT_ROOT) -> dict[str, str]:
+    """key -> what it means, as the fields of the recipe classes declare it."""
+    _import_recipe_classes(project_root)
+    return schema.meanings()
 
 
-def computed_defaults(path: Path = MEANINGS_FILE) -> dict[str, str]:
-    """key -> its default in words, for defaults a reader computes from other keys (`[computed_defaults]`)."""
-    return dict(_meanings_file(path).get("computed_defaults", {}))
+def computed_defaults(project_root: Path = PROJECT_ROOT) -> dict[str, str]:
+    """key -> its default in words, for defaults a reader computes from other keys (declared on the field)."""
+    _import_recipe_classes(project_root)
+    return schema.computed_defaults()

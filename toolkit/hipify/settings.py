@@ -26,10 +26,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from toolkit.recipe.schema import doc, recipe_table
 from toolkit.util.globs import glob_match
 
 if TYPE_CHECKING:  # recipes only: `python -m toolkit hipify` starts without the TOML reader
@@ -44,41 +45,58 @@ DEFAULT_INCLUDE = (
 )
 
 
+@recipe_table("hipify.exclude[]")
 @dataclass(frozen=True)
 class Exclude:
-    glob: str
-    reason: str
+    glob: str = field(metadata=doc("Glob of the files excluded."))
+    reason: str = field(metadata=doc("Why (required, not empty)."))
 
 
+@recipe_table("hipify.rename[]")
 @dataclass(frozen=True)
 class Rename:
     """Replace `from_` by `to` inside every path component (directories and file names)."""
-    from_: str
-    to: str
+    from_: str = field(metadata=doc("Text replaced.", key="from"))
+    to: str = field(metadata=doc("Replacement."))
 
 
+@recipe_table("hipify.substitute[]")
 @dataclass(frozen=True)
 class Substitution:
-    from_: str
-    to: str
-    regex: bool = False
-    glob: str = "**"
+    from_: str = field(metadata=doc("Text (or regular expression) replaced.", key="from"))
+    to: str = field(metadata=doc("Replacement."))
+    regex: bool = field(default=False, metadata=doc("`from` is a regular expression."))
+    glob: str = field(default="**", metadata=doc("Only in output files matching this glob."))
 
 
+@recipe_table("hipify")
 @dataclass(frozen=True)
 class HipifySettings:
-    engine: str = "builtin"
-    launch_syntax: str = "chevron"
-    dnn: str = "miopen"
-    strict: bool = False
-    include: tuple[str, ...] = DEFAULT_INCLUDE
-    overlay: tuple[str, ...] = ()
-    exclude: tuple[Exclude, ...] = ()
-    renames: tuple[Rename, ...] = ()
-    suffixes: tuple[tuple[str, str], ...] = ()
-    substitutions: tuple[Substitution, ...] = ()
-    hipify_perl: str = "hipify-perl"
-    perl_warnings: bool = True
+    engine: str = field(default="builtin", metadata=doc("`builtin` or `hipify-perl`; `--hipify-engine` overrides."))
+    launch_syntax: str = field(default="chevron", metadata=doc(
+        "Kernel launches stay `<<<>>>` (`chevron`) or become `hipLaunchKernelGGL`."))
+    dnn: str = field(default="miopen", metadata=doc("cuDNN maps to `miopen` or `hipdnn`."))
+    strict: bool = field(default=False, metadata=doc(
+        "Fail the stage on any CUDA name no table maps, and on any `[[hipify.substitute]]` that matches nothing "
+        "(otherwise a warning)."))
+    include: tuple[str, ...] = field(default=DEFAULT_INCLUDE, metadata=doc(
+        "Globs of the files converted: C/C++/CUDA sources. A CMake build file (`CMakeLists.txt`, `*.cmake`) they "
+        "select is refused; exclude it or lay a hand-written one over the output (`overlay`)."))
+    overlay: tuple[str, ...] = field(default=(), metadata=doc(
+        "Globs of hand-written HIP files laid over the output unconverted."))
+    exclude: tuple[Exclude, ...] = field(default=(), metadata=doc("Files left out, each with a reason."))
+    renames: tuple[Rename, ...] = field(default=(), metadata=doc(
+        "Substring renames applied to every path component.", key="rename"))
+    suffixes: tuple[tuple[str, str], ...] = field(default=(), metadata=doc(
+        "File suffix changes, `{ \".cu\" = \".hip\" }`."))
+    substitutions: tuple[Substitution, ...] = field(default=(), metadata=doc(
+        "Text substitutions applied to the output after conversion, in order: written against the HIP text. One "
+        "that matches no file warns, naming the likely reason.", key="substitute"))
+    hipify_perl: str = field(default="hipify-perl", metadata=doc(
+        "The hipify-perl executable (a relative path with `/` is relative to the recipe)."))
+    perl_warnings: bool = field(default=True, metadata=doc(
+        "hipify-perl's per-line warnings; `false` runs it with `-quiet-warnings` (the same output, most of its "
+        "time saved)."))
     # When set, an input whose output path matches `unit_globs` (a translation unit) is converted only if
     # that path is listed: a sample's compile check needs its units and every header, not the whole tree.
     only_units: tuple[str, ...] = ()

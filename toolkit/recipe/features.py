@@ -12,7 +12,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.recipe.load import Feature, Recipe, Spelling
+from toolkit.recipe.core import Feature, Spelling
+from toolkit.recipe.load import Recipe
 from toolkit.util.errors import ToolkitError
 
 

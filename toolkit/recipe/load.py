@@ -6,13 +6,14 @@ value fails with the file and the dotted key. Relative paths are relative to the
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from toolkit.recipe.confine import confined
+from toolkit.recipe.core import NAME, BuildSettings, Feature, Output, read_build, read_features, read_outputs
+from toolkit.recipe.schema import doc, recipe_table
 from toolkit.util.errors import RecipeError
 from toolkit.util.tomlread import Table, load_toml
 
@@ -26,91 +27,57 @@ if TYPE_CHECKING:  # imported for real only where the recipe is read: see load_r
 
 T = TypeVar("T")
 
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-_DEFINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-PLATFORMS = ("linux", "windows")
 
-
-@dataclass(frozen=True)
-class Spelling:
-    """One way a source revision names a feature: its CMake option and the library it builds."""
-
-    define: str
-    library: str | None
-
-
-@dataclass(frozen=True)
-class Feature:
-    name: str
-    summary: str
-    default: bool
-    # Candidate spellings in order of preference; the first the source tree declares is used.
-    spellings: tuple[Spelling, ...]
-    implies: tuple[str, ...] = ()
-    platforms: tuple[str, ...] = PLATFORMS
-
-
-@dataclass(frozen=True)
-class Output:
-    """A library the build must produce; `feature` set means only when that feature is on."""
-
-    library: str | None
-    feature: str | None
-    exports: tuple[str, ...]
-    # Libraries its ELF must list as NEEDED (libmigraphx_c.so.3: linked to MIGraphX, not loading it late).
-    needs: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class BuildSettings:
-    build_type: str
-    generator: str
-    defines: dict[str, str]
-    # Folders (relative to the source tree) searched for `option(...)` declarations.
-    option_files: tuple[str, ...]
-    # Remove build-machine RUNPATHs from the shipped copies (not $ORIGIN-relative ones).
-    strip_runpath: bool = False
-    # Where the libraries come from: "output-dir" (the folder the tree's `output_dir_define` names, as the
-    # sample has one) or "install" (`cmake --install` into a staging prefix: the tree's own
-    # install rules say what it ships).
-    collect: str = "install"
-    # The tree's own CMake variables for what the toolkit hands it: the folder its libraries go to, and the
-    # folder of hipified kernel sources it compiles. Part of the tree's CMake surface, so recipe data.
-    output_dir_define: str | None = None
-    kernels_define: str | None = None
-    # The C/C++ toolchain (toolkit/cmake/toolchains.toml): "system" (CMake's pick) or "zig", which builds for
-    # `glibc_floor` (None: that file's default) with libc++ linked in statically.
-    toolchain: str = "system"
-    glibc_floor: str | None = None
-    # Sections whose linker-made __start_/__stop_ symbols zig's lld would export (toolkit/cmake/toolchain.py).
-    hide_section_bounds: tuple[str, ...] = ()
-    # The `defines` given as arrays: CMake lists, whose value holds ';' on purpose.
-    list_defines: tuple[str, ...] = ()
-
-
+@recipe_table("", keys={
+    "recipe": "The recipe's identity and shape.",
+    "recipe.extends": "A shared fragment (path relative to the recipe) whose `[features]` this recipe takes; the "
+                      "recipe's own features win by name.",
+    "features.<name>": "One feature.",
+    "patches": "The patch series.",
+})
 @dataclass(frozen=True)
 class Recipe:
-    name: str
-    summary: str
+    name: str = field(metadata=doc(
+        "The recipe's name: its file's stem (`recipes/NAME.toml` says `name = \"NAME\"`; any other is refused), "
+        "lowercase letters, digits, `-`, `_`; names the work tree `build/<name>/`.", key="recipe.name"))
+    summary: str = field(metadata=doc("One line shown by `list`.", key="recipe.summary"))
     file: Path
-    source: SourceSettings | None  # None: the tree comes from --source
-    build: BuildSettings
-    features: dict[str, Feature]
-    outputs: tuple[Output, ...]
-    series: Path | None
+    # None: the tree comes from --source
+    source: SourceSettings | None = field(metadata=doc(
+        "Where the tree to build comes from: exactly one of `path`, `url`, `git`. Left out: the tree must come "
+        "from `--source`."))
+    build: BuildSettings = field(metadata=doc(
+        "How CMake configures and builds the tree, and how its libraries are collected."))
+    features: dict[str, Feature] = field(metadata=doc(
+        "Features: each turns a CMake option on or off (`--with-NAME`, `--without-NAME`)."))
+    outputs: tuple[Output, ...] = field(metadata=doc("Libraries the build must produce; `check` verifies them."))
+    series: Path | None = field(metadata=doc(
+        "Path of the `series` file, relative to the recipe.", key="patches.series"))
     # The stages this recipe runs, by name, in the pipeline's order; None: every stage that applies to it.
-    stages: tuple[str, ...] | None = None
+    stages: tuple[str, ...] | None = field(default=None, metadata=doc(
+        "The stages this recipe runs, by name (see the stage reference); left out: every stage that applies.",
+        key="recipe.stages"))
     # The optional sections, each owned by one area of the toolkit and read by its settings module; a field's
-    # name is its TOML section's. A new section is a field here and its reader's line in read_sections.
-    hipify: HipifySettings | None = None
-    compile_check: CompileCheckSettings | None = None
-    release: ReleaseSettings | None = None
-    wheel: WheelSettings | None = None
-    smoke: SmokeSettings | None = None
-    api_check: ApiCheckSettings | None = None
-    fetchcontent: tuple[FetchContentDep, ...] = ()
-    ort: OrtSettings | None = None
-    requires: Requirements | None = None
+    # name is its TOML section's, its doc() what the section is for. A new section is a field here and its
+    # reader's line in read_sections (its keys' meanings are on its own class's fields: toolkit/recipe/schema.py).
+    hipify: HipifySettings | None = field(default=None, metadata=doc(
+        "The hipify stage: which CUDA files are converted and how."))
+    compile_check: CompileCheckSettings | None = field(default=None, metadata=doc(
+        "The compile-check stage: compile every hipified unit with the build root's hipcc."))
+    release: ReleaseSettings | None = field(default=None, metadata=doc(
+        "The release matrix (`nox -s release`): Python versions x GPU target sets x feature sets."))
+    wheel: WheelSettings | None = field(default=None, metadata=doc("The wheel `--wheel` packages."))
+    smoke: SmokeSettings | None = field(default=None, metadata=doc(
+        "What `smoke` checks after installing the wheel in a fresh venv."))
+    api_check: ApiCheckSettings | None = field(default=None, metadata=doc(
+        "The api-check stage: the system APIs the tree calls must be in the headers it compiles with."))
+    fetchcontent: tuple[FetchContentDep, ...] = field(default=(), metadata=doc(
+        "The tree's FetchContent dependencies, served by the toolkit's dependency provider from verified "
+        "folders."))
+    ort: OrtSettings | None = field(default=None, metadata=doc(
+        "ONNX Runtime's packages (headers, library, CMake config) to build against, one per platform."))
+    requires: Requirements | None = field(default=None, metadata=doc(
+        "The installs a build needs (preflight): `ort`, `rocm`, `migraphx`."))
 
     @property
     def dir(self) -> Path:
@@ -153,7 +120,7 @@ def load_recipe(path: Path) -> Recipe:
 
     meta = root.table("recipe")
     name = meta.str("name")
-    if not _NAME.match(name):
+    if not NAME.match(name):
         raise meta.error("name", f"expected lowercase letters, digits, '-' or '_', got {name!r}")
     if name != path.stem:
         # The name picks the work tree (build/<name>/) and `--recipe NAME` finds recipes/<name>.toml: a copy
@@ -172,11 +139,11 @@ def load_recipe(path: Path) -> Recipe:
     from toolkit.sources.settings import SourceSettings
 
     source = SourceSettings.from_table(root.table("source"), path.parent) if root.has("source") else None
-    build = _read_build(root.table("build", None))
-    features = _read_features(base.table("features", None)) if base is not None else {}
-    own = _read_features(root.table("features", None), features)
+    build = read_build(root.table("build", None))
+    features = read_features(base.table("features", None)) if base is not None else {}
+    own = read_features(root.table("features", None), features)
     features.update(own)
-    outputs = _read_outputs(root, features)
+    outputs = read_outputs(root, features)
 
     series = None
     if root.has("patches"):
@@ -245,134 +212,6 @@ def _load_base(meta: Table, path: Path) -> Table | None:
         if key != "features":
             raise base.error(key, f"a shared fragment (extended by {path.name}) holds only [features]")
     return base
-
-
-def _read_build(t: Table | None) -> BuildSettings:
-    if t is None:
-        return BuildSettings("Release", "Ninja", {}, ("CMakeLists.txt", "cmake"))
-    build_type = t.str("build_type", "Release", choices=["Release", "RelWithDebInfo", "Debug", "MinSizeRel"])
-    generator = t.str("generator", "Ninja", choices=["Ninja"])
-    defines, lists = _read_defines(t)
-    option_files = tuple(t.str_list("option_files", ["CMakeLists.txt", "cmake"]))
-    strip_runpath = t.bool("strip_runpath", False)
-    output_dir_define = t.str("output_dir_define", None)
-    kernels_define = t.str("kernels_define", None)
-    for key, value in (("output_dir_define", output_dir_define), ("kernels_define", kernels_define)):
-        if value is not None and not _DEFINE.match(value):
-            raise t.error(key, f"expected a CMake variable name, got {value!r}")
-    collect = t.str("collect", "output-dir" if output_dir_define else "install", choices=["output-dir", "install"])
-    if collect == "output-dir" and output_dir_define is None:
-        raise t.error("collect", "\"output-dir\" needs output_dir_define: the CMake variable naming the folder "
-                                 "the tree writes its libraries to")
-    toolchain, floor, hidden = _read_toolchain(t)
-    t.done()
-    return BuildSettings(build_type, generator, defines, option_files, strip_runpath, collect,
-                         output_dir_define, kernels_define, toolchain, floor, hidden, lists)
-
-
-def _read_defines(t: Table) -> tuple[dict[str, str], tuple[str, ...]]:
-    """[build] defines: NAME = "value" (one line, no ';') or NAME = ["a", "b"] (a CMake list, joined with ';')."""
-    table = t.table("defines", None)
-    if table is None:
-        return {}, ()
-    defines, lists = {}, []
-    for key in table.keys():
-        if not _DEFINE.match(key):
-            raise t.error(f"defines.{key}", "expected a CMake variable name")
-        items = table.str_or_list(key)
-        is_list = not isinstance(table.data[key], str)
-        for i, item in enumerate(items):
-            where = f"defines.{key}" + (f"[{i}]" if is_list else "")
-            if "\n" in item or "\r" in item or "\x00" in item:
-                raise t.error(where, f"{item!r} holds a newline or NUL; expected a one-line value")
-            if ";" in item:
-                raise t.error(where, f"{item!r} holds ';', which CMake reads as a list separator; expected a value "
-                                     f"without ';' (write a CMake list as an array: {key} = [\"a\", \"b\"])")
-        defines[key] = ";".join(items)
-        if is_list:
-            lists.append(key)
-    table.done()
-    return defines, tuple(lists)
-
-
-def _read_toolchain(t: Table) -> tuple[str, str | None, tuple[str, ...]]:
-    """[build] toolchain, glibc_floor and hide_section_bounds (see toolkit/cmake/toolchain.py)."""
-    from toolkit.cmake.toolchain import NAMES, floor_problem
-
-    toolchain = t.str("toolchain", "system", choices=NAMES)
-    floor = t.str("glibc_floor", None)
-    problem = floor_problem(floor) if floor is not None else None
-    if problem:
-        raise t.error("glibc_floor", problem)
-    hidden = tuple(t.str_list("hide_section_bounds", []))
-    for i, section in enumerate(hidden):
-        if not _DEFINE.match(section):
-            raise t.error(f"hide_section_bounds[{i}]", f"expected a section name that is a C identifier, got "
-                                                       f"{section!r} (only those get __start_/__stop_ symbols)")
-    return toolchain, floor, hidden
-
-
-def _read_features(t: Table | None, inherited: dict[str, Feature] | None = None) -> dict[str, Feature]:
-    features: dict[str, Feature] = {}
-    if t is None:
-        return features
-    inherited = inherited or {}
-    for name, ft in t.subtables():
-        if not _NAME.match(name):
-            raise t.error(name, "feature names use lowercase letters, digits, '-' or '_'")
-        summary = ft.str("summary", "")
-        default = ft.bool("default", False)
-        spellings: list[Spelling] = []
-        if ft.has("define"):
-            define = ft.str("define")
-            spellings.append(Spelling(_check_define(ft, "define", define), ft.str("library", None)))
-        if ft.has("spelling"):
-            if spellings:
-                raise ft.error("spelling", "give either 'define' (one spelling) or [[spelling]] tables, not both")
-            for st in ft.tables("spelling"):
-                define = _check_define(st, "define", st.str("define"))
-                spellings.append(Spelling(define, st.str("library", None)))
-                st.done()
-        if not spellings:
-            raise ft.error("define", "required: the CMake option this feature turns on (or [[spelling]] tables)")
-        implies = tuple(ft.str_list("implies", []))
-        platforms = tuple(ft.str_list("platforms", list(PLATFORMS)))
-        for i, plat in enumerate(platforms):
-            if plat not in PLATFORMS:
-                raise ft.error(f"platforms[{i}]", f"expected one of {', '.join(PLATFORMS)}, got {plat!r}")
-        ft.done()
-        features[name] = Feature(name, summary, default, tuple(spellings), implies, platforms)
-    known = {**inherited, **features}
-    for name, feature in features.items():
-        for i, other in enumerate(feature.implies):
-            if other not in known:
-                raise t.error(f"{name}.implies[{i}]", f"no feature named {other!r} (features: {', '.join(known)})")
-    return features
-
-
-def _check_define(t: Table, key: str, value: str) -> str:
-    if not _DEFINE.match(value):
-        raise t.error(key, f"expected a CMake option name like USE_MIGRAPHX, got {value!r}")
-    return value
-
-
-def _read_outputs(root: Table, features: dict[str, Feature]) -> tuple[Output, ...]:
-    outputs = []
-    for ot in root.tables("outputs", []):
-        feature = ot.str("feature", None)
-        if feature is not None and feature not in features:
-            raise ot.error("feature", f"no feature named {feature!r} (features: {', '.join(features)})")
-        library = ot.str("library", None)
-        if library is None:
-            if feature is None:
-                raise ot.error("library", "required when no 'feature' names where the library comes from")
-            if not any(s.library for s in features[feature].spellings):
-                raise ot.error("library", f"required: feature {feature!r} declares no library")
-        exports = tuple(ot.str_list("exports", []))
-        needs = tuple(ot.str_list("needs", []))
-        ot.done()
-        outputs.append(Output(library, feature, exports, needs))
-    return tuple(outputs)
 
 
 def _check_feature_references(root: Table, recipe: Recipe) -> None:

@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolkit.recipe.schema import doc, recipe_table
 from toolkit.release.container import ENGINES
 from toolkit.util import argcheck
 from toolkit.util.tomlread import Table
@@ -50,46 +51,71 @@ AXES = ("python", "target_set", "rocm", "toolchain", "features")
 DEFAULT_AXES = ("python", "target_set", "features")
 
 
+@recipe_table("release.target_set[]")
 @dataclass(frozen=True)
 class TargetSet:
-    name: str
-    targets: tuple[str, ...]
+    name: str = field(metadata=doc("The set's name, part of the entry id.", default="the targets joined by `_`"))
+    targets: tuple[str, ...] = field(metadata=doc("GPU targets, e.g. `gfx90a`."))
 
 
+@recipe_table("release.toolchain[]")
 @dataclass(frozen=True)
 class ToolchainSet:
-    name: str
-    toolchain: str                  # "system" or "zig"
-    glibc_floor: str | None = None
+    name: str = field(metadata=doc("The entry's name, part of the entry id and of the wheel's local version."))
+    toolchain: str = field(metadata=doc("`system` or `zig` (as `[build] toolchain`)."))
+    glibc_floor: str | None = field(default=None, metadata=doc("zig's glibc floor (as `[build] glibc_floor`)."))
 
 
+@recipe_table("release.rocm[]")
 @dataclass(frozen=True)
 class RocmSet:
-    name: str                       # the wheel variant, e.g. "rocm7" ([wheel.rocm_variants])
-    root: str                       # the build root in whose container the entries of this ROCm build
+    name: str = field(metadata=doc(
+        "The variant, a key of `[wheel.rocm_variants]` (e.g. `rocm7`): the wheel must link its HIP soname; part "
+        "of the entry id."))
+    root: str = field(metadata=doc(
+        "The build root (`containers/roots/NAME.toml`) in whose container this variant's entries are built: "
+        "podman runs the root's folder, docker its image (`root image NAME`); either is made when missing."))
 
 
+@recipe_table("release.container")
 @dataclass(frozen=True)
 class ContainerSettings:
-    image: str | None = None
-    containerfile: Path | None = None
-    engine: str | None = None
-    runner: str = "nox"
-    root: str | None = None         # a build root the sessions run in: podman runs its folder, docker its image
+    image: str | None = field(default=None, metadata=doc("Image name."))
+    containerfile: Path | None = field(default=None, metadata=doc("Its Containerfile, relative to the recipe."))
+    engine: str | None = field(default=None, metadata=doc(
+        "`podman` or `docker`; `--engine` and `TOOLKIT_CONTAINER_ENGINE` override."))
+    runner: str = field(default="nox", metadata=doc(
+        "How a session starts inside: `nox` or `toolkit` (`python -m toolkit`)."))
+    root: str | None = field(default=None, metadata=doc(
+        "A build root the sessions run in, instead of `image`: with podman the root's folder itself is the "
+        "container's filesystem (`--rootfs`, an overlay whose writes are discarded; no image to store), with "
+        "docker the root's image (`root image NAME`); either is made when missing."))
 
 
+@recipe_table("release")
 @dataclass(frozen=True)
 class ReleaseSettings:
-    python: tuple[str, ...] = ("3.11", "3.12")
-    target_sets: tuple[TargetSet, ...] = (TargetSet("gfx90a_gfx942", ("gfx90a", "gfx942")),)
-    features: tuple[tuple[str, ...], ...] = ((),)
-    compile_cache: str | None = None
-    container: ContainerSettings = field(default_factory=ContainerSettings)
-    axes: tuple[str, ...] = DEFAULT_AXES
-    toolchains: tuple[ToolchainSet, ...] = ()
-    rocm: tuple[RocmSet, ...] = ()
-    # The local-version label (an entry's axes but Python and ROCm) whose wheels carry the plain version.
-    public: str | None = None
+    python: tuple[str, ...] = field(default=("3.11", "3.12"), metadata=doc("CPython versions, e.g. \"3.12\"."))
+    target_sets: tuple[TargetSet, ...] = field(
+        default=(TargetSet("gfx90a_gfx942", ("gfx90a", "gfx942")),), metadata=doc("GPU target sets.", key="target_set"))
+    features: tuple[tuple[str, ...], ...] = field(default=((),), metadata=doc(
+        "Feature sets, each an array of feature names; `[[]]` is the defaults only."))
+    compile_cache: str | None = field(default=None, metadata=doc(
+        "Shared ccache storage, `redis://` or `http://`; `TOOLKIT_COMPILE_CACHE` overrides."))
+    container: ContainerSettings = field(default_factory=ContainerSettings, metadata=doc(
+        "Where release sessions run: a build root's container, or an image."))
+    axes: tuple[str, ...] = field(default=DEFAULT_AXES, metadata=doc(
+        "The matrix's axes, of `python`, `target_set`, `rocm`, `toolchain`, `features` (always there); a "
+        "host-only `py3-none` wheel uses `[\"toolchain\", \"features\"]`, with a ROCm variant per build root "
+        "`[\"rocm\", \"toolchain\", \"features\"]`."))
+    toolchains: tuple[ToolchainSet, ...] = field(default=(), metadata=doc(
+        "With the `toolchain` axis: one entry per C/C++ toolchain and glibc floor.", key="toolchain"))
+    rocm: tuple[RocmSet, ...] = field(default=(), metadata=doc(
+        "With the `rocm` axis: one entry per ROCm variant, each built in a container of its own build root."))
+    # An entry's axes but Python and ROCm make its local-version label.
+    public: str | None = field(default=None, metadata=doc(
+        "The local-version label (e.g. `glibc2.28`) whose entries are released under the plain version, one "
+        "build per distribution; the others keep `VERSION+LABEL`, which PyPI refuses."))
 
 
 def from_table(t: Table, recipe_dir: Path) -> ReleaseSettings:

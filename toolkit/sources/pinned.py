@@ -30,6 +30,17 @@ from toolkit.util.redact import public_url, redact_url, shorten
 from toolkit.util.tomlread import Table
 
 DEBIAN_SCHEME = "debian:"
+
+# What the keys PinnedArchive.from_table reads mean, for the tables that hold an archive's keys among their own:
+# each table declares them (toolkit/recipe/schema.py's recipe_table), overriding the meanings its use changes.
+ARCHIVE_KEYS = {
+    "url": "Its archive.",
+    "sha256": "The archive's sha256.",
+    "content": "The digest of the unpacked tree.",
+    "paths": "Globs `content` covers.",
+    "strip_components": "Leading path components dropped when unpacking.",
+}
+
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _URL = re.compile(r"^(https?|file)://")
 

@@ -9,10 +9,11 @@ may be written without a pin in a recipe: its checksum then comes from the lock 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.sources.pinned import PinnedArchive, read_subdir
+from toolkit.recipe.schema import doc, recipe_table
+from toolkit.sources.pinned import ARCHIVE_KEYS, PinnedArchive, read_subdir
 from toolkit.util import argcheck
 from toolkit.util.errors import RecipeError
 from toolkit.util.redact import redact_text, redact_url, shorten
@@ -26,6 +27,16 @@ _PLATFORM = re.compile(r"^[a-z0-9]+-[a-z0-9_]+$")
 COMPONENTS = ("ort", "rocm", "migraphx")
 
 
+@recipe_table("source", keys={
+    **ARCHIVE_KEYS,
+    "url": "A pinned archive: `https://`, `file://` or `debian:pool/...` (a file of the Debian archive, fetched "
+           "from the Debian mirror).",
+    "sha256": "The archive's sha256 (64 lowercase hex); or pin it with `content`, or let `nox -s lock` write the "
+              "lock file.",
+    "content": "The digest of the unpacked tree (or of the files `paths` matches), which upstream's and a "
+               "mirror's re-packed archive share.",
+    "paths": "Globs: `content` covers only the files they match.",
+})
 @dataclass(frozen=True)
 class SourceSettings:
     """Where the tree to build comes from: exactly one of a local path, a pinned archive, a git commit.
@@ -33,12 +44,17 @@ class SourceSettings:
     `subdir` is the folder inside the tree that is built, for every kind.
     """
 
-    path: Path | None = None
-    archive: PinnedArchive | None = None
-    git: str | None = None
-    commit: str | None = None
-    submodules: bool = False
-    subdir: str | None = None
+    path: Path | None = field(default=None, metadata=doc(
+        "A local folder, relative to the recipe. It must lie inside the project, the recipe's own folder (for a "
+        "recipe in a `recipes/` folder, that folder's parent too) or the toolkit cache; one elsewhere is "
+        "refused. Build a tree elsewhere with `--source PATH`."))
+    archive: PinnedArchive | None = None   # its keys are the table's own (see recipe_table above)
+    git: str | None = field(default=None, metadata=doc("A git URL (fetched shallow, mirror first)."))
+    commit: str | None = field(default=None, metadata=doc(
+        "With `git`: the full 40-hex commit (a branch or tag can move)."))
+    submodules: bool = field(default=False, metadata=doc("With `git`: fetch submodules too."))
+    subdir: str | None = field(default=None, metadata=doc(
+        "The folder inside the tree that is built (any kind of source)."))
 
     @property
     def kind(self) -> str:
@@ -135,6 +151,12 @@ def _not_a_tree(path: Path, shown: str) -> RecipeError:
                        hint="give the source tree's folder, an archive URL or git+URL@COMMIT")
 
 
+@recipe_table("fetchcontent[]", keys={
+    **ARCHIVE_KEYS,
+    "sha256": "The archive's sha256 (where upstream's is known).",
+    "content": "The digest of the unpacked tree; or let `nox -s lock` write it.",
+    "subdir": "The folder inside the archive that is the dependency's source.",
+})
 @dataclass(frozen=True)
 class FetchContentDep:
     """A third-party CMake dependency the source tree declares with FetchContent_Declare(name ...).
@@ -143,14 +165,16 @@ class FetchContentDep:
     unpacked tree, which GitHub's tag archive and a mirror's re-packed archive of the same tag share.
     """
 
-    name: str
+    name: str = field(metadata=doc("The name the tree's `FetchContent_Declare` uses."))
     archive: PinnedArchive
-    when: str | None = None  # a feature name: mirrored only when that feature is on (e.g. DML-only deps)
-    # Another dependency whose own CMake asks for this one (protobuf asks for absl), for the dry run.
-    asked_by: str | None = None
-    # Also answer find_package(<name>), with "not found": a tree that tries the system's copy first then
-    # falls back to FetchContent, which gets this pinned source.
-    find_package: bool = False
+    # A feature name: mirrored only when that feature is on (e.g. DML-only deps).
+    when: str | None = field(default=None, metadata=doc("Only when this feature is on."))
+    # protobuf asks for absl.
+    asked_by: str | None = field(default=None, metadata=doc(
+        "The dependency whose own CMake asks for this one (for the dry run)."))
+    # For a tree that tries the system's copy first, then falls back to FetchContent.
+    find_package: bool = field(default=False, metadata=doc(
+        "Also answer `find_package(<name>)` with not-found, so the tree falls back to this pinned source."))
 
     @property
     def define(self) -> str:
@@ -187,12 +211,17 @@ def fetchcontent_from_tables(tables: list[Table], recipe_dir: Path) -> tuple[Fet
     return tuple(deps)
 
 
+@recipe_table("ort.package[]", keys={
+    **ARCHIVE_KEYS,
+    "url": "The package: a release archive or `debian:pool/...` .deb.",
+    "subdir": "The install prefix inside the unpacked package (`usr` for a .deb).",
+})
 @dataclass(frozen=True)
 class OrtPackage:
     """ORT's package for one platform: a release archive or a .deb; archive.subdir is the install prefix
     inside the unpacked package ("usr" for a .deb)."""
 
-    platform: str
+    platform: str = field(metadata=doc("`OS-ARCH`, e.g. `linux-x64`."))
     archive: PinnedArchive
 
     @classmethod
@@ -205,12 +234,13 @@ class OrtPackage:
         return value
 
 
+@recipe_table("ort")
 @dataclass(frozen=True)
 class OrtSettings:
     """ORT's release packages (headers, libraries, CMake config), one per platform."""
 
-    version: str
-    packages: tuple[OrtPackage, ...]
+    version: str = field(metadata=doc("The ORT version they hold."))
+    packages: tuple[OrtPackage, ...] = field(metadata=doc("One package per platform.", key="package"))
 
     def package_for(self, platform: str) -> OrtPackage | None:
         return next((p for p in self.packages if p.platform == platform), None)
@@ -227,6 +257,7 @@ class OrtSettings:
         return cls(version=version, packages=packages)
 
 
+@recipe_table("requires", keys={"features.<feature>": "The installs this feature needs."})
 @dataclass(frozen=True)
 class Requirements:
     """Which installed components a build needs, as data: always, and per enabled feature.
@@ -236,8 +267,9 @@ class Requirements:
     features = { migraphx = ["rocm", "migraphx"], hipdnn = ["rocm"] }
     """
 
-    always: tuple[str, ...] = ()
-    features: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    always: tuple[str, ...] = field(default=(), metadata=doc("Needed by every build."))
+    features: tuple[tuple[str, tuple[str, ...]], ...] = field(default=(), metadata=doc(
+        "Needed per feature that is on."))
 
     def needed(self, enabled_features: list[str] | tuple[str, ...] | set[str]) -> list[str]:
         wanted = set(self.always)

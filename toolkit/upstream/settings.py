@@ -7,15 +7,18 @@ and before the compile (the api-check stage), and by `bump` on a new revision.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolkit.recipe.schema import doc, recipe_table
 from toolkit.util.tomlread import Table
 
 
+@recipe_table("api_check")
 @dataclass(frozen=True)
 class ApiCheckSettings:
-    libraries: tuple[str, ...]
+    libraries: tuple[str, ...] = field(metadata=doc(
+        "Libraries checked: keys of `toolkit/upstream/data/system_apis.toml` (`migraphx`, `hip`, `ort`, `miopen`)."))
 
     @classmethod
     def from_table(cls, t: Table, recipe_dir: Path) -> ApiCheckSettings:

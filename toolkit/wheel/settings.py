@@ -41,6 +41,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from toolkit.recipe.schema import doc, recipe_table
 from toolkit.util.argcheck import IDENTIFIER
 from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlread import Table
@@ -55,15 +56,22 @@ _SONAME = re.compile(r"^lib[A-Za-z0-9._+-]+\.so\.\d+$")
 _DLOPEN_NAME = re.compile(r"^lib[A-Za-z0-9._+-]+\.so(\.[0-9.]+)?$")
 
 
+@recipe_table("wheel.components[]")
 @dataclass(frozen=True)
 class Component:
-    library: str
-    ep_name: str | None = None
-    feature: str | None = None
-    runpath: tuple[str, ...] = ()  # entries, each "$ORIGIN" or "$ORIGIN/<folder inside the wheel>"
-    loads: tuple[str, ...] = ()  # libraries of other components it dlopens by bare name
-    runtime: str | None = None  # what it needs at run time, in words (the wheel's description says it)
-    dlopens: tuple[str, ...] = ()  # libraries outside the wheel it loads by bare name (the self-check looks)
+    library: str = field(metadata=doc("The library (`amdgpu-ep` for `libamdgpu-ep.so` in the build's lib/)."))
+    ep_name: str | None = field(default=None, metadata=doc("The EP name it registers, for a library ORT registers."))
+    feature: str | None = field(default=None, metadata=doc("Packaged only when this feature is on."))
+    # Entries, each "$ORIGIN" or "$ORIGIN/<folder inside the wheel>".
+    runpath: tuple[str, ...] = field(default=(), metadata=doc(
+        "RUNPATH repair gives it (`$ORIGIN`-relative entries only)."))
+    loads: tuple[str, ...] = field(default=(), metadata=doc(
+        "Components it `dlopen`s by bare name; repair checks its RUNPATH finds them in the wheel."))
+    runtime: str | None = field(default=None, metadata=doc(
+        "What it needs at run time, in words (the wheel's description and `get_runtime_needs()`)."))
+    dlopens: tuple[str, ...] = field(default=(), metadata=doc(
+        "Libraries outside the wheel it loads by bare name at run time (`libhipgpu.so`); the self-check looks for "
+        "them."))
 
     @property
     def filename(self) -> str:
@@ -73,21 +81,30 @@ class Component:
         return self.feature is None or self.feature in features
 
 
+@recipe_table("wheel")
 @dataclass(frozen=True)
 class WheelSettings:
-    version: str
-    components: tuple[Component, ...]
-    onnxruntime: str = ">=1.24"
-    distribution: str = DEFAULT_DISTRIBUTION
-    import_package: str = DEFAULT_IMPORT_PACKAGE
-    summary: str = "AMD GPU plugin execution provider for ONNX Runtime"
-    excludes: tuple[str, ...] = ()
-    # (variant, HIP soname): one distribution per ROCm major, `<distribution>-<variant>`, chosen by the soname
-    # the libraries link; `<distribution>` itself becomes a meta-package installing the newest (default_variant).
-    rocm_variants: tuple[tuple[str, str], ...] = ()
+    version: str = field(metadata=doc("The wheel's version (PEP 440); `--local-version` appends `+LABEL`."))
+    components: tuple[Component, ...] = field(metadata=doc(
+        "The libraries packaged; at least one has an `ep_name`."))
+    onnxruntime: str = field(default=">=1.24", metadata=doc(
+        "The ONNX Runtime versions the EP works with; never a dependency (ORT's flavours share the `onnxruntime` "
+        "module): the self-check checks the one imported, the wheel's description names it, the smoke tests its "
+        "ends."))
+    distribution: str = field(default=DEFAULT_DISTRIBUTION, metadata=doc("The distribution name."))
+    import_package: str = field(default=DEFAULT_IMPORT_PACKAGE, metadata=doc("The import package."))
+    summary: str = field(default="AMD GPU plugin execution provider for ONNX Runtime", metadata=doc(
+        "The wheel's one-line summary."))
+    excludes: tuple[str, ...] = field(default=(), metadata=doc(
+        "Libraries auditwheel leaves out beyond the ROCm rules."))
+    # (variant, HIP soname); `<distribution>` itself becomes a meta-package installing the newest (default_variant).
+    rocm_variants: tuple[tuple[str, str], ...] = field(default=(), metadata=doc(
+        "One distribution per ROCm major: variant = HIP soname (`rocm6 = \"libamdhip64.so.6\"`); the soname the "
+        "libraries link makes the wheel `<distribution>-<variant>`, and `meta-wheel` writes `<distribution>`, "
+        "which installs the newest (the highest HIP soname version)."))
     variant: str | None = None  # the variant this wheel is (set by for_linked)
-    # The variable (set to 1) that makes the EP print what it does: the self-check's hint names it.
-    trace_env: str | None = None
+    trace_env: str | None = field(default=None, metadata=doc(
+        "The variable that, set to 1, makes the EP print what it does; the self-check's hints name it."))
 
     @property
     def default_variant(self) -> str | None:
@@ -122,23 +139,31 @@ class WheelSettings:
         return tuple(c for c in self.components if c.wanted(features))
 
 
+@recipe_table("smoke")
 @dataclass(frozen=True)
 class SmokeSettings:
-    packages: tuple[str, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)
-    expect_log: tuple[str, ...] = ()
-    atol: float = 1e-4
-    rtol: float = 1e-4
-    # The device session: provider options and session config entries; a second session with
-    # wrong_provider_options must fail with an error matching wrong_error (a regex).
-    provider_options: dict[str, str] = field(default_factory=dict)
-    session_config: dict[str, str] = field(default_factory=dict)
-    wrong_provider_options: dict[str, str] = field(default_factory=dict)
-    wrong_error: str | None = None
-    genai: bool = False  # also generate with onnxruntime-genai's "amdgpu" provider (smoke_genai.py)
-    # Also install the wheel beside PyPI's onnxruntime at the lowest and the newest version of the wheel's range,
-    # each in a fresh venv, and run its self-check there (smoke_range.py): the range is tested, not declared.
-    onnxruntime_range: bool = False
+    packages: tuple[str, ...] = field(default=(), metadata=doc("pip requirements installed beside the wheel."))
+    env: dict[str, str] = field(default_factory=dict, metadata=doc(
+        "Environment for the check; `{library:MODULE}` is that module's `get_library_path()`."))
+    expect_log: tuple[str, ...] = field(default=(), metadata=doc(
+        "Regular expressions stderr must match after registering."))
+    atol: float = field(default=1e-4, metadata=doc("Absolute tolerance of the device run against the CPU EP."))
+    rtol: float = field(default=1e-4, metadata=doc("Relative tolerance of the same comparison."))
+    provider_options: dict[str, str] = field(default_factory=dict, metadata=doc(
+        "Provider options of the device session."))
+    session_config: dict[str, str] = field(default_factory=dict, metadata=doc(
+        "Session config entries of the device session."))
+    wrong_provider_options: dict[str, str] = field(default_factory=dict, metadata=doc(
+        "Provider options a second session must fail with (with `wrong_error`)."))
+    wrong_error: str | None = field(default=None, metadata=doc(
+        "Regular expression that failure's message must match."))
+    # smoke_genai.py
+    genai: bool = field(default=False, metadata=doc(
+        "Also generate with onnxruntime-genai's `amdgpu` provider and compare with its CPU provider."))
+    # smoke_range.py: the range is tested, not declared.
+    onnxruntime_range: bool = field(default=False, metadata=doc(
+        "Also install the wheel beside PyPI's onnxruntime at the lowest and the newest version its `[wheel] "
+        "onnxruntime` range allows, each in a fresh venv, and run its self-check there."))
 
 
 def _number(t: Table, key: str, default: float) -> float:
