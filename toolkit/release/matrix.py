@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from toolkit.release.settings import ReleaseSettings, RocmSet, TargetSet, ToolchainSet
 from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import JSON
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class Entry:
         """The label the wheel's version carries (VERSION+LABEL), or None for the public entries."""
         return None if self.public else self.label
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JSON:
         out = {
             "id": self.id,
             "python": self.python,

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from toolkit import __version__
 from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import JSON
 from toolkit.util.process import run
 from toolkit.util.redact import redact_tree
 
@@ -34,12 +35,12 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 BUILT_FROM = ("upstream_commit", "hip_version", "rocm_version", "rocm_variant")
 
 
-def collect_toolchain(tools_file: Path = TOOLS_FILE, env: Mapping[str, str] | None = None) -> dict[str, dict | None]:
+def collect_toolchain(tools_file: Path = TOOLS_FILE, env: Mapping[str, str] | None = None) -> dict[str, JSON | None]:
     """Each tool's resolved path and version line(s); None for a tool that is not installed. `env` is what the
     release adds to its builds' environment: the tools are asked as its builds run them."""
     spec = json.loads(Path(tools_file).read_text(encoding="utf-8"))["tools"]
     environ = {**os.environ, **(env or {})}
-    out: dict[str, dict | None] = {}
+    out: dict[str, JSON | None] = {}
     for tool in spec:
         command = list(tool["command"])
         if tool.get("env") and environ.get(tool["env"]):
@@ -64,7 +65,7 @@ def collect_toolchain(tools_file: Path = TOOLS_FILE, env: Mapping[str, str] | No
     return out
 
 
-def _digest(item: dict, what: str, where: str) -> str:
+def _digest(item: JSON, what: str, where: str) -> str:
     digest = item.get("sha256")
     if not isinstance(digest, str) or not _HEX64.match(digest):
         raise ToolkitError(f"{where}: {what} {item.get('name')!r} has no valid sha256 ({digest!r})",
@@ -74,15 +75,15 @@ def _digest(item: dict, what: str, where: str) -> str:
 
 
 
-def build_statement(builds: list[dict], toolchain: dict, started: str | None, finished: str | None,
-                    recipe: str | None = None, extra_subjects: tuple[tuple[str, str], ...] = ()) -> dict:
+def build_statement(builds: list[JSON], toolchain: JSON, started: str | None, finished: str | None,
+                    recipe: str | None = None, extra_subjects: tuple[tuple[str, str], ...] = ()) -> JSON:
     """The provenance statement for a set of builds.
 
     Each build is {"entry": {...matrix entry...}, "wheel": name, "sha256": hex, "facts": {...}};
     `extra_subjects` (name, sha256) are files the release wrote without a build (the meta-package).
     """
     subjects = [{"name": name, "digest": {"sha256": digest}} for name, digest in extra_subjects]
-    dependencies: dict[str, dict] = {}
+    dependencies: dict[str, JSON] = {}
     per_build = []
     for build in builds:
         where = f"build facts of {build['entry']['id']}"
@@ -137,6 +138,6 @@ def build_statement(builds: list[dict], toolchain: dict, started: str | None, fi
     }
 
 
-def render(statement: dict) -> str:
+def render(statement: JSON) -> str:
     # No credential reaches the file: every URL in it (sources, dependencies, commands) is redacted.
     return json.dumps(redact_tree(statement), indent=2) + "\n"

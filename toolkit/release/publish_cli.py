@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "publish", help="check a release's dist folder (SHA256SUMS, twine check --strict) and upload its wheels "
                         "to a package index, the meta-package after the variants it requires",

@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from toolkit import __version__
 from toolkit.binary.elf import ELF_MAGIC, read_elf
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import sha256_bytes, sha256_file
+from toolkit.util.fsutil import JSON, sha256_bytes, sha256_file
 from toolkit.util.redact import redact_tree
 from toolkit.wheel.data import rocm_excludes
 
@@ -114,12 +114,12 @@ def _timestamp(source_date_epoch: str | None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _prop(name: str, value: str) -> dict:
+def _prop(name: str, value: str) -> dict[str, str]:
     return {"name": name, "value": value}
 
 
 def wheel_sbom(wheel: Path, excludes: list[str] | None = None, properties: dict[str, str] | None = None,
-               inputs: dict | None = None, source_date_epoch: str | None = None) -> dict:
+               inputs: JSON | None = None, source_date_epoch: str | None = None) -> JSON:
     """The SBOM of `wheel` as a CycloneDX 1.7 JSON document (a dict); `inputs` are the build's facts (the
     source tree, its patches, its FetchContent dependencies), listed as the components the wheel was built from."""
     excludes = load_rocm_excludes() if excludes is None else excludes
@@ -127,12 +127,12 @@ def wheel_sbom(wheel: Path, excludes: list[str] | None = None, properties: dict[
     root_ref = f"wheel:{contents.filename}"
     bundled = {PurePosixPath(f.path).name: f"file:{f.path}" for f in contents.files}
 
-    components: list[dict] = []
-    dependencies: list[dict] = [{"ref": root_ref, "dependsOn": [f"file:{f.path}" for f in contents.files]}]
-    external: dict[str, dict] = {}
+    components: list[JSON] = []
+    dependencies: list[JSON] = [{"ref": root_ref, "dependsOn": [f"file:{f.path}" for f in contents.files]}]
+    external: dict[str, JSON] = {}
     by_machine = _rocm_by_place(wheel)
     for f in contents.files:
-        component = {"type": "file", "bom-ref": f"file:{f.path}", "name": f.path,
+        component: JSON = {"type": "file", "bom-ref": f"file:{f.path}", "name": f.path,
                      "hashes": [{"alg": "SHA-256", "content": f.sha256}]}
         if f.elf is not None:
             props = [_prop("toolkit:elf:needed", lib) for lib in f.elf.needed]
@@ -191,7 +191,7 @@ BUILD_PROPS = (("upstream_commit", "toolkit:build:upstream-commit"), ("hip_versi
                ("rocm_version", "toolkit:build:rocm-version"), ("rocm_variant", "toolkit:build:rocm-variant"))
 
 
-def build_props(wheel: Path) -> list[dict]:
+def build_props(wheel: Path) -> list[dict[str, str]]:
     """The upstream commit, the HIP version compiled against and the ROCm variant, as the wheel records them."""
     from toolkit.wheel.inspection import read_build_info
 
@@ -200,10 +200,10 @@ def build_props(wheel: Path) -> list[dict]:
     return [_prop(name, str(info[key])) for key, name in BUILD_PROPS if info.get(key)]
 
 
-def input_components(facts: dict) -> list[dict]:
+def input_components(facts: JSON) -> list[JSON]:
     """The source tree, every FetchContent dependency compiled in (version, archive sha256, the digest of its
     unpacked tree) and the patches applied (build inputs, not shipped: scope "excluded")."""
-    out = []
+    out: list[JSON] = []
     for source in facts.get("sources", []):
         out.append({"type": "library", "bom-ref": f"source:{source['name']}", "name": str(source["name"]),
                     **({"version": source["version"]} if source.get("version") else {}), "scope": "required",
@@ -212,7 +212,7 @@ def input_components(facts: dict) -> list[dict]:
                     "properties": [_prop("toolkit:role", "source")] + (
                         [_prop("toolkit:tree-sha256", str(source["sha256"]))] if source.get("sha256") else [])})
     for dep in facts.get("fetchcontent", []):
-        component = {"type": "library", "bom-ref": f"fetchcontent:{dep['name']}", "name": dep["name"],
+        component: JSON = {"type": "library", "bom-ref": f"fetchcontent:{dep['name']}", "name": dep["name"],
                      "version": dep["version"], "scope": "required",
                      "externalReferences": [{"type": "distribution", "url": dep["url"]}],
                      "properties": [_prop("toolkit:role", "fetchcontent (compiled in)")]}
@@ -256,7 +256,7 @@ def _rocm_by_place(wheel: Path) -> dict[str, str]:
     return {n.soname: n.reason for n in needs if n.kind == "rocm" and not n.reason.startswith("ROCm by name")}
 
 
-def _external_component(lib: str, ref: str, excludes: list[str], rocm_rule: str | None = None) -> dict:
+def _external_component(lib: str, ref: str, excludes: list[str], rocm_rule: str | None = None) -> JSON:
     pattern = next((p for p in excludes if fnmatch.fnmatchcase(lib, p)), None)
     if pattern is not None or rocm_rule is not None:
         description = "ROCm library the wheel needs but does not bundle: the ROCm install provides it"
@@ -270,7 +270,7 @@ def _external_component(lib: str, ref: str, excludes: list[str], rocm_rule: str 
             "description": description, "properties": props}
 
 
-def external_libraries(sbom: dict, provided_by: str | None = None) -> list[str]:
+def external_libraries(sbom: JSON, provided_by: str | None = None) -> list[str]:
     """Names of the external components, optionally only those of one provider ("rocm", "system")."""
     out = []
     for c in sbom.get("components", []):
@@ -295,6 +295,6 @@ def validate(sbom_text: str, where: str) -> None:
         raise ToolkitError(f"{where}: SBOM does not validate against CycloneDX {SPEC_VERSION}: {error}")
 
 
-def render(sbom: dict) -> str:
+def render(sbom: JSON) -> str:
     # No credential reaches the file: every URL in it (sources, dependencies, commands) is redacted.
     return json.dumps(redact_tree(sbom), indent=2, sort_keys=False) + "\n"
