@@ -28,7 +28,7 @@ from toolkit.sources.extract import extract_archive
 from toolkit.sources.pinned import PinnedArchive
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text, read_json, replace_dir
+from toolkit.util.fsutil import JSON, atomic_write_text, read_json, replace_dir
 from toolkit.util.redact import public_url, redact_url
 
 
@@ -36,14 +36,14 @@ def stamp_path(dest: Path, kind: str) -> Path:
     return dest.parent / f".{dest.name}.{kind}.json"
 
 
-def stamp_matches(dest: Path, kind: str, identity: dict) -> bool:
+def stamp_matches(dest: Path, kind: str, identity: JSON) -> bool:
     stamp = stamp_path(dest, kind)
     if not dest.is_dir() or not stamp.is_file():
         return False
     return read_json(stamp) == identity
 
 
-def write_stamp(dest: Path, kind: str, identity: dict) -> None:
+def write_stamp(dest: Path, kind: str, identity: JSON) -> None:
     atomic_write_text(stamp_path(dest, kind), json.dumps(identity, sort_keys=True) + "\n")
 
 
@@ -57,7 +57,8 @@ def known_archive(ctx: FetchContext, content: str) -> str | None:
     """The sha256 of an archive already verified to unpack to `content` (recorded in the cache)."""
     index = ctx.cache.root / "content" / f"{content}.json"
     try:
-        return json.loads(index.read_text())["sha256"]
+        sha256: str = json.loads(index.read_text())["sha256"]
+        return sha256
     except (OSError, ValueError, KeyError):
         return None
 

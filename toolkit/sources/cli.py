@@ -6,6 +6,7 @@ import argparse
 import re
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolkit.engine.options import add_option
 from toolkit.util import log
@@ -13,8 +14,11 @@ from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_bytes
 from toolkit.util.redact import public_url, redact_text, redact_url, shorten
 
+if TYPE_CHECKING:
+    from toolkit.sources.cache import Cache
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("fetch", help="download a file through the verified cache; unpack archives",
                               description="Download URL through the shared cache, verify its sha256, and unpack "
                               "it into DEST if it is an archive (tar.gz, tar.xz, tar.bz2, zip), else copy it there.")
@@ -51,7 +55,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                    "the platform's user cache)")
 
 
-def _mirrors(args) -> tuple[str, ...]:
+def _mirrors(args: argparse.Namespace) -> tuple[str, ...]:
     """--mirror values then $TOOLKIT_MIRRORS, each checked (a file:// mirror must exist)."""
     from toolkit.sources.mirrors import check_mirrors, mirrors_from_env
 
@@ -64,13 +68,13 @@ def _download_options(args):
     return DownloadOptions(insecure_mirror=args.insecure_mirror)
 
 
-def _cache(args):
+def _cache(args: argparse.Namespace) -> Cache:
     from toolkit.sources.cache import Cache
 
     return Cache(args.cache_dir.resolve()) if args.cache_dir else Cache.default()
 
 
-def _fetch(args) -> int:
+def _fetch(args: argparse.Namespace) -> int:
     from toolkit.sources.cache import file_name_for
     from toolkit.sources.download import fetch
     from toolkit.sources.extract import extract_archive, is_archive
@@ -94,7 +98,7 @@ def _fetch(args) -> int:
     return 0
 
 
-def _lock(args) -> int:
+def _lock(args: argparse.Namespace) -> int:
     from toolkit.recipe.load import PROJECT_ROOT, find_recipe
     from toolkit.sources.lock import lock_recipe, recipe_urls
 
@@ -125,7 +129,7 @@ def _lock(args) -> int:
     return 0
 
 
-def _lock_source(args) -> int:
+def _lock_source(args: argparse.Namespace) -> int:
     """`lock --source URL`: the one archive a `build --source URL` would download, pinned for the command line."""
     from toolkit.sources.download import fetch_unpinned_from
     from toolkit.sources.settings import source_from_argument

@@ -17,8 +17,10 @@ from pathlib import Path
 
 from toolkit.sources.archive import unpack_pinned, with_lock_pins
 from toolkit.sources.context import FetchContext
+from toolkit.sources.pinned import PinnedArchive
 from toolkit.sources.settings import OrtPackage, OrtSettings
 from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import JSON
 
 _OS = {"Linux": "linux", "Windows": "win", "Darwin": "osx"}
 _ARCH = {"x86_64": "x64", "AMD64": "x64", "aarch64": "aarch64", "arm64": "arm64", "ARM64": "arm64"}
@@ -31,8 +33,9 @@ def platform_tag() -> str:
 
 
 @lru_cache(maxsize=1)
-def components() -> dict:
-    return json.loads(resources.files("toolkit.sources").joinpath("components.json").read_text(encoding="utf-8"))
+def components() -> JSON:
+    data: JSON = json.loads(resources.files("toolkit.sources").joinpath("components.json").read_text(encoding="utf-8"))
+    return data
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,7 @@ def locate(component: str, explicit: Path | None, env: Mapping[str, str],
     return Located(component, None, "not found", f"not found (tried {tried}); give {names}")
 
 
-def ort_pin(archive, ctx: FetchContext) -> str | None:
+def ort_pin(archive: PinnedArchive, ctx: FetchContext) -> str | None:
     """The pin that names ORT's unpacked folder in the cache (its verified sha256, else its content digest)."""
     pinned = with_lock_pins(archive, ctx)
     return pinned.sha256 or pinned.content

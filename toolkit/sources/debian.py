@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import lzma
 import shutil
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from toolkit.util.errors import ToolkitError
 
@@ -52,13 +55,15 @@ def ar_members(path: Path) -> list[ArMember]:
     return members
 
 
-def _decompressor(name: str):
+def _decompressor(name: str) -> Callable[[Path], AbstractContextManager[IO[bytes]]] | None:
     """A function turning the compressed data member into a plain tar, for the compressions dpkg uses."""
     if name.endswith(".zst"):
         try:  # Python 3.14's standard library; before that the zstandard package, when installed
             from compression import zstd
 
-            return zstd.open
+            # Typed here: under python_version 3.11 mypy does not know the module (ignore_missing_imports).
+            opener: Callable[[Path], AbstractContextManager[IO[bytes]]] = zstd.open
+            return opener
         except ImportError:
             pass
         try:
@@ -96,7 +101,7 @@ def data_tar(deb: Path, folder: Path) -> Path:
     return tar
 
 
-def _copy_exactly(src, out, size: int, deb: Path, name: str) -> None:
+def _copy_exactly(src: IO[bytes], out: IO[bytes], size: int, deb: Path, name: str) -> None:
     left = size
     while left:
         chunk = src.read(min(left, 1 << 20))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -291,7 +292,7 @@ def _attempt(session: requests.Session, url: str, part: Path, options: DownloadO
         return mode == "ab"
 
 
-def _body(response: requests.Response):
+def _body(response: requests.Response) -> Iterator[bytes]:
     """The raw body in pieces as they arrive, so bytes received before a drop are kept for the resume."""
     raw = response.raw
     if not hasattr(raw, "read1"):  # urllib3 < 2.2

@@ -18,8 +18,10 @@ import tarfile
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Generic, TypeVar
 
 from toolkit.sources import debian
 from toolkit.util import log
@@ -34,14 +36,18 @@ def is_archive(name: str) -> bool:
     return name.lower().endswith(ARCHIVE_SUFFIXES)
 
 
+# The archive's own record of a member: tarfile.TarInfo or zipfile.ZipInfo.
+_Member = TypeVar("_Member", tarfile.TarInfo, zipfile.ZipInfo)
+
+
 @dataclass
-class _Entry:
+class _Entry(Generic[_Member]):
     name: str  # normalized, relative, after strip_components
     kind: str  # file, dir, symlink, hardlink
     mode: int
     mtime: float
     link: str | None
-    member: object  # tarfile.TarInfo or zipfile.ZipInfo
+    member: _Member
 
 
 class _Refused(Exception):
@@ -64,8 +70,8 @@ def extract_archive(archive: Path, dest: Path, strip_components: int | None = No
             except tarfile.TarError as exc:
                 raise ToolkitError(f"{archive}: not a tar or zip archive ({exc})") from None
             with tf:
-                entries = _plan(_tar_entries(tf), strip_components)
-                _write_all(entries, dest, lambda e: tf.extractfile(e.member))
+                tar_entries = _plan(_tar_entries(tf), strip_components)  # its own name: TarInfo members, not ZipInfo
+                _write_all(tar_entries, dest, lambda e: tf.extractfile(e.member))
     except _Refused as exc:
         raise ToolkitError(
             f"{archive}: refused to extract: {exc}",
@@ -103,7 +109,7 @@ def _clean_name(raw: str) -> str:
     return "/".join(parts)
 
 
-def _tar_entries(tf: tarfile.TarFile):
+def _tar_entries(tf: tarfile.TarFile) -> Iterator[_Entry[tarfile.TarInfo]]:
     for m in tf:
         name = _clean_name(m.name)
         if m.isreg():
@@ -120,7 +126,7 @@ def _tar_entries(tf: tarfile.TarFile):
         yield _Entry(name, kind, m.mode, float(m.mtime), link, m)
 
 
-def _zip_entries(zf: zipfile.ZipFile):
+def _zip_entries(zf: zipfile.ZipFile) -> Iterator[_Entry[zipfile.ZipInfo]]:
     for info in zf.infolist():
         name = _clean_name(info.filename)
         unix_mode = info.external_attr >> 16
@@ -139,13 +145,13 @@ def _zip_entries(zf: zipfile.ZipFile):
             raise _Refused(f"member {info.filename!r} is a device file, FIFO or other special file")
 
 
-def _plan(raw_entries, strip_components: int | None) -> list[_Entry]:
+def _plan(raw_entries: Iterable[_Entry[_Member]], strip_components: int | None) -> list[_Entry[_Member]]:
     entries = [e for e in raw_entries if e.name]
     if strip_components is None:
         tops = {e.name.split("/", 1)[0] for e in entries}
         single_dir = len(tops) == 1 and all("/" in e.name or e.kind == "dir" for e in entries)
         strip_components = 1 if single_dir else 0
-    out: list[_Entry] = []
+    out: list[_Entry[_Member]] = []
     files: set[str] = set()
     links: set[str] = set()
     for e in entries:
@@ -165,6 +171,7 @@ def _plan(raw_entries, strip_components: int | None) -> list[_Entry]:
                 raise _Refused(f"symlink {e.name!r} -> {e.link!r} points outside the tree")
             links.add(e.name)
         elif e.kind == "hardlink":
+            assert e.link is not None  # _tar_entries gives every hard link its target
             target_parts = e.link.split("/")[strip_components:]
             target = "/".join(target_parts)
             if target not in files:
@@ -176,7 +183,8 @@ def _plan(raw_entries, strip_components: int | None) -> list[_Entry]:
     return out
 
 
-def _write_all(entries: list[_Entry], dest: Path, open_member) -> None:
+def _write_all(entries: list[_Entry[_Member]], dest: Path,
+               open_member: Callable[[_Entry[_Member]], IO[bytes] | None]) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     _remove_leftovers(dest)
     # The pid in the name tells a later run whether the process that made the folder is still alive.
@@ -210,6 +218,7 @@ def _write_all(entries: list[_Entry], dest: Path, open_member) -> None:
             mode = 0o755 if e.mode & 0o111 else 0o644
             # A hard link becomes a copy, not os.link: the tree must not share inodes with anything the archive names.
             source = _open_copy_source(tmp, e, known) if e.kind == "hardlink" else open_member(e)
+            assert source is not None  # asked only for regular files, which extractfile always opens
             with source as src:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
                 with os.fdopen(fd, "wb") as out:
@@ -261,7 +270,7 @@ def _make_parents(tmp: Path, name: str, known: set[str], create: bool = True) ->
     return current / parts[-1]
 
 
-def _open_copy_source(tmp: Path, e: _Entry, known: set[str]):
+def _open_copy_source(tmp: Path, e: _Entry[_Member], known: set[str]) -> IO[bytes]:
     """The file a hard link names, opened without following a link; refused if it is no regular file now."""
     path = _make_parents(tmp, e.link or "", known, create=False)
     try:

@@ -12,6 +12,7 @@ naming the recipe key to add. Nothing here reads the tree's CMake text.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,7 +66,8 @@ def _checked_source(dep: FetchContentDep, dest: Path, what: str) -> Path:
 
 # -- handing them to CMake -----------------------------------------------------------------------
 
-def provider_defines(deps, ctx: FetchContext, dest: Path, recipe: Path, binary_dir: Path) -> dict[str, str]:
+def provider_defines(deps: Sequence[FetchContentDep], ctx: FetchContext, dest: Path, recipe: Path,
+                     binary_dir: Path) -> dict[str, str]:
     """Verify every listed dependency and write the provider's map; returns the configure's defines."""
     dest = Path(dest)
     lines = [f"# Written by the toolkit for {Path(recipe).name}: FetchContent name -> verified source folder."]
@@ -105,7 +107,7 @@ def read_report(binary_dir: Path) -> dict[str, list[str]]:
 
 # -- the dry run ------------------------------------------------------------------------------------
 
-def expected_requests(deps) -> list[str]:
+def expected_requests(deps: Sequence[FetchContentDep]) -> list[str]:
     """The FetchContent names a configure with these features will ask for, in the recipe's order.
 
     Taken from the recipe's list filtered by the build's features (`when`), not from the tree's text: only
@@ -138,7 +140,7 @@ class PlannedDep:
                 f"[{', '.join(pins) or 'UNPINNED'}, {state}]")
 
 
-def plan_fetchcontent(deps, ctx: FetchContext, dest: Path) -> list[PlannedDep]:
+def plan_fetchcontent(deps: Sequence[FetchContentDep], ctx: FetchContext, dest: Path) -> list[PlannedDep]:
     """What provider_defines would do, without network access or writing anything."""
     out = []
     for dep in deps:

@@ -26,7 +26,7 @@ def _is_local(url: str) -> bool:
 
 
 def _git(args: list[str], cwd: Path, url: str, local: bool, what: str, hint: str | None = None,
-         check: bool = True, operands: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+         check: bool = True, operands: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     # The file protocol is off for submodules of a remote superproject (CVE-2022-39253); it is allowed only
     # when the superproject itself is local, as a test or an internal mirror on disk would be.
     return run_git(args, operands, f"git source {redact_url(url)}: {what}", cwd=cwd, file_protocol=local, hint=hint,

@@ -64,14 +64,14 @@ def url_problem(url: str) -> str | None:
 
 
 def read_sha256(t: Table, key: str = "sha256") -> str | None:
-    value = t.str(key, None)
+    value: str | None = t.str(key, None)
     if value is not None and not _HEX64.match(value):
         raise t.error(key, f"expected 64 lowercase hex digits, got {value!r}")
     return value
 
 
 def read_subdir(t: Table) -> str | None:
-    value = t.str("subdir", None)
+    value: str | None = t.str("subdir", None)
     if value is not None and (value.startswith("/") or ".." in Path(value).parts):
         raise t.error("subdir", f"expected a relative path inside the tree, got {value!r}")
     return value

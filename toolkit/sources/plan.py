@@ -6,6 +6,7 @@ checksums the cache already holds.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from toolkit.sources.archive import is_cached, with_lock_pins
@@ -13,7 +14,7 @@ from toolkit.sources.context import FetchContext
 from toolkit.sources.fetchcontent import DISCONNECTED, expected_requests, plan_fetchcontent
 from toolkit.sources.mirrors import origin
 from toolkit.sources.preflight import ResolvedPaths
-from toolkit.sources.settings import SourceSettings
+from toolkit.sources.settings import FetchContentDep, SourceSettings
 from toolkit.util.redact import redact_url
 
 
@@ -33,8 +34,8 @@ def plan_source(settings: SourceSettings, ctx: FetchContext, dest_dir: Path) -> 
     return f"source: git {redact_url(git)} at {settings.commit}{subs} [{where}] -> {dest_dir}"
 
 
-def plan_lines(settings: SourceSettings | None, deps, ctx: FetchContext, source_dest: Path, deps_dest: Path,
-               resolved: ResolvedPaths | None = None, configures: bool = True) -> list[str]:
+def plan_lines(settings: SourceSettings | None, deps: Sequence[FetchContentDep], ctx: FetchContext, source_dest: Path,
+               deps_dest: Path, resolved: ResolvedPaths | None = None, configures: bool = True) -> list[str]:
     """The sources part of a build plan, one line per fact, in the order the build would act (the FetchContent
     part only for a build that configures)."""
     lines = []

@@ -69,8 +69,8 @@ class ResolvedPaths:
         return out
 
 
-def check(requirements: Requirements, features, options: PreflightOptions, ort: OrtSettings | None = None,
-          ctx: FetchContext | None = None) -> ResolvedPaths:
+def check(requirements: Requirements, features: list[str] | tuple[str, ...] | set[str], options: PreflightOptions,
+          ort: OrtSettings | None = None, ctx: FetchContext | None = None) -> ResolvedPaths:
     """Locate every needed component; problems are collected, not raised (for --dry-run)."""
     needed = tuple(requirements.needed(features))
     found: dict[str, Located] = {}
@@ -99,7 +99,8 @@ def _hint(located: Located, ort: OrtSettings | None) -> str:
         return hint + (f", or leave {located.origin} out to use {package}" if package else "")
     if package and located.origin.startswith("ORT ") and "offline" in (located.problem or ""):
         return f"run once without --offline (it is then kept in the download cache), or pass {spec['option']} DIR"
-    return spec["hint"]
+    fallback: str = spec["hint"]
+    return fallback
 
 
 class PreflightError(ToolkitError):
@@ -141,8 +142,8 @@ def _ort_from_recipe(ort: OrtSettings | None, platform: str,
     return Located("ort", None, origin), package
 
 
-def preflight(requirements: Requirements, features, options: PreflightOptions, ort: OrtSettings | None = None,
-              ctx: FetchContext | None = None) -> ResolvedPaths:
+def preflight(requirements: Requirements, features: list[str] | tuple[str, ...] | set[str], options: PreflightOptions,
+              ort: OrtSettings | None = None, ctx: FetchContext | None = None) -> ResolvedPaths:
     """Locate every needed component or raise one ToolkitError listing everything missing."""
     resolved = check(requirements, features, options, ort, ctx)
     if resolved.problems:
