@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text, sha256_file
+from toolkit.util.fsutil import JSON, atomic_write_text, sha256_file
 
 if TYPE_CHECKING:
     from toolkit.engine.build import Build
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 class Stage:
     name: str
     # Computed lazily: inputs may depend on what earlier stages produced.
-    inputs: Callable[[], dict]
+    inputs: Callable[[], JSON]
     outputs: list[Path]
     run: Callable[[], None]
     # Plan lines for --dry-run: every command, define and path the stage would use.
@@ -65,7 +65,7 @@ class StageResult:
     seconds: float
 
 
-def fingerprint(inputs: dict, upstream: str) -> str:
+def fingerprint(inputs: JSON, upstream: str) -> str:
     blob = json.dumps({"inputs": inputs, "upstream": upstream}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -96,7 +96,7 @@ def _tree_stat_digest(root: Path) -> tuple[str, int]:
     return digest.hexdigest(), count
 
 
-def output_record(path: Path) -> dict | None:
+def output_record(path: Path) -> JSON | None:
     """What a stage left at `path`, or None when nothing is there."""
     try:
         st = os.stat(path)
@@ -108,7 +108,7 @@ def output_record(path: Path) -> dict | None:
     return {"kind": "file", "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256_file(path)}
 
 
-def output_change(path: Path, recorded: dict) -> str:
+def output_change(path: Path, recorded: JSON) -> str:
     """Why `path` no longer is what was recorded, or '' when it is. May refresh a file's recorded mtime."""
     try:
         st = os.stat(path)
@@ -129,7 +129,7 @@ def output_change(path: Path, recorded: dict) -> str:
     return ""
 
 
-def _produced(fp: str, outputs: dict[str, dict]) -> str:
+def _produced(fp: str, outputs: dict[str, JSON]) -> str:
     """What the next stage's fingerprint builds on: this stage's fingerprint and its outputs' content."""
     identity = {p: r.get("sha256") or r.get("tree") for p, r in sorted(outputs.items())}
     if not identity:
@@ -159,7 +159,7 @@ class StageRunner:
     def _state_file(self, name: str) -> Path:
         return self.state_dir / f"{name}.json"
 
-    def _state(self, name: str) -> dict | None:
+    def _state(self, name: str) -> JSON | None:
         try:
             state = json.loads(self._state_file(name).read_text())
         except (OSError, ValueError):
@@ -212,10 +212,10 @@ class StageRunner:
             upstream = _produced(fp, outputs)
         return results
 
-    def _write_state(self, name: str, state: dict) -> None:
+    def _write_state(self, name: str, state: JSON) -> None:
         atomic_write_text(self._state_file(name), json.dumps(state, indent=2, sort_keys=True) + "\n")
 
-    def _record_outputs(self, stage: Stage) -> dict[str, dict]:
+    def _record_outputs(self, stage: Stage) -> dict[str, JSON]:
         """A record of every output; a stage that left one missing is not done."""
         outputs = {}
         for path in stage.outputs:
@@ -226,7 +226,7 @@ class StageRunner:
             outputs[str(path)] = record
         return outputs
 
-    def _why_run(self, stage: Stage, fp: str, state: dict | None) -> str:
+    def _why_run(self, stage: Stage, fp: str, state: JSON | None) -> str:
         if self.force:
             return "forced"
         if state is None:

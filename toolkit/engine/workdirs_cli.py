@@ -14,7 +14,7 @@ from toolkit.recipe.load import PROJECT_ROOT, load_recipe, recipes_dir
 from toolkit.util.errors import ToolkitError
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("list", help="recipes, their features (with defaults) and the variants built")
     p.add_argument("--build-dir", type=Path, metavar="DIR", help="build root (default: $TOOLKIT_BUILD_DIR or ./build)")
     p.set_defaults(func=_list)
