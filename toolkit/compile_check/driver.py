@@ -6,15 +6,18 @@ JOBS.json: [{"unit": ..., "argv": [...], "cwd": ...}]; RESULTS.json: [{"unit", "
 Only the first 64 KiB of a unit's diagnostics are kept: the first error is what the report shows.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 
-def compile_one(job):
+def compile_one(job: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     try:
         proc = subprocess.run(job["argv"], cwd=job.get("cwd"), capture_output=True, text=True,
@@ -25,7 +28,7 @@ def compile_one(job):
     return {"unit": job["unit"], "rc": rc, "seconds": time.monotonic() - started, "stderr": err[:65536]}
 
 
-def main():
+def main() -> None:
     jobs_file, results_file, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])
     with open(jobs_file, encoding="utf-8") as f:
         jobs = json.load(f)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import Any
 
 from toolkit.compile_check.stage import REPORT_NAME, compile_check_stage
 from toolkit.engine import pipeline
@@ -11,20 +12,22 @@ from toolkit.engine.build import prepare, print_sources_plan
 from toolkit.engine.options import BuildOptions
 from toolkit.engine.runner import StageResult, StageRunner
 from toolkit.util import log
+from toolkit.util.fsutil import JSON
 
 # The stages before the compile check that make the tree it compiles.
 _BEFORE = ("source", "patch", "hipify", "patch-hipified")
 
 
 def run_engine(options: BuildOptions, engine: str, sample: bool = False,
-               perl: str | None = None) -> tuple[StageResult, dict | None]:
+               perl: str | None = None) -> tuple[StageResult, JSON | None]:
     """The recipe's stages up to compile-check with hipify.engine set to `engine`, in its own work tree
     (variant = engine name). Returns (hipify StageResult, compile report dict; None for a dry run, which only
     prints each stage's plan)."""
     b = prepare(dataclasses.replace(options, variant=engine, hipify_engine=engine))
     try:
         hipify = b.hipify_needed()
-        chosen: dict = {"hipify_perl": perl or hipify.hipify_perl}
+        # dataclasses.replace's keywords, of several fields' types (a TypedDict would not take update's keywords)
+        chosen: dict[str, Any] = {"hipify_perl": perl or hipify.hipify_perl}
         if sample:  # the sample's units and every header: the rest of the tree would only be converted to sit there
             cc = b.compile_check()
             chosen.update(only_units=tuple(cc.sample), unit_globs=tuple(cc.units))

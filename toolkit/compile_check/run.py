@@ -18,13 +18,17 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolkit.buildroot import ensure_root, run_in_root
 from toolkit.compile_check.settings import CompileCheckSettings, Dep
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text, iter_files, keyed_record, read_json
+from toolkit.util.fsutil import JSON, atomic_write_text, iter_files, keyed_record, read_json
 from toolkit.util.globs import glob_match
+
+if TYPE_CHECKING:
+    from toolkit.sources.context import FetchContext
 
 DRIVER = Path(__file__).with_name("driver.py")
 ROOT_NAME = "debian-sid-rocm"
@@ -90,7 +94,8 @@ def find_root() -> Path:
     return Path(ensure_root(ROOT_NAME))
 
 
-def resolve_deps(settings: CompileCheckSettings, work: Path, root: Path, fetch_ctx) -> tuple[list[str], list[str]]:
+def resolve_deps(settings: CompileCheckSettings, work: Path, root: Path,
+                 fetch_ctx: FetchContext) -> tuple[list[str], list[str]]:
     """(-I folders, report lines) for the recipe's deps: pinned archives, else the root's copies."""
     from toolkit.sources.archive import unpack_pinned
 
@@ -152,7 +157,7 @@ def _headers_digest(tree: Path) -> str:
     return h.hexdigest()
 
 
-def compile_tree(settings: CompileCheckSettings, tree: Path, source: Path, work: Path, fetch_ctx,
+def compile_tree(settings: CompileCheckSettings, tree: Path, source: Path, work: Path, fetch_ctx: FetchContext,
                  jobs: int | None = None, sample: bool = False, label: str = "") -> CompileReport:
     """Compile the units of `tree` (the hipified output); `source` is the tree it came from."""
     started = time.monotonic()
@@ -230,7 +235,7 @@ def _placeholders(text: str, folders: dict[str, str]) -> str:
     return text
 
 
-def _stored(store: Path, key: str) -> dict | None:
+def _stored(store: Path, key: str) -> JSON | None:
     """A unit's stored result, or None (none yet, or a file another run is writing: atomic, so whole or absent)."""
     result = read_json(keyed_record(store, key))
     if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):

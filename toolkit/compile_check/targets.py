@@ -12,9 +12,10 @@ from __future__ import annotations
 import functools
 import os
 import re
+import subprocess
 from pathlib import Path
 
-from toolkit.binary.hip import HipToolchain, supported_processors, unsupported_targets
+from toolkit.binary.hip import HipToolchain, Runner, supported_processors, unsupported_targets
 from toolkit.buildroot import packageset
 from toolkit.buildroot.make import ENV_BUILDROOT, root_path
 from toolkit.buildroot.sandbox import run as run_sandboxed
@@ -50,9 +51,9 @@ def check_targets(settings: CompileCheckSettings, recipe_file: Path) -> None:
                            hint="processors it supports: " + (", ".join(supported) or "none listed"))
 
 
-def _in(root: Path):
+def _in(root: Path) -> Runner:
     # Without the toolkit cache run_in_root binds: a dry run creates nothing there.
-    def runner(argv: list[str], what: str):
+    def runner(argv: list[str], what: str) -> subprocess.CompletedProcess[str]:
         return run_sandboxed(root, argv, check=False, capture=True, network=False, what=what)
     return runner
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from toolkit.compile_check.settings import CompileCheckSettings
 from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import JSON
 
 _NAMED = 5  # units named in a failure's line; the report and compile-check.json list them all
 
@@ -24,7 +25,7 @@ class Verdict:
     warnings: list[str] = field(default_factory=list)
 
 
-def judge(report: dict, settings: CompileCheckSettings, min_rate: float | None = None,
+def judge(report: JSON, settings: CompileCheckSettings, min_rate: float | None = None,
           min_rate_from: str = "--min-rate") -> Verdict:
     """`min_rate` (percent) replaces the recipe's; `min_rate_from` names where it came from."""
     label = f"compile check [{report['engine']}]"
