@@ -16,7 +16,7 @@ from toolkit.engine.build import Build, library_file
 from toolkit.engine.runner import Stage, StageSpec
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text, make_temp_dir, sync_tree
+from toolkit.util.fsutil import JSON, atomic_write_text, make_temp_dir, sync_tree
 from toolkit.util.process import run_tool
 
 
@@ -42,7 +42,7 @@ def build_stage(b: Build) -> Stage:
         return ["$ " + " ".join(build_command(cmake, ws.cmake, b.options.jobs))] + [
             f"output {p}" for p in outputs()]
 
-    def inputs() -> dict:
+    def inputs() -> JSON:
         return {"outputs": [p.name for p in outputs()], "build": repr(b.recipe.build)}
 
     return Stage("build", inputs, [*outputs(), ws.build_info], run, plan)

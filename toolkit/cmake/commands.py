@@ -11,6 +11,7 @@ from pathlib import Path
 
 from toolkit.util import argcheck, log
 from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import JSON
 from toolkit.util.process import tool_version
 
 MIN_CMAKE = (4, 2)
@@ -96,7 +97,7 @@ def tool_identity(tool: Path) -> str:
     return f"{tool_version(Path(tool))} sha256:{digest.hexdigest()}"
 
 
-def configure_fingerprint(cmd: list[str], tools: list[Path], build: Path) -> dict:
+def configure_fingerprint(cmd: list[str], tools: list[Path], build: Path) -> JSON:
     """The configure command for a stage fingerprint: each tool's path replaced by its identity.
 
     Whether the tools the existing cache names still exist counts too: a cache made by a CMake or Ninja

@@ -8,6 +8,7 @@ recipe's outputs from there, never from a guessed folder.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from toolkit.binary.elf import read_elf
@@ -16,7 +17,7 @@ from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 
 
-def install_staging(b: Build, cmake: Path, run) -> Path:
+def install_staging(b: Build, cmake: Path, run: Callable[[list[str], str], None]) -> Path:
     """`cmake --install` into a fresh staging prefix: the tree's install rules say what it ships."""
     staging = b.workspace.root / "install"
     shutil.rmtree(staging, ignore_errors=True)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text, read_json
+from toolkit.util.fsutil import JSON, atomic_write_text, read_json
 from toolkit.util.process import run
 from toolkit.util.tomlread import Table, load_toml
 
@@ -88,7 +88,7 @@ class Toolchain:
         added = f"{link_object_source(self.hide_section_bounds)}\0{STRIP_UNLESS_DEBUG}\0every link"
         return hashlib.sha256(added.encode()).hexdigest()
 
-    def identity(self) -> dict:
+    def identity(self) -> JSON:
         """What the configure fingerprint, the build facts and the provenance record of the compiler."""
         if self.zig is None:
             return {"name": "system"}
