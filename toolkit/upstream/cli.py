@@ -14,7 +14,7 @@ from toolkit.util import argcheck, log
 BUMP_OPTIONS = ("mirrors", "insecure_mirror", "offline", "build_root")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("bump", help="move a recipe to another revision of its git source; report what changed",
                        description="Resolve REV, judge the patch series on it, survey the new tree's CMake surface "
                                    "(options, FetchContent dependencies, libraries, system APIs) with a real "

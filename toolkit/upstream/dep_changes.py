@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from toolkit.sources.download import fetch_unpinned, mirror_url
 from toolkit.sources.extract import extract_archive
 from toolkit.sources.mirrors import may_serve
 from toolkit.sources.provider_survey import Request
+from toolkit.sources.settings import FetchContentDep
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import tree_digest
 from toolkit.util.redact import redact_url
@@ -52,7 +54,7 @@ class DepChange:
     problem: str | None = None  # why bump could not pin it
 
 
-def compare(recipe_deps, requests: list[Request]) -> list[DepChange]:
+def compare(recipe_deps: Iterable[FetchContentDep], requests: list[Request]) -> list[DepChange]:
     """One change per dependency the recipe lists or the configure asked for (SAME included)."""
     by_name = {d.name.lower(): d for d in recipe_deps}
     out = []

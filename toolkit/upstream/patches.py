@@ -97,7 +97,8 @@ def plan(series: patching.Series, tree: Path, features: list[str]) -> SeriesPlan
     return result
 
 
-def regenerate(original: bytes, changes: dict, state: dict[str, bytes | None], tree: Path) -> bytes:
+def regenerate(original: bytes, changes: dict[str, tuple[bytes | None, int | None]], state: dict[str, bytes | None],
+               tree: Path) -> bytes:
     """The patch made anew from what it does (`changes`) to the tree as the patches before it left it."""
     body = []
     for rel in sorted(changes):
