@@ -60,7 +60,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _register_commands(sub: argparse._SubParsersAction, quick: str | None) -> None:
+def _register_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], quick: str | None) -> None:
     """Every command in the order of `--help`, or the quick command alone. The imports are here, written out,
     so that a quick command imports its own module only and the import-cycle test sees every command module."""
     if quick == "hipify":

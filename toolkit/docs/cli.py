@@ -11,7 +11,8 @@ from pathlib import Path
 from toolkit.util import log
 
 
-def register(sub: argparse._SubParsersAction, command_line: Callable[[], argparse.ArgumentParser]) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+             command_line: Callable[[], argparse.ArgumentParser]) -> None:
     """`command_line` builds the whole command line, for commands.md (toolkit.cli.build_parser)."""
     p = sub.add_parser("docs", help="write the documentation's reference pages from the code")
     actions = p.add_subparsers(dest="docs_action", metavar="ACTION", required=True)
