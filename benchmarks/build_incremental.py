@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def toolkit(build_root: Path, *args: str, source: Path | None = None) -> float:
-    cmd = [sys.executable, "-m", "toolkit", "-q", "build", "--build-dir", str(build_root), *args]
+def toolkit(build_folder: Path, *args: str, source: Path | None = None) -> float:
+    cmd = [sys.executable, "-m", "toolkit", "-q", "build", "--build-dir", str(build_folder), *args]
     if source is not None:
         cmd += ["--source", str(source)]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TOOLKIT_NO_CCACHE": "1"}

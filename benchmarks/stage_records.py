@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from toolkit.engine.runner import output_change, output_record  # noqa: E402
+from toolkit.pipeline.runner import output_change, output_record  # noqa: E402
 
 
 def median_ms(fn, runs: int = 5) -> float:

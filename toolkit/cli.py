@@ -76,10 +76,10 @@ def _register_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     from toolkit.buildroot import cli as buildroot_cli
     from toolkit.compile_check import cli as compile_check_cli
     from toolkit.docs import cli as docs_cli
-    from toolkit.engine import cli as engine_cli
-    from toolkit.engine import workdirs_cli
     from toolkit.hipify import cli as hipify_cli
     from toolkit.patching import cli as patching_cli
+    from toolkit.pipeline import cli as engine_cli
+    from toolkit.pipeline import workdirs_cli
     from toolkit.release import cli as release_cli
     from toolkit.release import publish_cli
     from toolkit.sources import cli as sources_cli

@@ -11,7 +11,7 @@ from tests.support.tools import need, require_tool
 from tests.support.tools import run_toolkit as toolkit
 from toolkit.binary.offload_bundle import gpu_targets
 from toolkit.cmake.commands import read_cache
-from toolkit.engine.options import BuildOptions
+from toolkit.pipeline.options import BuildOptions
 from toolkit.util.errors import ToolkitError
 
 
@@ -61,13 +61,13 @@ def test_plain_build_after_a_gpu_targets_build_compiles_no_kernels(after_gfx90a)
 
 def test_check_fails_when_offload_bundles_disagree_with_the_facts(after_gfx90a):
     from toolkit.cmake.check_stage import check_stage
-    from toolkit.engine.build import prepare
+    from toolkit.pipeline.build import prepare
 
     root, work, kept, _ = after_gfx90a
     lib = work / "lib" / "libmigraphx-backend.so"
     good = lib.read_bytes()
     shutil.copy2(kept, lib)
-    b = prepare(BuildOptions(build_root=root))
+    b = prepare(BuildOptions(build_folder=root))
     try:
         with pytest.raises(ToolkitError) as failed:
             check_stage(b).run()

@@ -17,8 +17,8 @@ from tests.support.tools import ROOT
 from toolkit.cli import build_parser, expand_feature_flags
 from toolkit.cmake import toolchain as tc
 from toolkit.cmake.configure_stage import configure_stage
-from toolkit.engine.build import prepare
-from toolkit.engine.options import BuildOptions, build_argv, options_from_args
+from toolkit.pipeline.build import prepare
+from toolkit.pipeline.options import BuildOptions, build_argv, options_from_args
 from toolkit.recipe.load import load_recipe
 from toolkit.util.errors import RecipeError, ToolkitError
 
@@ -131,7 +131,7 @@ def test_a_verified_zig_is_not_hashed_again_until_its_file_changes(tmp_path, mon
 
 def test_choosing_zig_changes_defines_fingerprint_and_build_facts(tmp_path):
     def settled(toolchain):
-        b = prepare(BuildOptions(build_root=tmp_path, dry_run=True, toolchain=toolchain, jobs=1))
+        b = prepare(BuildOptions(build_folder=tmp_path, dry_run=True, toolchain=toolchain, jobs=1))
         return b, configure_stage(b).inputs()
 
     system, system_inputs = settled(None)

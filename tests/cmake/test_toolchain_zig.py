@@ -15,8 +15,8 @@ import pytest
 from toolkit.binary.elf import highest_version, read_elf, version_needs
 from toolkit.cmake import toolchain as tc
 from toolkit.cmake.check_stage import _exports_hint
-from toolkit.engine.build import prepare
-from toolkit.engine.options import BuildOptions
+from toolkit.pipeline.build import prepare
+from toolkit.pipeline.options import BuildOptions
 from toolkit.sources.cache import default_cache_dir
 
 # A registry read through linker-made section bounds, as protobuf's generated code reads `pb_defaults`.
@@ -133,7 +133,7 @@ def _undefined(library) -> list[str]:
 
 
 def test_check_stage_names_the_recipe_key_for_section_bounds(tmp_path):
-    b = prepare(BuildOptions(build_root=tmp_path, dry_run=True, jobs=1))
+    b = prepare(BuildOptions(build_folder=tmp_path, dry_run=True, jobs=1))
     hint = _exports_hint(b, ["__start_pb_defaults", "__stop_pb_defaults"])
     assert "section(s) pb_defaults" in hint and "[build] hide_section_bounds" in hint and str(b.recipe.file) in hint
     assert "version script" in _exports_hint(b, ["OrtGetApiBase"])

@@ -14,8 +14,8 @@ import pytest
 from tests.support.patches import AFTER, BASE, edited, hashes, make_patch, write_series, write_tree
 from tests.support.real_umbrella_support import MIRROR
 from tests.support.tools import ROOT, require_tool
-from toolkit.engine.build import prepare
-from toolkit.engine.options import BuildOptions
+from toolkit.pipeline.build import prepare
+from toolkit.pipeline.options import BuildOptions
 
 FIXED = edited(BASE, "int line30 = 30;\n", "int line30 = 30; /* fixed upstream */\n")
 NEW = edited(BASE, "int line5 = 5;\n", "int line5 = 50;\n")
@@ -159,11 +159,11 @@ def recipe(tmp_path):
     return path, tree
 
 
-def build_selection(recipe: Path, tree: Path, build_root: Path, with_: tuple[str, ...] = (),
+def build_selection(recipe: Path, tree: Path, build_folder: Path, with_: tuple[str, ...] = (),
                     without: tuple[str, ...] = ()) -> list[str]:
     """The patches the build's patch stage would apply to `tree` (`build --source TREE --dry-run`)."""
     b = prepare(BuildOptions(recipe=str(recipe), source=str(tree), with_features=with_, without_features=without,
-                             build_root=build_root, dry_run=True))
+                             build_folder=build_folder, dry_run=True))
     return [e.name for e in b.active_patches("base")]
 
 

@@ -189,7 +189,7 @@ def test_edges_follow_from_imports_and_functions_too():
     is an edge to the module, `from pkg import name` to the package."""
     modules = toolkit_modules()
     edges = import_edges(modules)
-    assert "toolkit.cli" in modules and "toolkit.engine.pipeline" in modules
+    assert "toolkit.cli" in modules and "toolkit.pipeline.stages" in modules
     assert "toolkit.util.errors" in edges["toolkit.cli"]          # from toolkit.util.errors import ToolkitError
     assert "toolkit.util.log" in edges["toolkit.cli"]             # from toolkit.util import log
     assert "toolkit.util" not in edges["toolkit.cli"]

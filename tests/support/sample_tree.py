@@ -56,8 +56,8 @@ def configure_and_build(source: Path, build: Path, lib: Path, defines: list[str]
 
 def build_sample(work: Path, hipdnn: bool = False) -> Path:
     """Builds the bundled sample through the toolkit's pipeline (patched, USE_AMDGPU=ON); returns lib/."""
-    from toolkit.engine.options import BuildOptions
-    from toolkit.engine.pipeline import run_build
+    from toolkit.pipeline.options import BuildOptions
+    from toolkit.pipeline.stages import run_build
 
-    build, _ = run_build(BuildOptions(build_root=work, with_features=("hipdnn",) if hipdnn else ()))
+    build, _ = run_build(BuildOptions(build_folder=work, with_features=("hipdnn",) if hipdnn else ()))
     return build.workspace.lib

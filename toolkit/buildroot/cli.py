@@ -33,11 +33,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="fail when the root's packages differ from the committed lock file")
     verb("show", "print the root's path, how it was made, its package count and its images", cmd_show)
     i = verb("image", "make the root's OCI image (root + the toolkit's venv; reused when its tag exists)", cmd_image)
-    i.add_argument("--engine", help="podman or docker (default: env TOOLKIT_CONTAINER_ENGINE, podman, docker)")
+    i.add_argument("--engine", help="container engine: podman or docker (default: env "
+                   "TOOLKIT_CONTAINER_ENGINE, podman, docker)")
     i.add_argument("--dry-run", action="store_true", help="print the tag and what goes in; import nothing")
     pr = verb("prune", "remove the set's stale roots, their venvs and its stale images (exit 1 if one is in use)",
               cmd_prune)
-    pr.add_argument("--engine", help="podman or docker (default: env TOOLKIT_CONTAINER_ENGINE, podman, docker)")
+    pr.add_argument("--engine", help="container engine: podman or docker (default: env "
+                    "TOOLKIT_CONTAINER_ENGINE, podman, docker)")
     pr.add_argument("--dry-run", action="store_true", help="list what would be removed; remove nothing")
     d = verb("diff", "list packages that differ between the root and the lock file (exit 1 if any)", cmd_diff)
     d.add_argument("--lock", type=Path, help="lock file to compare with (default: <name>.lock beside the set)")

@@ -97,7 +97,7 @@ def run_command(name: str, command: str, args: list[str], *, project: Path, bind
     all_binds = [project, *binds, *named, build_dir]
     if dry_run:
         print(f"root: {spec.name} ({spec.file}); binds: {' '.join(str(b) for b in all_binds)}")
-        print(f"inside: python -m toolkit {shlex.join([command, *args])} (build dir {build_dir})")
+        print(f"inside: python -m toolkit {shlex.join([command, *args])} (build folder {build_dir})")
         return 0
     root = make.ensure_root(name)
     python = toolkit_python(root, project, spec.from_root)

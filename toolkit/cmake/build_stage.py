@@ -12,8 +12,8 @@ from toolkit.binary.patchelf import set_runpath
 from toolkit.cmake.commands import build_command, find_cmake, read_cache
 from toolkit.cmake.configure_stage import configure_defines, has_cmake_build
 from toolkit.cmake.outputs import install_staging, installed
-from toolkit.engine.build import Build, library_file
-from toolkit.engine.runner import Stage, StageSpec
+from toolkit.pipeline.build import Build, library_file
+from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON, atomic_write_text, make_temp_dir, sync_tree

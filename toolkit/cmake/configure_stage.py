@@ -11,8 +11,8 @@ from toolkit.cmake.commands import (
     read_cache,
 )
 from toolkit.cmake.toolchain import first_link_note, runtime_mark
-from toolkit.engine.build import Build
-from toolkit.engine.runner import Stage, StageSpec
+from toolkit.pipeline.build import Build
+from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.sources.fetchcontent import PROVIDER, read_report
 from toolkit.util import log
 from toolkit.util.fsutil import atomic_write_text, sha256_file

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toolkit.binary.elf import read_elf
-from toolkit.engine.build import Build, library_file
+from toolkit.pipeline.build import Build, library_file
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from toolkit.engine.options import add_build_arguments
+    from toolkit.pipeline.options import add_build_arguments
 
     p = sub.add_parser(
         "compile-check", help="hipify a recipe's tree and compile every unit with the build root's hipcc",
@@ -64,8 +64,8 @@ def hipify_perl_path(explicit: str | None, dry_run: bool = False) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from toolkit.compile_check.engines import run_engine
-    from toolkit.engine.build import PROJECT_ROOT
-    from toolkit.engine.options import options_from_args
+    from toolkit.pipeline.build import PROJECT_ROOT
+    from toolkit.pipeline.options import options_from_args
     from toolkit.recipe.load import find_recipe, load_recipe
 
     options = options_from_args(args)

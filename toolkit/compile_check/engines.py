@@ -7,10 +7,10 @@ import json
 from typing import Any
 
 from toolkit.compile_check.stage import REPORT_NAME, compile_check_stage
-from toolkit.engine import pipeline
-from toolkit.engine.build import prepare, print_sources_plan
-from toolkit.engine.options import BuildOptions
-from toolkit.engine.runner import StageResult, StageRunner
+from toolkit.pipeline import stages
+from toolkit.pipeline.build import prepare, print_sources_plan
+from toolkit.pipeline.options import BuildOptions
+from toolkit.pipeline.runner import StageResult, StageRunner
 from toolkit.util import log
 from toolkit.util.fsutil import JSON
 
@@ -32,12 +32,12 @@ def run_engine(options: BuildOptions, engine: str, sample: bool = False,
             cc = b.compile_check()
             chosen.update(only_units=tuple(cc.sample), unit_globs=tuple(cc.units))
         b.hipify = dataclasses.replace(hipify, **chosen)
-        stages = [spec.make(b) for spec in pipeline.stages_of(b) if spec.name in _BEFORE]
-        stages.append(compile_check_stage(b, sample=sample, enforce=False))  # the caller judges every engine
+        steps = [spec.make(b) for spec in stages.stages_of(b) if spec.name in _BEFORE]
+        steps.append(compile_check_stage(b, sample=sample, enforce=False))  # the caller judges every engine
         if options.dry_run:
             log.info(f"{engine}: work tree {b.workspace.root} (dry run: nothing is created)")
             print_sources_plan(b)
-        results = StageRunner(b.workspace.state, dry_run=options.dry_run, force=options.force).run(stages)
+        results = StageRunner(b.workspace.state, dry_run=options.dry_run, force=options.force).run(steps)
     finally:
         b.unlock()
     hipify_result = next(r for r in results if r.name == "hipify")

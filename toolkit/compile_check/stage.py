@@ -8,8 +8,8 @@ import json
 
 from toolkit.compile_check.run import compile_tree
 from toolkit.compile_check.verdict import judge
-from toolkit.engine.build import Build
-from toolkit.engine.runner import Stage, StageSpec
+from toolkit.pipeline.build import Build
+from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log
 from toolkit.util.fsutil import atomic_write_text
 

@@ -1,4 +1,4 @@
-"""A recipe's [compile_check] targets, checked before a build starts (in a dry run too; engine/validate.py),
+"""A recipe's [compile_check] targets, checked before a build starts (in a dry run too; pipeline/validate.py),
 as `--gpu-targets` is: a target the compiler rejects would otherwise fail every HIP unit, one at a time.
 
 The compile check compiles with the build root's hipcc, so its compiler gives the verdict (the host's may be

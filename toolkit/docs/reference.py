@@ -4,7 +4,7 @@
     python -m toolkit docs reference --check   # exit 1 naming the pages that are out of date
 
 Pages: commands.md (the argument parser), recipe-keys.md (the recipe readers, toolkit/docs/recipe_keys.py),
-environment.md (toolkit/util/envvars.py), stages.md (toolkit/engine/pipeline.py), sessions.md (noxfile.py).
+environment.md (toolkit/util/envvars.py), stages.md (toolkit/pipeline/stages.py), sessions.md (noxfile.py).
 """
 
 from __future__ import annotations
@@ -85,9 +85,9 @@ def render_environment() -> str:
 
 
 def render_stages() -> str:
-    from toolkit.engine.pipeline import stage_table
+    from toolkit.pipeline.stages import stage_table
 
-    lines = ["# Stages", "", GENERATED + " The order is `toolkit/engine/pipeline.py`'s.", "",
+    lines = ["# Stages", "", GENERATED + " The order is `toolkit/pipeline/stages.py`'s.", "",
              "`build` runs them in this order, each skipped when its inputs are unchanged; `--until STAGE` stops "
              "after one. A recipe's `[recipe] stages` names the ones it runs; without it, every stage that "
              "applies: hipify only with `[hipify]`, patch-hipified only when the series has `hipified` patches, "

@@ -7,9 +7,9 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from toolkit.engine.options import positive_int
 from toolkit.hipify.settings import DNN_TARGETS, ENGINES, LAUNCH_SYNTAXES, HipifySettings
 from toolkit.hipify.tree import hipify_tree
+from toolkit.pipeline.options import positive_int
 from toolkit.util import log
 
 

@@ -3,9 +3,9 @@ rewritten, so Ninja rebuilds only what a change reached."""
 
 from __future__ import annotations
 
-from toolkit.engine.build import Build
-from toolkit.engine.runner import Stage, StageSpec
 from toolkit.hipify.tree import engine_identity, hipify_tree
+from toolkit.pipeline.build import Build
+from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 

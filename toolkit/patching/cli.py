@@ -18,13 +18,13 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.engine.options import add_option, spell
 from toolkit.patching.analysis import DISABLED, OK_STATUSES, PatchAnalysis, format_report
 from toolkit.patching.apply import analyze, apply_series
 from toolkit.patching.errors import PatchError
 from toolkit.patching.hunks import MAX_FUZZ
 from toolkit.patching.refresh import refresh_series
 from toolkit.patching.series import PHASES, Series, load_series
+from toolkit.pipeline.options import add_option, spell
 from toolkit.recipe import features as feat
 from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
 from toolkit.util import log

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toolkit import patching
-from toolkit.engine.build import Build
-from toolkit.engine.runner import Stage, StageSpec
+from toolkit.pipeline.build import Build
+from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log
 from toolkit.util.fsutil import JSON, make_temp_dir, sync_tree
 

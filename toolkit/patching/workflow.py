@@ -4,9 +4,9 @@ made in the work tree's patched copy (build/<recipe>/<variant>/source)."""
 from __future__ import annotations
 
 from toolkit import patching
-from toolkit.engine.build import Build, prepare
-from toolkit.engine.options import BuildOptions
 from toolkit.patching.analysis import DISABLED
+from toolkit.pipeline.build import Build, prepare
+from toolkit.pipeline.options import BuildOptions
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from toolkit.engine.options import RELEASE_PASSED, add_options, options_from_args
+from toolkit.pipeline.options import RELEASE_PASSED, add_options, options_from_args
 from toolkit.recipe.load import recipe_argument
 from toolkit.release import container, matrix
 from toolkit.release.container_session import run_container
@@ -55,7 +55,7 @@ def register(sub: argparse._SubParsersAction, command_parser: Callable[[str], ar
     c.add_argument("--cache", type=Path, help="cache folder to mount at /cache (default: the toolkit cache, "
                                                "$TOOLKIT_CACHE_DIR or the user cache dir: downloads, ccache, zig)")
     c.add_argument("--out", type=Path, help="a folder to mount at /work/out (TOOLKIT_OUT_DIR inside)")
-    c.add_argument("--build-dir", type=Path, help="build root to mount at /work/build (default: ./build); a "
+    c.add_argument("--build-dir", type=Path, help="build folder to mount at /work/build (default: ./build); a "
                                                   "release writes <recipe>/dist there")
     c.add_argument("--network", help="container network (e.g. host, to reach a compile cache on localhost)")
     c.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE",
@@ -80,9 +80,10 @@ def register(sub: argparse._SubParsersAction, command_parser: Callable[[str], ar
 def _container_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--recipe", type=recipe_argument, metavar="NAME|PATH",
                    help="recipe (name or TOML path) whose [release.container] gives the defaults")
-    p.add_argument("--engine", help="podman or docker (default: env TOOLKIT_CONTAINER_ENGINE, podman, docker)")
+    p.add_argument("--engine", help="container engine: podman or docker (default: env "
+                   "TOOLKIT_CONTAINER_ENGINE, podman, docker)")
     p.add_argument("--image", help="image to use (default: [release.container] image)")
-    p.add_argument("--dry-run", action="store_true", help="print the engine command instead of running it")
+    p.add_argument("--dry-run", action="store_true", help="print the container engine's command instead of running it")
 
 
 def cmd_release(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ session inside sees the same layout on every machine:
     source  -> /work/source    (an external source tree, when given)
     cache   -> /cache          (downloads, hipify cache, local ccache: TOOLKIT_CACHE_DIR, CCACHE_DIR)
     out     -> /work/out       (where the session writes its results: TOOLKIT_OUT_DIR)
-    build   -> /work/build     (the build root, when given: TOOLKIT_BUILD_DIR; a release writes <recipe>/dist there)
+    build   -> /work/build     (the build folder, when given: TOOLKIT_BUILD_DIR; a release writes <recipe>/dist there)
     binds   -> the same path, read-only (host folders the session's arguments name: a file:// mirror)
 
 Both engines take the same `run` and `build` arguments for everything used here; the differences (who

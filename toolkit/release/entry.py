@@ -9,9 +9,9 @@ from typing import Any
 
 from toolkit.cmake.commands import build_command, configure_command, find_cmake, find_ninja
 from toolkit.cmake.configure_stage import configure_defines
-from toolkit.engine.build import Build
-from toolkit.engine.options import BuildOptions, build_argv
-from toolkit.engine.pipeline import built_wheels, run_build
+from toolkit.pipeline.build import Build
+from toolkit.pipeline.options import BuildOptions, build_argv
+from toolkit.pipeline.stages import built_wheels, run_build
 
 
 def entry_options(recipe_path: Path, entry, no_wait: bool = False,

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from toolkit.engine.options import RELEASE_PASSED
+from toolkit.pipeline.options import RELEASE_PASSED
 from toolkit.release import container
 from toolkit.release.matrix import Entry
 from toolkit.util import log
@@ -24,7 +24,7 @@ from toolkit.util.process import run
 FACTS_FILE = "entry-facts.json"
 # The build options a release passes on to an entry built in a container of its root: all it was given but the
 # build folder, which `container --build-dir` mounts at its own path there.
-PASSED_INTO_ROOT = tuple(name for name in RELEASE_PASSED if name != "build_root")
+PASSED_INTO_ROOT = tuple(name for name in RELEASE_PASSED if name != "build_folder")
 
 
 def current_root() -> str | None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from toolkit.engine.options import option_argv, release_overrides
+from toolkit.pipeline.options import option_argv, release_overrides
 from toolkit.release import compile_cache, in_root
 from toolkit.release.entry import build_release_entry
 from toolkit.release.matrix import Entry

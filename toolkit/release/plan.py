@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.engine.workspace import default_build_root
+from toolkit.pipeline.workspace import default_build_folder
 from toolkit.release import compile_cache, in_root
 from toolkit.release.matrix import Entry
 from toolkit.release.request import ReleaseRequest, load_settings
@@ -44,8 +44,9 @@ class ReleasePlan:
 def plan_release(request: ReleaseRequest) -> ReleasePlan:
     settings = load_settings(request.recipe)
     entries = tuple(request.entries())
+    folder = request.build.build_folder or default_build_folder()
     out_dir = request.out or (Path(os.environ["TOOLKIT_OUT_DIR"]) if os.environ.get("TOOLKIT_OUT_DIR")
-                              else (request.build.build_root or default_build_root()) / request.recipe.stem / "dist")
+                              else folder / request.recipe.stem / "dist")
     url, origin = compile_cache.resolve_url(settings.compile_cache)
     elsewhere = {e.id: in_root.root_for(e) for e in entries}   # before anything runs: a wrong root is an error
     wheel = recipe_wheel_settings(request.recipe) if settings.rocm else None

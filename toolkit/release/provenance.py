@@ -31,7 +31,7 @@ from toolkit.util.redact import redact_tree
 TOOLS_FILE = Path(__file__).resolve().parent / "toolchain.json"
 BUILD_TYPE = "urn:ort-amdgpu-toolkit:release:v1"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-# Build facts (toolkit/engine/build.py's build_facts, the wheel's get_build_info()) a build's record carries.
+# Build facts (toolkit/pipeline/build.py's build_facts, the wheel's get_build_info()) a build's record carries.
 BUILT_FROM = ("upstream_commit", "hip_version", "rocm_version", "rocm_variant")
 
 

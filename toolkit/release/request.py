@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.engine.options import BuildOptions
+from toolkit.pipeline.options import BuildOptions
 from toolkit.release import matrix
 from toolkit.release.settings import ReleaseSettings, from_table
 from toolkit.util.tomlread import load_toml

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import shutil
 
-from toolkit.engine.build import Build
-from toolkit.engine.runner import Stage, StageSpec
+from toolkit.pipeline.build import Build
+from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log
 from toolkit.util.fsutil import make_temp_dir, sync_tree
 

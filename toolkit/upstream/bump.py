@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from toolkit import patching
-from toolkit.engine.options import BuildOptions, option_argv
-from toolkit.engine.workspace import default_build_root
+from toolkit.pipeline.options import BuildOptions, option_argv
+from toolkit.pipeline.workspace import default_build_folder
 from toolkit.recipe import features as feat
 from toolkit.recipe.load import PROJECT_ROOT, Recipe, find_recipe, load_recipe
 from toolkit.sources.context import FetchContext
@@ -48,7 +48,7 @@ class BumpRequest:
     check: bool = False
     root: str | None = None  # the build root the survey configures in (None: this machine)
     # How the sources are fetched (mirrors, insecure_mirror, offline) and where the survey's work tree goes
-    # (build_root); the survey builds with these.
+    # (build_folder); the survey builds with these.
     build: BuildOptions = field(default_factory=BuildOptions)
 
 
@@ -94,7 +94,7 @@ def bump(req: BumpRequest) -> Bump:
     defaults = [n for n, on in feat.select_features(recipe, [], []).items() if on]
     result.options = surface.compare_options(recipe, surface.tree_options(recipe, old_tree),
                                              surface.tree_options(recipe, new_tree))
-    scratch = (req.build.build_root or default_build_root()) / ".bump" / f"{recipe.name}-{os.getpid()}"
+    scratch = (req.build.build_folder or default_build_folder()) / ".bump" / f"{recipe.name}-{os.getpid()}"
     staging = Staging.create(recipe, scratch)
     try:
         staging.edit_recipe(lambda text: edit.set_commit(text, revision.commit))
@@ -182,7 +182,7 @@ def run_survey(staging: Staging, req: BumpRequest, features: list[str], off: lis
         from toolkit.buildroot.session import run_command
 
         # Inside the root the survey's work tree is the root's own build folder.
-        args = [*option_argv(replace(options, build_root=None)), "--out", str(out)]
+        args = [*option_argv(replace(options, build_folder=None)), "--out", str(out)]
         code = run_command(req.root, "survey", args, project=PROJECT_ROOT, binds=[staging.root], env={})
         # Exit 1 with the JSON written is a configure that failed: the report shows its errors.
         if code not in (0, 1) or not out.is_file():

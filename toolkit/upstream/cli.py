@@ -7,11 +7,11 @@ import sys
 import time
 from pathlib import Path
 
-from toolkit.engine.options import add_build_arguments, add_option, options_from_args
+from toolkit.pipeline.options import add_build_arguments, add_option, options_from_args
 from toolkit.util import argcheck, log
 
 # The build options `bump` takes: how the sources are fetched, and where the survey's work tree goes.
-BUMP_OPTIONS = ("mirrors", "insecure_mirror", "offline", "build_root")
+BUMP_OPTIONS = ("mirrors", "insecure_mirror", "offline", "build_folder")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,7 +33,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="only report; exit 1 when the revision needs a person (for a scheduled CI job)")
     p.add_argument("--root", metavar="NAME", default=None,
                    help="configure in this build root (debian-sid-rocm): its ROCm, MIGraphX and ORT are the system")
-    add_option(p, "build_root", help="build root for the survey's work tree (default: $TOOLKIT_BUILD_DIR or ./build)")
+    add_option(p, "build_folder",
+               help="build folder for the survey's work tree (default: $TOOLKIT_BUILD_DIR or ./build)")
     p.add_argument("--report", type=Path, default=None, metavar="FILE", help="also write the report to FILE")
     p.set_defaults(func=_bump)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from toolkit.engine.build import Build
-from toolkit.engine.runner import Stage, StageSpec
+from toolkit.pipeline.build import Build
+from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.upstream import apis, compiledb, cxxscan
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from toolkit.cmake.commands import configure_command, find_cmake, find_ninja
 from toolkit.cmake.configure_stage import configure_defines
-from toolkit.engine import pipeline
-from toolkit.engine.options import BuildOptions
+from toolkit.pipeline import stages
+from toolkit.pipeline.options import BuildOptions
 from toolkit.sources.fetchcontent import REPORT_NAME, read_report
 from toolkit.sources.provider_survey import read_survey, survey_define
 from toolkit.upstream import apis, compiledb, exports, surface
@@ -32,7 +32,7 @@ TAIL = 40
 def survey(options: BuildOptions) -> dict | None:
     """The survey's result; None in a dry run, which prints the plan (the pipeline's up to `patch`, then the
     survey's configure) and creates nothing."""
-    b, _ = pipeline.run_build(options, until="patch")
+    b, _ = stages.run_build(options, until="patch")
     ws = b.workspace
     binary = ws.root / "survey"
     log_file = ws.root / "logs" / "survey.log"

@@ -24,8 +24,8 @@ class EnvVar:
 
 
 ENVIRONMENT: tuple[EnvVar, ...] = (
-    EnvVar("TOOLKIT_BUILD_DIR", TOOLKIT, ("toolkit/engine/workspace.py", "toolkit/buildroot/session.py"),
-           "Build root, where `build/<recipe>/<variant>/` work trees go (default `./build`; `--build-dir` wins)."),
+    EnvVar("TOOLKIT_BUILD_DIR", TOOLKIT, ("toolkit/pipeline/workspace.py", "toolkit/buildroot/session.py"),
+           "Build folder, where `build/<recipe>/<variant>/` work trees go (default `./build`; `--build-dir` wins)."),
     EnvVar("TOOLKIT_CACHE_DIR", TOOLKIT, ("toolkit/sources/cache.py",),
            "Download cache, unpacked archives, build roots, ccache and zig's cache (default: the user cache dir)."),
     EnvVar("TOOLKIT_MIRRORS", TOOLKIT, ("toolkit/sources/mirrors.py", "toolkit/buildroot/session.py"),
@@ -80,7 +80,7 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            "Inside a container: where the session writes its results (`/work/out`)."),
     EnvVar("TOOLKIT_IN_ROOT", SET, ("toolkit/buildroot/session.py",), "Inside a build root: the root's name."),
     EnvVar("TERM", SET, ("toolkit/buildroot/sandbox.py",), "Passed into a build root, for tools' colours."),
-    EnvVar("CCACHE_DIR", SET, ("toolkit/engine/build.py", "toolkit/buildroot/sandbox.py"),
+    EnvVar("CCACHE_DIR", SET, ("toolkit/pipeline/build.py", "toolkit/buildroot/sandbox.py"),
            "ccache's store, in the toolkit cache (`<cache>/ccache`), for host and root builds alike."),
     EnvVar("HIP_PLATFORM", SET, ("toolkit/binary/hip.py",),
            "`amd` for HIP compiles (hipcc would pick nvcc where CUDA is installed)."),

@@ -8,8 +8,8 @@ import hashlib
 import shutil
 from typing import TYPE_CHECKING
 
-from toolkit.engine.build import Build
-from toolkit.engine.runner import Stage, StageSpec
+from toolkit.pipeline.build import Build
+from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import make_temp_dir, replace_dir
 from toolkit.wheel.build import build_wheel

@@ -31,14 +31,14 @@ def nm_defined(path: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def build_root(tmp_path_factory):
+def build_folder(tmp_path_factory):
     return tmp_path_factory.mktemp("build")
 
 
 @pytest.fixture(scope="module")
-def default_build(build_root):
-    proc = toolkit("build", "--build-dir", str(build_root))
-    return build_root / "amdgpu-ep" / "release", proc
+def default_build(build_folder):
+    proc = toolkit("build", "--build-dir", str(build_folder))
+    return build_folder / "amdgpu-ep" / "release", proc
 
 
 def test_the_compilers_leave_nothing_in_the_callers_tmpdir(tmp_path):
@@ -70,8 +70,8 @@ def test_each_library_exports_exactly_the_entry_points(default_build):
         assert nm_defined(lib) == ENTRY_POINTS, lib
 
 
-def test_second_build_skips_every_stage(default_build, build_root):
-    proc = toolkit("build", "--build-dir", str(build_root))
+def test_second_build_skips_every_stage(default_build, build_folder):
+    proc = toolkit("build", "--build-dir", str(build_folder))
     for stage in ("patch", "configure", "build", "check"):
         assert f"{stage}: skipped (inputs unchanged" in proc.stderr
     assert "stages run: none (everything up to date)" in proc.stderr
@@ -86,10 +86,10 @@ def _mtimes(work):
     return {str(p): p.stat().st_mtime_ns for p in files}
 
 
-def test_turning_hipdnn_on_rebuilds_only_what_depends_on_it(default_build, build_root):
+def test_turning_hipdnn_on_rebuilds_only_what_depends_on_it(default_build, build_folder):
     work, _ = default_build
     before = _mtimes(work)
-    proc = toolkit("build", "--build-dir", str(build_root), "--with-hipdnn")
+    proc = toolkit("build", "--build-dir", str(build_folder), "--with-hipdnn")
     assert "patch: skipped (inputs unchanged" in proc.stderr
     assert "configure: running" in proc.stderr
     assert sorted(p.name for p in (work / "lib").iterdir()) == [
@@ -100,7 +100,7 @@ def test_turning_hipdnn_on_rebuilds_only_what_depends_on_it(default_build, build
     # rebuilt: it compiles in which backends exist.)
     assert _mtimes(work) == before
     # And back off: the hipDNN backend leaves lib/ again.
-    toolkit("build", "--build-dir", str(build_root))
+    toolkit("build", "--build-dir", str(build_folder))
     assert sorted(p.name for p in (work / "lib").iterdir()) == ["libamdgpu-ep.so", "libmigraphx-backend.so"]
     assert read_cache(work / "cmake")["USE_HIPDNN"] == "OFF"
 
@@ -171,11 +171,11 @@ def test_patches_check_on_the_recipe(tmp_path):
     assert "0002-make-hipdnn-opt-in.patch" in bad.stdout and "FAILS" in bad.stdout
 
 
-def test_emptied_library_is_rebuilt_not_called_up_to_date(default_build, build_root):
+def test_emptied_library_is_rebuilt_not_called_up_to_date(default_build, build_folder):
     work, _ = default_build
     lib = work / "lib" / "libamdgpu-ep.so"
     lib.write_bytes(b"")
-    proc = toolkit("build", "--build-dir", str(build_root))
+    proc = toolkit("build", "--build-dir", str(build_folder))
     assert f"build: running (output changed: {lib})" in proc.stderr
     assert "everything up to date" not in proc.stderr
     assert lib.stat().st_size > 0
@@ -184,16 +184,16 @@ def test_emptied_library_is_rebuilt_not_called_up_to_date(default_build, build_r
     data = bytearray(lib.read_bytes())
     data[-1] ^= 0xFF
     lib.write_bytes(bytes(data))
-    proc = toolkit("build", "--build-dir", str(build_root))
+    proc = toolkit("build", "--build-dir", str(build_folder))
     assert f"build: running (output changed: {lib})" in proc.stderr
     assert lib.read_bytes()[-1] != data[-1]
     # Only touched: the content is checked once, and nothing runs.
     os.utime(lib)
-    proc = toolkit("build", "--build-dir", str(build_root))
+    proc = toolkit("build", "--build-dir", str(build_folder))
     assert "stages run: none (everything up to date)" in proc.stderr
 
 
-def test_removed_or_edited_patched_file_is_patched_again(default_build, build_root):
+def test_removed_or_edited_patched_file_is_patched_again(default_build, build_folder):
     work, _ = default_build
     source = work / "source"
     cmakelists = source / "CMakeLists.txt"
@@ -202,22 +202,22 @@ def test_removed_or_edited_patched_file_is_patched_again(default_build, build_ro
     removed = sorted((source / "src" / "umbrella").iterdir())
     for path in removed:
         path.unlink()
-    proc = toolkit("build", "--build-dir", str(build_root))
+    proc = toolkit("build", "--build-dir", str(build_folder))
     assert f"patch: running (output changed: files in {source}" in proc.stderr
     assert all(path.is_file() for path in removed)
     cmakelists.write_text(patched.replace("USE_HIPDNN", "USE_HIPEP"))
-    proc = toolkit("build", "--build-dir", str(build_root))
+    proc = toolkit("build", "--build-dir", str(build_folder))
     assert "patch: running (output changed" in proc.stderr
     assert cmakelists.read_text() == patched
     for lib in (work / "lib").iterdir():
         assert nm_defined(lib) == ENTRY_POINTS, lib
 
 
-def test_the_dry_run_shows_the_configure_the_build_ran(default_build, build_root):
+def test_the_dry_run_shows_the_configure_the_build_ran(default_build, build_folder):
     """Every -D of the dry run's cmake command is what the real configure left in the CMake cache, and the
     provider's defines and ORT's prefix are among them (not empty placeholders)."""
     work, _ = default_build
-    plan = toolkit("build", "--dry-run", "--build-dir", str(build_root)).stdout
+    plan = toolkit("build", "--dry-run", "--build-dir", str(build_folder)).stdout
     command = next(line for line in plan.splitlines() if line.startswith("  configure: $ "))
     defines = dict(arg[2:].partition("=")[::2] for arg in command.split() if arg.startswith("-D"))
     for name in ("CMAKE_PROJECT_TOP_LEVEL_INCLUDES", "TOOLKIT_PROVIDER_MAP", "TOOLKIT_PROVIDER_REPORT"):

@@ -1,4 +1,4 @@
-"""The stage engine: run an ordered list of stages, skipping those whose inputs and outputs did not change.
+"""The stage runner: run an ordered list of stages, skipping those whose inputs and outputs did not change.
 
 A stage declares its inputs (a JSON-able dict: parameters, digests of the files it reads) and its outputs
 (paths). Its fingerprint is the hash of its inputs and of what the stage before it produced, so a change
@@ -29,7 +29,7 @@ from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON, atomic_write_text, sha256_file
 
 if TYPE_CHECKING:
-    from toolkit.engine.build import Build
+    from toolkit.pipeline.build import Build
 
 
 @dataclass

@@ -20,10 +20,10 @@ from toolkit.binary.hip import HipToolchain, NoHip, find_hip
 from toolkit.cmake.commands import compiler_launcher
 from toolkit.cmake.toolchain import Toolchain
 from toolkit.cmake.toolchain import resolve as resolve_toolchain
-from toolkit.engine import validate
-from toolkit.engine.options import BuildOptions
-from toolkit.engine.workspace import Workspace, default_build_root
 from toolkit.hipify.settings import HipifySettings
+from toolkit.pipeline import validate
+from toolkit.pipeline.options import BuildOptions
+from toolkit.pipeline.workspace import Workspace, default_build_folder
 from toolkit.recipe import features as feat
 from toolkit.recipe.load import PROJECT_ROOT, Recipe, find_recipe, load_recipe
 from toolkit.recipe.match import check_tree_fits
@@ -309,7 +309,7 @@ def prepare(options: BuildOptions, preflight: bool = True, env: Mapping[str, str
     recipe = load_recipe(find_recipe(options.recipe, PROJECT_ROOT))
     chosen = feat.select_features(recipe, options.with_features, options.without_features)
     enabled = [name for name, on in chosen.items() if on]
-    root = options.build_root or default_build_root()
+    root = options.build_folder or default_build_folder()
     ws = Workspace.for_recipe(root, recipe.name, options.variant)
     validate.check_build(recipe, options, root, ws.root)
     source = source_from_argument(options.source) if options.source else recipe.source
@@ -340,7 +340,7 @@ def prepare(options: BuildOptions, preflight: bool = True, env: Mapping[str, str
         deps = find(requires, enabled, preflight_options, ort, ctx)
     except ToolkitError as exc:
         raise with_root_hint(exc, recipe) from None
-    validate.make_build_root(root)
+    validate.make_build_folder(root)
     # Fetching, patching and building all write into the work tree: one process at a time.
     lock = WorkLock(ws.root, wait=not options.no_wait).acquire()
     try:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from toolkit.engine import pipeline
-from toolkit.engine.options import BUILD_ONLY, BuildOptions, add_build_arguments, add_options, options_from_args
 from toolkit.patching import workflow
+from toolkit.pipeline import stages
+from toolkit.pipeline.options import BUILD_ONLY, BuildOptions, add_build_arguments, add_options, options_from_args
 from toolkit.util import log
 from toolkit.util import toolenv as tools
 from toolkit.util.errors import ToolkitError
@@ -15,8 +15,8 @@ from toolkit.util.errors import ToolkitError
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("build", help="patch, configure and build a recipe's libraries")
     add_build_arguments(p)
-    p.add_argument("--until", metavar="STAGE", choices=pipeline.STAGE_NAMES,
-                   help=f"stop after this stage ({', '.join(pipeline.STAGE_NAMES)}; a recipe runs those it has)")
+    p.add_argument("--until", metavar="STAGE", choices=stages.STAGE_NAMES,
+                   help=f"stop after this stage ({', '.join(stages.STAGE_NAMES)}; a recipe runs those it has)")
     add_options(p, BUILD_ONLY)
     p.add_argument("--wheel", action="store_true",
                    help="also package the libraries as a wheel and repair it (build/<recipe>/<variant>/wheelhouse)")
@@ -60,7 +60,7 @@ def _run(args: argparse.Namespace) -> int:
         for line in tools.describe():
             log.debug(line)
     package = args.wheel or args.smoke
-    b, _ = pipeline.run_build(options, until=args.until, package=package)
+    b, _ = stages.run_build(options, until=args.until, package=package)
     if args.smoke and not options.dry_run:
         from toolkit.wheel.smoke import run_smoke
 
@@ -68,7 +68,7 @@ def _run(args: argparse.Namespace) -> int:
         if smoke is None:
             raise ToolkitError(f"recipe {b.recipe.name} has no [smoke] section ({b.recipe.file})",
                                hint="add [smoke] (what to install beside the wheel, env, expected log lines)")
-        return run_smoke(pipeline.built_wheels(b), smoke, require_gpu=args.require_gpu)
+        return run_smoke(stages.built_wheels(b), smoke, require_gpu=args.require_gpu)
     return 0
 
 
@@ -79,5 +79,5 @@ def _patches(args: argparse.Namespace) -> int:
         return workflow.check_patches(options)
     if args.refresh:
         return workflow.refresh_patches(options)
-    pipeline.run_build(options, until="patch")
+    stages.run_build(options, until="patch")
     return 0

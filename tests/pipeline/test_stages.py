@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from toolkit.engine.runner import Stage, StageRunner
+from toolkit.pipeline.runner import Stage, StageRunner
 from toolkit.util.errors import ToolkitError
 
 

@@ -104,8 +104,8 @@ class BuildOptions:
     source: str | None = _option("--source", default=None, metavar="PATH|URL#sha256=HEX|git+URL@COMMIT",
                                  release=True, help="build this tree instead of the recipe's: PATH, "
                                                     "URL#sha256=HEX or git+URL@COMMIT")
-    build_root: Path | None = _option("--build-dir", default=None, type=Path, metavar="DIR", release=True,
-                                      help="build root (default: $TOOLKIT_BUILD_DIR or ./build)")
+    build_folder: Path | None = _option("--build-dir", default=None, type=Path, metavar="DIR", release=True,
+                                      help="build folder (default: $TOOLKIT_BUILD_DIR or ./build)")
     gpu_targets: tuple[str, ...] = _option("--gpu-targets", default=(), kind="csv", metavar="TARGETS",
                                            help="comma-separated AMD GPU targets, e.g. gfx90a,gfx1030")
     offline: bool = _option("--offline", default=False, kind="switch", release=True,

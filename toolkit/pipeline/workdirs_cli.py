@@ -1,7 +1,7 @@
-"""`python -m toolkit list` and `clean`: what the build root holds, and removing it.
+"""`python -m toolkit list` and `clean`: what the build folder holds, and removing it.
 
 list: every recipe (its features and their defaults) and the variants built for it under the build
-root. clean: see toolkit/engine/clean.py.
+root. clean: see toolkit/pipeline/clean.py.
 """
 
 from __future__ import annotations
@@ -9,48 +9,49 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from toolkit.engine.workspace import default_build_root
+from toolkit.pipeline.options import add_option
+from toolkit.pipeline.workspace import default_build_folder
 from toolkit.recipe.load import PROJECT_ROOT, load_recipe, recipes_dir
 from toolkit.util.errors import ToolkitError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("list", help="recipes, their features (with defaults) and the variants built")
-    p.add_argument("--build-dir", type=Path, metavar="DIR", help="build root (default: $TOOLKIT_BUILD_DIR or ./build)")
+    add_option(p, "build_folder")
     p.set_defaults(func=_list)
 
-    p = sub.add_parser("clean", help="remove work trees, a recipe's builds, the build root, or the downloads",
+    p = sub.add_parser("clean", help="remove work trees, a recipe's builds, the build folder, or the downloads",
                        description="Remove build outputs: without --variant, --recipe or --all, every work tree "
-                                   "under the build root (build/<recipe>/<variant>). A work tree a build is using "
+                                   "under the build folder (build/<recipe>/<variant>). A work tree a build is using "
                                    "is refused, naming the build's pid (or waited for with --wait). The toolkit "
                                    "cache stays, but for its downloads with --cache.")
     p.add_argument("--recipe", metavar="NAME|PATH",
                    help="the recipe whose builds to remove (all its variants unless --variant is given)")
     p.add_argument("--variant", metavar="NAME", help="only this work tree, build/<recipe>/<NAME> "
                                                      "(recipe: --recipe, default amdgpu-ep)")
-    p.add_argument("--all", action="store_true", help="everything under the build root")
+    p.add_argument("--all", action="store_true", help="everything under the build folder")
     p.add_argument("--cache", action="store_true",
                    help="the toolkit cache's downloads (alone: only them); its build roots, ccache and zig stay")
     p.add_argument("--wait", action="store_true",
                    help="wait for a build using what is to be removed (default: refuse, naming it)")
-    p.add_argument("--build-dir", type=Path, metavar="DIR", help="build root (default: $TOOLKIT_BUILD_DIR or ./build)")
+    add_option(p, "build_folder")
     p.add_argument("--dry-run", action="store_true", help="say what would be removed, and its size; remove nothing")
     p.set_defaults(func=_clean)
 
 
-def _build_root(args: argparse.Namespace) -> Path:
-    return (args.build_dir or default_build_root()).resolve()
+def _build_folder(args: argparse.Namespace) -> Path:
+    return (args.build_folder or default_build_folder()).resolve()
 
 
 def _work_trees(folder: Path) -> list[Path]:
     """Variants built in build/<recipe>/."""
-    from toolkit.engine.clean import is_work_tree
+    from toolkit.pipeline.clean import is_work_tree
 
     return sorted(p for p in folder.iterdir() if is_work_tree(p)) if folder.is_dir() else []
 
 
 def _list(args: argparse.Namespace) -> int:
-    root = _build_root(args)
+    root = _build_folder(args)
     known = set()
     for file in sorted(recipes_dir(PROJECT_ROOT).glob("*.toml")):
         if file.name.endswith(".lock.toml"):
@@ -77,6 +78,6 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _clean(args: argparse.Namespace) -> int:
-    from toolkit.engine import clean
+    from toolkit.pipeline import clean
 
     return clean.run(args)

@@ -1,8 +1,8 @@
 """`python -m toolkit clean`: remove build outputs, never what a running process uses.
 
-Without a selector it removes every work tree under the build root (`build/<recipe>/<variant>/`), the build
+Without a selector it removes every work tree under the build folder (`build/<recipe>/<variant>/`), the build
 outputs README's `nox -s clean` promises; `--variant`, `--recipe` and `--all` choose one work tree, one recipe's
-folder or everything under the build root. A work tree goes only under the lock a build holds on it
+folder or everything under the build folder. A work tree goes only under the lock a build holds on it
 (toolkit.util.locks, the one `build --no-wait` reports): one in use is refused, naming the holder, or waited
 for with `--wait`; nothing is removed until every lock is taken.
 
@@ -20,8 +20,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.engine.options import check_variant
-from toolkit.engine.workspace import Workspace, default_build_root
+from toolkit.pipeline.options import check_variant
+from toolkit.pipeline.workspace import Workspace, default_build_folder
 from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
 from toolkit.util import log
 from toolkit.util.errors import RecipeError, ToolkitError
@@ -49,9 +49,9 @@ class Target:
 
 
 def run(args: argparse.Namespace) -> int:
-    root = (args.build_dir or default_build_root()).resolve()
+    root = (args.build_folder or default_build_folder()).resolve()
     if args.all and (args.recipe or args.variant):
-        raise ToolkitError("clean: --all removes everything under the build root; leave out --recipe/--variant")
+        raise ToolkitError("clean: --all removes everything under the build folder; leave out --recipe/--variant")
     from toolkit.sources.cache import default_cache_dir
 
     cache = default_cache_dir().resolve()
@@ -113,7 +113,7 @@ def _build_targets(args: argparse.Namespace, root: Path) -> list[Target]:
         for path in paths:
             if not (path.exists() or path.is_symlink()):
                 log.info(f"nothing to remove at {path}")
-    else:  # every work tree: what a build made, and nothing else the build root holds
+    else:  # every work tree: what a build made, and nothing else the build folder holds
         folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()) if root.is_dir() else []
         paths = [p for folder in folders for p in sorted(folder.iterdir())
                  if not p.name.startswith(".") and _in_use_or_tree(p)]

@@ -1,4 +1,4 @@
-"""Where a build lives: one work tree per recipe and variant, under the build root."""
+"""Where a build lives: one work tree per recipe and variant, under the build folder."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-def default_build_root() -> Path:
+def default_build_folder() -> Path:
     return Path(os.environ.get("TOOLKIT_BUILD_DIR", "build")).resolve()
 
 
@@ -16,8 +16,8 @@ class Workspace:
     root: Path
 
     @classmethod
-    def for_recipe(cls, build_root: Path, recipe: str, variant: str) -> Workspace:
-        return cls(Path(build_root).resolve() / recipe / variant)
+    def for_recipe(cls, build_folder: Path, recipe: str, variant: str) -> Workspace:
+        return cls(Path(build_folder).resolve() / recipe / variant)
 
     @property
     def source(self) -> Path:

@@ -9,14 +9,14 @@ import os
 from pathlib import Path
 
 from toolkit.binary.hip import HipToolchain, find_hip, supported_processors, unsupported_targets
-from toolkit.engine.options import BuildOptions
+from toolkit.pipeline.options import BuildOptions
 from toolkit.recipe.load import Recipe
 from toolkit.util.errors import ToolkitError
 
 
-def check_build(recipe: Recipe, options: BuildOptions, build_root: Path, work_tree: Path) -> None:
-    check_inside(work_tree, build_root)
-    check_build_root(build_root)
+def check_build(recipe: Recipe, options: BuildOptions, build_folder: Path, work_tree: Path) -> None:
+    check_inside(work_tree, build_folder)
+    check_build_folder(build_folder)
     check_series_features(recipe)
     if options.gpu_targets:
         check_gpu_targets(options.gpu_targets, options.rocm_path)
@@ -26,38 +26,38 @@ def check_build(recipe: Recipe, options: BuildOptions, build_root: Path, work_tr
         check_targets(recipe.compile_check, recipe.file)
 
 
-def check_inside(work_tree: Path, build_root: Path) -> None:
-    root = Path(build_root).resolve()
+def check_inside(work_tree: Path, build_folder: Path) -> None:
+    root = Path(build_folder).resolve()
     if not Path(work_tree).resolve().is_relative_to(root):
-        raise ToolkitError(f"work tree {work_tree} would lie outside the build root {root}",
+        raise ToolkitError(f"work tree {work_tree} would lie outside the build folder {root}",
                            hint="recipe and variant names are plain folder names")
 
 
-def check_build_root(build_root: Path) -> None:
-    """The build root must lie under a folder; looking only: a refused build creates nothing."""
-    existing = Path(build_root)
+def check_build_folder(build_folder: Path) -> None:
+    """The build folder must lie under a folder; looking only: a refused build creates nothing."""
+    existing = Path(build_folder)
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
-        raise ToolkitError(f"{_build_root_what(build_root)}: {existing} is not a folder", hint=_BUILD_ROOT_HINT)
+        raise ToolkitError(f"{_build_folder_what(build_folder)}: {existing} is not a folder", hint=_BUILD_FOLDER_HINT)
 
 
-def make_build_root(build_root: Path) -> None:
-    """Create the build root, just before the first thing is written into it."""
+def make_build_folder(build_folder: Path) -> None:
+    """Create the build folder, just before the first thing is written into it."""
     try:
-        Path(build_root).mkdir(parents=True, exist_ok=True)
+        Path(build_folder).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ToolkitError(f"{_build_root_what(build_root)} cannot be created: {exc.strerror or exc}",
-                           hint=_BUILD_ROOT_HINT) from None
-    if not os.access(build_root, os.W_OK | os.X_OK):
-        raise ToolkitError(f"{_build_root_what(build_root)} is not writable", hint=_BUILD_ROOT_HINT)
+        raise ToolkitError(f"{_build_folder_what(build_folder)} cannot be created: {exc.strerror or exc}",
+                           hint=_BUILD_FOLDER_HINT) from None
+    if not os.access(build_folder, os.W_OK | os.X_OK):
+        raise ToolkitError(f"{_build_folder_what(build_folder)} is not writable", hint=_BUILD_FOLDER_HINT)
 
 
-_BUILD_ROOT_HINT = "choose a writable folder with --build-dir or $TOOLKIT_BUILD_DIR"
+_BUILD_FOLDER_HINT = "choose a writable folder with --build-dir or $TOOLKIT_BUILD_DIR"
 
 
-def _build_root_what(build_root: Path) -> str:
-    return f"build folder {build_root} (--build-dir or $TOOLKIT_BUILD_DIR)"
+def _build_folder_what(build_folder: Path) -> str:
+    return f"build folder {build_folder} (--build-dir or $TOOLKIT_BUILD_DIR)"
 
 
 def check_series_features(recipe: Recipe) -> None:

@@ -113,13 +113,13 @@ def test_jobs_must_be_at_least_one(tmp_path, main):
         with pytest.raises(SystemExit) as exit_:  # argparse's own `error:` exit, as above
             main(*command, "-j", "-3")
         assert exit_.value.code == 2
-    from toolkit.engine.options import BuildOptions
+    from toolkit.pipeline.options import BuildOptions
 
     with pytest.raises(ToolkitError, match="--jobs 0: must be at least 1"):
         BuildOptions(jobs=0)
 
 
-def test_variant_cannot_leave_the_build_root(tmp_path, main):
+def test_variant_cannot_leave_the_build_folder(tmp_path, main):
     root = tmp_path / "a" / "b"
     refused(toolkit("build", "--variant", "../../x", "--build-dir", str(root), check=False), "--variant")
     for variant in ("../../x", "..", "a/b", "/tmp/x", ""):
@@ -128,7 +128,7 @@ def test_variant_cannot_leave_the_build_root(tmp_path, main):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_recipe_name_cannot_leave_the_build_root(tmp_path, main):
+def test_recipe_name_cannot_leave_the_build_folder(tmp_path, main):
     recipe = tiny(tmp_path / "r")
     recipe.write_text(recipe.read_text().replace('name = "tiny"', 'name = "../../escaped"'))
     refused(main("build", "--recipe", str(recipe), "--build-dir", str(tmp_path / "b")), str(recipe), "name")

@@ -14,11 +14,11 @@ from pathlib import Path
 
 from toolkit.cmake import build_stage, check_stage, configure_stage
 from toolkit.compile_check import stage as compile_check_stage
-from toolkit.engine.build import Build, prepare, print_sources_plan
-from toolkit.engine.options import BuildOptions
-from toolkit.engine.runner import StageResult, StageRunner, StageSpec
 from toolkit.hipify import stage as hipify_stage
 from toolkit.patching import stage as patch_stage
+from toolkit.pipeline.build import Build, prepare, print_sources_plan
+from toolkit.pipeline.options import BuildOptions
+from toolkit.pipeline.runner import StageResult, StageRunner, StageSpec
 from toolkit.sources import stage as source_stage
 from toolkit.upstream import stage as api_check_stage
 from toolkit.util import log

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import shutil
 
-from toolkit.engine.build import prepare
-from toolkit.engine.options import BuildOptions
+from toolkit.pipeline.build import prepare
+from toolkit.pipeline.options import BuildOptions
 
 RECIPE = """
 [recipe]
@@ -35,7 +35,7 @@ def test_features_follow_the_copy_without_being_told(tmp_path):
     (tree / "CMakeLists.txt").write_text(declaring("USE_BACKEND_OLD"))
     recipe = tmp_path / "tiny.toml"
     recipe.write_text(RECIPE)
-    b = prepare(BuildOptions(recipe=str(recipe), source=str(tree), build_root=tmp_path / "build", dry_run=True))
+    b = prepare(BuildOptions(recipe=str(recipe), source=str(tree), build_folder=tmp_path / "build", dry_run=True))
 
     def spelling() -> str:
         return b.resolved_features()["backend"].spelling.define

@@ -15,8 +15,8 @@ import pytest
 
 from tests.support.tools import ROOT, run_toolkit
 from toolkit.cli import build_parser, expand_feature_flags
-from toolkit.engine import pipeline
-from toolkit.engine.options import BuildOptions, build_argv, options_from_args
+from toolkit.pipeline import stages
+from toolkit.pipeline.options import BuildOptions, build_argv, options_from_args
 from toolkit.util.errors import RecipeError
 
 
@@ -32,17 +32,17 @@ def planned_stages(output: str) -> list[str]:
 
 
 def test_every_stage_is_provided_by_its_own_package():
-    for name, _, module in pipeline.stage_table():
+    for name, _, module in stages.stage_table():
         package = module.split("/")[1]
         assert package not in ("engine", "util"), f"{name} is provided by {module}, not by the package doing its work"
         assert (ROOT / module).is_file()
-    assert len(set(pipeline.STAGE_NAMES)) == len(pipeline.STAGE_NAMES)
+    assert len(set(stages.STAGE_NAMES)) == len(stages.STAGE_NAMES)
 
 
 def test_until_choices_are_the_pipeline_stages():
     build = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)][0].choices["build"]
     until = next(a for a in build._actions if "--until" in a.option_strings)
-    assert tuple(until.choices) == pipeline.STAGE_NAMES
+    assert tuple(until.choices) == stages.STAGE_NAMES
 
 
 def test_stage_reference_is_the_pipelines():
@@ -50,7 +50,7 @@ def test_stage_reference_is_the_pipelines():
     table = text.split("| stage | what it does | provided by |")[1]
     rows = [[cell.strip().strip("`").replace("&lt;", "<") for cell in line.strip("|").split("|")]
             for line in table.strip().splitlines()[1:]]
-    assert [tuple(r) for r in rows] == pipeline.stage_table()
+    assert [tuple(r) for r in rows] == stages.stage_table()
 
 
 def test_layout_package_table_matches_the_tree():
@@ -123,7 +123,7 @@ def _parse_build(argv: list[str]) -> BuildOptions:
     BuildOptions(jobs=3),
     BuildOptions(recipe="umbrella-ep-real", variant="release-x", with_features=("hipdnn",),
                  without_features=("dml",), gpu_targets=("gfx90a", "gfx942"), source="git+file:///r@abc",
-                 build_root=Path("/tmp/b"), offline=True, mirrors=("file:///m", "http://127.0.0.1:1/m"),
+                 build_folder=Path("/tmp/b"), offline=True, mirrors=("file:///m", "http://127.0.0.1:1/m"),
                  rocm_path=Path("/opt/rocm"), local_version="gfx90a.hipdnn", hipify_engine="hipify-perl",
                  no_wait=True, force=True, jobs=3),
 ])
@@ -181,7 +181,7 @@ def test_the_patch_stage_patches_the_copy_the_source_stage_made_and_counts_what_
     assert "stages run: none (everything up to date)" in again.stderr
 
 
-def test_preflight_outside_the_build_root_points_at_the_recipes_root(tmp_path):
+def test_preflight_outside_the_build_folder_points_at_the_recipes_root(tmp_path):
     """A recipe whose [release.container] names a build root: a missing MIGraphX on this machine is answered
     with building in that root (the name read from the recipe), not only with installing MIGraphX."""
     recipe = tmp_path / "r.toml"
@@ -200,7 +200,7 @@ def test_preflight_outside_the_build_root_points_at_the_recipes_root(tmp_path):
     assert "container --root" not in plain.stderr and "MIGraphX" in plain.stderr
 
 
-def test_the_samples_missing_ort_hints_neither_a_build_root_nor_the_option_the_user_gave(tmp_path):
+def test_the_samples_missing_ort_hints_neither_a_build_folder_nor_the_option_the_user_gave(tmp_path):
     """Issue 35, item 10: the sample fetches its ORT as the recipe's [ort] package; a build root brings nothing
     it lacks. A folder the user named is to be fixed (or left out), not named again; offline, a run online
     fetches the package once."""

@@ -1,4 +1,4 @@
-"""The build options are declared once (toolkit/engine/options.py): every declared option survives the round trip
+"""The build options are declared once (toolkit/pipeline/options.py): every declared option survives the round trip
 argv -> options -> argv, the release passes on exactly what it was given, and parsing writes no environment."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from toolkit.cli import build_parser, expand_feature_flags
-from toolkit.engine.options import (
+from toolkit.pipeline.options import (
     DECLARED,
     RELEASE_PASSED,
     BuildOptions,
@@ -23,7 +23,7 @@ from toolkit.engine.options import (
 A_VALUE: dict[str, object] = {
     "recipe": "umbrella-ep-real", "variant": "release-x", "with_features": ("hipdnn", "extra"),
     "without_features": ("dml",), "jobs": 3, "dry_run": True, "force": True, "no_wait": True,
-    "source": "git+file:///r@abc", "build_root": Path("/tmp/b"), "gpu_targets": ("gfx90a", "gfx942"),
+    "source": "git+file:///r@abc", "build_folder": Path("/tmp/b"), "gpu_targets": ("gfx90a", "gfx942"),
     "offline": True, "mirrors": ("file:///m", "http://127.0.0.1:1/m"), "insecure_mirror": True,
     "ort_home": Path("/opt/ort"), "rocm_path": Path("/opt/rocm"), "migraphx_home": Path("/opt/migraphx"),
     "local_version": "gfx90a.hipdnn", "toolchain": "zig", "glibc_floor": "2.28", "hipify_engine": "hipify-perl",
@@ -68,7 +68,7 @@ def test_the_defaults_are_spelled_as_the_recipe_and_variant_alone():
 
 def test_the_release_passes_on_what_it_was_given():
     given = {name: A_VALUE[name] for name in RELEASE_PASSED}
-    assert set(given) == {"jobs", "source", "build_root", "offline", "mirrors", "insecure_mirror"}
+    assert set(given) == {"jobs", "source", "build_folder", "offline", "mirrors", "insecure_mirror"}
     argv = option_argv(BuildOptions(**given), RELEASE_PASSED)
     args = build_parser().parse_args(["release", "--recipe", "amdgpu-ep", *argv])
     parsed = options_from_args(args, RELEASE_PASSED)
