@@ -104,7 +104,8 @@ def command_parser(command: str) -> argparse.ArgumentParser:
     parser = build_parser(command)
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction) and command in action.choices:
-            return action.choices[command]
+            chosen: argparse.ArgumentParser = action.choices[command]
+            return chosen
     raise ToolkitError(f"no command named {command!r}")
 
 

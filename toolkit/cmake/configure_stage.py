@@ -15,7 +15,7 @@ from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.sources.fetchcontent import PROVIDER, read_report
 from toolkit.util import log
-from toolkit.util.fsutil import atomic_write_text, sha256_file
+from toolkit.util.fsutil import JSON, atomic_write_text, sha256_file
 from toolkit.util.process import run_tool
 
 # Defines the toolkit sets only in some builds, with the value that means "off". CMake keeps a define in
@@ -87,7 +87,7 @@ def configure_stage(b: Build) -> Stage:
         return configure_command(cmake, ws.source, ws.cmake, b.recipe.build.generator, ninja, configure_defines(b),
                                  b.recipe.build.list_defines)
 
-    def inputs() -> dict:
+    def inputs() -> JSON:
         # The tools' identity, not their paths: each nox session or venv has its own copy of CMake.
         check_cmake_version(cmake)
         return {**configure_fingerprint(command(), [cmake, ninja], ws.cmake), "env": kernel_env,

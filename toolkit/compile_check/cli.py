@@ -12,9 +12,11 @@ from toolkit.util.errors import ToolkitError
 
 if TYPE_CHECKING:
     from toolkit.compile_check.settings import CompileCheckSettings
+    from toolkit.pipeline.runner import StageResult
+    from toolkit.util.fsutil import JSON
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from toolkit.pipeline.options import add_build_arguments
 
     p = sub.add_parser(
@@ -64,9 +66,8 @@ def hipify_perl_path(explicit: str | None, dry_run: bool = False) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from toolkit.compile_check.engines import run_engine
-    from toolkit.pipeline.build import PROJECT_ROOT
     from toolkit.pipeline.options import options_from_args
-    from toolkit.recipe.load import find_recipe, load_recipe
+    from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
 
     options = options_from_args(args)
     recipe = load_recipe(find_recipe(args.recipe, PROJECT_ROOT))
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     if not engines:
         engines = [hipify.engine]
     perl = hipify_perl_path(args.hipify_perl, args.dry_run) if "hipify-perl" in engines else None
-    rows = []
+    rows: list[tuple[str, StageResult, JSON]] = []
     for engine in dict.fromkeys(engines):
         hip, report = run_engine(options, engine, sample=args.sample, perl=perl)
         if report is not None:
@@ -102,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     return _judged(rows, settings, args.min_rate)
 
 
-def _judged(rows: list, settings: CompileCheckSettings, min_rate: float | None) -> int:
+def _judged(rows: list[tuple[str, StageResult, JSON]], settings: CompileCheckSettings, min_rate: float | None) -> int:
     """1, with an `error:` line per engine saying why, when an engine's check failed (see verdict.judge)."""
     from toolkit.compile_check.verdict import judge
     from toolkit.util import log
@@ -120,7 +121,7 @@ def _judged(rows: list, settings: CompileCheckSettings, min_rate: float | None) 
     return 1 if failed else 0
 
 
-def summary_lines(rows: list) -> list[str]:
+def summary_lines(rows: list[tuple[str, StageResult, JSON]]) -> list[str]:
     """The table of (engine, hipify StageResult, compile report) rows: hipify's time, or `cached` when its
     output was reused from an earlier run; units compiled of those checked; the failures' causes."""
     lines = ["engine        hipify      compiled        rate"]

@@ -6,12 +6,12 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from toolkit.compile_check.run import compile_tree
+from toolkit.compile_check.run import CompileReport, compile_tree
 from toolkit.compile_check.verdict import judge
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log
-from toolkit.util.fsutil import atomic_write_text
+from toolkit.util.fsutil import JSON, atomic_write_text
 
 REPORT_NAME = "compile-check.json"
 
@@ -50,7 +50,7 @@ def compile_check_stage(b: Build, sample: bool = False, enforce: bool = True) ->
                  [report_path], run, plan)
 
 
-def report_json(report) -> dict:
+def report_json(report: CompileReport) -> JSON:
     return {
         "engine": report.label, "compiled": report.passed, "units": len(report.units), "rate": report.rate,
         "headers": report.deps, "seconds": report.seconds,

@@ -13,10 +13,11 @@ checks that the keys given a meaning are exactly the recorded ones.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from toolkit.recipe import schema
 from toolkit.recipe.load import PROJECT_ROOT
@@ -107,15 +108,15 @@ def recording() -> Iterator[Recorder]:
     cls = tomlread.Table
     get, has, read_str = cls._get, cls.has, cls.str
 
-    def _get(self, key, default, types, expected):
+    def _get(self: tomlread.Table, key: str, default: Any, types: tuple[type, ...], expected: str) -> Any:
         recorder.on_get(self, key, default, expected)
         return get(self, key, default, types, expected)
 
-    def _has(self, key):
+    def _has(self: tomlread.Table, key: str) -> bool:
         recorder.on_has(self, key)
         return has(self, key)
 
-    def _str(self, key, default=_MISSING, choices=None):
+    def _str(self: tomlread.Table, key: str, default: Any = _MISSING, choices: Iterable[str] | None = None) -> Any:
         if choices is not None:
             choices = tuple(choices)
             recorder.on_choices(self, key, choices)

@@ -31,7 +31,7 @@ from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser("patch", help="check, apply or refresh a patch series",
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="patch_command", metavar="ACTION", required=False)

@@ -37,7 +37,7 @@ from toolkit.sources.settings import Requirements, SourceSettings, active_deps, 
 from toolkit.sources.source import resolve_source
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import sha256_file, tree_digest
+from toolkit.util.fsutil import JSON, sha256_file, tree_digest
 from toolkit.util.locks import WorkLock, remove_stale_temporaries
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ class BuildFacts(TypedDict):
     rocm_version: str | None
     hip_version: str | None
     gpu_targets: list[str]
-    toolchain: dict                   # Toolchain.identity()
+    toolchain: JSON                   # Toolchain.identity()
 
 
 def library_file(name: str) -> str:

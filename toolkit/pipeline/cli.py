@@ -12,7 +12,7 @@ from toolkit.util import toolenv as tools
 from toolkit.util.errors import ToolkitError
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("build", help="patch, configure and build a recipe's libraries")
     add_build_arguments(p)
     p.add_argument("--until", metavar="STAGE", choices=stages.STAGE_NAMES,

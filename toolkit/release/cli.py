@@ -21,7 +21,8 @@ from toolkit.util.argcheck import name_value_pairs
 from toolkit.util.errors import ToolkitError
 
 
-def register(sub: argparse._SubParsersAction, command_parser: Callable[[str], argparse.ArgumentParser]) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+             command_parser: Callable[[str], argparse.ArgumentParser]) -> None:
     p = sub.add_parser("release", help="build the release matrix: wheels, SBOMs, provenance, SHA256SUMS")
     # Read as the string given: `container` reads a session's --recipe that exists only inside the container.
     p.add_argument("--recipe", default="amdgpu-ep",

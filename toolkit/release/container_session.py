@@ -142,7 +142,7 @@ def _recipe_for_session(recipe: Path, binds: list[Path]) -> str:
 
 
 def _image_and_runner(request: ContainerRequest,
-                      settings: ContainerSettings) -> tuple[str | container.RootFS, str, bool]:
+                      settings: ContainerSettings) -> tuple[str | rootfs.RootFS, str, bool]:
     """--image, else [release.container] image, else [release.container] root: with podman the root's folder itself
     (made when missing), with docker the root's image (made when missing: `root image`); its sessions run
     `python3 -m toolkit` with the root's toolkit venv. Also whether it is a build root's."""

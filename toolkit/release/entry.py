@@ -12,9 +12,11 @@ from toolkit.cmake.configure_stage import configure_defines
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.options import BuildOptions, build_argv
 from toolkit.pipeline.stages import built_wheels, run_build
+from toolkit.release.matrix import Entry
+from toolkit.util.fsutil import JSON
 
 
-def entry_options(recipe_path: Path, entry, no_wait: bool = False,
+def entry_options(recipe_path: Path, entry: Entry, no_wait: bool = False,
                   overrides: Mapping[str, Any] | None = None) -> BuildOptions:
     """The build options of one entry: its own variant, features, GPU targets and toolchain, and a local version
     label so that entries never share a wheel name (none for the public entries, [release] public); `overrides` are
@@ -28,9 +30,9 @@ def entry_options(recipe_path: Path, entry, no_wait: bool = False,
     return replace(options, **{k: v for k, v in (overrides or {}).items() if v not in (None, (), False)})
 
 
-def build_release_entry(recipe_path: Path, entry, work_dir: Path, no_wait: bool = False,
+def build_release_entry(recipe_path: Path, entry: Entry, work_dir: Path, no_wait: bool = False,
                         overrides: Mapping[str, Any] | None = None,
-                        env: Mapping[str, str] | None = None) -> tuple[Path, dict]:
+                        env: Mapping[str, str] | None = None) -> tuple[Path, JSON]:
     """Build, package and repair one release matrix entry; returns its wheel and the facts for provenance.
     `env` is what the release adds to the environment of the build's tools (Build.env)."""
     options = entry_options(recipe_path, entry, no_wait, overrides)
@@ -46,7 +48,7 @@ def build_release_entry(recipe_path: Path, entry, work_dir: Path, no_wait: bool 
         build_command(cmake, b.workspace.cmake, options.jobs),
     ]
     built = b.build_facts()
-    facts = {"sources": [source_record(b, built["upstream_commit"])], "patches": patches, "commands": commands,
+    facts: JSON = {"sources": [source_record(b, built["upstream_commit"])], "patches": patches, "commands": commands,
              # The C/C++ toolchain's identity (zig: pinned version, target, wheel sha256), as the configure's
              # fingerprint has it.
              "toolchain": b.toolchain().identity(), "fetchcontent": fetchcontent_records(b),
@@ -69,7 +71,7 @@ def wheel_variant(wheel: Path) -> str | None:
         return (read_build_info(archive) or {}).get("rocm_variant")
 
 
-def build_root_record() -> dict | None:
+def build_root_record() -> dict[str, str] | None:
     """The build root this build ran in (its image or the root itself) and its package set's digest: which of
     Debian's packages, at which versions (the root's lock file), the wheel was built against."""
     from toolkit.buildroot import packageset
@@ -82,7 +84,7 @@ def build_root_record() -> dict | None:
     return {"name": name, "package_set": spec.digest()}
 
 
-def source_record(b: Build, upstream_commit: str | None) -> dict:
+def source_record(b: Build, upstream_commit: str | None) -> dict[str, str | None]:
     if b.source.kind == "path":
         return {"name": b.source_dir.name, "uri": b.source_dir.as_uri(), "sha256": b.source_digest()}
     sha = b.fetch.sha256_for(b.source.url, b.source.sha256) if b.source.url else b.source_digest()
@@ -93,13 +95,13 @@ def source_record(b: Build, upstream_commit: str | None) -> dict:
     return record
 
 
-def fetchcontent_records(b: Build) -> list[dict]:
+def fetchcontent_records(b: Build) -> list[JSON]:
     """Every FetchContent dependency the build served, with its version (from its URL) and pins: the digest of
     its unpacked tree (what the build verified) and the archive's sha256 where known."""
     from toolkit.sources.archive import with_lock_pins
     from toolkit.upstream.dep_changes import version_of
 
-    out = []
+    out: list[JSON] = []
     for dep in b.fetchcontent_deps():
         pinned = with_lock_pins(dep.archive, b.fetch)
         record = {"name": dep.name, "url": pinned.url, "version": version_of(pinned.url) or "unknown",

@@ -17,9 +17,12 @@ from pathlib import Path
 from toolkit.pipeline.options import RELEASE_PASSED
 from toolkit.release import container
 from toolkit.release.matrix import Entry
+from toolkit.release.orchestrator import MetaFn
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import JSON
 from toolkit.util.process import run
+from toolkit.wheel.settings import WheelSettings
 
 FACTS_FILE = "entry-facts.json"
 # The build options a release passes on to an entry built in a container of its root: all it was given but the
@@ -52,7 +55,7 @@ def roots_of(entries: list[Entry]) -> list[str]:
 
 
 def build_in_root_image(recipe: Path, entry: Entry, work_dir: Path, *, release_args: list[str],
-                        offline: bool, env: Mapping[str, str] | None = None) -> tuple[Path, dict]:
+                        offline: bool, env: Mapping[str, str] | None = None) -> tuple[Path, JSON]:
     """`container --recipe RECIPE release --only ID` in a container of the entry's root, its build folder in
     `work_dir`; the wheel it wrote and the facts of its build. `release_args` are the build options passed on
     (PASSED_INTO_ROOT), `env` what the release adds to the environment of that command."""
@@ -75,14 +78,14 @@ def build_in_root_image(recipe: Path, entry: Entry, work_dir: Path, *, release_a
     wheels = sorted(dist.glob("*.whl"))
     if len(wheels) != 1:
         raise ToolkitError(f"release entry {entry.id}: expected one wheel in {dist}, found {len(wheels)}")
-    facts = json.loads((build / FACTS_FILE).read_text(encoding="utf-8"))[entry.id]
+    facts: JSON = json.loads((build / FACTS_FILE).read_text(encoding="utf-8"))[entry.id]
     # The tools of the image that built it (its provenance's), not those of the host that started the release.
     statement = json.loads((dist / "provenance.json").read_text(encoding="utf-8"))
     facts["tools"] = statement["predicate"]["buildDefinition"]["internalParameters"]["toolchain"]
     return wheels[0], facts
 
 
-def meta_writer(settings, source_date_epoch: str | None = None):
+def meta_writer(settings: WheelSettings, source_date_epoch: str | None = None) -> MetaFn:
     """Writes the meta-package of `settings` ([wheel] with rocm_variants) into the folder given, dated by
     `source_date_epoch` (None: this process's $SOURCE_DATE_EPOCH)."""
     from toolkit.wheel.meta import write_meta_wheel

@@ -22,6 +22,7 @@ from toolkit.release.plan import ReleasePlan, plan_release, print_plan
 from toolkit.release.reproducible import release_env
 from toolkit.release.request import ReleaseRequest
 from toolkit.util import log
+from toolkit.util.fsutil import JSON
 
 
 def make_release(request: ReleaseRequest) -> ReleaseResult | None:
@@ -35,10 +36,10 @@ def make_release(request: ReleaseRequest) -> ReleaseResult | None:
     env = {**release_env(request.recipe, request.build.source), **cache.build_env()}
     epoch = env.get("SOURCE_DATE_EPOCH")
     # Entries built in containers of their roots record those roots' tools; the host's would say nothing true.
-    tools: dict | None = {} if plan.all_elsewhere else None
+    tools: JSON | None = {} if plan.all_elsewhere else None
     return run_release(list(plan.entries), entry_builder(plan, env), plan.out_dir, recipe=str(request.recipe),
                        no_wait=request.no_wait, toolchain=tools, facts_out=request.facts_out, env=env,
-                       meta=in_root.meta_writer(plan.wheel, epoch) if plan.writes_meta else None)
+                       meta=in_root.meta_writer(plan.wheel, epoch) if plan.wheel and plan.writes_meta else None)
 
 
 def pipeline_builder(recipe: Path, *, no_wait: bool, overrides: Mapping[str, Any],
@@ -55,7 +56,7 @@ def entry_builder(plan: ReleasePlan, env: Mapping[str, str]) -> BuildFn:
                             env=env)
     passed = option_argv(request.build, in_root.PASSED_INTO_ROOT)
 
-    def build(entry: Entry, work_dir: Path) -> tuple[Path, dict]:
+    def build(entry: Entry, work_dir: Path) -> tuple[Path, JSON]:
         if plan.elsewhere.get(entry.id):
             wheel, facts = in_root.build_in_root_image(request.recipe, entry, work_dir, release_args=passed,
                                                        offline=request.build.offline, env=env)

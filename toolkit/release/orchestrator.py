@@ -20,10 +20,10 @@ from toolkit.release import checksums, provenance, sbom
 from toolkit.release.matrix import Entry
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text, make_temp_dir, replace_dir, sha256_file
+from toolkit.util.fsutil import JSON, atomic_write_text, make_temp_dir, replace_dir, sha256_file
 from toolkit.util.locks import WorkLock, remove_stale_temporaries
 
-BuildFn = Callable[[Entry, Path], "tuple[Path, dict]"]
+BuildFn = Callable[[Entry, Path], "tuple[Path, JSON]"]
 MetaFn = Callable[[Path], Path]   # writes a meta-package's wheel into the folder given, returns its path
 PROVENANCE = "provenance.json"
 SBOM_SUFFIX = ".cdx.json"
@@ -42,7 +42,7 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _root_properties(facts: dict) -> dict[str, str]:
+def _root_properties(facts: JSON) -> dict[str, str]:
     """The build root (package set) the wheel was built in, as the build's facts say. Which ROCm the wheel is
     for is the wheel's own record (sbom.BUILD_PROPS), which the host checked against the entry's variant."""
     props = {}
@@ -61,7 +61,7 @@ def _check_replaceable(out_dir: Path) -> None:
 
 def run_release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, *,
                 excludes: list[str] | None = None, recipe: str | None = None,
-                toolchain: dict | None = None, no_wait: bool = False, meta: MetaFn | None = None,
+                toolchain: JSON | None = None, no_wait: bool = False, meta: MetaFn | None = None,
                 facts_out: Path | None = None, env: Mapping[str, str] | None = None) -> ReleaseResult:
     """Build every entry with `build_fn` and publish the records into `out_dir`. `env` is what the release adds
     to its builds' environment (their SOURCE_DATE_EPOCH dates the records too); this process's is not changed."""
@@ -80,7 +80,7 @@ def run_release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, *,
 
 
 def _release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, excludes: list[str] | None,
-             recipe: str | None, toolchain: dict | None, staging_name: str, meta: MetaFn | None,
+             recipe: str | None, toolchain: JSON | None, staging_name: str, meta: MetaFn | None,
              facts_out: Path | None, env: dict[str, str]) -> ReleaseResult:
     _check_replaceable(out_dir)
     excludes = sbom.load_rocm_excludes() if excludes is None else excludes
@@ -90,7 +90,7 @@ def _release(entries: list[Entry], build_fn: BuildFn, out_dir: Path, excludes: l
         epoch = env.get("SOURCE_DATE_EPOCH") or os.environ.get("SOURCE_DATE_EPOCH") or None
         started = None if epoch else _now()
         toolchain = provenance.collect_toolchain(env=env) if toolchain is None else toolchain
-        builds: list[dict] = []
+        builds: list[JSON] = []
         wheels: list[Path] = []
         sboms: list[Path] = []
         producer: dict[str, str] = {}

@@ -34,6 +34,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -249,8 +250,8 @@ def _container(t: Table, recipe_dir: Path) -> ContainerSettings:
     return ContainerSettings(image, path, engine, runner, root)
 
 
-def _no_duplicates(t: Table, key: str, values, what: str = "value") -> None:
-    seen = set()
+def _no_duplicates(t: Table, key: str, values: Iterable[str], what: str = "value") -> None:
+    seen: set[str] = set()
     for value in values:
         if value in seen:
             raise t.error(key, f"duplicate {what} {value!r}")

@@ -16,6 +16,7 @@ from toolkit.util.redact import public_url, redact_text, redact_url, shorten
 
 if TYPE_CHECKING:
     from toolkit.sources.cache import Cache
+    from toolkit.sources.download import DownloadOptions
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,7 +63,7 @@ def _mirrors(args: argparse.Namespace) -> tuple[str, ...]:
     return check_mirrors(tuple(args.mirrors) + tuple(m for m in mirrors_from_env() if m not in args.mirrors))
 
 
-def _download_options(args):
+def _download_options(args: argparse.Namespace) -> DownloadOptions:
     from toolkit.sources.download import DownloadOptions
 
     return DownloadOptions(insecure_mirror=args.insecure_mirror)

@@ -9,6 +9,7 @@ may be written without a pin in a recipe: its checksum then comes from the lock 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -192,7 +193,7 @@ class FetchContentDep:
         return value
 
 
-def active_deps(deps, enabled_features) -> tuple[FetchContentDep, ...]:
+def active_deps(deps: Iterable[FetchContentDep], enabled_features: Collection[str]) -> tuple[FetchContentDep, ...]:
     """The dependencies a build with these features needs."""
     return tuple(d for d in deps if d.when is None or d.when in enabled_features)
 

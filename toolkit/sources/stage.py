@@ -9,7 +9,7 @@ import shutil
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log
-from toolkit.util.fsutil import make_temp_dir, sync_tree
+from toolkit.util.fsutil import JSON, make_temp_dir, sync_tree
 
 # .git (a folder, or a file in a git worktree) and hipify's per-file cache are not part of the tree the build reads.
 SKIP = shutil.ignore_patterns(".git", ".hipify-cache.json")
@@ -18,7 +18,7 @@ SKIP = shutil.ignore_patterns(".git", ".hipify-cache.json")
 def source_stage(b: Build) -> Stage:
     tree, out = b.source_dir, b.workspace.source
 
-    def inputs() -> dict:
+    def inputs() -> JSON:
         return {"source": str(tree), "digest": b.source_digest()}
 
     def run() -> None:

@@ -20,6 +20,7 @@ import os
 import shutil
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolkit import patching
 from toolkit.pipeline.options import BuildOptions, option_argv
@@ -37,6 +38,10 @@ from toolkit.upstream.resolve import Revision, resolve
 from toolkit.upstream.staging import Staging, dep_edits
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import JSON
+
+if TYPE_CHECKING:  # imported where it is used, as sources_request does
+    from toolkit.sources.provider_survey import Request
 
 MAX_SURVEYS = 3
 
@@ -60,7 +65,7 @@ class Bump:
     options: surface.OptionChanges | None = None
     features: list[str] = field(default_factory=list)  # what the survey configured with
     features_off: list[str] = field(default_factory=list)  # defaults the new tree does not declare
-    survey: dict | None = None
+    survey: JSON | None = None
     survey_runs: int = 0
     survey_skipped: str | None = None  # why no survey ran
     deps: list[depmod.DepChange] = field(default_factory=list)
@@ -136,7 +141,7 @@ def survey_features(recipe: Recipe, tree: Path, defaults: list[str]) -> tuple[li
     return on, off
 
 
-def _survey_until_settled(result: Bump, staging: Staging, req: BumpRequest, ctx) -> None:
+def _survey_until_settled(result: Bump, staging: Staging, req: BumpRequest, ctx: FetchContext) -> None:
     """Survey, pin what is new or re-versioned, survey again; until a survey brings nothing new to pin."""
     known: dict[str, depmod.DepChange] = {}
     for _ in range(MAX_SURVEYS):
@@ -166,13 +171,13 @@ def _survey_until_settled(result: Bump, staging: Staging, req: BumpRequest, ctx)
             result.apis = ApiCheck.from_json(result.survey["api_check"])
 
 
-def sources_request(item: dict):
+def sources_request(item: JSON) -> Request:
     from toolkit.sources.provider_survey import Request
 
     return Request(item["name"], item["served"], tuple(item["details"]))
 
 
-def run_survey(staging: Staging, req: BumpRequest, features: list[str], off: list[str]) -> dict:
+def run_survey(staging: Staging, req: BumpRequest, features: list[str], off: list[str]) -> JSON:
     """`python -m toolkit survey` on the copy's recipe: inside the build root when one is named."""
     out = staging.root / "survey.json"
     out.unlink(missing_ok=True)
@@ -188,7 +193,8 @@ def run_survey(staging: Staging, req: BumpRequest, features: list[str], off: lis
         if code not in (0, 1) or not out.is_file():
             raise ToolkitError(f"bump: the survey in build root {req.root} failed (exit {code}); its output is above",
                                hint="run the same with `python -m toolkit container --root ... survey ...` to see it")
-        return json.loads(out.read_text(encoding="utf-8"))
+        surveyed: JSON = json.loads(out.read_text(encoding="utf-8"))
+        return surveyed
     from toolkit.upstream.survey import survey
 
     result = survey(options)

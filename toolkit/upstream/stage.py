@@ -13,10 +13,10 @@ from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.upstream import apis, compiledb, cxxscan
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text, sha256_file
+from toolkit.util.fsutil import JSON, atomic_write_text, sha256_file
 
 
-def cmake_texts(tree) -> list[str]:
+def cmake_texts(tree: Path) -> list[str]:
     """Every CMakeLists.txt and *.cmake of the tree: where its probes (check_* calls) are."""
     return [p.read_text(encoding="utf-8", errors="replace") for p in sorted(tree.rglob("*"))
             if p.is_file() and (p.name == "CMakeLists.txt" or p.suffix == ".cmake") and ".git" not in p.parts]
@@ -30,7 +30,7 @@ def libraries(b: Build) -> list[str]:
     return list(settings.libraries)
 
 
-def run_check(b: Build, binary_dir, tree) -> apis.ApiCheck:
+def run_check(b: Build, binary_dir: Path, tree: Path) -> apis.ApiCheck:
     return apis.check(compiledb.read(binary_dir, tree), libraries(b), cmake_texts(tree))
 
 
@@ -38,7 +38,7 @@ def api_check_stage(b: Build) -> Stage:
     ws = b.workspace
     report = ws.root / "api-check.json"
 
-    def inputs() -> dict:
+    def inputs() -> JSON:
         db = ws.cmake / compiledb.COMPILE_DB
         return {"libraries": libraries(b), "data": sha256_file(apis.DATA),
                 "checker": [sha256_file(Path(str(m.__file__))) for m in (apis, compiledb, cxxscan)],

@@ -16,6 +16,7 @@ from pathlib import Path
 from toolkit.cmake.commands import configure_command, find_cmake, find_ninja
 from toolkit.cmake.configure_stage import configure_defines
 from toolkit.pipeline import stages
+from toolkit.pipeline.build import Build
 from toolkit.pipeline.options import BuildOptions
 from toolkit.sources.fetchcontent import REPORT_NAME, read_report
 from toolkit.sources.provider_survey import read_survey, survey_define
@@ -23,13 +24,13 @@ from toolkit.upstream import apis, compiledb, exports, surface
 from toolkit.upstream.stage import cmake_texts, libraries
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import atomic_write_text
+from toolkit.util.fsutil import JSON, atomic_write_text
 from toolkit.util.process import run
 
 TAIL = 40
 
 
-def survey(options: BuildOptions) -> dict | None:
+def survey(options: BuildOptions) -> JSON | None:
     """The survey's result; None in a dry run, which prints the plan (the pipeline's up to `patch`, then the
     survey's configure) and creates nothing."""
     b, _ = stages.run_build(options, until="patch")
@@ -78,7 +79,7 @@ def _errors(output: str) -> list[str]:
     return lines[start:start + TAIL] if start is not None else lines[-TAIL:]
 
 
-def _api_check(b, binary: Path, tree: Path) -> dict | None:
+def _api_check(b: Build, binary: Path, tree: Path) -> JSON | None:
     if b.recipe.api_check is None:
         return None
     try:
@@ -95,7 +96,7 @@ def _api_check(b, binary: Path, tree: Path) -> dict | None:
     return result
 
 
-def write(result: dict, out: Path | None) -> None:
+def write(result: JSON, out: Path | None) -> None:
     text = json.dumps(result, indent=2) + "\n"
     if out is None:
         print(text, end="")

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING
 from toolkit.recipe.load import recipe_argument
 from toolkit.util.argcheck import name_value_pairs
 from toolkit.util.errors import ToolkitError
-from toolkit.util.tomlread import load_toml
+from toolkit.util.fsutil import JSON
+from toolkit.util.tomlread import Table, load_toml
 
 if TYPE_CHECKING:  # imported inside each command, as the stage modules are
-    from toolkit.wheel.settings import Component, WheelSettings
+    from toolkit.wheel.settings import Component, SmokeSettings, WheelSettings
 
 
-def _recipe_section(recipe: Path, section: str):
+def _recipe_section(recipe: Path, section: str) -> tuple[Table, Path]:
     table = load_toml(recipe)
     if not table.has(section):
         raise ToolkitError(f"{recipe}: no [{section}] section", f"add [{section}] to the recipe")
@@ -36,7 +37,7 @@ def recipe_wheel_settings(recipe: Path) -> WheelSettings:
     return from_table(t, folder)
 
 
-def _smoke_settings(recipe: Path | None):
+def _smoke_settings(recipe: Path | None) -> SmokeSettings:
     from toolkit.wheel.settings import SmokeSettings, smoke_from_table
 
     if recipe is None:
@@ -59,7 +60,7 @@ def cmd_wheel(args: argparse.Namespace) -> int:
     from toolkit.wheel.buildinfo import BuildInfo
 
     settings = recipe_wheel_settings(args.recipe)
-    data: dict = {}
+    data: JSON = {}
     if args.build_info:
         try:
             data = json.loads(Path(args.build_info).read_text(encoding="utf-8"))
@@ -117,7 +118,7 @@ def cmd_smoke(args: argparse.Namespace) -> int:
     )
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("wheel", help="package built EP libraries as a wheel (scikit-build-core)")
     p.add_argument("--recipe", type=recipe_argument, required=True, help="recipe TOML with a [wheel] section")
     p.add_argument("--lib-dir", type=Path, required=True, help="folder of the built libraries")

@@ -167,7 +167,7 @@ class SmokeSettings:
 
 
 def _number(t: Table, key: str, default: float) -> float:
-    value = t.number(key, default)
+    value: float = t.number(key, default)
     if value < 0:
         raise t.error(key, f"expected a number >= 0, got {value!r}")
     return value

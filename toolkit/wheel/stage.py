@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import make_temp_dir, replace_dir
+from toolkit.util.fsutil import JSON, make_temp_dir, replace_dir
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.data import read_text
 from toolkit.wheel.repair import repair_wheel
@@ -47,7 +47,7 @@ def wheel_stage(b: Build) -> Stage:
         build_wheel(settings, ws.lib, b.build_facts(), ws.wheel_raw, env=b.env)
 
     # The templates are what the wheel's Python is made of (its self-check included): a change rebuilds the wheel.
-    def inputs() -> dict:
+    def inputs() -> JSON:
         return {"facts": b.build_facts(), "settings": repr(settings), "templates": templates_digest()}
 
     return Stage("wheel", inputs, [ws.wheel_raw], run,
