@@ -153,6 +153,6 @@ def docs(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def lint(session: nox.Session) -> None:
-    """ruff on the whole project, mypy on all of toolkit/ (both configured in pyproject.toml)."""
+    """ruff on the whole project, mypy in strict mode on all of toolkit/ (both configured in pyproject.toml)."""
     _run(session, "-m", "ruff", "check", ".", extras="lint")
     _run(session, "-m", "mypy", extras="lint")
