@@ -104,6 +104,22 @@ def test_missing_image_is_a_clear_error():
     assert "no image to run in" in proc.stderr
 
 
+
+@pytest.mark.parametrize("session", ["lock", "patch", "bump", "compile-check"])
+def test_any_sessions_recipe_picks_its_image(tmp_path, session):
+    """A session that is neither `release` nor `build` (nox's lock, patch, bump; a toolkit command under
+    --runner toolkit) still takes the image of the recipe its own --recipe names, spelled either way."""
+    path = _fake_engines(tmp_path, ["docker"])
+    recipe = tmp_path / "boxed.toml"
+    recipe.write_text(RECIPE + '\n[release.container]\nimage = "boxed-image:7"\n')
+    env = {**os.environ, "PATH": path + os.pathsep + os.environ["PATH"]}
+    env.pop(container.ENV_ENGINE, None)
+    for spelling in (["--recipe", str(recipe)], [f"--recipe={recipe}"]):
+        proc = subprocess.run([sys.executable, "-m", "toolkit", "container", "--engine", "docker", "--dry-run",
+                               session, "--", *spelling], cwd=ROOT, env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        assert "boxed-image:7" in shlex.split(proc.stdout)
+
 # -- the real thing: podman, an image from a local rootfs, a toolkit session inside ---------------------
 
 # What `python -m toolkit` imports to read its command line (the engine's ELF reader, the download cache,

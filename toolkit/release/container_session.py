@@ -18,6 +18,7 @@ from pathlib import Path
 from toolkit.buildroot import image as root_image
 from toolkit.buildroot import rootfs, session
 from toolkit.buildroot.sandbox import cache_dir
+from toolkit.pipeline.options import add_option
 from toolkit.recipe.load import recipe_argument, recipes_dir
 from toolkit.release import container, matrix
 from toolkit.release.hostpaths import check_host_paths
@@ -87,12 +88,15 @@ def _host_env(engine: container.Engine) -> dict[str, str]:
 
 def session_options(session_name: str, args: list[str],
                     command_parser: Callable[[str], argparse.ArgumentParser] | None) -> argparse.Namespace | None:
-    """The session's arguments as its command reads them (None for a session that is no such command); a
-    recipe they do not name is None, not the command's default."""
+    """The session's arguments as its command reads them; a recipe they do not name is None, not the command's
+    default. Any other session (patch, lock, bump, a toolkit command under --runner toolkit) is read for the
+    declared --recipe option alone: its recipe's [release.container] still picks the image."""
     command = SESSION_COMMANDS.get(session_name)
     if command is None or command_parser is None:
-        return None
-    parser = command_parser(command)
+        parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+        add_option(parser, "recipe", default=None)
+    else:
+        parser = command_parser(command)
     parser.set_defaults(recipe=None)
     parser.exit_on_error = False
     # -h is for the session inside, not a help text here.
