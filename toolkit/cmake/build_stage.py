@@ -28,14 +28,16 @@ def build_stage(b: Build) -> Stage:
         return [ws.lib / library_file(name) for name, _ in b.expected()]
 
     def run() -> None:
+        # `cmake --install` too runs in the build's environment: install scripts read SOURCE_DATE_EPOCH
+        # (string(TIMESTAMP)) and the release's other reproducibility settings.
         with b.tool_env() as env:
             run_tool(build_command(cmake, ws.cmake, b.options.jobs), "build", env, ws.root / "logs")
-        collect = make_temp_dir(ws.root, "lib")
-        try:
-            collect_libraries(b, cmake, collect)
-            sync_tree(collect, ws.lib)
-        finally:
-            shutil.rmtree(collect, ignore_errors=True)
+            collect = make_temp_dir(ws.root, "lib")
+            try:
+                collect_libraries(b, cmake, collect, env)
+                sync_tree(collect, ws.lib)
+            finally:
+                shutil.rmtree(collect, ignore_errors=True)
         write_build_info(b)
 
     def plan() -> list[str]:
@@ -48,13 +50,13 @@ def build_stage(b: Build) -> Stage:
     return Stage("build", inputs, [*outputs(), ws.build_info], run, plan)
 
 
-def collect_libraries(b: Build, cmake: Path, into: Path) -> None:
+def collect_libraries(b: Build, cmake: Path, into: Path, env: dict[str, str]) -> None:
     """Copy exactly the expected libraries into `into`, from the output folder or the install rules."""
     ws = b.workspace
     install = b.recipe.build.collect == "install"
     staging = ws.cmake / "out"
     if install:
-        staging = install_staging(b, cmake, lambda cmd, what: run_tool(cmd, what, None, ws.root / "logs"))
+        staging = install_staging(b, cmake, lambda cmd, what: run_tool(cmd, what, env, ws.root / "logs"))
     for name, _ in b.expected():
         built = installed(staging, library_file(name)) if install else staging / library_file(name)
         if not built.is_file():

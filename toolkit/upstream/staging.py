@@ -21,7 +21,7 @@ from toolkit.upstream import edit
 from toolkit.upstream.patches import SeriesPlan, write_to
 
 if TYPE_CHECKING:
-    from toolkit.upstream.deps import DepChange
+    from toolkit.upstream.dep_changes import DepChange
 
 
 @dataclass
