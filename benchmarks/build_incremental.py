@@ -3,7 +3,7 @@ with nothing changed, with one feature turned on, and with one source file edite
 
     python benchmarks/build_incremental.py [--runs N]
 
-Prints the machine and the median of N runs of each case (each cold run in a fresh build root).
+Prints the machine and the median of N runs of each case (each cold run in a fresh build folder).
 """
 
 from __future__ import annotations

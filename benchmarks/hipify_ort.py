@@ -35,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, {root!r})
 from toolkit.recipe.load import load_recipe
 from toolkit.hipify import hipify_tree
-settings = load_recipe(Path({recipe!r})).extra["hipify"]
+settings = load_recipe(Path({recipe!r})).hipify
 settings = dataclasses.replace(settings, engine={engine!r}, hipify_perl={perl!r})
 start = time.perf_counter()
 report = hipify_tree(settings, Path({src!r}), Path({out!r}), jobs={jobs}, progress=False)

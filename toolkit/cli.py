@@ -78,7 +78,7 @@ def _register_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     from toolkit.docs import cli as docs_cli
     from toolkit.hipify import cli as hipify_cli
     from toolkit.patching import cli as patching_cli
-    from toolkit.pipeline import cli as engine_cli
+    from toolkit.pipeline import cli as pipeline_cli
     from toolkit.pipeline import workdirs_cli
     from toolkit.release import cli as release_cli
     from toolkit.release import publish_cli
@@ -87,7 +87,7 @@ def _register_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     from toolkit.wheel import cli as wheel_cli
 
     release = functools.partial(release_cli.register, command_parser=command_parser)
-    for register in (engine_cli.register, patching_cli.register, release, publish_cli.register, wheel_cli.register,
+    for register in (pipeline_cli.register, patching_cli.register, release, publish_cli.register, wheel_cli.register,
                      sources_cli.register, hipify_cli.register, buildroot_cli.register, workdirs_cli.register,
                      compile_check_cli.register, upstream_cli.register):
         register(sub)
@@ -95,7 +95,7 @@ def _register_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     # session's parser: both are handed what they need (they cannot import this module, which imports them).
     docs_cli.register(sub, command_line=build_parser)
     # One `patch` command: ACTION SERIES TREE on any tree, or (no ACTION) on a recipe's work tree.
-    engine_cli.add_recipe_patching(sub.choices["patch"])
+    pipeline_cli.add_recipe_patching(sub.choices["patch"])
 
 
 def command_parser(command: str) -> argparse.ArgumentParser:

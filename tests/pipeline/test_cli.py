@@ -347,7 +347,7 @@ def _work_tree(root: Path, recipe: str, variant: str) -> Path:
 
 def test_clean_a_variant_a_recipe_or_everything_but_never_the_cache_unasked(tmp_path, main, monkeypatch):
     root = tmp_path / "b"
-    cache = root / "downloads-cache"  # a cache inside the build root must survive `clean --all`
+    cache = root / "downloads-cache"  # a cache inside the build folder must survive `clean --all`
     (cache / "downloads").mkdir(parents=True)
     (cache / "downloads" / "file").write_text("cached")
     monkeypatch.setenv("TOOLKIT_CACHE_DIR", str(cache))

@@ -135,7 +135,7 @@ def load_recipe(path: Path) -> Recipe:
     stages = tuple(named) if named is not None else None
     meta.done()
 
-    # Imported here: the release CLI resolves recipe names inside bare containers with only the stdlib.
+    # Imported here, as the sections' readers are (read_sections): reading a recipe's name needs none of them.
     from toolkit.sources.settings import SourceSettings
 
     source = SourceSettings.from_table(root.table("source"), path.parent) if root.has("source") else None
@@ -160,8 +160,7 @@ def load_recipe(path: Path) -> Recipe:
 def read_sections(recipe: Recipe, root: Table) -> Recipe:
     """The recipe with its optional sections (the fields after `stages`) read from `root`, each by its own
     area's reader. The readers are imported here, not at the top: `python -m toolkit` imports this module at
-    start-up, where some of them (the wheel's needs `packaging`) could not be, in a container with only the
-    standard library."""
+    start-up, and a command that only names a recipe should not import every area's settings to read it."""
     from toolkit.compile_check.settings import from_table as compile_check
     from toolkit.hipify.settings import from_table as hipify
     from toolkit.release.settings import from_table as release

@@ -1,8 +1,9 @@
 """`release`, `container` and `container-image` commands: each parses its command line into a typed request
 and hands it on (release/make_release.py, release/container_session.py).
 
-Only standard-library code is imported up front: `release --print-matrix` and `container` need nothing more, so
-they run inside a bare build image too; a release that builds imports the pipeline when it starts.
+What builds is imported only when a release starts to build (the pipeline): `release --print-matrix` and
+`container` need what `python -m toolkit` needs to read its command line, no more (the podman test's image holds
+just that).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ the environment and CMake defines a build needs:
     http://cache.internal:8080/cc    ccache remote storage over HTTP (GET/PUT, e.g. nginx WebDAV)
 
 Builds on different machines and in different folders hit the same entries because CCACHE_BASEDIR
-makes paths below the build root relative, CCACHE_NOHASHDIR leaves the working directory out of the
+makes paths below the work tree relative, CCACHE_NOHASHDIR leaves the working directory out of the
 hash, and CCACHE_COMPILERCHECK=content identifies the compiler by its bytes, not its file time (each
 container or runner has its own copy of the same compiler).
 """

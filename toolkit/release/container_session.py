@@ -9,7 +9,6 @@ SOURCE_DATE_EPOCH) is handed to them, never set on this process.
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 from collections.abc import Callable
 from dataclasses import replace
@@ -23,7 +22,7 @@ from toolkit.recipe.load import recipe_argument, recipes_dir
 from toolkit.release import container, matrix
 from toolkit.release.hostpaths import check_host_paths
 from toolkit.release.in_root import roots_of
-from toolkit.release.reproducible import source_date_epoch
+from toolkit.release.reproducible import epoch_env
 from toolkit.release.request import ContainerRequest, load_settings
 from toolkit.release.settings import ContainerSettings, ReleaseSettings
 from toolkit.util import log
@@ -80,10 +79,7 @@ def _host_env(engine: container.Engine) -> dict[str, str]:
     """What the engine's command and the session need added to this process's environment: podman's
     configuration where it runs as root without systemd, and SOURCE_DATE_EPOCH, which the host's checkout knows
     (its commit time) and a mount may not."""
-    env = root_image.engine_env() if engine.name == "podman" else {}
-    if not os.environ.get("SOURCE_DATE_EPOCH"):
-        env["SOURCE_DATE_EPOCH"] = str(source_date_epoch(Path.cwd()))
-    return env
+    return {**(root_image.engine_env() if engine.name == "podman" else {}), **epoch_env(Path.cwd())}
 
 
 def session_options(session_name: str, args: list[str],

@@ -20,7 +20,7 @@ def entry_options(recipe_path: Path, entry: Entry, no_wait: bool = False,
                   overrides: Mapping[str, Any] | None = None) -> BuildOptions:
     """The build options of one entry: its own variant, features, GPU targets and toolchain, and a local version
     label so that entries never share a wheel name (none for the public entries, [release] public); `overrides` are
-    the build options the release was given to pass on (engine.options.release_overrides)."""
+    the build options the release was given to pass on (pipeline.options.release_overrides)."""
     chain = entry.toolchain
     options = BuildOptions(recipe=str(recipe_path), variant=f"release-{entry.id}",
                            with_features=tuple(entry.features), gpu_targets=tuple(entry.gpu_targets),

@@ -33,7 +33,7 @@ def make_release(request: ReleaseRequest) -> ReleaseResult | None:
         return None
     cache = compile_cache.compile_cache_config(plan.cache_url, basedir=Path.cwd(), origin=plan.cache_origin)
     log.info(f"compile cache: {cache.describe()}")
-    env = {**release_env(request.recipe, request.build.source), **cache.build_env()}
+    env = {**release_env(request.recipe), **cache.build_env()}
     epoch = env.get("SOURCE_DATE_EPOCH")
     # Entries built in containers of their roots record those roots' tools; the host's would say nothing true.
     tools: JSON | None = {} if plan.all_elsewhere else None

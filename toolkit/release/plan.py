@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.pipeline.workspace import default_build_folder
+from toolkit.recipe.load import load_recipe
 from toolkit.release import compile_cache, in_root
 from toolkit.release.matrix import Entry
 from toolkit.release.request import ReleaseRequest, load_settings
-from toolkit.wheel.cli import recipe_wheel_settings
+from toolkit.util.errors import ToolkitError
 from toolkit.wheel.settings import WheelSettings
 
 
@@ -49,8 +50,18 @@ def plan_release(request: ReleaseRequest) -> ReleasePlan:
                               else folder / request.recipe.stem / "dist")
     url, origin = compile_cache.resolve_url(settings.compile_cache)
     elsewhere = {e.id: in_root.root_for(e) for e in entries}   # before anything runs: a wrong root is an error
-    wheel = recipe_wheel_settings(request.recipe) if settings.rocm else None
+    wheel = _wheel(request.recipe) if settings.rocm else None
     return ReleasePlan(request, entries, out_dir, url, origin, elsewhere, wheel)
+
+
+
+def _wheel(recipe: Path) -> WheelSettings:
+    """The recipe's [wheel]: a release with a ROCm axis makes its variants' meta-package from it."""
+    wheel = load_recipe(recipe).wheel
+    if wheel is None:
+        raise ToolkitError(f"{recipe}: no [wheel] section", "add [wheel] to the recipe: [release] rocm makes one "
+                                                            "wheel per ROCm variant and their meta-package")
+    return wheel
 
 
 def print_plan(plan: ReleasePlan) -> None:

@@ -24,17 +24,20 @@ from toolkit.release.compare import compare_dirs, first_text_difference, first_z
 from toolkit.util.process import run_git
 
 __all__ = ["ZIP_EPOCH", "compare_dirs", "first_text_difference", "first_zip_difference", "release_env",
-           "source_date_epoch"]
+           "epoch_env", "source_date_epoch"]
 
 ZIP_EPOCH = 315532800   # 1980-01-01T00:00:00Z: the earliest date a zip entry can carry
 
 
-def release_env(recipe: Path, source: str | None = None, project: Path | None = None) -> dict[str, str]:
+def release_env(recipe: Path, project: Path | None = None) -> dict[str, str]:
     """Environment a release sets for its builds (the caller's own values win)."""
-    env = {"TZ": "UTC"}
-    if not os.environ.get("SOURCE_DATE_EPOCH"):
-        env["SOURCE_DATE_EPOCH"] = str(source_date_epoch(project or Path(recipe).resolve().parent))
+    env = {"TZ": "UTC", **epoch_env(project or Path(recipe).resolve().parent)}
     return {k: v for k, v in env.items() if not os.environ.get(k)}
+
+
+def epoch_env(folder: Path) -> dict[str, str]:
+    """SOURCE_DATE_EPOCH as the checkout holding `folder` dates it, unless this process's environment sets it."""
+    return {} if os.environ.get("SOURCE_DATE_EPOCH") else {"SOURCE_DATE_EPOCH": str(source_date_epoch(folder))}
 
 
 def source_date_epoch(folder: Path) -> int:

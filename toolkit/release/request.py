@@ -23,7 +23,7 @@ class ReleaseRequest:
     dry_run: bool = False                 # print the plan; build nothing
     no_wait: bool = False                 # fail at once when the output folder or a work tree is held
     facts_out: Path | None = None         # also write each entry's build facts as JSON here
-    # The build options the release passes on to each entry's build (engine.options.RELEASE_PASSED); the others
+    # The build options the release passes on to each entry's build (pipeline.options.RELEASE_PASSED); the others
     # stay at their defaults, each entry setting its own.
     build: BuildOptions = field(default_factory=BuildOptions)
 

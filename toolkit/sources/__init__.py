@@ -4,7 +4,7 @@ and locating ORT, ROCm and MIGraphX before a build starts.
 Nothing is re-exported here: each caller imports from the module that defines what it uses, so mypy and the
 import-cycle test see every edge. What the pipeline calls, by module:
     source.resolve_source(settings, ctx, dest_dir) -> Path
-    download.fetch(url, sha256, cache, mirrors, offline) -> Path
+    download.fetch(url, sha256, cache, mirrors, offline, options) -> Path
     fetchcontent.provider_defines(deps, ctx, dest, recipe, binary_dir) -> dict[str, str]
     preflight.preflight(requirements, features, options, ort, ctx) -> ResolvedPaths   (check(): collect, not raise)
     components.fetch_ort(settings, ctx) -> Path

@@ -77,7 +77,8 @@ class Bump:
 
     @property
     def old_commit(self) -> str:
-        return str(getattr(self.recipe.source, "commit", ""))
+        source = self.recipe.source
+        return (source.commit or "") if source is not None else ""
 
 
 def bump(req: BumpRequest) -> Bump:
