@@ -120,6 +120,27 @@ def test_any_sessions_recipe_picks_its_image(tmp_path, session):
         assert proc.returncode == 0, proc.stderr
         assert "boxed-image:7" in shlex.split(proc.stdout)
 
+
+def test_the_engine_runs_with_this_process_environment_plus_what_the_session_adds(tmp_path):
+    """The engine's own command keeps PATH and the rest of the caller's environment (podman finds its runtime
+    through PATH), with SOURCE_DATE_EPOCH added where the caller set none."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    seen = tmp_path / "seen.json"
+    engine = bin_dir / "docker"
+    engine.write_text(f"#!{sys.executable}\nimport json, os\njson.dump(dict(os.environ), open({str(seen)!r}, 'w'))\n")
+    engine.chmod(0o755)
+    env = {**os.environ, "PATH": str(bin_dir) + os.pathsep + os.environ["PATH"], "CALLERS_OWN": "kept"}
+    env.pop(container.ENV_ENGINE, None)
+    env.pop("SOURCE_DATE_EPOCH", None)
+    proc = subprocess.run([sys.executable, "-m", "toolkit", "container", "--engine", "docker", "--image", "img:1",
+                           "--build-dir", str(tmp_path / "build"), "lock"], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(seen.read_text())
+    assert str(bin_dir) in got["PATH"].split(os.pathsep) and got["CALLERS_OWN"] == "kept"
+    assert got["SOURCE_DATE_EPOCH"].isdigit()
+
 # -- the real thing: podman, an image from a local rootfs, a toolkit session inside ---------------------
 
 # What `python -m toolkit` imports to read its command line (the engine's ELF reader, the download cache,

@@ -211,7 +211,7 @@ def run_session(engine: Engine, image: str | RootFS, session: str, args: list[st
         return 0
     log.stage("container", f"{engine.name}: {session} {shlex.join(args)} in {image}")
     return run(argv, f"{engine.name} run of {session} in {image}", output="terminal", check=False,
-               env=dict(host_env or {})).returncode
+               env=host).returncode
 
 
 def build_argv(engine: Engine, containerfile: Path, context: Path, tag: str,

@@ -68,7 +68,7 @@ def build_in_root_image(recipe: Path, entry: Entry, work_dir: Path, *, release_a
             "release", "--only", entry.id, "--facts-out", facts_inside, *release_args]
     log.stage("release", f"{entry.id}: in a container of build root {root}")
     proc = run(argv, f"release entry {entry.id} in a container of its root", output="terminal", check=False,
-               env=dict(env or {}))
+               env={**os.environ, **(env or {})})
     if proc.returncode != 0:
         raise ToolkitError(f"release entry {entry.id} failed in a container of build root {root} "
                            f"(exit {proc.returncode})",
