@@ -55,11 +55,12 @@ def prepare_dep(dep: FetchContentDep, ctx: FetchContext, dest: Path) -> Path:
 
 def _checked_source(dep: FetchContentDep, dest: Path, what: str) -> Path:
     folder = source_dir(dest, dep)
-    if not (folder / "CMakeLists.txt").is_file():
+    if not dep.files_only and not (folder / "CMakeLists.txt").is_file():
         raise ToolkitError(
             f"{what}: {dep.archive.url} unpacked into {dep_dir(dest, dep)} has no CMakeLists.txt at "
             f"{dep.archive.subdir or 'its top'}",
-            hint="set 'subdir' (or 'strip_components') for this [[fetchcontent]] entry",
+            hint="set 'subdir' (or 'strip_components') for this [[fetchcontent]] entry, or `files_only = true` "
+            "for a dependency the tree only reads files from",
         )
     return folder
 

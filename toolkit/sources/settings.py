@@ -176,6 +176,9 @@ class FetchContentDep:
     # For a tree that tries the system's copy first, then falls back to FetchContent.
     find_package: bool = field(default=False, metadata=doc(
         "Also answer `find_package(<name>)` with not-found, so the tree falls back to this pinned source."))
+    # hash-library: a folder of sources the tree compiles itself; FetchContent_MakeAvailable only populates it.
+    files_only: bool = field(default=False, metadata=doc(
+        "The dependency is files the tree reads (no CMakeLists.txt of its own): its top is not checked for one."))
 
     @property
     def define(self) -> str:
@@ -188,7 +191,8 @@ class FetchContentDep:
         if not _CONTENT_NAME.match(name):
             raise t.error("name", f"expected a FetchContent name (letters, digits, _ . + -), got {name!r}")
         value = cls(name=name, archive=PinnedArchive.from_table(t), when=t.str("when", None),
-                    asked_by=t.str("asked_by", None), find_package=t.bool("find_package", False))
+                    asked_by=t.str("asked_by", None), find_package=t.bool("find_package", False),
+                    files_only=t.bool("files_only", False))
         t.done()
         return value
 

@@ -1,0 +1,39 @@
+"""Run by a Python with onnxruntime (the build root's Debian 1.27.1): register hip-ep's libhipgpu.so, take its CPU
+device (MORPHIZEN_EP_ENABLE_CPU_DEVICE=1 in the environment), create a session on it with CPU fallback disabled
+(so creating it proves the EP took every node) and run it once. Prints one JSON line: the EP devices, the
+session's providers, the output's shape. The mock runtime computes nothing, so no value is printed or compared.
+
+    python3 hip_ep_session.py LIBRARY MODEL [MODEL ...]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import onnxruntime as ort
+
+
+def main(library: str, models: list[str]) -> None:
+    ort.register_execution_provider_library("hip-ep", library)
+    devices = [d for d in ort.get_ep_devices() if d.ep_name != "CPUExecutionProvider"]
+    report = {"ort": ort.__version__,
+              "devices": [{"ep": d.ep_name, "vendor": d.ep_vendor, "type": str(d.device.type)} for d in devices],
+              "sessions": []}
+    for model in models:
+        options = ort.SessionOptions()
+        options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+        options.add_provider_for_devices(devices, {})
+        session = ort.InferenceSession(model, sess_options=options)
+        feeds = {i.name: np.ones([d if isinstance(d, int) else 1 for d in i.shape], np.float32)
+                 for i in session.get_inputs()}
+        outputs = session.run(None, feeds)
+        report["sessions"].append({"model": model, "providers": session.get_providers(),
+                                   "outputs": [list(o.shape) for o in outputs]})
+    print("HIPEP " + json.dumps(report))
+    ort.unregister_execution_provider_library("hip-ep")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])
