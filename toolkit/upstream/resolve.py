@@ -17,7 +17,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit.sources.cache import Cache
 from toolkit.sources.download import mirror_url
+from toolkit.sources.git_shadow import lacks_refs, readable
 from toolkit.util import argcheck, log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run_git
@@ -56,7 +58,8 @@ def repositories(url: str, mirrors: tuple[str, ...], offline: bool) -> list[str]
             continue  # a mirror for archives only (http://, ...): git is never asked there
         path = local_path(candidate)
         if path is not None and path.is_dir():
-            out.append(candidate)
+            # A bare repository a copy left without its empty refs/ folder is read through a shadow (git_shadow).
+            out.append(f"file://{readable(path, Cache.default().root)}" if lacks_refs(path) else candidate)
         elif path is None and not offline:
             out.append(candidate)
     if local_path(url) is not None or not offline:
