@@ -4,6 +4,7 @@ content pins that accept upstream's and a mirror's archive alike."""
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import subprocess
 import tarfile
@@ -55,10 +56,11 @@ def _declare(name: str) -> str:
     return f"FetchContent_Declare({name} URL https://example.invalid/{name}.tar.gz)\n"
 
 
-def _write_map(tmp: Path, dirs: dict[str, Path], find_package: tuple[str, ...] = ()) -> dict[str, str]:
+def _write_map(tmp: Path, dirs: dict[str, Path], find_package: tuple[str, ...] = (),
+               served: tuple[str, ...] = ()) -> dict[str, str]:
     lines = [f'set(TOOLKIT_FC_DIR_{n} "{d.as_posix()}")' for n, d in dirs.items()]
     lines += [f'set(TOOLKIT_FC_NAMES "{";".join(dirs)}")', f'set(TOOLKIT_FP_NAMES "{";".join(find_package)}")',
-              'set(TOOLKIT_PROVIDER_RECIPE "recipes/demo.toml")']
+              f'set(TOOLKIT_FP_SERVED "{";".join(served)}")', 'set(TOOLKIT_PROVIDER_RECIPE "recipes/demo.toml")']
     (tmp / "map.cmake").write_text("\n".join(lines) + "\n")
     from toolkit.sources.fetchcontent import PROVIDER
 
@@ -129,6 +131,43 @@ def test_find_package_of_a_pinned_name_is_not_found_so_the_pin_is_used(tmp_path)
     _write_map(tmp_path, dirs)
     proc = _configure(app, tmp_path / "build2", {**defines, "TOOLKIT_PROVIDER_REPORT": str(tmp_path / "r2.txt")})
     assert proc.returncode != 0 and "system zz used" in proc.stdout + proc.stderr
+
+
+def test_served_find_package_answers_a_required_find_after_the_trees_own_declaration(tmp_path):
+    """morphizen's GSL: find_package(QUIET) first, then FetchContent_Declare(... OVERRIDE_FIND_PACKAGE) and
+    find_package(REQUIRED), which a not-found answer (find_package = true) would fail; served, the pin answers
+    both, and a system copy is never taken."""
+    system = tmp_path / "system/lib/cmake/zz"
+    system.mkdir(parents=True)
+    (system / "zzConfig.cmake").write_text("set(zz_FOUND TRUE)\nadd_library(zz_system INTERFACE IMPORTED)\n")
+    dirs = {"zz": _lib(tmp_path / "src/zz", "zz")}
+    app = _app(tmp_path / "app", "find_package(zz QUIET)\nif(NOT TARGET zz)\n"
+               "FetchContent_Declare(zz URL https://example.invalid/zz.tar.gz OVERRIDE_FIND_PACKAGE)\n"
+               "find_package(zz REQUIRED)\nendif()\nif(TARGET zz_system)\n"
+               "message(FATAL_ERROR \"system zz used\")\nendif()\n"
+               "if(NOT TARGET zz)\nmessage(FATAL_ERROR \"no zz\")\nendif()\n")
+    system_prefix = {"CMAKE_PREFIX_PATH": str(tmp_path / "system")}
+    proc = _configure(app, tmp_path / "build", {**_write_map(tmp_path, dirs, served=("zz",)), **system_prefix})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert read_report(tmp_path / "build") == {"fetchcontent": ["zz"], "find_package": ["zz"]}
+    # Answered not-found instead, the tree's REQUIRED find cannot be satisfied: why the served kind exists.
+    defines = {**_write_map(tmp_path, dirs, find_package=("zz",)), **system_prefix,
+               "TOOLKIT_PROVIDER_REPORT": str(tmp_path / "r2.txt")}
+    proc = _configure(app, tmp_path / "build2", defines)
+    assert proc.returncode != 0 and "A REQUIRED package cannot be disabled" in " ".join((proc.stdout + proc.stderr).split())
+
+
+def test_files_only_dependency_needs_no_cmakelists(tmp_path):
+    """hash-library: sources the tree compiles itself. Without `files_only` its top must hold a CMakeLists.txt."""
+    archive = tmp_path / "hash.tar.gz"
+    archive.write_bytes(_tar({"hash-1.0/crc32.cpp": b"int crc(void) { return 0; }\n"}, 1, 9))
+    pinned = PinnedArchive(url=archive.as_uri(), sha256=hashlib.sha256(archive.read_bytes()).hexdigest())
+    ctx = FetchContext.create(offline=True, cache=Cache(tmp_path / "cache"))
+    with pytest.raises(ToolkitError, match="has no CMakeLists.txt at its top") as err:
+        prepare_dep(FetchContentDep(name="hash", archive=pinned), ctx, tmp_path / "deps")
+    assert "files_only = true" in (err.value.hint or "")
+    folder = prepare_dep(FetchContentDep(name="hash", archive=pinned, files_only=True), ctx, tmp_path / "deps2")
+    assert (folder / "crc32.cpp").is_file()
 
 
 def _tar(files: dict[str, bytes], mtime: int, level: int) -> bytes:

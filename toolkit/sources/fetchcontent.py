@@ -77,6 +77,7 @@ def provider_defines(deps: Sequence[FetchContentDep], ctx: FetchContext, dest: P
         lines.append(f'set(TOOLKIT_FC_DIR_{dep.name.lower()} "{folder.as_posix()}")')
     lines.append(f'set(TOOLKIT_FC_NAMES "{";".join(d.name.lower() for d in deps)}")')
     lines.append(f'set(TOOLKIT_FP_NAMES "{";".join(d.name for d in deps if d.find_package)}")')
+    lines.append(f'set(TOOLKIT_FP_SERVED "{";".join(d.name for d in deps if d.serves_find_package)}")')
     lines.append(f'set(TOOLKIT_PROVIDER_RECIPE "{Path(recipe).as_posix()}")')
     dest.mkdir(parents=True, exist_ok=True)
     atomic_write_text(dest / MAP_NAME, "\n".join(lines) + "\n")

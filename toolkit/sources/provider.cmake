@@ -54,6 +54,18 @@ function(_toolkit_make_available name folder)
   unset(FETCHCONTENT_SOURCE_DIR_${upper} CACHE)
 endfunction()
 
+# A name whose find_package the pinned source answers (TOOLKIT_FP_SERVED): declared here with OVERRIDE_FIND_PACKAGE
+# (the first declaration of a name wins, so the tree's own later one is ignored) and made available, so
+# find_package reads the config FetchContent writes for it instead of searching the system.
+function(_toolkit_serve_find_package name)
+  string(TOLOWER "${name}" lc)
+  FetchContent_GetProperties(${name})
+  if(NOT ${lc}_POPULATED)
+    FetchContent_Declare(${name} SOURCE_DIR "${TOOLKIT_FC_DIR_${lc}}" OVERRIDE_FIND_PACKAGE)
+    _toolkit_make_available("${name}" "${TOOLKIT_FC_DIR_${lc}}")
+  endif()
+endfunction()
+
 # Survey mode: record the request with its declared details; serve a name the map lacks from an empty
 # stand-in folder (its targets are missing, which the configure reports after every request was seen).
 function(_toolkit_survey name)
@@ -89,7 +101,11 @@ macro(toolkit_provide_dependency method name)
     endif()
   elseif("${method}" STREQUAL "FIND_PACKAGE")
     file(APPEND "${TOOLKIT_PROVIDER_REPORT}" "find_package ${name}\n")
-    # System packages (ORT, HIP, MIGraphX from the build root) are found as usual; only recorded.
+    if("${name}" IN_LIST TOOLKIT_FP_SERVED)
+      _toolkit_serve_find_package("${name}")
+    endif()
+    # System packages (ORT, HIP, MIGraphX from the build root) are found as usual; only recorded. A served name
+    # is found through the config FetchContent wrote for it.
     find_package(${name} ${ARGN} BYPASS_PROVIDER)
   endif()
 endmacro()

@@ -176,6 +176,11 @@ class FetchContentDep:
     # For a tree that tries the system's copy first, then falls back to FetchContent.
     find_package: bool = field(default=False, metadata=doc(
         "Also answer `find_package(<name>)` with not-found, so the tree falls back to this pinned source."))
+    # morphizen's Microsoft.GSL: found with find_package first, then REQUIRED after its own FetchContent_Declare, which
+    # a disabled find_package cannot answer.
+    serves_find_package: bool = field(default=False, metadata=doc(
+        "Also answer `find_package(<name>)` with this pinned source (made available, found through the config "
+        "FetchContent writes), so the tree never finds a system copy of another version."))
     # hash-library: a folder of sources the tree compiles itself; FetchContent_MakeAvailable only populates it.
     files_only: bool = field(default=False, metadata=doc(
         "The dependency is files the tree reads (no CMakeLists.txt of its own): its top is not checked for one."))
@@ -192,7 +197,10 @@ class FetchContentDep:
             raise t.error("name", f"expected a FetchContent name (letters, digits, _ . + -), got {name!r}")
         value = cls(name=name, archive=PinnedArchive.from_table(t), when=t.str("when", None),
                     asked_by=t.str("asked_by", None), find_package=t.bool("find_package", False),
-                    files_only=t.bool("files_only", False))
+                    files_only=t.bool("files_only", False), serves_find_package=t.bool("serves_find_package", False))
+        if value.find_package and value.serves_find_package:
+            raise t.error("serves_find_package", "give `find_package` (answered not-found) or `serves_find_package` "
+                          "(answered with the pin), not both")
         t.done()
         return value
 
