@@ -154,7 +154,8 @@ def test_served_find_package_answers_a_required_find_after_the_trees_own_declara
     defines = {**_write_map(tmp_path, dirs, find_package=("zz",)), **system_prefix,
                "TOOLKIT_PROVIDER_REPORT": str(tmp_path / "r2.txt")}
     proc = _configure(app, tmp_path / "build2", defines)
-    assert proc.returncode != 0 and "A REQUIRED package cannot be disabled" in " ".join((proc.stdout + proc.stderr).split())
+    text = " ".join((proc.stdout + proc.stderr).split())
+    assert proc.returncode != 0 and "A REQUIRED package cannot be disabled" in text
 
 
 def test_files_only_dependency_needs_no_cmakelists(tmp_path):
