@@ -122,3 +122,19 @@ def test_every_recipe_in_the_project_is_named_after_its_file():
     for path in sorted((ROOT / "recipes").glob("*.toml")):
         if not path.name.endswith(".lock.toml"):
             assert load_recipe(path).name == path.stem
+
+
+def test_feature_on_and_off_defines_follow_the_features_state(tmp_path):
+    """hip-ep's mock runtime: off (the real runtime), the HIP compiler and the GPU targets, a CMake list, are given."""
+    from toolkit.recipe.features import cmake_defines, resolve_spellings
+
+    path = write(tmp_path, MINIMAL + '[features.a.on_defines]\nX = "1"\n'
+                 '[features.a.off_defines]\nTARGETS = ["gfx942", "gfx1100"]\nY = "2"\n')
+    recipe = load_recipe(path)
+    assert "TARGETS" in recipe.build.list_defines  # a list reaches CMake as one ';'-joined value
+    on = cmake_defines(recipe, resolve_spellings(recipe, {"a": True}, None, "t"))
+    off = cmake_defines(recipe, resolve_spellings(recipe, {"a": False}, None, "t"))
+    assert on == {"USE_A": "ON", "X": "1"}
+    assert off == {"USE_A": "OFF", "TARGETS": "gfx942;gfx1100", "Y": "2"}
+    with pytest.raises(RecipeError, match="features.a.off_defines.Y"):
+        load_recipe(write(tmp_path, MINIMAL + '[features.a.off_defines]\nY = "a;b"\n'))

@@ -229,7 +229,7 @@ class Build:
         defines["CMAKE_BUILD_TYPE"] = self.recipe.build.build_type
         defines.update(self.deps.cmake_defines(self.ort_home or self.planned_ort_home()))
         defines.update(self.fetchcontent_defines())
-        defines.update(feat.cmake_defines(self.resolved_features()))
+        defines.update(feat.cmake_defines(self.recipe, self.resolved_features()))
         defines.update(self.toolchain().defines(self.toolchain_dir))
         launcher = compiler_launcher()
         if launcher:

@@ -41,6 +41,12 @@ class Feature:
     implies: tuple[str, ...] = field(default=(), metadata=doc("Features turned on with this one."))
     platforms: tuple[str, ...] = field(default=PLATFORMS, metadata=doc(
         "Platforms the feature can be on for: `linux`, `windows`."))
+    # hip-ep's real runtime (mock off) needs the HIP compiler and GPU targets its kernels compile for.
+    on_defines: dict[str, str] = field(default_factory=dict, metadata=doc(
+        "Extra CMake defines while the feature is on, `{ NAME = \"value\" }`."))
+    off_defines: dict[str, str] = field(default_factory=dict, metadata=doc(
+        "Extra CMake defines while the feature is off."))
+    list_defines: tuple[str, ...] = ()  # those given as arrays (CMake lists), as in [build] defines
 
 
 @recipe_table("outputs[]")
@@ -115,19 +121,21 @@ def read_build(t: Table | None) -> BuildSettings:
                          output_dir_define, kernels_define, toolchain, floor, hidden, lists)
 
 
-def _read_defines(t: Table) -> tuple[dict[str, str], tuple[str, ...]]:
-    """[build] defines: NAME = "value" (one line, no ';') or NAME = ["a", "b"] (a CMake list, joined with ';')."""
-    table = t.table("defines", None)
+def _read_defines(t: Table, key: str = "defines") -> tuple[dict[str, str], tuple[str, ...]]:
+    """[build] defines (and a feature's on_defines, off_defines): NAME = "value" (one line, no ';') or
+    NAME = ["a", "b"] (a CMake list, joined with ';')."""
+    table = t.table(key, None)
     if table is None:
         return {}, ()
     defines, lists = {}, []
+    section = key
     for key in table.keys():
         if not _DEFINE.match(key):
-            raise t.error(f"defines.{key}", "expected a CMake variable name")
+            raise t.error(f"{section}.{key}", "expected a CMake variable name")
         items = table.str_or_list(key)
         is_list = not isinstance(table.data[key], str)
         for i, item in enumerate(items):
-            where = f"defines.{key}" + (f"[{i}]" if is_list else "")
+            where = f"{section}.{key}" + (f"[{i}]" if is_list else "")
             if "\n" in item or "\r" in item or "\x00" in item:
                 raise t.error(where, f"{item!r} holds a newline or NUL; expected a one-line value")
             if ";" in item:
@@ -185,8 +193,11 @@ def read_features(t: Table | None, inherited: dict[str, Feature] | None = None) 
         for i, plat in enumerate(platforms):
             if plat not in PLATFORMS:
                 raise ft.error(f"platforms[{i}]", f"expected one of {', '.join(PLATFORMS)}, got {plat!r}")
+        on_defines, on_lists = _read_defines(ft, "on_defines")
+        off_defines, off_lists = _read_defines(ft, "off_defines")
         ft.done()
-        features[name] = Feature(name, summary, default, tuple(spellings), implies, platforms)
+        features[name] = Feature(name, summary, default, tuple(spellings), implies, platforms, on_defines, off_defines,
+                                 on_lists + off_lists)
     known = {**inherited, **features}
     for name, feature in features.items():
         for i, other in enumerate(feature.implies):

@@ -122,8 +122,14 @@ def _pick(feature: Feature, options: set[str]) -> Spelling | None:
     return None
 
 
-def cmake_defines(resolved: dict[str, ResolvedFeature]) -> dict[str, str]:
-    return {f.spelling.define: "ON" if f.on else "OFF" for f in resolved.values()}
+def cmake_defines(recipe: Recipe, resolved: dict[str, ResolvedFeature]) -> dict[str, str]:
+    """Each feature's option ON or OFF, with the extra defines the feature gives in that state."""
+    out = {}
+    for f in resolved.values():
+        out[f.spelling.define] = "ON" if f.on else "OFF"
+        feature = recipe.features[f.name]
+        out.update(feature.on_defines if f.on else feature.off_defines)
+    return out
 
 
 def expected_libraries(recipe: Recipe, resolved: dict[str, ResolvedFeature]) -> list[tuple[str, tuple[str, ...]]]:

@@ -143,6 +143,9 @@ def load_recipe(path: Path) -> Recipe:
     features = read_features(base.table("features", None)) if base is not None else {}
     own = read_features(root.table("features", None), features)
     features.update(own)
+    # A feature's list-valued defines reach CMake as lists too: one set of list names per recipe.
+    build = replace(build, list_defines=tuple(dict.fromkeys(
+        [*build.list_defines, *(name for f in features.values() for name in f.list_defines)])))
     outputs = read_outputs(root, features)
 
     series = None
