@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import subprocess
 import sys
 import tarfile
-from pathlib import Path
 
 import pytest
 
+from tests.support.git_repos import bare_with_commits, git
 from tests.support.tools import ROOT, need
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
@@ -31,37 +30,12 @@ def _need_git():
     need("git")
 
 
-def git(*args, cwd=None) -> str:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@e", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@e")
-    out = subprocess.run(["git", "-c", "protocol.file.allow=always", "-c", "init.defaultBranch=main", *args],
-                         cwd=cwd, env=env, check=True, capture_output=True, text=True)
-    return out.stdout.strip()
-
-
-def _bare_with_commits(tmp: Path, name: str, files_per_commit: list[dict]) -> tuple[Path, list[str]]:
-    work, bare = tmp / f"{name}-work", tmp / f"{name}.git"
-    git("init", "-q", str(work))
-    commits = []
-    for files in files_per_commit:
-        for rel, text in files.items():
-            (work / rel).parent.mkdir(parents=True, exist_ok=True)
-            (work / rel).write_text(text)
-        git("add", "-A", cwd=work)
-        git("commit", "-q", "-m", "c", cwd=work)
-        commits.append(git("rev-parse", "HEAD", cwd=work))
-    git("clone", "-q", "--bare", str(work), str(bare))
-    git("config", "uploadpack.allowReachableSHA1InWant", "true", cwd=bare)
-    git("config", "uploadpack.allowAnySHA1InWant", "true", cwd=bare)
-    return work, commits
-
-
 @pytest.fixture
 def repos(tmp_path):
     """A superproject with two commits whose older one has a submodule, both as bare repos."""
     _need_git()
-    _, sub_commits = _bare_with_commits(tmp_path, "sub", [{"sub.txt": "sub v1\n"}, {"sub.txt": "sub v2\n"}])
-    work, _ = _bare_with_commits(tmp_path, "super", [{"README": "v1\n"}])
+    _, sub_commits = bare_with_commits(tmp_path, "sub", [{"sub.txt": "sub v1\n"}, {"sub.txt": "sub v2\n"}])
+    work, _ = bare_with_commits(tmp_path, "super", [{"README": "v1\n"}])
     sub_url = (tmp_path / "sub.git").as_uri()
     git("submodule", "add", "-q", sub_url, "third_party/sub", cwd=work)
     git("-C", "third_party/sub", "checkout", "-q", sub_commits[0], cwd=work)

@@ -8,7 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.sources.test_git_lock import _bare_with_commits, _need_git, git
+from tests.support.git_repos import bare_with_commits, git
+from tests.support.tools import need
 from toolkit.sources.cache import ENV_CACHE_DIR, Cache
 from toolkit.sources.git import fetch_git
 from toolkit.upstream.resolve import resolve
@@ -18,7 +19,7 @@ URL = "https://example.org/team/proj.git"
 
 def _mirror_without_refs(tmp: Path) -> tuple[Path, list[str]]:
     """BASE/example.org/team/proj.git holding two commits, its refs packed and its refs/ tree gone."""
-    work, commits = _bare_with_commits(tmp, "proj", [{"a.txt": "one\n"}, {"a.txt": "two\n"}])
+    work, commits = bare_with_commits(tmp, "proj", [{"a.txt": "one\n"}, {"a.txt": "two\n"}])
     bare = tmp / "proj.git"
     git("pack-refs", "--all", cwd=bare)
     base = tmp / "mirror"
@@ -37,7 +38,7 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 def test_fetch_and_resolve_read_a_mirror_without_refs_folder(tmp_path, capsys, monkeypatch):
-    _need_git()
+    need("git")
     monkeypatch.setenv(ENV_CACHE_DIR, str(tmp_path / "cache"))
     base, commits = _mirror_without_refs(tmp_path)
     repo = base / "example.org" / "team" / "proj.git"

@@ -100,3 +100,21 @@ def test_a_registration_error_names_the_trace_variable(advice):
     [piece] = advice.missing_pieces(facts(registration=failed), info_of(*REAL7))
     assert piece["what"] == "registering AMDGPUExecutionProvider with onnxruntime fails: Fail: some ORT error"
     assert piece["do"] == "run with ORT_AMDGPU_TRACE_ROUTING=1 to see what the EP does"
+
+
+def test_a_test_build_is_never_ready_and_says_why(advice):
+    """hip-ep's mock runtime ([wheel] test_only): even where the EP offers a device, the verdict names the test
+    build first; the same wheel built without the feature needs nothing."""
+    path = ROOT / "recipes" / "hip-ep.toml"
+    settings = from_table(load_toml(path).table("wheel"), path.parent)
+    components = settings.components_for(frozenset())
+
+    def info(features: dict) -> dict:
+        build = BuildInfo.from_mapping({"source_revision": "x", "features": features})
+        return wheel_info(components, build, settings)
+
+    hip = facts(ep_name="hip", installed_as=["onnxruntime-ep-hipgpu"])
+    [piece] = advice.missing_pieces(hip, info({"mock": True}))
+    assert piece["blocking"] and piece["what"].startswith("this is a test build (feature mock: the mock runtime")
+    assert "install a release of onnxruntime-ep-hipgpu" in piece["do"]
+    assert advice.missing_pieces(hip, info({"mock": False})) == []

@@ -51,6 +51,8 @@ def normalize(path: str) -> str:
     """`hipify.exclude[3].glob` -> `hipify.exclude[].glob`; a feature's name -> `<name>`."""
     path = re.sub(r"\[\d+\]", "[]", path)
     path = re.sub(r"^features\.[^.\[]+", "features.<name>", path)
+    # A CMake variable named in a defines table is a value of that table's key, not a key of its own.
+    path = re.sub(r"(defines)\.[^.\[]+$", r"\1", path)
     return re.sub(r"^requires\.features\.[^.\[]+", "requires.features.<feature>", path)
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.pipeline.workspace import default_build_folder
+from toolkit.recipe.features import select_features
 from toolkit.recipe.load import load_recipe
 from toolkit.release import compile_cache, in_root
 from toolkit.release.matrix import Entry
@@ -49,10 +50,28 @@ def plan_release(request: ReleaseRequest) -> ReleasePlan:
     out_dir = request.out or (Path(os.environ["TOOLKIT_OUT_DIR"]) if os.environ.get("TOOLKIT_OUT_DIR")
                               else folder / request.recipe.stem / "dist")
     url, origin = compile_cache.resolve_url(settings.compile_cache)
+    _refuse_test_builds(request.recipe, entries)
     elsewhere = {e.id: in_root.root_for(e) for e in entries}   # before anything runs: a wrong root is an error
     wheel = _wheel(request.recipe) if settings.rocm else None
     return ReleasePlan(request, entries, out_dir, url, origin, elsewhere, wheel)
 
+
+
+def _refuse_test_builds(recipe_file: Path, entries: tuple[Entry, ...]) -> None:
+    """A release never ships a test build ([wheel] test_only: hip-ep's mock runtime): refused before anything runs,
+    by the dry run too, naming each entry and feature."""
+    recipe = load_recipe(recipe_file)
+    if recipe.wheel is None or not recipe.wheel.test_only:
+        return
+    refused = []
+    for entry in entries:
+        on = {name for name, state in select_features(recipe, entry.features, ()).items() if state}
+        refused += [f"entry {entry.id} has {name} on ({why})" for name, why in recipe.wheel.test_build(on).items()]
+    if refused:
+        raise ToolkitError(f"{recipe_file}: a release never ships a test build ([wheel] test_only): "
+                           + "; ".join(refused),
+                           hint="a release builds what users run: make the recipe's default a build without the "
+                                "test-only feature, or build one by hand with --without-<feature> --wheel")
 
 
 def _wheel(recipe: Path) -> WheelSettings:

@@ -107,4 +107,4 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
 # and the map the toolkit writes for it), not environment variables.
 CMAKE_VARIABLES: tuple[str, ...] = ("TOOLKIT_PROVIDER_MAP", "TOOLKIT_PROVIDER_REPORT", "TOOLKIT_PROVIDER_SURVEY",
                                     "TOOLKIT_PROVIDER_RECIPE", "TOOLKIT_FC_DIR_", "TOOLKIT_FC_NAMES",
-                                    "TOOLKIT_FP_NAMES")
+                                    "TOOLKIT_FP_NAMES", "TOOLKIT_FP_SERVED")

@@ -159,6 +159,7 @@ def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: Whe
                         "dlopens": list(c.dlopens)}
                        for c in components],
         "build": info.to_dict(),
+        "test_build": settings.test_build(info.features),
     }
 
 

@@ -105,6 +105,14 @@ class WheelSettings:
     variant: str | None = None  # the variant this wheel is (set by for_linked)
     trace_env: str | None = field(default=None, metadata=doc(
         "The variable that, set to 1, makes the EP print what it does; the self-check's hints name it."))
+    # hip-ep's mock runtime: a build for tests, which must never reach a user as if it ran models.
+    test_only: dict[str, str] = field(default_factory=dict, metadata=doc(
+        "Features whose build is for tests only, each with why: `{ mock = \"...\" }`. A wheel built with one on "
+        "says so in its build facts and its self-check's verdict, and a release refuses it."))
+
+    def test_build(self, features: frozenset[str] | set[str] | tuple[str, ...]) -> dict[str, str]:
+        """The test-only features among `features`, with why each is."""
+        return {name: why for name, why in self.test_only.items() if name in features}
 
     @property
     def default_variant(self) -> str | None:
@@ -262,6 +270,7 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
         if not _SONAME.match(soname):
             raise t.error(f"rocm_variants.{name}", f"expected a versioned soname such as 'libamdhip64.so.6', "
                                                    f"got {soname!r}")
+    test_only = t.str_map("test_only", {})
     components = _components(t)
     t.done()
     return WheelSettings(
@@ -274,6 +283,7 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
         excludes=excludes,
         rocm_variants=rocm_variants,
         trace_env=trace_env,
+        test_only=test_only,
     )
 
 

@@ -117,6 +117,9 @@ def _gpu_piece(facts: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
 def missing_pieces(facts: dict[str, Any], info: dict[str, Any]) -> list[dict[str, Any]]:
     """Every missing piece in the order a user should take them; empty when the EP offers a device here."""
     pieces = []
+    for feature, why in sorted((info.get("test_build") or {}).items()):
+        pieces.append(_piece(f"this is a test build (feature {feature}: {why}): it does not run models",
+                             f"install a release of {info['distribution']}, which is never built with {feature}"))
     if len(facts.get("installed_as") or []) > 1:
         names = facts["installed_as"]
         choices = "; ".join(f"ROCm {v.removeprefix('rocm')}: {c}" for v, c in variant_choices(info))

@@ -28,7 +28,8 @@ def report_lines(facts: dict[str, Any]) -> list[str]:
              f"in {facts['package_dir']}",
              f"build: upstream commit {b.get('upstream_commit') or 'unknown'}; source {b.get('source_revision')}",
              f"  patches: {_join(b.get('patches', []))}",
-             f"  features: {_join(b.get('features', []))}",
+             f"  features: {_join(b.get('features', []))}"
+             + "".join(f" (TEST BUILD: {name}: {why})" for name, why in sorted(facts.get("test_build", {}).items())),
              f"  toolchain: {toolchain.get('name', 'not recorded')}"
              + (f", glibc floor {toolchain['glibc_floor']}" if toolchain.get("glibc_floor") else ""),
              f"  built against: {b.get('rocm_version') or 'no ROCm (no HIP headers)'}",

@@ -301,6 +301,7 @@ def check() -> dict[str, Any]:
     facts = {
         "distribution": info["distribution"], "version": info["version"], "variant": info.get("rocm_variant"),
         "package_dir": HERE, "ep_name": main["ep_name"], "build": dict(info["build"]),
+        "test_build": dict(info.get("test_build") or {}),
         "installed_as": providers_of(info.get("import_package") or os.path.basename(HERE)),
         "rocm_libraries": rocm_libraries(info), "runtime_libraries": runtime_libraries(info), "gpus": gpus(),
         "onnxruntime": ort, "libraries": libraries(info),
