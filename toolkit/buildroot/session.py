@@ -23,6 +23,7 @@ import tomllib
 from pathlib import Path
 
 from toolkit.buildroot import make, packageset, sandbox
+from toolkit.pipeline.workspace import ROOTS_BUILD
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text
@@ -93,7 +94,7 @@ def run_command(name: str, command: str, args: list[str], *, project: Path, bind
     spec = packageset.load(name)
     named = named_paths(args) + named_paths(os.environ.get("TOOLKIT_MIRRORS", "").split())
     # Builds made inside the root keep their own CMake trees: another compiler than the host's.
-    build_dir = Path(os.environ.get("TOOLKIT_BUILD_DIR") or project / "build" / "roots" / spec.name).resolve()
+    build_dir = Path(os.environ.get("TOOLKIT_BUILD_DIR") or project / "build" / ROOTS_BUILD / spec.name).resolve()
     all_binds = [project, *binds, *named, build_dir]
     if dry_run:
         print(f"root: {spec.name} ({spec.file}); binds: {' '.join(str(b) for b in all_binds)}")
