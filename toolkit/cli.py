@@ -11,6 +11,7 @@ import argparse
 import difflib
 import functools
 import sys
+from typing import Any, cast
 
 from toolkit import __version__
 from toolkit.util import log
@@ -23,6 +24,16 @@ from toolkit.util.redact import redact_text
 # included, builds the whole parser): for these the start-up is most of what a user waits for (hipify
 # converts a large tree in a fraction of a second; importing every command's module takes about 0.3 s).
 QUICK_COMMANDS = ("hipify", "publish")
+
+
+class Parser(argparse.ArgumentParser):
+    """Every parser of the command line: no option is taken by a prefix of its name (`--gpu` is not
+    `--gpu-targets`, `clean --ca` not `clean --cache`), for this parser and every command parser under it
+    (argparse makes those of the class of the parser they are added to)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
 
 def _add_verbosity(parser: argparse.ArgumentParser, top: bool) -> None:
@@ -47,13 +58,16 @@ def _subparsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The whole command line, or (command in QUICK_COMMANDS) that command's alone."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="python -m toolkit",
         description="Build and packaging toolkit for ONNX Runtime on AMD GPUs.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _add_verbosity(parser, top=True)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # Its command parsers are Parsers too (argparse makes them of the parent's class); the commands' register
+    # functions take the plain type.
+    sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]",
+               parser.add_subparsers(dest="command", metavar="COMMAND", required=True))
     _register_commands(sub, command if command in QUICK_COMMANDS else None)
     for command_parser in _subparsers(parser):
         _add_verbosity(command_parser, top=False)
@@ -131,11 +145,18 @@ def parse(argv: list[str]) -> argparse.Namespace:
         options = [o for action in command._actions for o in action.option_strings]
         said = []
         for arg in unknown:
-            close = difflib.get_close_matches(arg.split("=", 1)[0], options, n=1) if arg.startswith("-") else []
-            said.append(f"{arg} (did you mean {close[0]}?)" if close else arg)
+            close = _meant(arg.split("=", 1)[0], options) if arg.startswith("-") else []
+            said.append(f"{arg} (did you mean {' or '.join(close)}?)" if close else arg)
         command.exit(2, f"{command.prog}: error: unrecognized arguments: {' '.join(said)}\n"
                         f"  hint: '{command.prog} --help' lists its options\n")
     return args
+
+
+def _meant(option: str, options: list[str]) -> list[str]:
+    """The options `option` most likely stands for: those it begins (an abbreviation, which is not taken),
+    else the closest spelling."""
+    longer = [o for o in options if o.startswith(option) and option.startswith("--") and o != option]
+    return sorted(dict.fromkeys(longer))[:3] if longer else difflib.get_close_matches(option, options, n=1)
 
 
 def main(argv: list[str] | None = None) -> int:

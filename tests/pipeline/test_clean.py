@@ -151,3 +151,38 @@ def test_the_cache_option_removes_the_downloads_only_and_none_in_use(tmp_path):
         assert not any((cache / name).iterdir()), name
     assert all(p.is_dir() and any(p.iterdir()) or p.name == "locks" for p in kept)
     assert not any((cache / "locks").iterdir())   # the locks clean took are gone with it
+
+
+def test_a_work_tree_in_use_at_any_depth_is_guarded_and_builds_made_in_roots_are_reached(tmp_path):
+    """A build in a root writes build/roots/<root>/<recipe>/<variant> under the toolkit's WorkLock: `clean --all`
+    refuses build/roots while it runs (it looked one folder deep), and plain `clean` and `clean --recipe` reach
+    the work trees of builds made in roots (they never did)."""
+    root = tmp_path / "build"
+    host = _work_tree(root, "umbrella-ep-real", "release")
+    in_root = _work_tree(root / "roots" / "debian-sid-rocm7", "umbrella-ep-real", "release")
+    other = _work_tree(root / "roots" / "debian-sid-rocm", "vecops", "release")
+    with WorkLock(in_root):   # the lock `build` takes on its work tree, held by this process
+        holder = holder_of(in_root)
+        assert holder and holder.startswith(f"pid {os.getpid()} ")
+        dry = _toolkit(tmp_path, "clean", "--all", "--build-dir", str(root), "--dry-run")
+        assert dry.returncode == 0, dry.stderr
+        assert f"in use by {holder}: {root / 'roots'}, which holds {in_root} (clean refuses it; --wait waits " \
+               "for it)" in _info(dry), dry.stderr
+        assert f"would remove {root / 'roots'}" not in dry.stderr
+        for args in (("--all",), (), ("--recipe", "umbrella-ep-real"), ("--recipe", "umbrella-ep-real",
+                                                                        "--variant", "release")):
+            refused = _toolkit(tmp_path, "clean", *args, "--build-dir", str(root))
+            assert refused.returncode == 2, (args, refused.stderr)
+            assert refused.stderr.splitlines()[0] == (f"error: clean: {in_root} is in use by {holder}; nothing was "
+                                                      "removed"), (args, refused.stderr)
+            assert all((t / "state").is_dir() for t in (host, in_root, other)), args
+    dry = _toolkit(tmp_path, "clean", "--build-dir", str(root), "--dry-run")
+    assert _info(dry) == [f"would remove {t} (2.0 KiB)" for t in (host, other, in_root)], dry.stderr
+    recipe = _toolkit(tmp_path, "clean", "--recipe", "umbrella-ep-real", "--build-dir", str(root))
+    assert recipe.returncode == 0, recipe.stderr
+    # (each recipe folder holds, besides its work tree, the lock file clean took on it)
+    assert [line.split(" (")[0] for line in _info(recipe)] == [
+        f"removed {root / 'umbrella-ep-real'}", f"removed {root / 'roots' / 'debian-sid-rocm7' / 'umbrella-ep-real'}"]
+    assert not host.exists() and not in_root.exists() and (other / "state").is_dir()
+    plain = _toolkit(tmp_path, "clean", "--build-dir", str(root))
+    assert plain.returncode == 0 and _info(plain) == [f"removed {other} (2.0 KiB)"], plain.stderr

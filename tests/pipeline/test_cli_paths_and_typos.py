@@ -81,3 +81,39 @@ def test_a_source_path_outside_the_project_is_refused_as_the_guide_and_key_refer
     assert "refused with `is outside the project`" in guide and "give the tree with `--source PATH`" in guide
     reference = (ROOT / "docs/reference/recipe-keys.md").read_text()
     assert "one elsewhere is refused. Build a tree elsewhere with `--source PATH`." in reference
+
+
+def test_an_abbreviated_option_is_refused_and_named_in_full(tmp_path):
+    """A prefix of an option is no option: `build --gpu` would have built for targets nobody named in full, and
+    `clean --ca` removed the downloads. Each is refused before anything runs, naming the option it begins."""
+    build = tmp_path / "b"
+    for argv, meant in ((["build", "--gpu-target", "gfx90a"], "--gpu-targets"),
+                        (["build", "--gpu", "gfx90a"], "--gpu-targets"),
+                        (["clean", "--ca"], "--cache")):
+        proc = toolkit(*argv, "--dry-run", "--build-dir", str(build))
+        assert proc.returncode == 2, (argv, proc.stdout, proc.stderr)
+        command, option = argv[0], argv[1]
+        assert proc.stderr.splitlines()[0] == (
+            f"python -m toolkit {command}: error: unrecognized arguments: {option} (did you mean {meant}?)"
+            + (" gfx90a" if command == "build" else "")), proc.stderr
+        assert "would remove" not in proc.stdout + proc.stderr and "Traceback" not in proc.stderr
+    assert not build.exists()
+
+
+def test_no_parser_of_the_command_line_takes_an_abbreviation():
+    """Every command parser, nested ones too, and every standalone script's parser in toolkit/."""
+    import ast
+
+    from toolkit.cli import _subparsers, build_parser
+
+    top = build_parser()
+    parsers = [top, *_subparsers(top)]
+    assert len(parsers) > 20 and all(p.allow_abbrev is False for p in parsers), \
+        [p.prog for p in parsers if p.allow_abbrev]
+    loose = []
+    for path in sorted((ROOT / "toolkit").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == \
+                    "ArgumentParser" and not any(k.arg == "allow_abbrev" for k in node.keywords):
+                loose.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not loose, "an ArgumentParser that takes abbreviations: " + ", ".join(loose)

@@ -24,7 +24,7 @@ A_VALUE: dict[str, object] = {
     "recipe": "umbrella-ep-real", "variant": "release-x", "with_features": ("hipdnn", "extra"),
     "without_features": ("dml",), "jobs": 3, "dry_run": True, "force": True, "no_wait": True,
     "source": "git+file:///r@abc", "build_folder": Path("/tmp/b"), "gpu_targets": ("gfx90a", "gfx942"),
-    "offline": True, "mirrors": ("file:///m", "http://127.0.0.1:1/m"), "insecure_mirror": True,
+    "offline": True, "mirrors": ("file:///m", "http://127.0.0.1:1/m"), "insecure_mirror": True, "require_pinned": True,
     "ort_home": Path("/opt/ort"), "rocm_path": Path("/opt/rocm"), "migraphx_home": Path("/opt/migraphx"),
     "local_version": "gfx90a.hipdnn", "toolchain": "zig", "glibc_floor": "2.28", "hipify_engine": "hipify-perl",
 }

@@ -205,7 +205,7 @@ def test_toolkit_session_runs_inside_podman_image(podman_image):
 def test_session_failure_inside_is_the_exit_code_outside(podman_image):
     base = podman_image[2]
     (base / "src").mkdir(exist_ok=True)
-    (base / "src/bad.toml").write_text('[release]\npython = ["3.x"]\n')
+    (base / "src/bad.toml").write_text('[recipe]\nname = "bad"\n[release]\npython = ["3.x"]\n')
     inside = _container_cli(podman_image, "release", "--", "--recipe", "/work/source/bad.toml", "--print-matrix")
     assert inside.returncode == 2
     assert "/work/source/bad.toml: key 'release.python[0]': expected a CPython version" in inside.stderr

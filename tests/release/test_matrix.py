@@ -96,7 +96,7 @@ def test_bad_release_section_names_file_and_key(tmp_path, body, key, message):
 
 
 def test_print_matrix_cli_prints_one_json_entry_per_build(tmp_path):
-    recipe = tmp_path / "recipes" / "r.toml"
+    recipe = tmp_path / "recipes" / "amdgpu-ep.toml"   # a recipe's name is its file's stem
     recipe.parent.mkdir()
     recipe.write_text(FULL)
     proc = subprocess.run([sys.executable, "-m", "toolkit", "release", "--recipe", str(recipe), "--print-matrix"],
@@ -122,7 +122,7 @@ def test_print_matrix_cli_prints_one_json_entry_per_build(tmp_path):
 
 
 def test_dry_run_shows_plan_and_redacted_cache(tmp_path):
-    recipe = tmp_path / "r.toml"
+    recipe = tmp_path / "amdgpu-ep.toml"
     recipe.write_text(FULL)
     env = {"PATH": "/usr/bin:/bin", "TOOLKIT_COMPILE_CACHE": "redis://:pw@cache:6379"}
     proc = subprocess.run([sys.executable, "-m", "toolkit", "release", "--recipe", str(recipe), "--dry-run",

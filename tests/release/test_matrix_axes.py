@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -95,9 +96,13 @@ def test_container_recipe_reaches_the_session_with_what_it_extends(tmp_path):
     assert "recipes/umbrella-ep-real.toml" not in by_name.stdout
     by_path = run_toolkit(*args, "--recipe", str(ROOT / "recipes" / "umbrella-ep-real.toml"), "release")
     assert by_path.stdout.rstrip().endswith("python3 -m toolkit release --recipe umbrella-ep-real")
-    elsewhere = tmp_path / "mine" / "ep.toml"
-    elsewhere.parent.mkdir()
-    elsewhere.write_text((ROOT / "recipes" / "amdgpu-ep.toml").read_text())
+    elsewhere = tmp_path / "mine" / "amdgpu-ep.toml"   # read whole: its name is its file's, its `extends` there
+    (elsewhere.parent / "shared").mkdir(parents=True)
+    elsewhere.write_text((ROOT / "recipes" / "amdgpu-ep.toml").read_text().replace(
+        'path = "../samples/umbrella-ep"', 'path = "src"').replace('"../patches/amdgpu-ep/series"', '"series"'))
+    (elsewhere.parent / "src").mkdir()
+    (elsewhere.parent / "series").write_text("")
+    shutil.copy(ROOT / "recipes" / "shared" / "umbrella-features.toml", elsewhere.parent / "shared")
     outside = run_toolkit(*args, "--recipe", str(elsewhere), "release")
     assert f"--volume {elsewhere.parent}:{elsewhere.parent}" in outside.stdout
     # the sample runs the toolkit in its root's image, as the real tree does

@@ -190,7 +190,7 @@ def test_release_command_builds_with_the_shared_cache_env(release_libs, tmp_path
     from toolkit.release import make_release
 
     recipe = tmp_path / "r.toml"
-    recipe.write_text('[release]\npython = ["3.12"]\n[[release.target_set]]\nname = "cdna"\n'
+    recipe.write_text('[recipe]\nname = "r"\n[release]\npython = ["3.12"]\n[[release.target_set]]\nname = "cdna"\n'
                       'targets = ["gfx90a"]\n')
     seen = {}
 

@@ -22,7 +22,7 @@ _INERT = {"CompletedProcess", "TimeoutExpired", "CalledProcessError", "PIPE", "S
 _STARTING_OS = ("system", "popen", "exec", "spawn", "posix_spawn", "fork")
 
 RUNNERS = {"toolkit.util.process": {"run", "run_tool", "run_git", "run_pipe"},
-           "toolkit.buildroot.sandbox": {"run", "run_in_root"}}
+           "toolkit.buildroot.sandbox": {"run", "run_in_root"}, "toolkit.buildroot": {"run_in_root"}}
 
 # Every module that hands a runner a command line: the argcheck functions its outside values pass (in this
 # module or where they are read, named after ':'), or why nothing from outside reaches it.
@@ -63,6 +63,9 @@ REVIEWED: dict[str, tuple[str, ...]] = {
     "toolkit/wheel/repair.py": ("auditwheel with absolute wheel and folder paths",),
     "toolkit/wheel/build.py": ("pip/scikit-build-core with toolkit-made paths",),
     "toolkit/hipify/perl.py": ("hipify-perl with a toolkit-made path",),
+    "toolkit/compile_check/run.py": ("protoc with the recipe's .proto paths, checked where read "
+                                     "(compile_check/settings.py: protoc_files), as arguments: no shell; the driver "
+                                     "with toolkit-made paths",),
     "toolkit/util/process.py": ("git_protocol_config",),
 }
 
@@ -169,11 +172,29 @@ def test_every_command_line_a_runner_gets_is_reviewed():
     assert not stale, f"listed in REVIEWED but no longer calling a runner: {sorted(stale)}"
 
 
+_SHELLS = ("sh", "bash", "/bin/sh", "/bin/bash")
+
+
+def test_no_shell_runs_a_script_made_from_values():
+    """A shell's `-c` script is a constant of the toolkit's (toolkit/buildroot/record.py's dpkg-query script), never
+    text put together from values (a recipe's, a user's): those go to the tool as arguments."""
+    found = []
+    for rel, tree in _modules():
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) >= 3:
+                shell, flag, script = node.elts[:3]
+                if (isinstance(shell, ast.Constant) and shell.value in _SHELLS and isinstance(flag, ast.Constant)
+                        and flag.value == "-c" and not isinstance(script, (ast.Constant, ast.Name))):
+                    found.append(f"{rel}:{node.lineno}")
+    assert not found, "a shell script built from values (run the tool with an argument list):\n" + "\n".join(found)
+
+
 def test_the_walk_sees_the_known_call_sites():
     """The scan is not vacuous: it finds the call sites this issue is about."""
     trees = dict(_modules())
     assert _runner_calls(trees["toolkit/sources/git.py"]) and _runner_calls(trees["toolkit/release/container.py"])
     assert _runner_calls(trees["toolkit/buildroot/make.py"]) and _runner_calls(trees["toolkit/cmake/build_stage.py"])
+    assert _runner_calls(trees["toolkit/compile_check/run.py"])  # run_in_root imported from toolkit.buildroot
     bad = ast.parse("import subprocess as sp\nfrom os import system\nsp.run(['x'])\nsystem('x')\n")
     aliases = _aliases(bad)
     assert [name for _, name in _calls(bad) if _starts_process(name, aliases)] == ["sp.run", "system"]

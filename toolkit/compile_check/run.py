@@ -132,8 +132,9 @@ def _protoc(dep: Dep, top: Path, work: Path, root: Path) -> Path:
         return out
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    run_in_root(root, ["sh", "-c", f"cd '{top}' && protoc --cpp_out='{out}' " + " ".join(dep.protoc)],
-                binds=[work], capture=True, what=f"compile check: protoc for {dep.name}")
+    # An argument list, no shell: the file names are the recipe's (settings.protoc_files checked each one).
+    run_in_root(root, ["protoc", f"--cpp_out={out}", "--", *dep.protoc], binds=[work], cwd=top, capture=True,
+                what=f"compile check: protoc for {dep.name}")
     stamp.write_text(key)
     return out
 

@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,8 @@ from toolkit.util.globs import glob_match
 from toolkit.util.tomlread import Table
 
 MODES = ("syntax-only", "object")
+# A .proto file of a dep's unpacked tree, handed to protoc as one argument: a relative path of plain characters.
+_PROTO = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*(?:/[A-Za-z0-9_][A-Za-z0-9_.+-]*)*\.proto$")
 
 
 def min_rate_problem(value: float) -> str | None:
@@ -48,6 +51,18 @@ def min_rate_problem(value: float) -> str | None:
         return (f"{value:g} is ambiguous: a percentage from 0 to 100 is expected (write {value * 100:g} for "
                 f"{value * 100:g}%; a rate of 1% or less is not taken)")
     return None
+
+
+def protoc_files(sub: Table) -> tuple[str, ...]:
+    """The dep's `protoc` list: each a relative `.proto` path inside the unpacked tree (no `..`, no leading `-`,
+    letters, digits and `_.+-` between the slashes), passed to protoc as one argument each."""
+    files = tuple(sub.str_list("protoc", []))
+    for i, name in enumerate(files):
+        if not _PROTO.match(name) or ".." in name.split("/"):
+            raise sub.error(f"protoc[{i}]", f"{name!r} is not a relative path to a .proto file in the dep's tree; "
+                                            "expected e.g. \"onnx/onnx-ml.proto\" (letters, digits and _.+- between "
+                                            "slashes, no '..', no leading '-')")
+    return files
 
 
 @recipe_table("compile_check.expected_failure[]")
@@ -73,7 +88,9 @@ class Dep:
     archive: PinnedArchive
     include: tuple[str, ...] = field(metadata=doc("Folders of the unpacked tree put on `-I`."))
     fallback: tuple[str, ...] = field(metadata=doc("The build root's copy, used when the archive cannot be had."))
-    protoc: tuple[str, ...] = field(default=(), metadata=doc("`.proto` files generated with the root's protoc."))
+    protoc: tuple[str, ...] = field(default=(), metadata=doc(
+        "`.proto` files generated with the root's protoc: relative paths in the unpacked tree (no `..`, no leading "
+        "`-`), each handed to protoc as an argument."))
 
 
 @recipe_table("compile_check.generated[]")
@@ -132,7 +149,7 @@ def from_table(t: Table, recipe_dir: Path) -> CompileCheckSettings:
         name = sub.str("name")
         archive = PinnedArchive.from_table(sub, subdir=False, require_pin=True)
         deps.append(Dep(name, archive, tuple(sub.str_list("include", ["."])),
-                        tuple(sub.str_list("fallback", [])), tuple(sub.str_list("protoc", []))))
+                        tuple(sub.str_list("fallback", [])), protoc_files(sub)))
         sub.done()
     generated = []
     for sub in t.tables("generated", []):

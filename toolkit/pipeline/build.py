@@ -317,7 +317,8 @@ def prepare(options: BuildOptions, preflight: bool = True, env: Mapping[str, str
         raise ToolkitError(f"recipe {recipe.name} has no [source] ({recipe.file})",
                            hint="pass --source PATH, URL#sha256=HEX or git+URL@COMMIT")
     ctx = FetchContext.create(recipe.file, offline=options.offline, mirrors=list(options.mirrors),
-                              insecure_mirror=options.insecure_mirror)
+                              release=options.require_pinned, insecure_mirror=options.insecure_mirror)
+    validate.check_pinned(recipe, options, ctx.lock)
     # Said once the options are known good and before anything is fetched: a download's line (ORT's package)
     # belongs under the recipe it is for.
     on = ", ".join(f"{n}={'on' if v else 'off'}" for n, v in chosen.items()) or "none (the recipe has none)"

@@ -1,10 +1,11 @@
 """`python -m toolkit clean`: remove build outputs, never what a running process uses.
 
-Without a selector it removes every work tree under the build folder (`build/<recipe>/<variant>/`), the build
-outputs README's `nox -s clean` promises; `--variant`, `--recipe` and `--all` choose one work tree, one recipe's
-folder or everything under the build folder. A work tree goes only under the lock a build holds on it
-(toolkit.util.locks, the one `build --no-wait` reports): one in use is refused, naming the holder, or waited
-for with `--wait`; nothing is removed until every lock is taken.
+Without a selector it removes every work tree under the build folder (`build/<recipe>/<variant>/`, and
+`build/roots/<root>/<recipe>/<variant>/` of the builds made in a build root), the build outputs README's
+`nox -s clean` promises; `--variant`, `--recipe` and `--all` choose one work tree, one recipe's folders (here and
+in each root's) or everything under the build folder. A work tree goes only under the lock a build holds on it
+(toolkit.util.locks, the one `build --no-wait` reports), at whatever depth under what is removed it lies: one in
+use is refused, naming the holder, or waited for with `--wait`; nothing is removed until every lock is taken.
 
 The toolkit cache is touched only with `--cache`, and then only its downloads (downloads/, partial/, git/,
 content/), each under the lock a download holds. Build roots (`root prune`), ccache, zig, the compile-check
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.pipeline.options import check_variant
-from toolkit.pipeline.workspace import Workspace, default_build_folder
+from toolkit.pipeline.workspace import ROOTS_BUILD, Workspace, default_build_folder
 from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
 from toolkit.util import log
 from toolkit.util.errors import RecipeError, ToolkitError
@@ -95,29 +96,56 @@ def _in_use_or_tree(path: Path) -> bool:
 
 
 def _guards(target: Path) -> list[tuple[Path, Path | None]]:
-    """What must be free for `target` to go: itself and each entry directly in it that is a work tree or has a
-    lock file (a recipe folder's work trees, a release's output folder, a build whose tree is not made yet)."""
+    """What must be free for `target` to go: every folder at any depth under it (itself too) that is a work tree
+    or has a lock file (a recipe folder's work trees, build/roots/<root>/<recipe>/<variant> of a build made in a
+    root, a release's output folder), and what each lock file in them guards (a build whose tree is not made
+    yet). A work tree's own lock covers what it holds: the walk does not go into it, nor through links."""
     found = [target] if _in_use_or_tree(target) else []
-    if target.is_dir() and not target.is_symlink():
-        found += [p for p in sorted(target.iterdir()) if not p.name.startswith(".") and _in_use_or_tree(p)]
-        found += [target / f.name[1:-len(".lock")] for f in sorted(target.glob(".*.lock"))]
+    for folder, subfolders, _ in os.walk(target) if target.is_dir() and not target.is_symlink() else ():
+        here = Path(folder)
+        if here != target and is_work_tree(here):
+            subfolders.clear()
+            continue
+        found += [here / f.name[1:-len(".lock")] for f in sorted(here.glob(".*.lock"))]
+        inside = [here / name for name in sorted(subfolders)]
+        subfolders[:] = [name for name in sorted(subfolders) if not name.startswith(".")
+                         and not (here / name).is_symlink()]
+        found += [p for p in inside if not p.name.startswith(".") and _in_use_or_tree(p)]
     return [(p, None) for p in dict.fromkeys(found)]
 
 
+def _recipe_folders(root: Path) -> list[Path]:
+    """The folders that hold recipes' work trees: the build folder, and build/roots/<root>/ of each build root
+    builds were made in (toolkit/buildroot/session.py)."""
+    roots = root / ROOTS_BUILD
+    if not roots.is_dir() or roots.is_symlink() or is_work_tree(roots):
+        return [root]
+    return [root, *sorted(p for p in roots.iterdir() if p.is_dir() and not p.is_symlink()
+                          and not p.name.startswith(".") and not is_work_tree(p))]
+
+
 def _build_targets(args: argparse.Namespace, root: Path) -> list[Target]:
+    folders = _recipe_folders(root)
     if args.all:
         paths = sorted(root.iterdir()) if root.is_dir() else []
     elif args.recipe or args.variant:
         name = _recipe_name(args.recipe or "amdgpu-ep")
-        paths = [Workspace.for_recipe(root, name, check_variant(args.variant)).root if args.variant else root / name]
-        for path in paths:
-            if not (path.exists() or path.is_symlink()):
-                log.info(f"nothing to remove at {path}")
-    else:  # every work tree: what a build made, and nothing else the build folder holds
-        folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()) if root.is_dir() else []
-        paths = [p for folder in folders for p in sorted(folder.iterdir())
-                 if not p.name.startswith(".") and _in_use_or_tree(p)]
+        variant = check_variant(args.variant) if args.variant else None
+        wanted = [Workspace.for_recipe(f, name, variant).root if variant else f / name for f in folders]
+        paths = [wanted[0], *(p for p in wanted[1:] if p.exists() or p.is_symlink())]
+        if not (paths[0].exists() or paths[0].is_symlink()):
+            log.info(f"nothing to remove at {paths[0]}")
+    else:  # every work tree: what a build made (here or in a build root), and nothing else the build folder holds
+        paths = [p for folder in folders for recipe in _subfolders(folder, skip=ROOTS_BUILD if folder == root else "")
+                 for p in sorted(recipe.iterdir()) if not p.name.startswith(".") and _in_use_or_tree(p)]
     return [Target(p, _guards(p)) for p in paths if p.exists() or p.is_symlink()]
+
+
+def _subfolders(folder: Path, skip: str) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
+                  and (p.name != skip or is_work_tree(p)))
 
 
 def _cache_targets(cache: Path) -> list[Target]:
@@ -178,9 +206,11 @@ def size_of(path: Path) -> int:
 def _plan(targets: list[Target], cache: Path, downloads: bool) -> None:
     groups: dict[Path, list[Target]] = {}
     for target in targets:
-        busy = [h for g, f in target.guards if (h := holder_of(g, file=f))]
+        busy = [(g, h) for g, f in target.guards if (h := holder_of(g, file=f))]
         if busy:
-            log.info(f"in use by {busy[0]}: {target.path} (clean refuses it; --wait waits for it)")
+            guarded, holder = busy[0]
+            inside = "" if guarded == target.path else f", which holds {guarded}"
+            log.info(f"in use by {holder}: {target.path}{inside} (clean refuses it; --wait waits for it)")
         elif target.group is not None:
             groups.setdefault(target.group, []).append(target)
         else:

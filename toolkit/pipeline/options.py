@@ -118,6 +118,12 @@ class BuildOptions:
                                     help="let a plain http:// mirror serve https:// URLs (skipped otherwise: an "
                                          "unauthenticated channel could change what gets pinned); also "
                                          "$TOOLKIT_INSECURE_MIRROR=1")
+    # On in every build of a release (release/entry.py): checked before anything is fetched (validate.check_pinned),
+    # and FetchContext.release refuses an unpinned URL wherever it is fetched.
+    require_pinned: bool = _option("--require-pinned", default=False, kind="switch",
+                                   help="refuse the build, before anything is fetched, when an archive it fetches "
+                                        "(source, FetchContent dependency, ORT package) has no sha256 or content "
+                                        "digest in the recipe or its lock file (a release's builds always do)")
     ort_home: Path | None = _option("--ort-home", default=None, type=Path, metavar="DIR",
                                     help="an existing ONNX Runtime install (headers, lib, CMake config)")
     rocm_path: Path | None = _option("--rocm-path", default=None, type=Path, metavar="DIR",

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolkit.binary.hip import HipToolchain, find_hip, supported_processors, unsupported_targets
 from toolkit.pipeline.options import BuildOptions
 from toolkit.recipe.load import Recipe
 from toolkit.util.errors import ToolkitError
+
+if TYPE_CHECKING:
+    from toolkit.sources.lock import LockFile, Pinnable
 
 
 def check_build(recipe: Recipe, options: BuildOptions, build_folder: Path, work_tree: Path) -> None:
@@ -95,3 +99,28 @@ def check_gpu_targets(targets: tuple[str, ...], rocm_path: Path | None) -> None:
             f"--gpu-targets: {toolchain.compiler} ({toolchain.kind} HIP {toolchain.version}) rejects "
             + "; ".join(bad),
             hint="processors it supports: " + (", ".join(supported_processors(toolchain)) or "none listed"))
+
+
+def downloads_of(recipe: Recipe, options: BuildOptions) -> list[Pinnable]:
+    """The archives a build with `options` fetches: its source's (the recipe's, or --source), the FetchContent
+    dependencies of its features, and the recipe's ORT package for this machine unless an ORT install is named."""
+    from toolkit.recipe.features import select_features
+    from toolkit.sources.components import components, platform_tag
+    from toolkit.sources.lock import build_downloads
+    from toolkit.sources.settings import active_deps, source_from_argument
+
+    chosen = select_features(recipe, options.with_features, options.without_features)
+    enabled = [name for name, on in chosen.items() if on]
+    source = source_from_argument(options.source) if options.source else recipe.source
+    named = options.ort_home is not None or any(os.environ.get(v) for v in components()["ort"]["env"])
+    ort = recipe.ort.package_for(platform_tag()) if recipe.ort is not None and not named else None
+    return build_downloads(source, active_deps(recipe.fetchcontent, enabled), ort)
+
+
+def check_pinned(recipe: Recipe, options: BuildOptions, lock: LockFile | None) -> None:
+    """--require-pinned (every build of a release): an archive the build fetches without a sha256 or content digest
+    in the recipe or its lock file refuses the build before anything is fetched, each named with the lock command."""
+    if options.require_pinned:
+        from toolkit.sources.lock import LockFile, require_pinned
+
+        require_pinned(downloads_of(recipe, options), lock or LockFile.for_recipe(recipe.file), recipe.file)

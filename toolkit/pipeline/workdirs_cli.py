@@ -22,13 +22,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser("clean", help="remove work trees, a recipe's builds, the build folder, or the downloads",
                        description="Remove build outputs: without --variant, --recipe or --all, every work tree "
-                                   "under the build folder (build/<recipe>/<variant>). A work tree a build is using "
-                                   "is refused, naming the build's pid (or waited for with --wait). The toolkit "
-                                   "cache stays, but for its downloads with --cache.")
+                                   "under the build folder (build/<recipe>/<variant>, and build/roots/<root>/<recipe>/"
+                                   "<variant> of builds made in a build root). A work tree a build is using, at any "
+                                   "depth under what is removed, is refused, naming the build's pid (or waited for "
+                                   "with --wait). The toolkit cache stays, but for its downloads with --cache.")
     p.add_argument("--recipe", metavar="NAME|PATH",
-                   help="the recipe whose builds to remove (all its variants unless --variant is given)")
-    p.add_argument("--variant", metavar="NAME", help="only this work tree, build/<recipe>/<NAME> "
-                                                     "(recipe: --recipe, default amdgpu-ep)")
+                   help="the recipe whose builds to remove, here and in build/roots/<root>/ (all its variants unless "
+                        "--variant is given)")
+    p.add_argument("--variant", metavar="NAME", help="only this work tree, build/<recipe>/<NAME> (and "
+                                                     "build/roots/<root>/<recipe>/<NAME>; recipe: --recipe, default "
+                                                     "amdgpu-ep)")
     p.add_argument("--all", action="store_true", help="everything under the build folder")
     p.add_argument("--cache", action="store_true",
                    help="the toolkit cache's downloads (alone: only them); its build roots, ccache and zig stay")

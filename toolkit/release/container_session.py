@@ -16,6 +16,7 @@ from pathlib import Path
 
 from toolkit.buildroot import image as root_image
 from toolkit.buildroot import rootfs, session
+from toolkit.buildroot.hostargs import host_arguments
 from toolkit.buildroot.sandbox import cache_dir
 from toolkit.pipeline.options import add_option
 from toolkit.recipe.load import recipe_argument, recipes_dir
@@ -40,7 +41,9 @@ def run_container(request: ContainerRequest) -> int:
                            "arguments name by itself); drop --bind, or add --root NAME")
     if request.root:
         return _run_in_root(request)
-    args = list(request.session_args)
+    # Each host path the arguments name, resolved once: mounted at that path, and handed in as it.
+    host = host_arguments(request.session_args)
+    args = list(host.args)
     given = session_options(request.session, args, request.command_parser)
     named = _recipe_named(given)
     extra_binds: list[Path] = []
@@ -54,12 +57,12 @@ def run_container(request: ContainerRequest) -> int:
     image, runner, from_root = _image_and_runner(request, settings)
     container.check_values(image, dict(request.env))  # before anything runs (git below, the engine)
     check_host_paths([("--source", request.source), ("--cache", request.cache), ("--out", request.out),
-                      ("--build-dir", request.build_dir), *[("bind", b) for b in session.named_paths(args)]])
+                      ("--build-dir", request.build_dir), *[("bind", b) for b in host.binds]])
     engine = container.detect_engine(request.engine or settings.engine)
     cache = (request.cache or cache_dir()).resolve()
     mounts = container.Mounts(
         project=Path.cwd(), source=request.source, cache=cache, out=request.out,
-        build=request.build_dir or Path("build"), binds=tuple([*session.named_paths(args), *extra_binds]),
+        build=request.build_dir or Path("build"), binds=tuple([*host.binds, *extra_binds]),
         cache_inside=str(cache) if from_root else container.CACHE)
     rc = container.run_session(engine, image, request.session, args, mounts, dict(request.env), runner=runner,
                                network=request.network, dry_run=request.dry_run, host_env=_host_env(engine))

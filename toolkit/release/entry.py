@@ -18,13 +18,14 @@ from toolkit.util.fsutil import JSON
 
 def entry_options(recipe_path: Path, entry: Entry, no_wait: bool = False,
                   overrides: Mapping[str, Any] | None = None) -> BuildOptions:
-    """The build options of one entry: its own variant, features, GPU targets and toolchain, and a local version
-    label so that entries never share a wheel name (none for the public entries, [release] public); `overrides` are
-    the build options the release was given to pass on (pipeline.options.release_overrides)."""
+    """The build options of one entry: its own variant, features, GPU targets and toolchain, a local version label
+    so that entries never share a wheel name (none for the public entries, [release] public), and --require-pinned
+    (a release refuses unpinned sources); `overrides` are the build options the release was given to pass on
+    (pipeline.options.release_overrides)."""
     chain = entry.toolchain
     options = BuildOptions(recipe=str(recipe_path), variant=f"release-{entry.id}",
                            with_features=tuple(entry.features), gpu_targets=tuple(entry.gpu_targets),
-                           local_version=entry.local_version, no_wait=no_wait,
+                           local_version=entry.local_version, no_wait=no_wait, require_pinned=True,
                            toolchain=chain.toolchain if chain else None,
                            glibc_floor=chain.glibc_floor if chain else None)
     return replace(options, **{k: v for k, v in (overrides or {}).items() if v not in (None, (), False)})

@@ -28,6 +28,9 @@ class ReleasePlan:
     elsewhere: dict[str, str | None] = field(default_factory=dict)
     # The recipe's [wheel], read when the matrix has a ROCm axis: its variants and their meta-package.
     wheel: WheelSettings | None = None
+    # The archives the entries fetch, every one pinned (a release refuses unpinned sources), and the lock file.
+    downloads: int = 0
+    lock_file: Path | None = None
 
     @property
     def variants(self) -> dict[str, str]:
@@ -53,7 +56,25 @@ def plan_release(request: ReleaseRequest) -> ReleasePlan:
     _refuse_test_builds(request.recipe, entries)
     elsewhere = {e.id: in_root.root_for(e) for e in entries}   # before anything runs: a wrong root is an error
     wheel = _wheel(request.recipe) if settings.rocm else None
-    return ReleasePlan(request, entries, out_dir, url, origin, elsewhere, wheel)
+    downloads, lock = _pinned(request, entries)
+    return ReleasePlan(request, entries, out_dir, url, origin, elsewhere, wheel, downloads, lock)
+
+
+def _pinned(request: ReleaseRequest, entries: tuple[Entry, ...]) -> tuple[int, Path]:
+    """How many archives the entries' builds fetch, and the lock file; any of them without a sha256 or content
+    digest in the recipe or the lock refuses the release (its dry run too), before anything runs."""
+    from toolkit.pipeline.options import release_overrides
+    from toolkit.pipeline.validate import downloads_of
+    from toolkit.release.entry import entry_options
+    from toolkit.sources.lock import LockFile, require_pinned
+
+    recipe = load_recipe(request.recipe)
+    overrides = release_overrides(request.build)
+    items = {(i.where, i.url): i for e in entries
+             for i in downloads_of(recipe, entry_options(request.recipe, e, overrides=overrides))}
+    lock = LockFile.for_recipe(recipe.file)
+    require_pinned(list(items.values()), lock, recipe.file)
+    return len(items), lock.path
 
 
 
@@ -89,6 +110,10 @@ def print_plan(plan: ReleasePlan) -> None:
     print(f"output: {plan.out_dir} (SHA256SUMS, provenance.json, <wheel>.cdx.json per wheel"
           f"{', the meta-package ' + wheel.distribution if wheel and plan.variants else ''})")
     print(f"compile cache: {compile_cache.redact(plan.cache_url) or 'off'} (from {plan.cache_origin})")
+    lock = plan.lock_file.name if plan.lock_file else "the lock file"
+    print(f"pinned sources: {plan.downloads} archive(s) the entries fetch, each with a sha256 or content digest "
+          f"(recipe or {lock}); a release refuses an unpinned one" if plan.downloads else
+          "pinned sources: the entries fetch no archive (local folders or git commits)")
     for entry in plan.entries:
         root = plan.elsewhere[entry.id]
         where = f", in a container of build root {root}" if root else ""

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.pipeline.options import BuildOptions
+from toolkit.recipe.load import load_recipe
 from toolkit.release import matrix
-from toolkit.release.settings import ReleaseSettings, from_table
-from toolkit.util.tomlread import load_toml
+from toolkit.release.settings import ReleaseSettings
 
 
 @dataclass(frozen=True)
@@ -54,9 +54,8 @@ class ContainerRequest:
 
 
 def load_settings(recipe: Path | None) -> ReleaseSettings:
-    """The recipe's [release] section; the defaults without a recipe or a section."""
+    """The recipe's [release] section, the recipe read whole (load_recipe) as every command reads it; the defaults
+    without a recipe or a section."""
     if recipe is None:
         return ReleaseSettings()
-    root = load_toml(recipe)
-    table = root.table("release", None)
-    return from_table(table, Path(recipe).resolve().parent) if table else ReleaseSettings()
+    return load_recipe(recipe).release or ReleaseSettings()

@@ -12,13 +12,14 @@ same public form, so the token never reaches the file, and a lock file holding a
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.sources.cache import Cache
 from toolkit.sources.download import DownloadOptions, fetch_unpinned_from
 from toolkit.sources.pinned import PinnedArchive
-from toolkit.sources.settings import FetchContentDep, OrtSettings, SourceSettings, fetchcontent_from_tables
+from toolkit.sources.settings import FetchContentDep, OrtPackage, SourceSettings
 from toolkit.util import log
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.util.fsutil import atomic_write_text
@@ -114,22 +115,32 @@ class Pinnable:
         return self.archive.sha256 is not None or self.archive.content is not None
 
 
+def pinnables(source: SourceSettings | None, deps: Iterable[FetchContentDep] = (),
+              packages: Iterable[OrtPackage] = ()) -> list[Pinnable]:
+    """The archive downloads among a source, FetchContent dependencies and ORT packages."""
+    out: list[Pinnable] = []
+    if source is not None and source.archive is not None:
+        out.append(Pinnable("source", source.archive, bool(source.archive.paths)))
+    out += [Pinnable(f"fetchcontent {d.name}", d.archive, True) for d in deps]
+    out += [Pinnable(f"ort.package {p.platform}", p.archive, bool(p.archive.paths)) for p in packages]
+    return out
+
+
 def recipe_urls(recipe: Path) -> list[Pinnable]:
     """Every archive download in a recipe's [source], [[fetchcontent]] and [[ort.package]] sections
-    ([[compile_check.dep]] archives are pinned in the recipe itself)."""
-    root = load_toml(recipe)
-    out: list[Pinnable] = []
-    if root.has("source"):
-        src = SourceSettings.from_table(root.table("source"), recipe.parent)
-        if src.archive is not None:
-            out.append(Pinnable("source", src.archive, bool(src.archive.paths)))
-    if root.has("fetchcontent"):
-        deps: tuple[FetchContentDep, ...] = fetchcontent_from_tables(root.tables("fetchcontent"), recipe.parent)
-        out += [Pinnable(f"fetchcontent {d.name}", d.archive, True) for d in deps]
-    if root.has("ort"):
-        ort = OrtSettings.from_table(root.table("ort"), recipe.parent)
-        out += [Pinnable(f"ort.package {p.platform}", p.archive, bool(p.archive.paths)) for p in ort.packages]
-    return out
+    ([[compile_check.dep]] archives are pinned in the recipe itself). The recipe is read whole (load_recipe), as
+    every command reads it: a recipe another command refuses is refused here too."""
+    from toolkit.recipe.load import load_recipe
+
+    read = load_recipe(recipe)
+    return pinnables(read.source, read.fetchcontent, read.ort.packages if read.ort is not None else ())
+
+
+def build_downloads(source: SourceSettings | None, deps: Iterable[FetchContentDep], ort: OrtPackage | None) -> list[
+        Pinnable]:
+    """What one build downloads: its source's archive, the FetchContent dependencies of its features and the ORT
+    package it builds against (None: an ORT install was named)."""
+    return pinnables(source, deps, [ort] if ort is not None else [])
 
 
 def unpinned(items: list[Pinnable], lock: LockFile) -> list[Pinnable]:
@@ -138,13 +149,13 @@ def unpinned(items: list[Pinnable], lock: LockFile) -> list[Pinnable]:
 
 
 def require_pinned(items: list[Pinnable], lock: LockFile, recipe: Path) -> None:
-    """Release builds: every URL must have a checksum, from the recipe or the lock file."""
+    """Release builds: every archive must have a sha256 or content digest, from the recipe or the lock file."""
     missing = unpinned(items, lock)
     if missing:
         listed = "\n".join(f"  {m.where}: {redact_url(m.url)}" for m in missing)
         raise ToolkitError(
-            f"{recipe}: release builds need a sha256 for every URL; these have none in the recipe or in "
-            f"{lock.path.name}:\n{listed}",
+            f"{recipe}: release builds need a sha256 (or a content digest) for every archive they fetch; "
+            f"{len(missing)} have none in the recipe or in {lock.path.name}:\n{listed}",
             hint=f"run `nox -s lock -- --recipe {recipe}` on a machine with network access and commit "
             f"{lock.path.name}",
         )

@@ -12,40 +12,30 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolkit.recipe.load import recipe_argument
+from toolkit.recipe.load import load_recipe, recipe_argument
 from toolkit.util.argcheck import name_value_pairs
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
-from toolkit.util.tomlread import Table, load_toml
 
 if TYPE_CHECKING:  # imported inside each command, as the stage modules are
     from toolkit.wheel.settings import Component, SmokeSettings, WheelSettings
 
 
-def _recipe_section(recipe: Path, section: str) -> tuple[Table, Path]:
-    table = load_toml(recipe)
-    if not table.has(section):
-        raise ToolkitError(f"{recipe}: no [{section}] section", f"add [{section}] to the recipe")
-    return table.table(section), recipe.resolve().parent
-
-
 def recipe_wheel_settings(recipe: Path) -> WheelSettings:
-    """The [wheel] section of a recipe file (what `wheel`, `repair`, `meta-wheel` and a release read)."""
-    from toolkit.wheel.settings import from_table
-
-    t, folder = _recipe_section(recipe, "wheel")
-    return from_table(t, folder)
+    """The [wheel] section of a recipe file (what `wheel`, `repair`, `meta-wheel` and a release read), the recipe
+    read whole (load_recipe), as every command reads it."""
+    wheel = load_recipe(recipe).wheel
+    if wheel is None:
+        raise ToolkitError(f"{recipe}: no [wheel] section", "add [wheel] to the recipe")
+    return wheel
 
 
 def _smoke_settings(recipe: Path | None) -> SmokeSettings:
-    from toolkit.wheel.settings import SmokeSettings, smoke_from_table
+    from toolkit.wheel.settings import SmokeSettings
 
     if recipe is None:
         return SmokeSettings()
-    table = load_toml(recipe)
-    if not table.has("smoke"):
-        return SmokeSettings()
-    return smoke_from_table(table.table("smoke"), recipe.resolve().parent)
+    return load_recipe(recipe).smoke or SmokeSettings()
 
 
 def cmd_meta_wheel(args: argparse.Namespace) -> int:

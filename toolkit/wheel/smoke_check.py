@@ -222,7 +222,7 @@ def wrong_session(ort: ModuleType, onnx: ModuleType, device: OrtEpDevice, provid
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--package", action="append", required=True, help="import package of an EP wheel")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE, {library:MODULE} resolved")
     parser.add_argument("--expect-log", action="append", default=[], help="regex stderr must match (multiline)")

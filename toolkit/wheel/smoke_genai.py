@@ -192,7 +192,7 @@ def amdgpu_devices(library: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.add_argument("--library", required=True,
                         help="the EP wheel's library (its package's get_library_path()), given as $AMDGPU_EP_PATH")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE")

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 
     package = os.path.basename(HERE)
     parser = argparse.ArgumentParser(
-        prog=f"python -m {package}",
+        prog=f"python -m {package}", allow_abbrev=False,
         description="Check that this machine can run the EP: what the wheel needs, what is here, and what to do "
                     "about what is missing. Exit 0 when the EP offers a device here, 1 otherwise.")
     parser.add_argument("--json", action="store_true", help="print the facts as JSON (the verdict is in them)")
