@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -30,7 +32,8 @@ SETTINGS = WheelSettings(
     components=(Component("amdgpu-ep", "AMDGPUExecutionProvider", runpath=("$ORIGIN",),
                           runtime="ONNX Runtime >= 1.24 and HIP"),
                 Component("migraphx-backend", runtime="HIP and an AMD GPU"),
-                Component("hip-backend", runtime="AMD's libhipgpu.so", dlopens=("libhipgpu.so",))),
+                Component("hip-backend", runtime="AMD's libhipgpu.so", dlopens=("libhipgpu.so",),
+                          runpath=("$ORIGIN", "$ORIGIN/../onnxruntime_ep_hipgpu"))),
     distribution="onnxruntime-ep-amdgpu",
     rocm_variants=(("rocm6", "libamdhip64.so.6"), ("rocm7", "libamdhip64.so.7")),
 )
@@ -111,6 +114,19 @@ def test_rocm_on_ld_library_path_is_found_there_and_the_next_piece_is_named(rocm
     found = run_selfcheck(python, env={"LD_LIBRARY_PATH": f"{hip}:{hip_ep}"}, cwd=tmp_path)
     assert f"  libhipgpu.so (loaded at run time by libhip-backend.so): found {hip_ep}/libhipgpu.so (LD_LIBRARY_PATH)" \
         in found.stdout and "(optional)" not in found.stdout
+
+
+def test_the_hip_ep_wheel_installed_beside_it_is_found_where_the_hip_backend_looks(rocm6, tmp_path):
+    """onnxruntime-ep-hipgpu (recipe hip-ep) installs its package folder beside this wheel's in site-packages: the
+    hip backend's RUNPATH entry $ORIGIN/../onnxruntime_ep_hipgpu finds libhipgpu.so there, no LD_LIBRARY_PATH."""
+    wheel, hip = rocm6
+    python = venv_with(tmp_path / "venv", wheel)
+    site = Path(subprocess.run([str(python), "-c", "import onnxruntime_ep_amdgpu, os; "
+                                "print(os.path.dirname(os.path.dirname(onnxruntime_ep_amdgpu.__file__)))"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    sibling = shared_library(site / "onnxruntime_ep_hipgpu", "libhipgpu.so")
+    done = run_selfcheck(python, env={"LD_LIBRARY_PATH": str(hip)}, cwd=tmp_path)
+    assert f"  libhipgpu.so (loaded at run time by libhip-backend.so): found {sibling} (RUNPATH)" in done.stdout
 
 
 def test_rocm_in_a_folder_the_loader_does_not_search_is_pointed_at(rocm6, tmp_path):

@@ -92,7 +92,8 @@ def test_the_hip_backends_ep_missing_beside_a_working_ep_is_listed_not_blocking(
                 "how": "not found", "elsewhere": []}]
     [piece] = advice.missing_pieces(facts(runtime_libraries=missing), info)
     assert not piece["blocking"] and piece["what"] == "libhipgpu.so not found (loaded by libhip-backend.so at run time)"
-    assert piece["do"].startswith("install the HIP EP, built from AMD's ROCm/hip-ep sources (no package ships it)")
+    assert piece["do"].startswith("install the HIP EP, built from AMD's ROCm/hip-ep sources by this toolkit as the "
+                                  "wheel onnxruntime-ep-hipgpu (recipe hip-ep")
 
 
 def test_a_registration_error_names_the_trace_variable(advice):

@@ -75,7 +75,8 @@ def search(soname: str, runpath: list[str], cache: dict[str, list[str]]) -> tupl
         if os.path.isfile(os.path.join(folder, soname)):
             return os.path.join(folder, soname), "LD_LIBRARY_PATH"
     for folder in runpath:
-        folder = folder.replace("${ORIGIN}", HERE).replace("$ORIGIN", HERE)
+        # normpath: an entry that leaves the package ($ORIGIN/../<sibling package>) is shown as the folder it is.
+        folder = os.path.normpath(folder.replace("${ORIGIN}", HERE).replace("$ORIGIN", HERE))
         if os.path.isfile(os.path.join(folder, soname)):
             return os.path.join(folder, soname), "RUNPATH"
     for path in cache.get(soname, []):

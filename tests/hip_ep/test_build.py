@@ -1,0 +1,95 @@
+"""ROCm/hip-ep (6f334726) built by the toolkit inside the ROCm 7 build root against Debian's LLVM/MLIR 22, ORT 1.27.1
+and protobuf 3.21.12, its downloads served by the dependency provider from the shared mirror, the network cut off:
+what the libraries export, link and find, ONNX Runtime running models through its MLIR pipeline on the mock
+runtime's CPU device, and the wheel with its self-check. ONE build per session (tests/hip_ep/conftest.py).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+from tests.support.hip_ep_models import attention, matmul_relu
+from tests.support.hip_ep_support import session
+from toolkit.binary.elf import read_elf
+from toolkit.buildroot import run_in_root
+
+LIBS = {"libhipgpu.so", "libhip-compiler.so"}
+LLVM = "libLLVM.so.22.1"
+
+
+def test_libraries_export_the_plugin_entry_points_find_each_other_and_link_one_llvm(hipep):
+    lib = hipep.ws / "lib"
+    assert {p.name for p in lib.glob("*.so")} == LIBS
+    ep, compiler = read_elf(lib / "libhipgpu.so"), read_elf(lib / "libhip-compiler.so")
+    assert sorted(ep.defined) == ["CreateEpFactories", "ReleaseEpFactory"]
+    # libhipgpu.so dlopens libhip-compiler.so by bare name: it is found beside it, through $ORIGIN alone.
+    assert ep.runpath == ("$ORIGIN",) and compiler.runpath == ("$ORIGIN",)
+    # One LLVM: both link Debian's shared libLLVM, and neither carries a static copy of its command-line options
+    # (a second LLVM registers every cl::opt again and aborts at load).
+    assert LLVM in ep.needed and LLVM in compiler.needed
+    for path in (lib / "libhipgpu.so", lib / "libhip-compiler.so"):
+        symbols = subprocess.run(["nm", "--defined-only", str(path)], capture_output=True, text=True).stdout
+        assert "_ZN4llvm2cl6Option11addArgumentEv" not in symbols, path.name
+    # The mock runtime links no ROCm library.
+    assert not [n for n in (*ep.needed, *compiler.needed) if n.startswith(("libamdhip64", "libMIOpen", "libhipblas"))]
+    info = json.loads((hipep.ws / "build-info.json").read_text())
+    assert info["defines"]["BUILD_MOCK_RUNTIME"] == "ON" and info["features"]["mock"] is True
+
+
+def test_dry_run_names_what_cmake_asks_the_provider_for(hipep):
+    assert "CMake will ask the dependency provider for:" in hipep.dry
+    for name in ("cpptrace", "glog", "hash-library", "flatbuffers", "Microsoft.GSL"):
+        assert name in hipep.dry, name
+    # LLVM, protobuf and ORT come from the root: no download of them, and no FetchContent stand-in.
+    assert "llvm-project" not in hipep.dry and "TheRock" not in hipep.log
+
+
+def test_onnxruntime_runs_models_through_the_mlir_pipeline_on_the_cpu_device(hipep, tmp_path):
+    models = [matmul_relu(tmp_path / "matmul_relu.onnx"), attention(tmp_path / "attention.onnx")]
+    proc = session(hipep.root, hipep.ws / "lib" / "libhipgpu.so", models)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-6000:]
+    report = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("HIPEP "))[6:])
+    assert report["ort"].startswith("1.27.")
+    [device] = report["devices"]
+    assert device["vendor"] == "AMD" and device["type"].endswith("CPU"), device
+    # CPU fallback disabled: creating each session proves hip-ep took every node; each ran once.
+    shapes = {Path(s["model"]).name: (s["providers"][0], s["outputs"]) for s in report["sessions"]}
+    assert shapes == {"matmul_relu.onnx": (device["ep"], [[2, 4]]), "attention.onnx": (device["ep"], [[1, 8, 16]])}
+    # The mock runtime said what it would have run (it computes nothing: no values are compared).
+    assert "[MOCK]" in out
+
+
+def test_without_its_compiler_beside_it_a_session_fails_naming_it(hipep, tmp_path):
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy2(hipep.ws / "lib" / "libhipgpu.so", alone)
+    model = matmul_relu(tmp_path / "m.onnx")
+    proc = session(hipep.root, alone / "libhipgpu.so", [model])
+    assert proc.returncode != 0
+    assert "hip-compiler" in proc.stdout + proc.stderr
+
+
+def test_wheel_bundles_llvm_leaves_rocm_out_and_its_self_check_says_test_build(hipep, tmp_path):
+    [wheel] = (hipep.ws / "wheelhouse").glob("*.whl")
+    assert wheel.name.startswith("onnxruntime_ep_hipgpu-0.4.0-py3-none-manylinux_")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {"onnxruntime_ep_hipgpu/libhipgpu.so", "onnxruntime_ep_hipgpu/libhip-compiler.so"} <= set(names)
+    bundled = [n.rsplit("/", 1)[1] for n in names if n.startswith("onnxruntime_ep_hipgpu.libs/")]
+    assert any(n.startswith("libLLVM") for n in bundled), bundled
+    assert not any(n.startswith(("libamdhip64", "libhsa-runtime", "libamd_comgr")) for n in bundled), bundled
+    # Installed in a fresh venv inside the root (Debian's onnxruntime 1.27.1 visible), its self-check says this is
+    # a test build and gives no ready verdict.
+    venv = tmp_path / "venv"
+    script = (f"python3 -m venv --system-site-packages {venv} && {venv}/bin/pip install -q --no-index --no-deps "
+              f"{wheel} && MORPHIZEN_EP_ENABLE_CPU_DEVICE=1 {venv}/bin/python -m onnxruntime_ep_hipgpu")
+    proc = run_in_root(hipep.root, ["sh", "-c", script], binds=[tmp_path, wheel.parent], network=False, check=False,
+                       capture=True, timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert "TEST BUILD: mock: the mock runtime runs no GPU code" in out
+    assert "this is a test build (feature mock" in out
