@@ -54,5 +54,6 @@ def test_fetch_and_resolve_read_a_mirror_without_refs_folder(tmp_path, capsys, m
 
     revision = resolve(URL, "main", (base.as_uri(),), offline=True)
     assert revision.commit == commits[1] and revision.ref == "refs/heads/main"
+    assert revision.where == repo.as_uri()  # a report names the mirror, not the shadow in the cache
     # Nothing was written where the mirror is.
     assert _files(repo) == before and not (repo / "refs").exists()

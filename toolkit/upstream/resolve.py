@@ -58,8 +58,7 @@ def repositories(url: str, mirrors: tuple[str, ...], offline: bool) -> list[str]
             continue  # a mirror for archives only (http://, ...): git is never asked there
         path = local_path(candidate)
         if path is not None and path.is_dir():
-            # A bare repository a copy left without its empty refs/ folder is read through a shadow (git_shadow).
-            out.append(f"file://{readable(path, Cache.default().root)}" if lacks_refs(path) else candidate)
+            out.append(candidate)
         elif path is None and not offline:
             out.append(candidate)
     if local_path(url) is not None or not offline:
@@ -80,7 +79,7 @@ def resolve(url: str, rev: str, mirrors: tuple[str, ...] = (), offline: bool = F
     unread: dict[str, str] = {}  # repository -> git's reason
     for repo in where:
         try:
-            found = _ask(repo, rev)
+            found = _ask(_readable(repo), rev)
         except _Unreadable as exc:
             unread[repo] = exc.reason
             continue
@@ -114,6 +113,15 @@ def missing_hint(rev: str, tried: list[str]) -> str:
     if not _FULL.fullmatch(rev) and re.fullmatch(r"[0-9a-f]{4,39}", rev):
         return f"a remote repository lists no short commit ids: give all 40 hex digits, or {LOCAL_CLONE}"
     return f"a remote repository knows branches, tags and full 40-hex commits; for main~1 or a short id, {LOCAL_CLONE}"
+
+
+def _readable(repo: str) -> str:
+    """`repo`, or for a local bare repository a copy left without its empty refs/ folder, the shadow that reads it
+    (toolkit/sources/git_shadow.py); reports keep naming `repo`."""
+    path = local_path(repo)
+    if path is None or not lacks_refs(path):
+        return repo
+    return f"file://{readable(path, Cache.default().root)}"
 
 
 class _Unreadable(Exception):
