@@ -343,3 +343,11 @@ def test_exports_the_version_script_changed_are_reported_and_the_check_refuses_t
     built = build(recipe, mirror)
     assert built.returncode == 2
     assert "unexpected: ['tiny_version']" in built.stderr
+
+
+def test_a_survey_that_fails_in_the_named_root_does_not_advise_passing_root(upstream, recipe):
+    mirror, revs = upstream
+    proc = bump(recipe, mirror, "shifted", "--check", "--root", "no-such-root")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "the CMake surface was not surveyed in build root no-such-root" in proc.stdout
+    assert "pass --root" not in proc.stdout  # it was given

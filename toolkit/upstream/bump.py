@@ -74,6 +74,7 @@ class Bump:
     apis: ApiCheck | None = None
     written: list[Path] = field(default_factory=list)
     where: str = "this machine"
+    root: str | None = None  # the build root the survey was asked to configure in (--root)
 
     @property
     def old_commit(self) -> str:
@@ -96,7 +97,7 @@ def bump(req: BumpRequest) -> Bump:
                          ctx.insecure_mirror)
     old_tree = fetch_git(source.git, source.commit, ctx.cache, source.submodules, offline, ctx.mirrors,
                          ctx.insecure_mirror)
-    result = Bump(recipe, revision, where=f"build root {req.root}" if req.root else "this machine")
+    result = Bump(recipe, revision, where=f"build root {req.root}" if req.root else "this machine", root=req.root)
     defaults = [n for n, on in feat.select_features(recipe, [], []).items() if on]
     result.options = surface.compare_options(recipe, surface.tree_options(recipe, old_tree),
                                              surface.tree_options(recipe, new_tree))

@@ -57,8 +57,13 @@ def human_items(b: Bump) -> list[str]:
             items.append(f"FetchContent {c.name} ({c.kind}, the tree declares {c.declared}): {c.problem}; add it "
                          f"to the mirror, then bump again (or list it by hand and run `nox -s lock`)")
     if b.survey is None and b.survey_skipped and not (b.series and b.series.conflicts):
-        items.append(f"the CMake surface was not surveyed ({b.survey_skipped.splitlines()[0]}); pass --root "
-                     f"debian-sid-rocm to configure in the build root")
+        reason = b.survey_skipped.splitlines()[0]
+        if b.root is None:
+            items.append(f"the CMake surface was not surveyed ({reason}); pass --root debian-sid-rocm to "
+                         f"configure in the build root")
+        else:  # --root was given: the survey ran (or failed to start) there; saying "pass --root" misleads
+            items.append(f"the CMake surface was not surveyed in build root {b.root} ({reason}); fix what "
+                         f"stopped it, then bump again with the same --root")
     if b.survey is not None and not b.survey["configure"]["ok"]:
         items.append(f"the configure in {b.where} fails (see CMake errors below)")
     if b.libraries is not None:
