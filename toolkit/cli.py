@@ -25,12 +25,21 @@ from toolkit.util.redact import redact_text
 QUICK_COMMANDS = ("hipify", "publish")
 
 
-def _add_verbosity(parser: argparse.ArgumentParser, top: bool) -> None:
+# Commands that run CMake and Ninja (a configure, a build, or builds of release entries): their -q help says
+# where that output goes; the others' does not speak of it.
+CMAKE_COMMANDS = ("build", "compile-check", "survey", "release", "container")
+
+
+def _add_verbosity(parser: argparse.ArgumentParser, top: bool, cmake: bool = False) -> None:
     # Below the top level the default is SUPPRESS, so `-q build` is not undone by build's own default.
     default = False if top else argparse.SUPPRESS
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("-q", "--quiet", action="store_true", default=default,
-                       help="print errors and warnings only; CMake's and Ninja's output goes to <work tree>/logs/")
+    quiet = "print errors and warnings only"
+    if top:
+        quiet += " (a command that builds sends CMake's and Ninja's output to <work tree>/logs/)"
+    elif cmake:
+        quiet += "; CMake's and Ninja's output goes to <work tree>/logs/"
+    group.add_argument("-q", "--quiet", action="store_true", default=default, help=quiet)
     group.add_argument("-v", "--verbose", action="store_true", default=default,
                        help="also print every command the toolkit runs, and every compiler command line")
 
@@ -56,7 +65,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _register_commands(sub, command if command in QUICK_COMMANDS else None)
     for command_parser in _subparsers(parser):
-        _add_verbosity(command_parser, top=False)
+        name = command_parser.prog.removeprefix(f"{parser.prog} ")
+        _add_verbosity(command_parser, top=False, cmake=name in CMAKE_COMMANDS)
     return parser
 
 
