@@ -16,7 +16,7 @@ from toolkit import __version__
 from toolkit.util import log
 from toolkit.util import toolenv as tools
 from toolkit.util.argcheck import expand_feature_flags
-from toolkit.util.errors import ToolkitError
+from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.redact import redact_text
 
 # Commands whose module is imported alone when one of them is the command given (anything else, `--help`
@@ -144,7 +144,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
             close = difflib.get_close_matches(arg.split("=", 1)[0], options, n=1) if arg.startswith("-") else []
             said.append(f"{arg} (did you mean {close[0]}?)" if close else arg)
         command.exit(2, f"{command.prog}: error: unrecognized arguments: {' '.join(said)}\n"
-                        f"  hint: '{command.prog} --help' lists its options\n")
+                        f"  hint: `{command.prog.replace(parser.prog, RUN_TOOLKIT, 1)} --help` lists its options\n")
     return args
 
 

@@ -262,8 +262,9 @@ def test_a_conflict_writes_nothing_and_shows_the_hunk(upstream, recipe):
     assert "| 0001-fix.patch | **conflict** | FAILS: tiny.c hunk #1 @@ -1,5 +1,6 @@ |" in proc.stdout
     assert "found near there (lines 1-2 of tiny.c):" in proc.stdout
     # The way out it shows picks the patches a build of the recipe picks.
-    assert ("run `python -m toolkit patch apply --partial --recipe tiny COPY`, make its failed hunks by hand, then "
-            "`python -m toolkit patch refresh --recipe tiny PRISTINE COPY`") in proc.stdout
+    assert ("run `.nox/toolkit/bin/python -m toolkit patch apply --partial --recipe tiny COPY`, make its failed "
+            "hunks by hand, then `.nox/toolkit/bin/python -m toolkit patch refresh --recipe tiny PRISTINE COPY`"
+            ) in proc.stdout
     assert "nothing written (the series does not apply)" in proc.stdout
     assert {p: p.read_bytes() for p in files} == files
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import ast
 import os
+import re
+import shlex
 import subprocess
 import sys
 
 import pytest
 
 from tests.support.tools import ROOT
+from toolkit.cli import build_parser
 
 
 def toolkit(*args: str) -> subprocess.CompletedProcess[str]:
@@ -29,3 +33,43 @@ def test_quiet_help_of_a_command_that_runs_no_cmake_does_not_speak_of_it(command
 @pytest.mark.parametrize("command", ["build", "compile-check"])
 def test_quiet_help_of_a_command_that_builds_says_where_cmake_output_goes(command):
     assert quiet_help(command) == "print errors and warnings only; CMake's and Ninja's output goes to <work tree>/logs/"
+
+
+def test_root_show_suggests_commands_that_run_as_printed(tmp_path):
+    """README's set-up makes .nox/toolkit; the system's Python lacks the toolkit's dependencies, so a hint that
+    says a bare `python -m toolkit` ends in ModuleNotFoundError."""
+    spec = tmp_path / "showtest.toml"
+    spec.write_text('[root]\nsuite = "sid"\n\n[packages]\ntiny = ["hello"]\n')
+    proc = subprocess.run([sys.executable, "-m", "toolkit", "root", "show", str(spec)], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT),
+                                          "TOOLKIT_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr
+    suggested = re.findall(r"`([^`]*-m toolkit [^`]*)`", proc.stdout)
+    assert f".nox/toolkit/bin/python -m toolkit root make {spec}" in suggested
+    assert f".nox/toolkit/bin/python -m toolkit root image {spec}" in suggested
+    for command in suggested:
+        program, _, args = command.partition(" -m toolkit ")
+        assert program == ".nox/toolkit/bin/python", command
+        build_parser().parse_args(shlex.split(args))  # and the rest is a command line the toolkit reads
+
+
+def _hint_strings(tree: ast.Module) -> list[ast.AST]:
+    """String constants and f-strings of a module but its docstrings and argparse's prog/usage."""
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                  and node.body and isinstance(node.body[0], ast.Expr)}
+    skipped = {id(k.value) for node in ast.walk(tree) if isinstance(node, ast.Call) for k in node.keywords
+               if k.arg in ("prog", "help", "description", "epilog")}
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Constant | ast.JoinedStr)
+            and id(node) not in docstrings | skipped]
+
+
+def test_no_message_suggests_a_bare_python_m_toolkit():
+    said = []
+    for path in sorted((ROOT / "toolkit").rglob("*.py")):
+        for node in _hint_strings(ast.parse(path.read_text(encoding="utf-8"))):
+            parts = node.values if isinstance(node, ast.JoinedStr) else [node]
+            text = "".join(p.value for p in parts if isinstance(p, ast.Constant) and isinstance(p.value, str))
+            if re.search(r"(?<![\w/.])python3? -m toolkit \w", text):
+                said.append(f"{path.relative_to(ROOT)}:{node.lineno}: {text[:80]}")
+    assert said == []

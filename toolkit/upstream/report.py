@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from toolkit.recipe.load import PROJECT_ROOT
 from toolkit.upstream import dep_changes as depmod
 from toolkit.upstream import patches
+from toolkit.util.errors import RUN_TOOLKIT
 
 if TYPE_CHECKING:
     from toolkit.upstream.bump import Bump
@@ -39,9 +40,9 @@ def human_items(b: Bump) -> list[str]:
     items = []
     for v in b.series.conflicts if b.series else []:
         chosen = _selecting(b, v.name)
-        items.append(f"patch {v.name} does not apply ({v.summary}): on a copy of the new tree run `python -m "
-                     f"toolkit patch apply --partial {chosen} COPY`, make its failed hunks by hand, then `python -m "
-                     f"toolkit patch refresh {chosen} PRISTINE COPY`; or drop it if upstream made the change")
+        items.append(f"patch {v.name} does not apply ({v.summary}): on a copy of the new tree run `{RUN_TOOLKIT} "
+                     f"patch apply --partial {chosen} COPY`, make its failed hunks by hand, then `{RUN_TOOLKIT} "
+                     f"patch refresh {chosen} PRISTINE COPY`; or drop it if upstream made the change")
     for v in b.series.verdicts if b.series else []:
         if v.action == patches.REFRESH and "fuzz" in v.summary:
             items.append(f"patch {v.name} applied only with fuzz ({v.summary.removeprefix('applies with ')}): it "

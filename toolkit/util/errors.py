@@ -6,6 +6,10 @@ do about it; the CLI prints it without a traceback and exits 2.
 
 from __future__ import annotations
 
+# How a hint spells a toolkit command: as it runs when printed, from the project folder after README's set-up
+# (the system's Python lacks the toolkit's dependencies, so a bare `python -m toolkit` would not).
+RUN_TOOLKIT = ".nox/toolkit/bin/python -m toolkit"
+
 
 class ToolkitError(Exception):
     """A failure with a message for the user and, optionally, a hint saying what to do."""
