@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import functools
+import os
 import sys
 
 from toolkit import __version__
@@ -166,5 +167,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {redact_text(where + (exc.strerror or str(exc)))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
+        # Inside a build root the toolkit that started this one says it (its own run of this process sees the
+        # exit code 130): the line comes once, and from the process that lives to print it (bwrap, which gets
+        # the same Ctrl-C, may end this one first).
+        if not os.environ.get("TOOLKIT_IN_ROOT"):
+            print("error: interrupted", file=sys.stderr)
         return 130
