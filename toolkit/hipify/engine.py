@@ -33,7 +33,7 @@ __all__ = ["ENGINE_VERSION", "FileResult", "Finding", "Warning", "apply_substitu
 
 # Bump when a change here or in lexer, declarations, warp or launches changes any output: cached
 # conversions from other versions are redone.
-ENGINE_VERSION = "3"
+ENGINE_VERSION = "4"  # 4: hipify-perl findings name the source line (perl.py)
 
 _INCLUDES = frozenset({"include", "include_next", "import"})
 _HEADER = re.compile(r'[ \t]*(<[^>\n]*>|"[^"\n]*")')
