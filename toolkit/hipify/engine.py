@@ -291,7 +291,7 @@ def apply_substitutions(text: str, rel: str, settings: HipifySettings, matched: 
     """The recipe's [[hipify.substitute]] rules, in order, over the whole converted text; the index of each rule
     that found its text goes into `matched` (a rule that never does is reported for the whole tree)."""
     for i, sub in enumerate(settings.substitutions):
-        if glob_match(sub.glob, rel):
+        if sub.applies(settings.engine) and glob_match(sub.glob, rel):
             new = re.sub(sub.from_, sub.to, text) if sub.regex else text.replace(sub.from_, sub.to)
             if matched is not None and (new != text or substitution_matches(sub, text)):
                 matched.add(i)
