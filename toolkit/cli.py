@@ -12,12 +12,13 @@ import difflib
 import functools
 import os
 import sys
+import traceback
 
 from toolkit import __version__
 from toolkit.util import log
 from toolkit.util import toolenv as tools
 from toolkit.util.argcheck import expand_feature_flags
-from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
+from toolkit.util.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, RUN_TOOLKIT, ToolkitError
 from toolkit.util.redact import redact_text
 
 # Commands whose module is imported alone when one of them is the command given (anything else, `--help`
@@ -161,15 +162,23 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except ToolkitError as exc:
         print(f"error: {redact_text(str(exc))}", file=sys.stderr)
-        return 2
+        return exc.exit_code
     except OSError as exc:   # a file system refusal no stage foresaw: still one line, not a traceback
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"error: {redact_text(where + (exc.strerror or str(exc)))}", file=sys.stderr)
-        return 2
+        return EXIT_INPUT
     except KeyboardInterrupt:
         # Inside a build root the toolkit that started this one says it (its own run of this process sees the
         # exit code 130): the line comes once, and from the process that lives to print it (bwrap, which gets
         # the same Ctrl-C, may end this one first).
         if not os.environ.get("TOOLKIT_IN_ROOT"):
             print("error: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug: one line that says so, the traceback only when asked for
+        if log.is_verbose():
+            traceback.print_exc()
+        said = redact_text(" ".join(str(exc).split()))[:300]
+        print(f"error: internal error: {type(exc).__name__}{': ' + said if said else ''}\n"
+              f"  hint: a bug in the toolkit; rerun with -v for the traceback and report it with that output",
+              file=sys.stderr)
+        return EXIT_INTERNAL

@@ -73,3 +73,65 @@ def test_no_message_suggests_a_bare_python_m_toolkit():
             if re.search(r"(?<![\w/.])python3? -m toolkit \w", text):
                 said.append(f"{path.relative_to(ROOT)}:{node.lineno}: {text[:80]}")
     assert said == []
+
+
+# -- exit codes: the input is wrong (2), a check failed (1), a bug (3), interrupted (130, tests/pipeline) ---------
+
+TINY_RECIPE = """[recipe]
+name = "tiny"
+
+[source]
+path = "src"
+
+[build]
+generator = "Ninja"
+output_dir_define = "OUT"
+
+[[outputs]]
+library = "tiny"
+exports = ["tiny_entry"]
+"""
+
+
+def test_a_failed_check_and_a_wrong_input_exit_apart(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(tiny C)\nadd_library(tiny SHARED tiny.c)\n"
+        "set_target_properties(tiny PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${OUT})\n")
+    (tmp_path / "src" / "tiny.c").write_text("int tiny_other(void) { return 1; }\n")  # not the export promised
+    recipe = tmp_path / "tiny.toml"
+    recipe.write_text(TINY_RECIPE)
+    checked = toolkit("build", "--recipe", str(recipe), "--build-dir", str(tmp_path / "b"))
+    assert checked.returncode == 1, checked.stderr[-3000:]  # built, and the check stage said no
+    assert "expected exactly ['tiny_entry']" in checked.stderr and "Traceback" not in checked.stderr
+    wrong = toolkit("build", "--recipe", str(tmp_path / "none.toml"), "--build-dir", str(tmp_path / "b"))
+    assert wrong.returncode == 2 and wrong.stderr.startswith("error: ") and "recipe file not found" in wrong.stderr
+    assert toolkit("build", "--no-such-option").returncode == 2
+
+
+def test_an_internal_error_is_one_line_and_exit_3(monkeypatch, capsys):
+    """A bug (an exception no stage raised on purpose) is not a traceback: one line naming it; -v shows where."""
+    import argparse
+
+    from toolkit import cli
+
+    def broken(args):
+        raise KeyError("no-such-entry")
+
+    for verbose in (False, True):
+        monkeypatch.setattr(cli, "parse", lambda argv, v=verbose: argparse.Namespace(
+            func=broken, quiet=False, verbose=v))
+        assert cli.main(["list"]) == 3
+        err = capsys.readouterr().err
+        assert "error: internal error: KeyError: 'no-such-entry'" in err
+        assert "hint: a bug in the toolkit; rerun with -v for the traceback" in err
+        assert ("Traceback" in err) is verbose
+
+
+def test_the_command_reference_documents_the_exit_codes():
+    text = (ROOT / "docs" / "reference" / "commands.md").read_text()
+    section = text.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    rows = dict(re.findall(r"^\| `(\d+)` \| (.+) \|$", section, re.M))
+    assert set(rows) == {"0", "1", "2", "3", "130"}
+    assert rows["1"].startswith("a check failed") and rows["2"].startswith("the input is wrong")
+    assert rows["3"].startswith("internal error") and rows["130"].startswith("interrupted")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from toolkit.docs.markdown import cell, table
-from toolkit.util.errors import RUN_TOOLKIT
+from toolkit.util.errors import EXIT_CODES, RUN_TOOLKIT
 
 
 def _commands(parser: argparse.ArgumentParser, name: str) -> list[tuple[str, argparse.ArgumentParser, str]]:
@@ -82,6 +82,9 @@ def render(parser: argparse.ArgumentParser) -> str:
     commands = _commands(parser, "")
     lines += table(["command", "what it does"], [[f"[`{full}`](#{anchor(full)})", cell(summary)]
                                                  for full, _, summary in commands]) + [""]
+    lines += ["## Exit codes", "", "The same for every command (`toolkit/util/errors.py`):", ""]
+    lines += table(["code", "meaning"], [[f"`{code}`", cell(meaning)] for code, meaning in EXIT_CODES.items()])
+    lines += [""]
     for full, sub, summary in commands:
         lines += command_section(full, sub, summary)
     return "\n".join(lines).rstrip() + "\n"
