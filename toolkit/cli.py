@@ -10,20 +10,27 @@ from __future__ import annotations
 import argparse
 import difflib
 import functools
+import os
 import sys
+import traceback
 from typing import Any, cast
 
 from toolkit import __version__
 from toolkit.util import log
 from toolkit.util import toolenv as tools
 from toolkit.util.argcheck import expand_feature_flags
-from toolkit.util.errors import ToolkitError
+from toolkit.util.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, RUN_TOOLKIT, ToolkitError
 from toolkit.util.redact import redact_text
 
 # Commands whose module is imported alone when one of them is the command given (anything else, `--help`
 # included, builds the whole parser): for these the start-up is most of what a user waits for (hipify
 # converts a large tree in a fraction of a second; importing every command's module takes about 0.3 s).
 QUICK_COMMANDS = ("hipify", "publish")
+
+
+# Commands that run CMake and Ninja (a configure, a build, or builds of release entries): their -q help says
+# where that output goes; the others' does not speak of it.
+CMAKE_COMMANDS = ("build", "compile-check", "survey", "release", "container")
 
 
 class Parser(argparse.ArgumentParser):
@@ -36,12 +43,16 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
 
-def _add_verbosity(parser: argparse.ArgumentParser, top: bool) -> None:
+def _add_verbosity(parser: argparse.ArgumentParser, top: bool, cmake: bool = False) -> None:
     # Below the top level the default is SUPPRESS, so `-q build` is not undone by build's own default.
     default = False if top else argparse.SUPPRESS
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("-q", "--quiet", action="store_true", default=default,
-                       help="print errors and warnings only; CMake's and Ninja's output goes to <work tree>/logs/")
+    quiet = "print errors and warnings only"
+    if top:
+        quiet += " (a command that builds sends CMake's and Ninja's output to <work tree>/logs/)"
+    elif cmake:
+        quiet += "; CMake's and Ninja's output goes to <work tree>/logs/"
+    group.add_argument("-q", "--quiet", action="store_true", default=default, help=quiet)
     group.add_argument("-v", "--verbose", action="store_true", default=default,
                        help="also print every command the toolkit runs, and every compiler command line")
 
@@ -70,7 +81,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                parser.add_subparsers(dest="command", metavar="COMMAND", required=True))
     _register_commands(sub, command if command in QUICK_COMMANDS else None)
     for command_parser in _subparsers(parser):
-        _add_verbosity(command_parser, top=False)
+        name = command_parser.prog.removeprefix(f"{parser.prog} ")
+        _add_verbosity(command_parser, top=False, cmake=name in CMAKE_COMMANDS)
     return parser
 
 
@@ -148,7 +160,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
             close = _meant(arg.split("=", 1)[0], options) if arg.startswith("-") else []
             said.append(f"{arg} (did you mean {' or '.join(close)}?)" if close else arg)
         command.exit(2, f"{command.prog}: error: unrecognized arguments: {' '.join(said)}\n"
-                        f"  hint: '{command.prog} --help' lists its options\n")
+                        f"  hint: `{command.prog.replace(parser.prog, RUN_TOOLKIT, 1)} --help` lists its options\n")
     return args
 
 
@@ -171,11 +183,23 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except ToolkitError as exc:
         print(f"error: {redact_text(str(exc))}", file=sys.stderr)
-        return 2
+        return exc.exit_code
     except OSError as exc:   # a file system refusal no stage foresaw: still one line, not a traceback
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"error: {redact_text(where + (exc.strerror or str(exc)))}", file=sys.stderr)
-        return 2
+        return EXIT_INPUT
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+        # Inside a build root the toolkit that started this one says it (its own run of this process sees the
+        # exit code 130): the line comes once, and from the process that lives to print it (bwrap, which gets
+        # the same Ctrl-C, may end this one first).
+        if not os.environ.get("TOOLKIT_IN_ROOT"):
+            print("error: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug: one line that says so, the traceback only when asked for
+        if log.is_verbose():
+            traceback.print_exc()
+        said = redact_text(" ".join(str(exc).split()))[:300]
+        print(f"error: internal error: {type(exc).__name__}{': ' + said if said else ''}\n"
+              f"  hint: a bug in the toolkit; rerun with -v for the traceback and report it with that output",
+              file=sys.stderr)
+        return EXIT_INTERNAL

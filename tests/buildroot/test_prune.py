@@ -134,8 +134,9 @@ def test_prune_removes_the_stale_and_keeps_the_rest(cache):
     shown = _toolkit("root", "show", str(spec_file), env=env)
     assert shown.returncode == 0, shown.stderr
     assert f"image:       {tags['stale']} " in shown.stdout and "(stale)" in shown.stdout
-    assert f"`python -m toolkit root prune {spec_file}` removes the stale ones" in shown.stdout
-    assert f"stale root:  {made['stale']} (`python -m toolkit root prune {spec_file}` removes it)" in shown.stdout
+    assert f"`.nox/toolkit/bin/python -m toolkit root prune {spec_file}` removes the stale ones" in shown.stdout
+    assert (f"stale root:  {made['stale']} (`.nox/toolkit/bin/python -m toolkit root prune {spec_file}` "
+            "removes it)") in shown.stdout
 
     proc = _toolkit("root", "prune", str(spec_file), env=env)
     assert proc.returncode == 1, proc.stderr

@@ -106,3 +106,18 @@ def test_unit_results_are_shared_by_work_trees_and_follow_the_units_and_headers(
     out, fourth = check("one")
     assert "compile-check: 2 unit(s) to compile" in out, out[-3000:]
     assert "not_declared_either" in fourth["good.cu"]["error"] and fourth["bad.cu"]["ok"]
+
+
+def test_each_unit_result_is_printed_once():
+    """The driver prints `[i/n] ok|FAIL UNIT (s)` for each unit it compiles; the stage's lines after it add a
+    compiled failure's first error and the cached units' results, never a second ok/FAIL line of a unit."""
+    from toolkit.compile_check.run import CompileReport, UnitResult
+
+    report = CompileReport("builtin", [UnitResult("src/gemm.cu", True, seconds=6.4),
+                                       UnitResult("src/bad.cu", False, "src/bad.cu:3:5: use of undeclared 'x'"),
+                                       UnitResult("src/old.cu", True, cached=True),
+                                       UnitResult("src/gone.cu", False, "src/gone.cu:1:1: no such file", cached=True)])
+    lines = report.lines()
+    assert lines[:-1] == ["first error of src/bad.cu: src/bad.cu:3:5: use of undeclared 'x'",
+                          "ok   src/old.cu (cached)", "FAIL src/gone.cu (cached): src/gone.cu:1:1: no such file"]
+    assert not any("gemm.cu" in line for line in lines)  # the driver's `[1/2] ok src/gemm.cu (6.4 s)` said it

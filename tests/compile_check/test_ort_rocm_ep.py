@@ -42,6 +42,19 @@ def test_recipe_is_data_with_reasons_and_a_sample_of_at_least_30_units():
     assert any(u.count("/") == 4 and u.endswith(".cc") for u in cc.sample)  # the EP's own .cc files
 
 
+def test_the_worked_example_hipifies_its_pinned_source_with_no_dead_substitution(tmp_path: Path):
+    """`nox -s hipify -- --recipe onnxruntime-rocm-ep --mirror ...` (the recipe's comment's command, built-in
+    engine): every [[hipify.substitute]] of the recipe that applies to the engine changes some file."""
+    up = upstream()
+    cmd = [sys.executable, "-m", "toolkit", "build", "--until", "hipify", "--recipe", str(RECIPE), "--build-dir",
+           str(tmp_path / "build"), "--mirror", (up / "mirror").as_uri()]
+    proc = subprocess.run(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "stages run: source, hipify" in proc.stderr
+    assert "warning:" not in proc.stderr and "matched nothing" not in proc.stderr, proc.stderr[-3000:]
+
+
 def test_sample_compiles_from_both_engines(sid_root: Path, tmp_path: Path):
     up = upstream()
     env = {**os.environ, "TOOLKIT_BUILDROOT": str(sid_root)}
@@ -52,6 +65,7 @@ def test_sample_compiles_from_both_engines(sid_root: Path, tmp_path: Path):
     print(proc.stdout[-6000:])
     print(proc.stderr[-3000:])
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "matched nothing" not in proc.stderr  # with either engine, each rule that applies to it is used
     rates = {}
     for engine in ("builtin", "hipify-perl"):
         report = json.loads((tmp_path / "build/onnxruntime-rocm-ep" / engine / "compile-check.json").read_text())

@@ -121,3 +121,23 @@ def test_build_files_excluded_or_laid_over_by_hand_pass(tmp_path):
     assert (build / "vecops" / "release" / "hipified" / "CMakeLists.txt").read_text() == CMAKE
     with pytest.raises(ToolkitError, match="include selects CMake build files"):
         hipify_tree(HipifySettings(include=("**",)), tmp_path / "vecops", tmp_path / "out", progress=False)
+
+
+def test_a_rule_for_one_engine_is_neither_applied_nor_reported_with_the_other(tmp_path):
+    """`engine = "hipify-perl"`: a fix-up of what only hipify-perl leaves; the built-in engine, which converts it
+    itself, neither runs the rule nor warns that it matched nothing."""
+    rules = ('[[hipify.substitute]]\nfrom = "hipDeviceSynchronize"\nto = "hipDeviceSynchronize /* builtin */"\n'
+             'engine = "builtin"\n'
+             '[[hipify.substitute]]\nfrom = "cudaDeviceSynchronize"\nto = "hipDeviceSynchronize"\n'
+             'engine = "hipify-perl"\n')
+    recipe = _recipe(tmp_path, 'include = ["src/**/*.cu"]\n' + rules)
+    build = tmp_path / "build"
+    done = _toolkit("build", "--recipe", str(recipe), "--build-dir", str(build))
+    assert done.returncode == 0, done.stderr
+    assert "warning:" not in done.stderr, done.stderr
+    hipified = (build / "vecops" / "release" / "hipified" / "src" / "add.cu").read_text()
+    assert "hipDeviceSynchronize /* builtin */();" in hipified
+    wrong = _recipe(tmp_path, 'include = ["src/**/*.cu"]\n' + rules.replace('"hipify-perl"', '"perl"'))
+    refused = _toolkit("build", "--recipe", str(wrong), "--build-dir", str(build))
+    assert refused.returncode == 2 and "key 'hipify.substitute[1].engine': expected one of 'builtin', " \
+        "'hipify-perl', got 'perl'" in refused.stderr, refused.stderr

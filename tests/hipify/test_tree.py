@@ -310,3 +310,36 @@ def test_perl_warnings_is_read_from_the_recipe(tmp_path):
     assert from_table(table, tmp_path).perl_warnings is False
     with pytest.raises(ToolkitError, match="perl_warnings"):
         from_table(Table({"perl_warnings": "no"}, tmp_path / "r.toml", "hipify"), tmp_path)
+
+
+REDUCE = """#include <cuda_runtime.h>
+
+__global__ void reduce(float* x) {
+  float v = x[threadIdx.x];
+  // sum the warp
+  for (int o = 16; o > 0; o /= 2) {
+    unsigned mask = 0xffffffffu;
+    v += __shfl_down_sync(mask, v, o);
+  }
+  x[threadIdx.x] = v;
+}
+"""
+
+
+def test_hipify_perl_findings_name_the_source_line_and_a_fix_it_reads(tmp_path):
+    """hipify-perl puts `#include "hip/hip_runtime.h"` above the file (as ROCm's does) and leaves
+    __shfl_down_sync: the finding names line 8, where the source has it, and the strict error's hint does not
+    send the user to the built-in engine's tables, which hipify-perl never reads."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "reduce.cu").write_text(REDUCE)
+    perl = _stand_in(tmp_path, "printf '#include \"hip/hip_runtime.h\"\\n'\n"
+                               "sed 's#cuda_runtime.h#hip/hip_runtime.h#' \"$1\"\n")
+    report = hipify_tree(HipifySettings(engine="hipify-perl", hipify_perl=perl), src, tmp_path / "out", jobs=1)
+    assert (tmp_path / "out" / "reduce.cu").read_text().splitlines()[8] == "    v += __shfl_down_sync(mask, v, o);"
+    found = [str(u) for u in report.unmapped if u.name == "__shfl_down_sync"]
+    assert found and all(line.startswith("reduce.cu:8: unmapped '__shfl_down_sync'") for line in found), found
+    with pytest.raises(ToolkitError) as strict:
+        report.check_strict()
+    assert "toolkit/hipify/tables" not in str(strict.value.hint)
+    assert "[[hipify.substitute]]" in str(strict.value.hint) and "hipify-perl does not read" in str(strict.value.hint)

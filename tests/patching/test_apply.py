@@ -158,11 +158,11 @@ def test_context_drifted(one):
         "    33| int line33 = 33;",
         "first difference at line 30: expected 'int line30 = 30;', found 'int line30 = 31;'",
         "what to do: the source changed under this patch. Refresh it: on a copy of the pristine source run "
-        "`python -m toolkit patch apply --partial --recipe NAME COPY` (with the build's --with/--without, so the "
-        "same patches are chosen), make this hunk's change by hand, then run "
-        "`python -m toolkit patch refresh --recipe NAME PRISTINE COPY` with the same options (in a recipe's work "
-        "tree: `nox -s patch -- --refresh`), which rewrites the patch and its checksum. If upstream already made "
-        "this change, drop the patch from the series.",
+        "`.nox/toolkit/bin/python -m toolkit patch apply --partial --recipe NAME COPY` (with the build's "
+        "--with/--without, so the same patches are chosen), make this hunk's change by hand, then run "
+        "`.nox/toolkit/bin/python -m toolkit patch refresh --recipe NAME PRISTINE COPY` with the same options (in a "
+        "recipe's work tree: `nox -s patch -- --refresh`), which rewrites the patch and its checksum. If upstream "
+        "already made this change, drop the patch from the series.",
     ]
     assert "Hunk #2 FAILED at 27." in gnu_dry_run(patch, root).stdout
     with pytest.raises(PatchError):

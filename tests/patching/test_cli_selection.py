@@ -204,7 +204,8 @@ def test_partial_apply_names_the_refresh_that_chooses_the_same_patches(recipe, t
     (tree / "src/b.cc").write_text(BASE.replace("int line30 = 30;", "int thirty;"))
     proc = toolkit("patch", "apply", "--partial", "--recipe", str(path), "--with-hipdnn", str(tree))
     assert proc.returncode == 1
-    assert f"run `python -m toolkit patch refresh --recipe {path} --with-hipdnn PRISTINE {tree}`" in proc.stderr
+    assert (f"run `.nox/toolkit/bin/python -m toolkit patch refresh --recipe {path} --with-hipdnn PRISTINE "
+            f"{tree}`") in proc.stderr
 
 
 # -- AMD's real tree ----------------------------------------------------------------------------------------

@@ -397,9 +397,9 @@ def test_a_mistyped_option_is_reported_by_its_command_with_a_suggestion():
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.splitlines() == [
         "python -m toolkit build: error: unrecognized arguments: --dry-rn (did you mean --dry-run?)",
-        "  hint: 'python -m toolkit build --help' lists its options"]
+        "  hint: `.nox/toolkit/bin/python -m toolkit build --help` lists its options"]
     nested = subprocess.run([sys.executable, "-m", "toolkit", "root", "make", "--lockd"], cwd=ROOT,
                             capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert nested.returncode == 2 and nested.stderr.splitlines() == [
         "python -m toolkit root make: error: unrecognized arguments: --lockd (did you mean --locked?)",
-        "  hint: 'python -m toolkit root make --help' lists its options"]
+        "  hint: `.nox/toolkit/bin/python -m toolkit root make --help` lists its options"]

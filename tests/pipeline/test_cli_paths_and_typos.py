@@ -50,7 +50,7 @@ def test_a_wheel_given_as_source_is_named_a_wheel(tmp_path):
     assert proc.stderr.splitlines()[-2:] == [
         f"error: --source {wheel}: a wheel is a built package, not a source tree to build",
         f"  hint: give the source tree's folder, archive URL or git+URL@COMMIT; to try the wheel, run: "
-        f"python -m toolkit smoke {wheel}"]
+        f".nox/toolkit/bin/python -m toolkit smoke {wheel}"]
     archive = tmp_path / "src.tar.gz"
     archive.write_bytes(b"")
     proc = toolkit("build", "--dry-run", "--source", str(archive), "--build-dir", str(tmp_path / "b"))
@@ -64,7 +64,7 @@ def test_a_mistyped_option_is_one_error_line_and_a_pointer_to_help():
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.splitlines() == [
         "python -m toolkit hipify: error: unrecognized arguments: --stict (did you mean --strict?)",
-        "  hint: 'python -m toolkit hipify --help' lists its options"]
+        "  hint: `.nox/toolkit/bin/python -m toolkit hipify --help` lists its options"]
 
 
 def test_a_source_path_outside_the_project_is_refused_as_the_guide_and_key_reference_say(tmp_path_factory):

@@ -12,8 +12,10 @@ import pytest
 
 from tests.support.real_umbrella_support import MIRROR
 from tests.support.tools import ROOT, need, require_tool
+from toolkit import patching
 from toolkit.recipe import features as feat
 from toolkit.recipe.load import load_recipe
+from toolkit.upstream import patches
 from toolkit.util.errors import RecipeError
 
 COMMIT = "a2ea3b25f420c5eb8d25edc366fbc17d6de4fe22"
@@ -106,9 +108,20 @@ def test_patch_check_passes_on_the_pinned_commit_from_the_mirror(tmp_path):
     # 0006 guards the same call as older revisions write it: this one does not need it (if-tree-has).
     assert "patch 0006-guard-advance-backend-option-before-nchw.patch: not needed on this revision" in proc.stderr
     assert "5 of 5 patch(es) of phase base apply" in proc.stderr
+    assert "offset" not in proc.stdout and "fuzz" not in proc.stdout  # refreshed for the pinned commit
     # Without the hip backend, its patch is not applied (when=hipdnn).
     proc = _toolkit("patch", "--recipe", "umbrella-ep-real", "--mirror", MIRROR.as_uri(), "--offline",
                     "--check", "--build-dir", str(tmp_path / "b"), cache=tmp_path / "cache")
     assert proc.returncode == 0
     assert "0003-missing-hip-backend-not-fatal.patch: not applied: needs when=hipdnn" in proc.stdout
     assert "4 of 4 patch(es) of phase base apply" in proc.stderr and "; 1 left out by their conditions" in proc.stderr
+    assert "offset" not in proc.stdout and "fuzz" not in proc.stdout
+    # A bump to the pinned commit proposes nothing: each patch kept as it is, or not needed there.
+    recipe = load_recipe(ROOT / "recipes" / "umbrella-ep-real.toml")
+    series = patching.load_series(recipe.series)
+    defaults = [name for name, on in feat.select_features(recipe, [], []).items() if on]
+    planned = patches.plan(series, tmp_path / "b" / "umbrella-ep-real" / "release" / "upstream",
+                           patches.series_features(series, defaults))
+    assert {v.name: v.action for v in planned.verdicts} == {
+        **{e.name: patches.KEEP for e in series.entries if "0006" not in e.name},
+        "0006-guard-advance-backend-option-before-nchw.patch": patches.NOT_NEEDED}

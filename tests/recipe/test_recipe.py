@@ -101,7 +101,8 @@ def test_unknown_recipe_key_lists_every_key_recipe_takes(tmp_path):
     with pytest.raises(RecipeError) as caught:
         load_recipe(path)
     said = str(caught.value)
-    assert f"{path}: key 'recipe.stage': unknown key (known keys here: extends, name, stages, summary)" in said
+    assert (f"{path}: key 'recipe.stage': unknown key (did you mean 'stages'? known keys here: extends, name, "
+            "stages, summary)") in said
 
 
 def test_a_recipe_whose_name_is_not_its_file_stem_is_refused(tmp_path):
@@ -138,3 +139,22 @@ def test_feature_on_and_off_defines_follow_the_features_state(tmp_path):
     assert off == {"USE_A": "OFF", "TARGETS": "gfx942;gfx1100", "Y": "2"}
     with pytest.raises(RecipeError, match="features.a.off_defines.Y"):
         load_recipe(write(tmp_path, MINIMAL + '[features.a.off_defines]\nY = "a;b"\n'))
+
+
+def test_unknown_section_hint_lists_every_section_a_recipe_takes(tmp_path):
+    """`[compile-check]` is a typo of a section this file does not have: the hint names it all the same."""
+    path = write(tmp_path, MINIMAL + '[compile-check]\nunits = ["a.cc"]\n')
+    with pytest.raises(RecipeError) as caught:
+        load_recipe(path)
+    said = str(caught.value)
+    assert f"{path}: key 'compile-check': unknown key (did you mean 'compile_check'? known keys here: " in said
+    known = said.split("known keys here: ")[1].rstrip(")").split(", ")
+    assert {"compile_check", "hipify", "wheel", "release", "smoke", "patches", "fetchcontent"} <= set(known)
+
+
+def test_a_typo_of_a_required_key_is_named_as_an_unknown_key(tmp_path):
+    path = write(tmp_path, MINIMAL + '[compile_check]\ntargets = ["gfx942"]\nunitz = ["a.cc"]\n')
+    with pytest.raises(RecipeError) as caught:
+        load_recipe(path)
+    assert str(caught.value) == (f"{path}: key 'compile_check.unitz': unknown key; did you mean 'units' (required, "
+                                 "expected an array of strings)?")

@@ -225,3 +225,25 @@ def test_pypi_is_refused_a_local_version_before_any_upload(tmp_path):
     checksums.write(dist, [p.name for p in dist.iterdir() if p.name != checksums.FILENAME])
     _error_line(_publish(dist, "https://upload.pypi.org/legacy/", "--dry-run"),
                 f"{local.name}: version {SETTINGS.version}+glibc2.28 has a local part (+...), which PyPI refuses")
+
+
+def test_an_index_without_authentication_takes_the_wheels_without_credentials(tmp_path):
+    """A local pypiserver run with `-a . -P .`: the dry run says no credentials are needed, and the publish uploads
+    without any (twine alone would stop at `no credentials`)."""
+    dist = _release(tmp_path / "dist")
+    with package_index(tmp_path / "index", None) as open_index:
+        planned = _publish(dist, open_index + "/", "--dry-run")
+        assert planned.returncode == 0, planned.stderr
+        assert "(credentials: none: the index takes uploads without authentication)" in planned.stdout
+        assert _files(open_index) == []
+        proc = _publish(dist, open_index + "/")
+        assert proc.returncode == 0, proc.stderr
+        assert "done: 3 uploaded" in proc.stderr.splitlines()[-1]
+        assert _files(open_index) == sorted(p.name for p in dist.glob("*.whl"))
+
+
+def test_a_dry_run_to_an_index_that_needs_credentials_says_none_are_given(tmp_path, index):
+    dist = _release(tmp_path / "dist")
+    refused = _publish(dist, index + "/", "--dry-run")
+    _error_line(refused, f"no credentials for {index}/, which asks for them (HTTP 401)", "nothing was uploaded")
+    assert "hint: set TWINE_USERNAME and TWINE_PASSWORD" in refused.stderr and refused.stdout == ""

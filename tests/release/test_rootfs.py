@@ -47,7 +47,7 @@ def test_docker_is_told_to_use_the_roots_image(tmp_path):
     root, mounts = _root(tmp_path, venv_in_cache=True)
     with pytest.raises(ToolkitError, match=r"^docker cannot run build root debian-sid-rocm .* without an image") as exc:
         container.run_argv(container.Engine("docker", "/usr/bin/docker"), root, ["true"], mounts, {})
-    assert exc.value.hint == "make its image: `python -m toolkit root image debian-sid-rocm`"
+    assert exc.value.hint == "make its image: `.nox/toolkit/bin/python -m toolkit root image debian-sid-rocm`"
 
 
 def test_a_root_path_with_a_colon_is_refused_before_anything_runs(tmp_path):

@@ -41,4 +41,4 @@ def test_the_guide_shows_a_real_report_of_the_real_recipe():
     guide = _guide()
     assert "# bump umbrella-ep-real: a2ea3b25f420 -> aa9cf1d27652" in guide
     assert "| 0006-guard-advance-backend-option-before-nchw.patch | keep | applies cleanly |" in guide
-    assert "| 0002-runpath-for-bare-name-backends.patch | refresh (regenerated) |" in guide
+    assert "| 0002-runpath-for-bare-name-backends.patch | keep | applies cleanly |" in guide

@@ -262,8 +262,9 @@ def test_a_conflict_writes_nothing_and_shows_the_hunk(upstream, recipe):
     assert "| 0001-fix.patch | **conflict** | FAILS: tiny.c hunk #1 @@ -1,5 +1,6 @@ |" in proc.stdout
     assert "found near there (lines 1-2 of tiny.c):" in proc.stdout
     # The way out it shows picks the patches a build of the recipe picks.
-    assert ("run `python -m toolkit patch apply --partial --recipe tiny COPY`, make its failed hunks by hand, then "
-            "`python -m toolkit patch refresh --recipe tiny PRISTINE COPY`") in proc.stdout
+    assert ("run `.nox/toolkit/bin/python -m toolkit patch apply --partial --recipe tiny COPY`, make its failed "
+            "hunks by hand, then `.nox/toolkit/bin/python -m toolkit patch refresh --recipe tiny PRISTINE COPY`"
+            ) in proc.stdout
     assert "nothing written (the series does not apply)" in proc.stdout
     assert {p: p.read_bytes() for p in files} == files
 
@@ -341,5 +342,13 @@ def test_exports_the_version_script_changed_are_reported_and_the_check_refuses_t
     assert "library libtiny.so: its version script adds `tiny_version` and drops nothing" in report
     assert revs["exports"] in recipe.read_text()
     built = build(recipe, mirror)
-    assert built.returncode == 2
+    assert built.returncode == 1  # built, and the check stage refuses it: a failed check
     assert "unexpected: ['tiny_version']" in built.stderr
+
+
+def test_a_survey_that_fails_in_the_named_root_does_not_advise_passing_root(upstream, recipe):
+    mirror, revs = upstream
+    proc = bump(recipe, mirror, "shifted", "--check", "--root", "no-such-root")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "the CMake surface was not surveyed in build root no-such-root" in proc.stdout
+    assert "pass --root" not in proc.stdout  # it was given

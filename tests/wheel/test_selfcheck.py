@@ -72,7 +72,8 @@ def test_without_rocm_it_names_the_hip_library_and_the_rocm7_extra(rocm6, tmp_pa
             "libamdhip64.so.6: cannot open shared object file") in out
     assert "libamdgpu-ep.so (EP AMDGPUExecutionProvider): does not load: libamdhip64.so.6: cannot open" in out
     assert "onnxruntime: not installed" in out
-    assert "ORT registration of AMDGPUExecutionProvider: not tried: onnxruntime missing is not in >=1.24" in out
+    assert ("ORT registration of AMDGPUExecutionProvider: not tried: onnxruntime is not installed; the EP needs "
+            "onnxruntime>=1.24") in out
     # Every missing piece with what to do, the verdict's first.
     assert "what to do:\n  - needs ROCm 6 (libamdhip64.so.6 not found): install ROCm 6's HIP runtime" in out
     assert f"  - {NO_ORT.removeprefix('not ready: ').replace('. What to do: ', ': ')}" in out

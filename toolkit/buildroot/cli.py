@@ -10,7 +10,7 @@ from pathlib import Path
 from toolkit.buildroot import make, packageset, record, sandbox
 from toolkit.sources.debian_mirror import debian_mirror
 from toolkit.util import log
-from toolkit.util.errors import ToolkitError
+from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -76,7 +76,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         source = f"no Debian mirror: {exc.hint}"
     print(f"packages:    {len(spec.packages)} asked for, suites {', '.join(spec.apt_suites)} from {source}")
     if not (root / "usr").is_dir():
-        print(f"root:        not made yet (would be {root}; `python -m toolkit root make {args.name}`)")
+        print(f"root:        not made yet (would be {root}; `{RUN_TOOLKIT} root make {args.name}`)")
     else:
         _show_root(root)
     from toolkit.buildroot import image, prune
@@ -84,7 +84,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     for line in image.listing(args.name, Path.cwd()):
         print(line)
     for stale in prune.stale_roots(spec):
-        print(f"stale root:  {stale} (`python -m toolkit root prune {args.name}` removes it)")
+        print(f"stale root:  {stale} (`{RUN_TOOLKIT} root prune {args.name}` removes it)")
     return 0
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from toolkit.buildroot import make, packageset, sandbox, session
 from toolkit.buildroot.rootfs import root_env
 from toolkit.util import log
-from toolkit.util.errors import ToolkitError
+from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.fsutil import atomic_write_text
 from toolkit.util.locks import WorkLock
 from toolkit.util.process import run, run_pipe
@@ -164,12 +164,12 @@ def listing(name: str, project: Path, engine_name: str | None = None) -> list[st
     made = [(tag, size, created, is_stale(tag, digest, current)) for tag, size, created in tags(engine.path, spec.name)]
     lines = []
     if current is None:
-        lines.append(f"image:       none yet (`python -m toolkit root image {name}` makes the root, venv, image)")
+        lines.append(f"image:       none yet (`{RUN_TOOLKIT} root image {name}` makes the root, venv, image)")
     elif not any(stale is False for *_made, stale in made):
-        lines.append(f"image:       {current.tag} not made yet (`python -m toolkit root image {name}`)")
+        lines.append(f"image:       {current.tag} not made yet (`{RUN_TOOLKIT} root image {name}`)")
     marks = {False: "current", True: "stale", None: "current or stale: the venv is not made"}
     for tag, size, created, stale in made:
         lines.append(f"image:       {tag} {size} {created} ({marks[stale]})")
     if any(stale for *_made, stale in made):
-        lines.append(f"             `python -m toolkit root prune {name}` removes the stale ones")
+        lines.append(f"             `{RUN_TOOLKIT} root prune {name}` removes the stale ones")
     return lines

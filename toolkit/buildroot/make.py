@@ -26,7 +26,7 @@ from toolkit.buildroot.packageset import PackageSet
 from toolkit.sources.debian_mirror import ENV as ENV_DEBIAN_MIRROR
 from toolkit.sources.debian_mirror import debian_mirror
 from toolkit.util import log
-from toolkit.util.errors import ToolkitError
+from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.fsutil import JSON, atomic_write_text
 from toolkit.util.locks import WorkLock
 from toolkit.util.process import run
@@ -181,16 +181,16 @@ def _check_lock(spec: PackageSet, packages: record.Record, locked: bool) -> None
     if not spec.lock_file.is_file():
         if locked:
             raise ToolkitError(f"{spec.lock_file}: no lock file to check the root against",
-                               hint=f"write it with `python -m toolkit root lock {spec.name}`")
+                               hint=f"write it with `{RUN_TOOLKIT} root lock {spec.name}`")
         log.stage("root", f"{spec.name}: no lock file {spec.lock_file.name}; "
-                          f"`python -m toolkit root lock {spec.name}` writes one")
+                          f"`{RUN_TOOLKIT} root lock {spec.name}` writes one")
         return
     digest, old = record.read_lock(spec.lock_file)
     if digest != spec.digest():
         message = f"{spec.lock_file} was written for another package set than {spec.file.name}"
         if locked:
-            raise ToolkitError(message, hint=f"rewrite it with `python -m toolkit root lock {spec.name}`")
-        log.warn(f"{message}; rewrite it with `python -m toolkit root lock {spec.name}`")
+            raise ToolkitError(message, hint=f"rewrite it with `{RUN_TOOLKIT} root lock {spec.name}`")
+        log.warn(f"{message}; rewrite it with `{RUN_TOOLKIT} root lock {spec.name}`")
     changes = record.diff(old, packages)
     if not changes:
         log.stage("root", f"{spec.name}: same packages as {spec.lock_file.name} ({len(packages)})")
@@ -199,7 +199,7 @@ def _check_lock(spec: PackageSet, packages: record.Record, locked: bool) -> None
     message = f"{spec.name}: the root differs from {spec.lock_file} in {len(changes)} packages:\n{lines}"
     if locked:
         raise ToolkitError(message, hint="the archive moved on: review the changes, then "
-                                         f"`python -m toolkit root lock {spec.name}`")
+                                         f"`{RUN_TOOLKIT} root lock {spec.name}`")
     log.warn(message)
 
 

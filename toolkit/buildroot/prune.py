@@ -25,7 +25,7 @@ from pathlib import Path
 
 from toolkit.buildroot import image, make, packageset, session
 from toolkit.util import log
-from toolkit.util.errors import ToolkitError
+from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.locks import WorkLock
 from toolkit.util.process import run
 from toolkit.util.redact import shorten
@@ -217,7 +217,7 @@ def report(outcome: Outcome, name: str, dry_run: bool) -> int:
         print(f"kept {item.line()}: {why}")
     for item in outcome.unsure:
         print(f"kept {item.line()}: of this package set, and the root or its venv is not made, so which tag is "
-              f"current is not known (`python -m toolkit root image {name}` makes them)")
+              f"current is not known (`{RUN_TOOLKIT} root image {name}` makes them)")
     kinds = ("root", "venv", "image") + (("partial root",) if any(i.kind == "partial root" for i in outcome.removed)
                                           else ())
     counts = {kind: sum(1 for i in outcome.removed if i.kind == kind) for kind in kinds}

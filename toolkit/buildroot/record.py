@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.buildroot import sandbox
-from toolkit.util.errors import ToolkitError
+from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.fsutil import atomic_write_text
 
 Record = dict[str, str]   # package (with :arch for foreign ones) -> version
@@ -66,7 +66,7 @@ def diff(old: Record, new: Record) -> list[Change]:
 def write_lock(path: Path, name: str, digest: str, record: Record) -> None:
     lines = [
         f"# Every package installed in the {name} build root, with its version (dpkg-query).",
-        f"# Made from {name}.toml; `python -m toolkit root lock {name}` rewrites this file.",
+        f"# Made from {name}.toml; `{RUN_TOOLKIT} root lock {name}` rewrites this file.",
         f'package_set = "{digest}"',
         "",
         "[packages]",
@@ -81,12 +81,12 @@ def read_lock(path: Path) -> tuple[str, Record]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ToolkitError(f"{path}: no lock file", hint="write it with `python -m toolkit root lock`") from None
+        raise ToolkitError(f"{path}: no lock file", hint=f"write it with `{RUN_TOOLKIT} root lock`") from None
     except tomllib.TOMLDecodeError as exc:
         raise ToolkitError(f"{path}: not valid TOML: {exc}") from None
     digest, packages = data.get("package_set"), data.get("packages")
     if not isinstance(digest, str) or not isinstance(packages, dict) \
             or not all(isinstance(v, str) for v in packages.values()):
         raise ToolkitError(f"{path}: expected package_set = \"<sha256>\" and a [packages] table of versions",
-                           hint="rewrite it with `python -m toolkit root lock`")
+                           hint=f"rewrite it with `{RUN_TOOLKIT} root lock`")
     return digest, dict(packages)

@@ -24,7 +24,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from toolkit.util.errors import ToolkitError
+from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.process import run as run_command
 
 # Top-level folders the sandbox provides itself (fresh or private) instead of the root's.
@@ -93,7 +93,7 @@ def bwrap_argv(root: Path, argv: list[str], *, binds: Sequence[Path] = (), env: 
     root = Path(root).resolve()
     if not (root / "usr").is_dir():
         raise ToolkitError(f"{root}: not a build root (no usr/ in it)",
-                           hint="make one with `python -m toolkit root make`, or point TOOLKIT_BUILDROOT at one")
+                           hint=f"make one with `{RUN_TOOLKIT} root make`, or point TOOLKIT_BUILDROOT at one")
     if not argv:
         raise ToolkitError("run_in_root: no command given")
     hosts = _binds(binds)

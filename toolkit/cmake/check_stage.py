@@ -10,7 +10,7 @@ from toolkit.cmake.outputs import check_needed
 from toolkit.pipeline.build import Build, library_file
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log
-from toolkit.util.errors import ToolkitError
+from toolkit.util.errors import CheckFailed
 
 
 def check_stage(b: Build) -> Stage:
@@ -35,7 +35,7 @@ def check_exports(b: Build) -> None:
         if exports and sorted(found) != sorted(exports):
             extra = sorted(set(found) - set(exports))
             missing = sorted(set(exports) - set(found))
-            raise ToolkitError(
+            raise CheckFailed(
                 f"{path} exports {found}, expected exactly {sorted(exports)}"
                 + (f"; unexpected: {extra}" if extra else "") + (f"; missing: {missing}" if missing else ""),
                 hint=_exports_hint(b, extra),
@@ -63,17 +63,17 @@ def check_code_objects(b: Build) -> None:
         extra = sorted(set(found) - set(expected))
         if extra:
             said = f"--gpu-targets {','.join(expected)}" if expected else "no GPU targets"
-            raise ToolkitError(f"{path} carries code objects for {', '.join(found)}, but the build facts "
+            raise CheckFailed(f"{path} carries code objects for {', '.join(found)}, but the build facts "
                                f"record {said}: {', '.join(extra)} should not be there",
                                hint=f"GPU_TARGETS in {b.workspace.cmake / 'CMakeCache.txt'} disagrees with the "
                                     "build; rerun the build with --force")
         missing = sorted(set(expected) - set(found))
         if missing:
-            raise ToolkitError(f"{path} carries code objects for {found}, not for {missing}",
+            raise CheckFailed(f"{path} carries code objects for {found}, not for {missing}",
                                hint="check GPU_TARGETS in the CMake cache and the HIP compiler's supported targets")
         log.stage("check", f"{path.name}: code objects for {', '.join(found)}")
     if expected and not carried:
-        raise ToolkitError(f"no library in {b.workspace.lib} carries GPU code objects, though --gpu-targets "
+        raise CheckFailed(f"no library in {b.workspace.lib} carries GPU code objects, though --gpu-targets "
                            f"{','.join(expected)} was given")
 
 

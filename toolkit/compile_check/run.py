@@ -74,9 +74,15 @@ class CompileReport:
                 f"({100 * self.rate:.1f}%), {cached} from cache, {self.seconds:.1f} s")
 
     def lines(self) -> list[str]:
+        """What follows the driver's progress: each unit's result once. A unit compiled in this run has its
+        `[i/n] ok|FAIL UNIT` line from the driver already, so only a failure's first error is added; a unit
+        whose result came from the cache, which the driver never saw, gets its line here."""
         out = [f"headers: {d}" for d in self.deps]
-        out += [f"{'ok  ' if u.ok else 'FAIL'} {u.unit}" + (f": {u.error}" if not u.ok else "")
-                for u in self.units]
+        for u in self.units:
+            if u.cached:
+                out.append(f"{'ok  ' if u.ok else 'FAIL'} {u.unit} (cached)" + (f": {u.error}" if not u.ok else ""))
+            elif not u.ok:
+                out.append(f"first error of {u.unit}: {u.error}")
         return out + [self.summary()]
 
     def causes(self) -> dict[str, list[str]]:

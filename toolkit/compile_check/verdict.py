@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from toolkit.compile_check.settings import CompileCheckSettings
-from toolkit.util.errors import ToolkitError
+from toolkit.util.errors import CheckFailed
 from toolkit.util.fsutil import JSON
 
 _NAMED = 5  # units named in a failure's line; the report and compile-check.json list them all
 
 
-class CompileCheckFailed(ToolkitError):
+class CompileCheckFailed(CheckFailed):
     """Units failed that the recipe does not allow to fail."""
 
 

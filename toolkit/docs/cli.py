@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toolkit.util import log
+from toolkit.util.errors import RUN_TOOLKIT
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
@@ -33,7 +34,7 @@ def _reference(command_line: Callable[[], argparse.ArgumentParser], args: argpar
         for name in stale:
             where = reference.first_difference(name, parser, args.out)
             print(f"error: docs/reference/{name} differs from the code ({where}): "
-                  "run `python -m toolkit docs reference`", file=sys.stderr)
+                  f"run `{RUN_TOOLKIT} docs reference`", file=sys.stderr)
         return 1 if stale else 0
     written = reference.write_pages(parser, args.out)
     for path in written:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from toolkit.docs.markdown import cell, table
+from toolkit.util.errors import EXIT_CODES, RUN_TOOLKIT
 
 
 def _commands(parser: argparse.ArgumentParser, name: str) -> list[tuple[str, argparse.ArgumentParser, str]]:
@@ -73,14 +74,17 @@ def command_section(full: str, parser: argparse.ArgumentParser, summary: str) ->
 def render(parser: argparse.ArgumentParser) -> str:
     lines = ["# Commands", "",
              "Generated from the argument parser (`toolkit/cli.py`, each package's `cli.py`) by "
-             "`python -m toolkit docs reference`; do not edit.", "",
-             "Every command is `python -m toolkit COMMAND` (or the `ort-amdgpu COMMAND` console script that "
-             "`pip install -e .` puts on `PATH`); the nox sessions run them (see [Sessions](sessions.md)). "
+             f"`{RUN_TOOLKIT} docs reference`; do not edit.", "",
+             f"Every command is `{RUN_TOOLKIT} COMMAND` after README's set-up (or the `ort-amdgpu COMMAND` console "
+             "script that `pip install -e .` puts on `PATH`); the nox sessions run them (see [Sessions](sessions.md)). "
              "`-q`/`--quiet` and `-v`/`--verbose` are taken before or after the command. `--with-NAME` and "
              "`--without-NAME` are read as `--with NAME` and `--without NAME`.", ""]
     commands = _commands(parser, "")
     lines += table(["command", "what it does"], [[f"[`{full}`](#{anchor(full)})", cell(summary)]
                                                  for full, _, summary in commands]) + [""]
+    lines += ["## Exit codes", "", "The same for every command (`toolkit/util/errors.py`):", ""]
+    lines += table(["code", "meaning"], [[f"`{code}`", cell(meaning)] for code, meaning in EXIT_CODES.items()])
+    lines += [""]
     for full, sub, summary in commands:
         lines += command_section(full, sub, summary)
     return "\n".join(lines).rstrip() + "\n"

@@ -16,10 +16,11 @@ from pathlib import Path
 
 from toolkit.docs import recipe_keys
 from toolkit.docs.markdown import cell, table
+from toolkit.util.errors import RUN_TOOLKIT
 from toolkit.util.fsutil import atomic_write_text
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-GENERATED = "Generated from the code by `python -m toolkit docs reference`; do not edit."
+GENERATED = f"Generated from the code by `{RUN_TOOLKIT} docs reference`; do not edit."
 
 
 def render_commands(command_line: argparse.ArgumentParser) -> str:

@@ -33,7 +33,7 @@ __all__ = ["ENGINE_VERSION", "FileResult", "Finding", "Warning", "apply_substitu
 
 # Bump when a change here or in lexer, declarations, warp or launches changes any output: cached
 # conversions from other versions are redone.
-ENGINE_VERSION = "3"
+ENGINE_VERSION = "4"  # 4: hipify-perl findings name the source line (perl.py)
 
 _INCLUDES = frozenset({"include", "include_next", "import"})
 _HEADER = re.compile(r'[ \t]*(<[^>\n]*>|"[^"\n]*")')
@@ -291,7 +291,7 @@ def apply_substitutions(text: str, rel: str, settings: HipifySettings, matched: 
     """The recipe's [[hipify.substitute]] rules, in order, over the whole converted text; the index of each rule
     that found its text goes into `matched` (a rule that never does is reported for the whole tree)."""
     for i, sub in enumerate(settings.substitutions):
-        if glob_match(sub.glob, rel):
+        if sub.applies(settings.engine) and glob_match(sub.glob, rel):
             new = re.sub(sub.from_, sub.to, text) if sub.regex else text.replace(sub.from_, sub.to)
             if matched is not None and (new != text or substitution_matches(sub, text)):
                 matched.add(i)

@@ -16,10 +16,12 @@ output, no warnings (the names it leaves are still found by the scan of its outp
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import shutil
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from toolkit.hipify.engine import FileResult, Warning, apply_substitutions, convert_text, still_present
@@ -67,7 +69,11 @@ def convert_with_perl(perl: PerlRun, path: Path, data: bytes, text: str, rel: st
     leftovers = convert_text(stdout, rel, settings, tables, detect_only=True)
     matched: set[int] = set()
     text_out = apply_substitutions(stdout, rel, settings, matched)
-    result = FileResult(text_out, still_present(leftovers.unmapped, text_out), leftovers.warnings,
+    # The scan read hipify-perl's output, which has lines of its own (the HIP include it adds): a finding
+    # names the line of the source it came from.
+    source_line = _source_lines(text, stdout)
+    unmapped = [replace(f, line=source_line(f.line)) for f in still_present(leftovers.unmapped, text_out)]
+    result = FileResult(text_out, unmapped, [replace(w, line=source_line(w.line)) for w in leftovers.warnings],
                         leftovers.defines, sorted(matched))
     for line in stderr.splitlines():
         m = _WARNING.search(line)
@@ -76,6 +82,21 @@ def convert_with_perl(perl: PerlRun, path: Path, data: bytes, text: str, rel: st
         elif line.strip():
             result.warnings.append(Warning(0, "hipify-perl", line.strip()))
     return result
+
+
+def _source_lines(source: str, output: str) -> Callable[[int], int]:
+    """Output line -> source line (1-based), from a diff of the two: a line hipify-perl rewrote keeps its place,
+    a line it added (an #include) is named by the source line that follows it."""
+    ours, theirs = source.splitlines(), output.splitlines()
+    where = {}
+    matcher = difflib.SequenceMatcher(None, ours, theirs, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for k in range(j2 - j1):
+            if tag == "insert":
+                where[j1 + k + 1] = min(i1 + 1, max(len(ours), 1))
+            else:  # equal or replace (a rewritten line, or a block of them)
+                where[j1 + k + 1] = min(i1 + k, i2 - 1) + 1
+    return lambda line: where.get(line, line)
 
 
 def _run(perl: PerlRun, path: Path, data: bytes, rel: str) -> tuple[str, str]:

@@ -64,7 +64,11 @@ class HipifyReport:
             return
         listing = "\n".join(f"  {u}" for u in self.unmapped[:50])
         more = f"\n  ... and {len(self.unmapped) - 50} more" if len(self.unmapped) > 50 else ""
+        # hipify-perl maps names by its own list: the toolkit's tables are read by the built-in engine only.
+        mapping = ("fix it with a [[hipify.substitute]] rule (hipify-perl does not read the toolkit's tables; the "
+                   "built-in engine, hipify.engine = \"builtin\", does), or exclude the file with a reason "
+                   "([[hipify.exclude]])" if self.engine == "hipify-perl" else
+                   "add the mapping to toolkit/hipify/tables, exclude the file with a reason "
+                   "([[hipify.exclude]]), or fix it with a [[hipify.substitute]] rule")
         raise ToolkitError(
-            f"hipify: {len(self.unmapped)} CUDA identifier(s) left unmapped (strict mode):\n{listing}{more}",
-            "add the mapping to toolkit/hipify/tables, exclude the file with a reason "
-            "([[hipify.exclude]]), or fix it with a [[hipify.substitute]] rule")
+            f"hipify: {len(self.unmapped)} CUDA identifier(s) left unmapped (strict mode):\n{listing}{more}", mapping)

@@ -67,6 +67,12 @@ class Substitution:
     to: str = field(metadata=doc("Replacement."))
     regex: bool = field(default=False, metadata=doc("`from` is a regular expression."))
     glob: str = field(default="**", metadata=doc("Only in output files matching this glob."))
+    engine: str | None = field(default=None, metadata=doc(
+        "Only with this engine (`builtin` or `hipify-perl`): a fix-up of what the other engine converts itself. "
+        "Default: with either."))
+
+    def applies(self, engine: str) -> bool:
+        return self.engine is None or self.engine == engine
 
 
 @recipe_table("hipify")
@@ -185,6 +191,7 @@ def from_table(t: Table, recipe_dir: Path) -> HipifySettings:
         old, new = sub.str("from"), sub.str("to")
         regex = sub.bool("regex", False)
         glob = sub.str("glob", "**")
+        only = sub.str("engine", None, choices=ENGINES)
         if regex:
             try:
                 re.compile(old)
@@ -193,7 +200,7 @@ def from_table(t: Table, recipe_dir: Path) -> HipifySettings:
         if not old:
             raise sub.error("from", "must not be empty")
         sub.done()
-        subs.append(Substitution(old, new, regex, glob))
+        subs.append(Substitution(old, new, regex, glob, only))
     t.done()
     return HipifySettings(
         engine=engine, launch_syntax=launch, dnn=dnn, strict=strict, include=include, overlay=overlay,

@@ -184,7 +184,7 @@ def unused_substitutions(settings: HipifySettings, entries: dict[str, JSON]) -> 
     out = []
     where = settings.recipe or "the recipe"
     for i, sub in enumerate(settings.substitutions):
-        if i in done:
+        if i in done or not sub.applies(settings.engine):  # a rule of the other engine is not this run's
             continue
         selected = [rel for rel in entries if glob_match(sub.glob, rel)]
         in_input = sorted(rel for rel, e in entries.items() if i in e.get("in_input", []))

@@ -36,6 +36,7 @@ from toolkit.patching.errors import PatchError
 from toolkit.patching.hunks import MAX_FUZZ
 from toolkit.patching.series import PHASES, Series
 from toolkit.util import log
+from toolkit.util.errors import RUN_TOOLKIT
 from toolkit.util.fsutil import JSON, atomic_write_text
 
 _TMP_SUFFIX = ".toolkit-patch.tmp"
@@ -62,7 +63,7 @@ def analyze(series: Series, tree: Path, phase: str | None = None, features: list
     tree = _check_tree(tree)
     if (tree / JOURNAL).exists():
         raise PatchError(f"{tree}: an earlier apply was interrupted ({tree / JOURNAL} exists)",
-                         "run `python -m toolkit patch apply SERIES TREE` to finish or undo it first")
+                         f"run `{RUN_TOOLKIT} patch apply SERIES TREE` to finish or undo it first")
     _refuse_paths_leaving(series, tree, _phases(phase), features)
     results, _ = analyze_view(series, TreeView(tree), _phases(phase), list(features), max_fuzz)
     return results

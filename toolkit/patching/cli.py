@@ -28,7 +28,7 @@ from toolkit.pipeline.options import add_option, spell
 from toolkit.recipe import features as feat
 from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
 from toolkit.util import log
-from toolkit.util.errors import ToolkitError
+from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -142,7 +142,7 @@ def _apply(args: argparse.Namespace) -> int:
     print(_report(sel, analyses, args))
     if not all(a.status in OK_STATUSES for a in analyses):
         log.warn(f"{args.tree} is now partly patched (--partial): make the failed hunks' changes by hand, "
-                 f"then run `python -m toolkit patch refresh {sel.options} PRISTINE {args.tree}`")
+                 f"then run `{RUN_TOOLKIT} patch refresh {sel.options} PRISTINE {args.tree}`")
         return 1
     log.info(f"applied {sum(1 for a in analyses if a.changes)} patch(es) to {args.tree}")
     return 0

@@ -14,12 +14,13 @@ from toolkit.patching.attempt import Attempt, FileReport
 from toolkit.patching.diff import FileDiff
 from toolkit.patching.hunks import Placement, apply_file, nearest_text
 from toolkit.patching.treeview import TreeView
+from toolkit.util.errors import RUN_TOOLKIT
 
 WHAT_TO_DO_DRIFT = (
     "what to do: the source changed under this patch. Refresh it: on a copy of the pristine source run "
-    "`python -m toolkit patch apply --partial --recipe NAME COPY` (with the build's --with/--without, so the "
+    f"`{RUN_TOOLKIT} patch apply --partial --recipe NAME COPY` (with the build's --with/--without, so the "
     "same patches are chosen), make this hunk's change by hand, then run "
-    "`python -m toolkit patch refresh --recipe NAME PRISTINE COPY` with the same options (in a recipe's work "
+    f"`{RUN_TOOLKIT} patch refresh --recipe NAME PRISTINE COPY` with the same options (in a recipe's work "
     "tree: `nox -s patch -- --refresh`), which rewrites the patch and its checksum. If upstream already made "
     "this change, drop the patch from the series.")
 

@@ -31,6 +31,7 @@ from toolkit.patching.hunks import MAX_FUZZ
 from toolkit.patching.series import Series, SeriesEntry, checksum_problem, rewrite_series, write_series
 from toolkit.patching.treeview import SKIP_DIRS, TreeView
 from toolkit.util import log
+from toolkit.util.errors import RUN_TOOLKIT
 from toolkit.util.fsutil import atomic_write_bytes, iter_files, sha256_bytes
 
 _UNKNOWN = object()
@@ -173,7 +174,7 @@ def _refresh_patch(index: int, steps: list[_Step], last: dict[str, int], pristin
                     f"cannot refresh {step.entry.path}: it does not apply to {pristine.root / rel}, "
                     f"and the later patch {later} changes that file too, so the edits cannot be split "
                     f"between them",
-                    f"run `python -m toolkit patch check` to see the failing hunk, fix "
+                    f"run `{RUN_TOOLKIT} patch check` to see the failing hunk, fix "
                     f"{step.entry.name} first, then refresh")
             new_data, new_mode = cast("bytes | None", found), step.after_mode.get(rel, 0o100644)
         if step.ok and (new_data != step.after[rel] or new_mode != step.after_mode[rel]):

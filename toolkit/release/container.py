@@ -27,7 +27,7 @@ from pathlib import Path
 
 from toolkit.buildroot.rootfs import RootFS
 from toolkit.util import argcheck, log
-from toolkit.util.errors import ToolkitError
+from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.process import run
 from toolkit.util.redact import redact_text
 
@@ -136,7 +136,7 @@ def run_argv(engine: Engine, image: str | RootFS, command: list[str], mounts: Mo
     if isinstance(image, RootFS):
         if engine.name != "podman":
             raise ToolkitError(f"{engine.name} cannot run {image} without an image (only podman has --rootfs)",
-                               hint=f"make its image: `python -m toolkit root image {image.name}`")
+                               hint=f"make its image: `{RUN_TOOLKIT} root image {image.name}`")
         env = {**image.env(), **env}
         if not _inside(image.venv, mounts.cache, mounts.cache_inside):
             mounts = replace(mounts, binds=(*mounts.binds, image.venv))

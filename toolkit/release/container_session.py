@@ -28,7 +28,7 @@ from toolkit.release.request import ContainerRequest, load_settings
 from toolkit.release.settings import ContainerSettings, ReleaseSettings
 from toolkit.util import log
 from toolkit.util.argcheck import expand_feature_flags
-from toolkit.util.errors import ToolkitError
+from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 
 # Sessions whose arguments are a toolkit command's, by the command: a toolkit command, or a nox session that runs
 # it (noxfile.py: hipify, wheel and smoke run `build`).
@@ -126,7 +126,7 @@ def _session_root(session_name: str, given: argparse.Namespace | None, settings:
     if len(roots) > 1:
         raise ToolkitError(f"the release's entries are built in {len(roots)} build roots ({', '.join(roots)}), "
                            "and a container runs one image",
-                           hint="run `python -m toolkit release` on the host, which runs each entry in its root's "
+                           hint=f"run `{RUN_TOOLKIT} release` on the host, which runs each entry in its root's "
                                 "image, or select the entries of one root with --only")
     return roots[0] if roots else None
 

@@ -19,7 +19,7 @@ from toolkit.release import container
 from toolkit.release.matrix import Entry
 from toolkit.release.orchestrator import MetaFn
 from toolkit.util import log
-from toolkit.util.errors import ToolkitError
+from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.fsutil import JSON
 from toolkit.util.process import run
 from toolkit.wheel.settings import WheelSettings
@@ -104,4 +104,4 @@ def check_variant(entry: Entry, wheel: Path, variants: dict[str, str]) -> None:
                            f"built {wheel.name}, whose libraries link another HIP "
                            f"(variants: {', '.join(f'{k}={v}' for k, v in variants.items())})",
                            hint=f"check the HIP that build root {entry.rocm.root} installs "
-                                f"(`python -m toolkit root show {entry.rocm.root}`)")
+                                f"(`{RUN_TOOLKIT} root show {entry.rocm.root}`)")

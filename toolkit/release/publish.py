@@ -6,7 +6,10 @@ twine run each, in dependency order: a wheel that requires another distribution 
 requires its ROCm variants) goes after it, so an index never serves a meta-package whose variant is missing.
 
 Credentials are twine's own (TWINE_USERNAME/TWINE_PASSWORD, keyring) or a URL's userinfo, which is taken off the
-URL and handed to twine through its environment, never its command line. twine's output is captured, and every
+URL and handed to twine through its environment, never its command line. Given none of those, the index is asked
+first (an upload request without a file or credentials, a dry run too): one that takes uploads without
+authentication (a local pypiserver run with `-a . -P .`) gets them without, and one that asks for credentials
+stops the publish before anything goes up unless keyring holds them. twine's output is captured, and every
 line of it is masked (URLs' secrets, and the password itself in any spelling twine could echo) before it reaches
 a log line or an error.
 """
@@ -17,7 +20,7 @@ import os
 import re
 import sys
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
@@ -44,10 +47,18 @@ class Target:
     shown: str                       # the URL as given, redacted: what messages say
     username: str | None = None
     password: str | None = field(default=None, repr=False)
+    anonymous: bool = False          # the index was asked and takes uploads without credentials
+
+    @property
+    def given(self) -> bool:
+        """Credentials come from the URL or the environment (not keyring, not none at all)."""
+        return self.password is not None or self.username is not None or bool(os.environ.get("TWINE_PASSWORD"))
 
     @property
     def credentials(self) -> str:
         """Where the credentials come from, in words (never what they are)."""
+        if self.anonymous:
+            return "none: the index takes uploads without authentication"
         if self.password is not None or self.username is not None:
             return "the URL's user:password"
         if os.environ.get("TWINE_PASSWORD"):
@@ -196,6 +207,8 @@ def mask(text: str, where: Target) -> str:
 def _twine(args: list[str], what: str, where: Target, timeout: float | None = None) -> tuple[int, list[str]]:
     """twine's exit code and output lines (masked, trailing padding off); twine runs from this Python."""
     env = {**os.environ, "COLUMNS": TWINE_COLUMNS}
+    if where.anonymous:  # twine insists on a user and a password; an index without authentication ignores them
+        env.update({"TWINE_USERNAME": "anonymous", "TWINE_PASSWORD": ""})
     if where.username is not None:
         env["TWINE_USERNAME"] = where.username
     if where.password is not None:
@@ -285,6 +298,44 @@ def upload_wheel(wheel: Path, where: Target, skip_existing: bool) -> bool:
     raise _upload_error(wheel, where, lines)
 
 
+def credentials_needed(where: Target) -> Target:
+    """`where`, asked (when neither the URL nor the environment gives credentials) whether it takes uploads
+    without them: an upload request without a file or credentials, which an index that needs them answers 401
+    or 403. One that does, with no password in keyring for TWINE_USERNAME either, is a ToolkitError now, before
+    any upload (or, dry run, as the upload would fail)."""
+    if where.given:
+        return where
+    import requests
+
+    try:
+        answer = requests.post(where.url, data={":action": "file_upload", "protocol_version": "1"}, timeout=60,
+                               allow_redirects=False)
+    except requests.RequestException as exc:
+        raise ToolkitError(f"cannot reach {where.shown} to ask whether it needs credentials: "
+                           f"{shorten(mask(str(exc), where), 300)}",
+                           hint=f"check the URL (PyPI's upload URL is {DEFAULT_REPOSITORY}) and that the index runs "
+                                "and is reachable from here") from None
+    if answer.status_code not in (401, 403):
+        log.stage("publish", f"{where.shown} takes uploads without credentials (it answered HTTP "
+                             f"{answer.status_code} to a request without them)")
+        return replace(where, anonymous=True)
+    user = os.environ.get("TWINE_USERNAME")
+    if not (user and _keyring_password(where.url, user)):
+        raise ToolkitError(f"no credentials for {where.shown}, which asks for them (HTTP {answer.status_code}); "
+                           "nothing was uploaded", hint=CREDENTIAL_HINT)
+    return where
+
+
+def _keyring_password(url: str, user: str) -> bool:
+    """Whether keyring holds a password for `user` at `url`, where twine looks it up."""
+    try:
+        import keyring
+
+        return bool(keyring.get_password(url, user))
+    except Exception:  # keyring missing or its backend failing: twine would find nothing there either
+        return False
+
+
 def print_plan(order: list[Wheel], where: Target, skip_existing: bool) -> None:
     """The dry run's plan, on stdout: the index, where credentials come from, the wheels in upload order."""
     print(f"publish {len(order)} wheel(s) to {where.shown} (credentials: {where.credentials}), in this order:")
@@ -305,6 +356,7 @@ def publish(options: PublishOptions) -> int:
     check_wheels(wheels, where)
     order = upload_order([read_wheel(path) for path in wheels])
     check_index_rules(order, where)
+    where = credentials_needed(where)
     if options.dry_run:
         print_plan(order, where, options.skip_existing)
         return 0

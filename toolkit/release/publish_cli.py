@@ -12,13 +12,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "to a package index, the meta-package after the variants it requires",
         description="Check DIST (every file SHA256SUMS lists, every wheel listed, twine check --strict), then upload "
                     "its wheels with twine, each after the wheels it requires. Credentials: TWINE_USERNAME and "
-                    "TWINE_PASSWORD, keyring, or the URL's user:password; none is ever printed.")
+                    "TWINE_PASSWORD, keyring, or the URL's user:password; none is ever printed. Given none in the "
+                    "URL or environment, the index is asked first: one without authentication gets the wheels "
+                    "without, one that needs credentials stops the publish (a dry run too) unless keyring holds "
+                    "them.")
     p.add_argument("dist", type=Path, metavar="DIST", help="the release's dist folder (build/<recipe>/dist)")
     p.add_argument("--repository-url", required=True, metavar="URL",
                    help="the index's upload URL (PyPI's is its legacy/ endpoint, twine's default); USER:TOKEN@ before "
                         "the host passes credentials to twine through its environment")
     p.add_argument("--dry-run", action="store_true",
-                   help="check, then print the wheels in upload order and the URL (redacted); upload nothing")
+                   help="check (the credentials the index needs too), then print the wheels in upload order and "
+                        "the URL (redacted); upload nothing")
     p.add_argument("--skip-existing", action="store_true",
                    help="a wheel the index already has is skipped instead of failing the upload")
     p.set_defaults(func=cmd_publish)

@@ -16,7 +16,7 @@ from pathlib import Path
 from toolkit.recipe.schema import doc, recipe_table
 from toolkit.sources.pinned import ARCHIVE_KEYS, PinnedArchive, read_subdir
 from toolkit.util import argcheck
-from toolkit.util.errors import RecipeError
+from toolkit.util.errors import RUN_TOOLKIT, RecipeError
 from toolkit.util.redact import redact_text, redact_url, shorten
 from toolkit.util.tomlread import Table
 
@@ -143,7 +143,7 @@ def _not_a_tree(path: Path, shown: str) -> RecipeError:
     if name.endswith(".whl"):
         return RecipeError(f"--source {shown}: a wheel is a built package, not a source tree to build",
                            hint=f"give the source tree's folder, archive URL or git+URL@COMMIT; to try the wheel, "
-                                f"run: python -m toolkit smoke {path}")
+                                f"run: {RUN_TOOLKIT} smoke {path}")
     if name.endswith((".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".tar", ".zip")):
         return RecipeError(f"--source {shown}: an archive file is given by URL, not by path",
                            hint=f"pass --source file://{path}#sha256=<its sha256>, or unpack it "

@@ -37,7 +37,7 @@ from toolkit.upstream.apis import ApiCheck
 from toolkit.upstream.resolve import Revision, resolve
 from toolkit.upstream.staging import Staging, dep_edits
 from toolkit.util import log
-from toolkit.util.errors import ToolkitError
+from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.fsutil import JSON
 
 if TYPE_CHECKING:  # imported where it is used, as sources_request does
@@ -74,6 +74,7 @@ class Bump:
     apis: ApiCheck | None = None
     written: list[Path] = field(default_factory=list)
     where: str = "this machine"
+    root: str | None = None  # the build root the survey was asked to configure in (--root)
 
     @property
     def old_commit(self) -> str:
@@ -96,7 +97,7 @@ def bump(req: BumpRequest) -> Bump:
                          ctx.insecure_mirror)
     old_tree = fetch_git(source.git, source.commit, ctx.cache, source.submodules, offline, ctx.mirrors,
                          ctx.insecure_mirror)
-    result = Bump(recipe, revision, where=f"build root {req.root}" if req.root else "this machine")
+    result = Bump(recipe, revision, where=f"build root {req.root}" if req.root else "this machine", root=req.root)
     defaults = [n for n, on in feat.select_features(recipe, [], []).items() if on]
     result.options = surface.compare_options(recipe, surface.tree_options(recipe, old_tree),
                                              surface.tree_options(recipe, new_tree))
@@ -193,7 +194,8 @@ def run_survey(staging: Staging, req: BumpRequest, features: list[str], off: lis
         # Exit 1 with the JSON written is a configure that failed: the report shows its errors.
         if code not in (0, 1) or not out.is_file():
             raise ToolkitError(f"bump: the survey in build root {req.root} failed (exit {code}); its output is above",
-                               hint="run the same with `python -m toolkit container --root ... survey ...` to see it")
+                               hint=f"run the same with `{RUN_TOOLKIT} container --root {req.root} survey ...` to "
+                                    "see it")
         surveyed: JSON = json.loads(out.read_text(encoding="utf-8"))
         return surveyed
     from toolkit.upstream.survey import survey

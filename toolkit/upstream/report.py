@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from toolkit.recipe.load import PROJECT_ROOT
 from toolkit.upstream import dep_changes as depmod
 from toolkit.upstream import patches
+from toolkit.util.errors import RUN_TOOLKIT
 
 if TYPE_CHECKING:
     from toolkit.upstream.bump import Bump
@@ -39,9 +40,9 @@ def human_items(b: Bump) -> list[str]:
     items = []
     for v in b.series.conflicts if b.series else []:
         chosen = _selecting(b, v.name)
-        items.append(f"patch {v.name} does not apply ({v.summary}): on a copy of the new tree run `python -m "
-                     f"toolkit patch apply --partial {chosen} COPY`, make its failed hunks by hand, then `python -m "
-                     f"toolkit patch refresh {chosen} PRISTINE COPY`; or drop it if upstream made the change")
+        items.append(f"patch {v.name} does not apply ({v.summary}): on a copy of the new tree run `{RUN_TOOLKIT} "
+                     f"patch apply --partial {chosen} COPY`, make its failed hunks by hand, then `{RUN_TOOLKIT} "
+                     f"patch refresh {chosen} PRISTINE COPY`; or drop it if upstream made the change")
     for v in b.series.verdicts if b.series else []:
         if v.action == patches.REFRESH and "fuzz" in v.summary:
             items.append(f"patch {v.name} applied only with fuzz ({v.summary.removeprefix('applies with ')}): it "
@@ -57,8 +58,13 @@ def human_items(b: Bump) -> list[str]:
             items.append(f"FetchContent {c.name} ({c.kind}, the tree declares {c.declared}): {c.problem}; add it "
                          f"to the mirror, then bump again (or list it by hand and run `nox -s lock`)")
     if b.survey is None and b.survey_skipped and not (b.series and b.series.conflicts):
-        items.append(f"the CMake surface was not surveyed ({b.survey_skipped.splitlines()[0]}); pass --root "
-                     f"debian-sid-rocm to configure in the build root")
+        reason = b.survey_skipped.splitlines()[0]
+        if b.root is None:
+            items.append(f"the CMake surface was not surveyed ({reason}); pass --root debian-sid-rocm to "
+                         f"configure in the build root")
+        else:  # --root was given: the survey ran (or failed to start) there; saying "pass --root" misleads
+            items.append(f"the CMake surface was not surveyed in build root {b.root} ({reason}); fix what "
+                         f"stopped it, then bump again with the same --root")
     if b.survey is not None and not b.survey["configure"]["ok"]:
         items.append(f"the configure in {b.where} fails (see CMake errors below)")
     if b.libraries is not None:

@@ -9,6 +9,7 @@ Unknown keys are errors too (call `done()` after reading a table), which catches
 from __future__ import annotations
 
 import builtins
+import difflib
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
@@ -47,6 +48,7 @@ class Table:
         self.file = file
         self.prefix = prefix
         self._seen: set[str] = set()
+        self._asked: set[str] = set()  # keys has() was asked about: known to the reader, absent or not
 
     # -- naming ---------------------------------------------------------------------------------
     def key_path(self, key: str) -> str:
@@ -57,6 +59,7 @@ class Table:
 
     # -- reading --------------------------------------------------------------------------------
     def has(self, key: str) -> bool:
+        self._asked.add(key)
         return key in self.data
 
     def keys(self) -> list[str]:
@@ -66,6 +69,11 @@ class Table:
         self._seen.add(key)
         if key not in self.data:
             if default is _MISSING:
+                # A required key missing beside a key nobody reads that is spelled like it: name the typo.
+                unread = [k for k in self.data if k not in self._seen]
+                typo = difflib.get_close_matches(key, unread, n=1, cutoff=0.6)
+                if typo:
+                    raise self.error(typo[0], f"unknown key; did you mean '{key}' (required, expected {expected})?")
                 raise self.error(key, f"required, expected {expected}")
             return default
         value = self.data[key]
@@ -158,6 +166,9 @@ class Table:
         """Fail on keys nobody read: they are typos or options this version does not know."""
         unknown = [k for k in self.data if k not in self._seen]
         if unknown:
-            known = sorted(self._seen)
+            # Every key the reader knows, those this file leaves out (asked with has()) included.
+            known = sorted(self._seen | self._asked)
             hint = f"known keys here: {', '.join(known)}" if known else "this table takes no keys"
-            raise self.error(unknown[0], f"unknown key ({hint})")
+            close = difflib.get_close_matches(unknown[0].replace("-", "_"), known, n=1, cutoff=0.6)
+            meant = f"did you mean '{close[0]}'? " if close else ""
+            raise self.error(unknown[0], f"unknown key ({meant}{hint})")

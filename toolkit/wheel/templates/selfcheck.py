@@ -246,8 +246,10 @@ def register(ep_name: str, path: str, ort_facts: dict[str, Any]) -> dict[str, An
     """Register the EP library with ORT and list the devices it offers, then unregister. Not tried with an ORT
     outside the range: an ORT older than the plugin EP API the library asks for can crash the process."""
     if ort_facts["version"] is None or not ort_facts["in_range"]:
+        found = (f"onnxruntime {ort_facts['version']} is installed" if ort_facts["version"] else
+                 "onnxruntime is not installed")
         return {"attempted": False, "error": None, "devices": [], "log": [],
-                "skipped": f"onnxruntime {ort_facts['version'] or 'missing'} is not in {ort_facts['supported']}"}
+                "skipped": f"{found}; the EP needs onnxruntime{ort_facts['supported']}"}
     try:
         import onnxruntime as ort
     except Exception as exc:
