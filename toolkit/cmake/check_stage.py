@@ -36,11 +36,17 @@ def check_exports(b: Build) -> None:
             extra = sorted(set(found) - set(exports))
             missing = sorted(set(exports) - set(found))
             raise CheckFailed(
-                f"{path} exports {found}, expected exactly {sorted(exports)}"
-                + (f"; unexpected: {extra}" if extra else "") + (f"; missing: {missing}" if missing else ""),
+                f"{path} exports {len(found)} symbol(s), expected exactly {sorted(exports)}"
+                + (f"; unexpected: {_some(extra)}" if extra else "") + (f"; missing: {missing}" if missing else ""),
                 hint=_exports_hint(b, extra),
             )
         log.stage("check", f"{path.name}: exports {', '.join(found)}")
+
+
+def _some(names: list[str], shown: int = 12) -> str:
+    """The first names and how many more: a library whose version script exports C++ APIs has thousands."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def _exports_hint(b: Build, extra: list[str]) -> str:
