@@ -28,6 +28,11 @@ def test_libraries_export_the_plugin_entry_points_find_each_other_and_link_one_l
     assert {p.name for p in lib.glob("*.so")} == LIBS
     ep, compiler = read_elf(lib / "libhipgpu.so"), read_elf(lib / "libhip-compiler.so")
     assert sorted(ep.defined) == ["CreateEpFactories", "ReleaseEpFactory"]
+    # GNU ld leaves LOCAL entries (vague-linkage symbols the version script hid) in .dynsym: no object sees them,
+    # and they are not exports.
+    dynsym = subprocess.run(["readelf", "-W", "--dyn-syms", str(lib / "libhipgpu.so")], capture_output=True,
+                            text=True).stdout
+    assert any(" LOCAL " in line and " UND " not in line for line in dynsym.splitlines()[3:])
     # libhipgpu.so dlopens libhip-compiler.so by bare name: it is found beside it, through $ORIGIN alone.
     assert ep.runpath == ("$ORIGIN",) and compiler.runpath == ("$ORIGIN",)
     # One LLVM: both link Debian's shared libLLVM, and neither carries a static copy of its command-line options

@@ -33,7 +33,8 @@ class ElfFacts:
     stack_flags: str | None
     exports: tuple[str, ...]  # defined global/weak dynamic function symbols, sorted
     machine: str
-    # Every defined dynamic symbol of any type (what `nm -D --defined-only` lists, minus version nodes).
+    # Every defined dynamic symbol of any type that other objects see (`nm -D --defined-only`'s, minus version nodes
+    # and LOCAL entries).
     defined: tuple[str, ...] = ()
     # Bytes of DWARF sections (.debug_*, compressed .zdebug_*): 0 for a library shipped without debug info.
     debug_bytes: int = 0
@@ -88,8 +89,11 @@ def read_elf(path: Path | bytes, label: str | None = None) -> ElfFacts:
                             rpath = _split_path_list(tag.rpath)  # type: ignore[attr-defined]
                 elif isinstance(section, SymbolTableSection) and section.name == ".dynsym":
                     for symbol in section.iter_symbols():
+                        # A LOCAL entry in .dynsym is visible to no other object: GNU ld leaves the vague-linkage
+                        # symbols a version script localized there (typeinfo names, inline template functions).
                         if (symbol.name and symbol["st_shndx"] not in ("SHN_UNDEF", "SHN_ABS")
-                                and symbol["st_info"]["type"] != "STT_SECTION"):
+                                and symbol["st_info"]["type"] != "STT_SECTION"
+                                and symbol["st_info"]["bind"] != "STB_LOCAL"):
                             defined.add(symbol.name)
                         if (
                             symbol.name
