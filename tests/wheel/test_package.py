@@ -9,6 +9,7 @@ import struct
 import subprocess
 import sys
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,11 @@ def test_missing_or_wrong_libraries_are_named(tmp_path):
                        match=r"libmigraphx-backend\.so: does not export CreateEpFactories, ReleaseEpFactory"):
         build_wheel(SETTINGS, libs, INFO, tmp_path / "out")
     assert not list((tmp_path / "out").glob("*.whl"))
+    # The same library declared a helper an EP loads (plugin = false, hip-ep's libhip-compiler.so) is packaged.
+    components = tuple(replace(c, plugin=False) if c.library == "migraphx-backend" else c
+                       for c in SETTINGS.components)
+    wheel = build_wheel(replace(SETTINGS, components=components), libs, INFO, tmp_path / "out")
+    assert f"{SETTINGS.import_package}/libmigraphx-backend.so" in zipfile.ZipFile(wheel).namelist()
 
 
 def test_two_builds_and_repairs_are_byte_identical_and_honour_source_date_epoch(tmp_path, monkeypatch):

@@ -27,7 +27,8 @@ from toolkit.wheel.settings import Component, WheelSettings
 
 
 def select_components(settings: WheelSettings, lib_dir: Path, info: BuildInfo) -> tuple[Component, ...]:
-    """The components this build packages, each checked to be a plugin EP library on disk."""
+    """The components this build packages, each checked to be on disk, and a plugin EP library unless it says
+    it is not (`plugin = false`)."""
     features = frozenset(info.features)
     chosen = settings.components_for(features)
     required = ep_entry_points()
@@ -44,7 +45,7 @@ def select_components(settings: WheelSettings, lib_dir: Path, info: BuildInfo) -
             )
         if not is_elf(path):
             raise ToolkitError(f"{path}: not an ELF shared library")
-        missing = [name for name in required if name not in read_elf(path).exports]
+        missing = [name for name in required if name not in read_elf(path).exports] if c.plugin else []
         if missing:
             raise ToolkitError(
                 f"{path}: does not export {', '.join(missing)}; ORT cannot load it as a plugin EP library",

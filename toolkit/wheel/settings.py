@@ -72,6 +72,10 @@ class Component:
     dlopens: tuple[str, ...] = field(default=(), metadata=doc(
         "Libraries outside the wheel it loads by bare name at run time (`libhipgpu.so`); the self-check looks for "
         "them."))
+    # hip-ep's libhip-compiler.so: a library the EP loads, not an EP.
+    plugin: bool = field(default=True, metadata=doc(
+        "It exports ORT's plugin EP entry points (CreateEpFactories, ReleaseEpFactory), which the wheel build "
+        "checks; false for a helper library an EP loads (hip-ep's `hip-compiler`)."))
 
     @property
     def filename(self) -> str:
@@ -225,8 +229,11 @@ def _components(t: Table) -> list[Component]:
         for i, name in enumerate(dlopens):
             if not _DLOPEN_NAME.match(name):
                 raise ct.error(f"dlopens[{i}]", f"expected a library file name such as 'libhipgpu.so', got {name!r}")
+        plugin = ct.bool("plugin", True)
+        if ep_name is not None and not plugin:
+            raise ct.error("plugin", "a component ORT registers (it has an ep_name) exports the plugin entry points")
         ct.done()
-        components.append(Component(library, ep_name, feature, runpath, loads, runtime, dlopens))
+        components.append(Component(library, ep_name, feature, runpath, loads, runtime, dlopens, plugin))
     if not components:
         raise t.error("components", "at least one component is required")
     for i, c in enumerate(components):
