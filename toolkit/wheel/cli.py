@@ -71,11 +71,13 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
     extra: list[str] = list(args.exclude)
     components: tuple[Component, ...] = ()
+    platform = "manylinux"
     if args.recipe:
         settings = recipe_wheel_settings(args.recipe)
         extra += list(settings.excludes)
-        components = settings.components
-    result = repair_wheel(args.wheel, args.out or args.wheel.parent / "repaired", extra, components, args.rocm_path)
+        components, platform = settings.components, settings.platform
+    result = repair_wheel(args.wheel, args.out or args.wheel.parent / "repaired", extra, components, args.rocm_path,
+                          platform=platform)
     print(result.wheel)
     return 0
 

@@ -169,12 +169,14 @@ def _epoch_of(wheel: Path, env: Mapping[str, str]) -> str:
 
 
 def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), components: Iterable[Component] = (),
-                 rocm_paths: Iterable[str | Path] = (), env: Mapping[str, str] | None = None) -> RepairResult:
+                 rocm_paths: Iterable[str | Path] = (), env: Mapping[str, str] | None = None,
+                 platform: str = "manylinux") -> RepairResult:
     """Repair `wheel` into `out_dir`.
 
     excludes: soname patterns to leave external beyond ROCm's (the recipe's extras); components: the recipe's
     [wheel] components (their runpath and loads); rocm_paths: ROCm installs besides /opt/rocm* and $ROCM_PATH;
-    env: what the caller adds to auditwheel's environment (a release's SOURCE_DATE_EPOCH).
+    env: what the caller adds to auditwheel's environment (a release's SOURCE_DATE_EPOCH); platform: the recipe's
+    [wheel] platform (`linux`: tagged linux_<arch>, for libraries newer than every manylinux policy).
     """
     wheel, out_dir = Path(wheel), Path(out_dir)
     if not wheel.is_file():
@@ -203,7 +205,7 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
         rocm = [n for n in needs if n.kind == "rocm"]
         # Libraries that are ROCm by place or package, not by name, are excluded by their exact soname.
         patterns = tuple(dict.fromkeys((*resolver.patterns, *(n.soname for n in rocm))))
-        repaired = _auditwheel(staged, wheel, tmp_path / "out", patterns, patchelf, env or {})
+        repaired = _auditwheel(staged, wheel, tmp_path / "out", patterns, patchelf, env or {}, platform)
         platform_tags = parse_wheel_filename(repaired.name).platform_tags
         unpacked = tmp_path / "unpacked"
         with zipfile.ZipFile(repaired) as archive:
@@ -233,9 +235,11 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
 
 
 def _auditwheel(staged: Path, wheel: Path, out: Path, patterns: tuple[str, ...], patchelf: Path,
-                added: Mapping[str, str]) -> Path:
+                added: Mapping[str, str], platform: str = "manylinux") -> Path:
     # Each value glued to its option, the wheel an absolute path: none of them reads as an option.
     cmd = [sys.executable, "-m", "auditwheel", "repair", f"--wheel-dir={Path(out).absolute()}"]
+    if platform == "linux":
+        cmd.append(f"--plat=linux_{os.uname().machine}")
     cmd += [f"--exclude={pattern}" for pattern in patterns]
     cmd.append(str(Path(staged).absolute()))
     # auditwheel runs the first patchelf on PATH: the one find_patchelf chose.

@@ -109,6 +109,12 @@ class WheelSettings:
     variant: str | None = None  # the variant this wheel is (set by for_linked)
     trace_env: str | None = field(default=None, metadata=doc(
         "The variable that, set to 1, makes the EP print what it does; the self-check's hints name it."))
+    # hip-ep: built in sid against LLVM 22, its compiler needs GLIBC_2.43, newer than every manylinux policy.
+    platform: str = field(default="manylinux", metadata=doc(
+        "`manylinux`: repair tags the wheel with the manylinux policy its libraries' glibc symbols allow; `linux`: "
+        "libraries that need a glibc newer than any policy (a build root's) are still repaired (what they link is "
+        "bundled, ROCm left out) and tagged `linux_<arch>`, which an index of your own takes and PyPI refuses."),
+        )
     # hip-ep's mock runtime: a build for tests, which must never reach a user as if it ran models.
     test_only: dict[str, str] = field(default_factory=dict, metadata=doc(
         "Features whose build is for tests only, each with why: `{ mock = \"...\" }`. A wheel built with one on "
@@ -278,6 +284,7 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
             raise t.error(f"rocm_variants.{name}", f"expected a versioned soname such as 'libamdhip64.so.6', "
                                                    f"got {soname!r}")
     test_only = t.str_map("test_only", {})
+    platform = t.str("platform", "manylinux", choices=("manylinux", "linux"))
     components = _components(t)
     t.done()
     return WheelSettings(
@@ -291,6 +298,7 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
         rocm_variants=rocm_variants,
         trace_env=trace_env,
         test_only=test_only,
+        platform=platform,
     )
 
 

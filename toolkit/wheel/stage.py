@@ -64,7 +64,7 @@ def repair_stage(b: Build) -> Stage:
         tmp = make_temp_dir(ws.root, "wheelhouse")
         try:
             repair_wheel(wheels[0], tmp, settings.excludes, settings.components,
-                         [b.options.rocm_path] if b.options.rocm_path else [], env=b.env)
+                         [b.options.rocm_path] if b.options.rocm_path else [], env=b.env, platform=settings.platform)
             replace_dir(tmp, ws.wheelhouse)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
