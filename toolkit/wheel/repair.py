@@ -32,6 +32,7 @@ from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import give_umask_mode
 from toolkit.util.process import run
 from toolkit.wheel import runpath
+from toolkit.wheel.graft import graft
 from toolkit.wheel.rocm import Need, Resolver, missing_error
 from toolkit.wheel.settings import Component
 from toolkit.wheel.wheelfile import parse_wheel_filename
@@ -205,7 +206,10 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
         rocm = [n for n in needs if n.kind == "rocm"]
         # Libraries that are ROCm by place or package, not by name, are excluded by their exact soname.
         patterns = tuple(dict.fromkeys((*resolver.patterns, *(n.soname for n in rocm))))
-        repaired = _auditwheel(staged, wheel, tmp_path / "out", patterns, patchelf, env or {}, platform)
+        if platform == "linux":
+            repaired = _graft(wheel, source, needs, changed, tmp_path / "out")
+        else:
+            repaired = _auditwheel(staged, wheel, tmp_path / "out", patterns, patchelf, env or {})
         platform_tags = parse_wheel_filename(repaired.name).platform_tags
         unpacked = tmp_path / "unpacked"
         with zipfile.ZipFile(repaired) as archive:
@@ -234,12 +238,25 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
                         tuple(needs))
 
 
+def _graft(wheel: Path, source: Path, needs: list[Need], runpaths_set: list[str], out: Path) -> Path:
+    """[wheel] platform = "linux": auditwheel's grafting done here (toolkit/wheel/graft.py), the tag kept."""
+    name = parse_wheel_filename(wheel.name)
+    if not all(tag.startswith("linux_") for tag in name.platform_tags):
+        raise ToolkitError(f"{wheel.name}: [wheel] platform = \"linux\" repairs a linux_<arch> wheel, not "
+                           f"{', '.join(name.platform_tags)}")
+    members = elf_members(source)
+    changed, added = graft(source, members, needs, f"{name.distribution}.libs")
+    out.mkdir(parents=True, exist_ok=True)
+    runpath.rewrite_wheel(wheel, out / wheel.name, source, {*runpaths_set, *changed}, added)
+    log.stage("repair", f"{wheel.name}: no manylinux policy holds its libraries ([wheel] platform = \"linux\"): "
+                        f"{len(added)} bundled into {name.distribution}.libs/, tag kept")
+    return out / wheel.name
+
+
 def _auditwheel(staged: Path, wheel: Path, out: Path, patterns: tuple[str, ...], patchelf: Path,
-                added: Mapping[str, str], platform: str = "manylinux") -> Path:
+                added: Mapping[str, str]) -> Path:
     # Each value glued to its option, the wheel an absolute path: none of them reads as an option.
     cmd = [sys.executable, "-m", "auditwheel", "repair", f"--wheel-dir={Path(out).absolute()}"]
-    if platform == "linux":
-        cmd.append(f"--plat=linux_{os.uname().machine}")
     cmd += [f"--exclude={pattern}" for pattern in patterns]
     cmd.append(str(Path(staged).absolute()))
     # auditwheel runs the first patchelf on PATH: the one find_patchelf chose.

@@ -94,24 +94,33 @@ def _bare_name_problem(root: Path, member: str, search: tuple[str, ...], target:
     return f"would not find {expected}"
 
 
-def rewrite_wheel(src: Path, dest: Path, root: Path, changed: Iterable[str]) -> None:
+def rewrite_wheel(src: Path, dest: Path, root: Path, changed: Iterable[str], added: Iterable[str] = ()) -> None:
     """Copy `src` to `dest` with the `changed` members taken from `root`: same order, dates and modes;
-    RECORD updated."""
-    changed = set(changed)
+    the `added` members (files of `root`) written before the dist-info, dated as the wheel's first entry; RECORD
+    updated."""
+    changed, added = set(changed), list(added)
     with zipfile.ZipFile(src) as archive:
         infos = archive.infolist()
         record_name = next((i.filename for i in infos if i.filename.endswith(".dist-info/RECORD")), None)
         if record_name is None:
             raise ToolkitError(f"{src}: no .dist-info/RECORD: not a wheel")
-        new_data = {name: (root / name).read_bytes() for name in changed}
+        new_data = {name: (root / name).read_bytes() for name in [*changed, *added]}
         rows = list(csv.reader(io.StringIO(archive.read(record_name).decode("utf-8"))))
         for row in rows:
             if row and row[0] in new_data:
                 row[1:3] = [record_hash(new_data[row[0]]), str(len(new_data[row[0]]))]
+        rows[-1:-1] = [[name, record_hash(new_data[name]), str(len(new_data[name]))] for name in added]
         out = io.StringIO()
         csv.writer(out, lineterminator="\n").writerows(rows)
         new_data[record_name] = out.getvalue().encode("utf-8")
+        first_dist_info = next(i for i, info in enumerate(infos) if ".dist-info/" in info.filename)
+        new_infos = []
+        for name in added:
+            info = zipfile.ZipInfo(name, date_time=infos[0].date_time)
+            info.external_attr = (0o100755 << 16)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            new_infos.append(info)
         with zipfile.ZipFile(dest, "w") as target:
-            for info in infos:
+            for info in [*infos[:first_dist_info], *new_infos, *infos[first_dist_info:]]:
                 data = new_data.get(info.filename)
                 target.writestr(info, archive.read(info) if data is None else data, compress_type=info.compress_type)
