@@ -15,8 +15,11 @@ from pathlib import Path
 
 from tests.support.hip_ep_models import attention, matmul_relu
 from tests.support.hip_ep_support import session
+from tests.support.tools import ROOT
 from toolkit.binary.elf import read_elf
 from toolkit.buildroot import run_in_root
+from toolkit.cmake.check_stage import export_mismatch
+from toolkit.recipe.load import load_recipe
 from toolkit.sources.fetchcontent import read_report
 
 LIBS = {"libhipgpu.so", "libhip-compiler.so"}
@@ -27,7 +30,12 @@ def test_libraries_export_the_plugin_entry_points_find_each_other_and_link_one_l
     lib = hipep.ws / "lib"
     assert {p.name for p in lib.glob("*.so")} == LIBS
     ep, compiler = read_elf(lib / "libhipgpu.so"), read_elf(lib / "libhip-compiler.so")
-    assert sorted(ep.defined) == ["CreateEpFactories", "ReleaseEpFactory"]
+    # The tree's version script: the plugin entry points, four helpers and morphizen's API; never LLVM's symbols
+    # (ROCm's comgr would bind its own llvm:: references to them).
+    [declared] = [o.exports for o in load_recipe(ROOT / "recipes" / "hip-ep.toml").outputs if o.library == "hipgpu"]
+    assert export_mismatch(list(ep.defined), declared) == ([], [])
+    assert not [s for s in (*ep.defined, *compiler.defined) if s.startswith("_ZN4llvm")]
+    assert sorted(compiler.defined) == ["hip_compile_with_fs", "hip_get_version"]
     # GNU ld leaves LOCAL entries (vague-linkage symbols the version script hid) in .dynsym: no object sees them,
     # and they are not exports.
     dynsym = subprocess.run(["readelf", "-W", "--dyn-syms", str(lib / "libhipgpu.so")], capture_output=True,

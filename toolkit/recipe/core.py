@@ -58,7 +58,9 @@ class Output:
         "The library name (`amdgpu-ep` for `libamdgpu-ep.so`); may be left out when `feature` names a feature "
         "whose spelling gives one."))
     feature: str | None = field(metadata=doc("Only when this feature is on."))
-    exports: tuple[str, ...] = field(metadata=doc("Exactly the dynamic symbols it must export."))
+    exports: tuple[str, ...] = field(metadata=doc(
+        "Exactly the dynamic symbols it must export: names, and globs (`*`, `?`, `[`) as a version script's "
+        "`global:` patterns are, which every export not named must match."))
     # libmigraphx_c.so.3 for the MIGraphX backend: linked to MIGraphX, not loading it late.
     needs: tuple[str, ...] = field(default=(), metadata=doc("Libraries its ELF must list as NEEDED."))
 

@@ -1,0 +1,17 @@
+"""The check stage's export rule: a library exports exactly what the recipe names, where an entry may be a glob as a
+version script's `global:` patterns are (hip-ep's `*morphizen*`)."""
+
+from __future__ import annotations
+
+from toolkit.cmake.check_stage import export_mismatch
+
+
+def test_names_must_be_exported_and_globs_cover_the_rest():
+    declared = ("CreateEpFactories", "ReleaseEpFactory", "*morphizen*")
+    found = ["CreateEpFactories", "ReleaseEpFactory", "_ZN9morphizen4PassE", "_ZTVN9morphizen7PatternE"]
+    assert export_mismatch(found, declared) == ([], [])
+    # An export no entry covers is unexpected; a named entry not exported is missing; a glob matching nothing is
+    # neither (a version script's pattern may match no symbol of a given build).
+    assert export_mismatch(["CreateEpFactories", "_ZN4llvm2cl3optE"], declared) == \
+        (["_ZN4llvm2cl3optE"], ["ReleaseEpFactory"])
+    assert export_mismatch(["a", "b"], ("a", "b")) == ([], [])
