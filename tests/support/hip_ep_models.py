@@ -1,5 +1,5 @@
-"""Small ONNX models for hip-ep's MLIR pipeline, made with onnx.helper: MatMul+Relu, and a single-head
-self-attention block (the kind of graph hip-ep exists for: projections, scaled scores, softmax, weighted sum)."""
+"""Small ONNX models for hip-ep's MLIR pipeline, made with onnx.helper: MatMul+Relu, and a transformer attention
+block (the kind of graph hip-ep exists for: layer norm, projections, multi-head attention, residual)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 
 
-def _save(graph, path: Path, opset: int = 17) -> Path:
+def _save(graph, path: Path, opset: int = 17, extra_domains: dict[str, int] | None = None) -> Path:
     import onnx
     from onnx import helper
 
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    opsets = [helper.make_opsetid("", opset), *(helper.make_opsetid(d, v) for d, v in (extra_domains or {}).items())]
+    model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8  # what ORT 1.24 and newer all read
     onnx.checker.check_model(model)
     onnx.save(model, str(path))
@@ -34,29 +35,30 @@ def matmul_relu(path: Path) -> Path:
     return _save(graph, path)
 
 
-def attention(path: Path, seq: int = 8, dim: int = 16) -> Path:
-    """Single-head self-attention: softmax((x Wq)(x Wk)^T / sqrt(d)) (x Wv), then an output projection."""
+def attention(path: Path, seq: int = 8, dim: int = 16, heads: int = 2) -> Path:
+    """A transformer's attention block: LayerNormalization, the Q/K/V projections, ORT's MultiHeadAttention
+    (com.microsoft, what LLM exports use), the output projection and the residual Add."""
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)
     weights = [numpy_helper.from_array(rng.standard_normal((dim, dim)).astype(np.float32) / dim, name=n)
                for n in ("wq", "wk", "wv", "wo")]
-    scale = numpy_helper.from_array(np.array(1 / np.sqrt(dim), dtype=np.float32), name="scale")
+    norm = [numpy_helper.from_array(np.ones(dim, np.float32), name="gamma"),
+            numpy_helper.from_array(np.zeros(dim, np.float32), name="beta")]
     nodes = [
-        helper.make_node("MatMul", ["x", "wq"], ["q"]),
-        helper.make_node("MatMul", ["x", "wk"], ["k"]),
-        helper.make_node("MatMul", ["x", "wv"], ["v"]),
-        helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
-        helper.make_node("MatMul", ["q", "kt"], ["scores"]),
-        helper.make_node("Mul", ["scores", "scale"], ["scaled"]),
-        helper.make_node("Softmax", ["scaled"], ["probs"], axis=-1),
-        helper.make_node("MatMul", ["probs", "v"], ["context"]),
-        helper.make_node("MatMul", ["context", "wo"], ["y"]),
+        helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["h"], axis=-1, epsilon=1e-5),
+        helper.make_node("MatMul", ["h", "wq"], ["q"]),
+        helper.make_node("MatMul", ["h", "wk"], ["k"]),
+        helper.make_node("MatMul", ["h", "wv"], ["v"]),
+        helper.make_node("MultiHeadAttention", ["q", "k", "v"], ["context"], domain="com.microsoft",
+                         num_heads=heads),
+        helper.make_node("MatMul", ["context", "wo"], ["o"]),
+        helper.make_node("Add", ["x", "o"], ["y"]),
     ]
     graph = helper.make_graph(
         nodes, "attention",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, dim])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, dim])],
-        initializer=[*weights, scale],
+        initializer=[*weights, *norm],
     )
-    return _save(graph, path)
+    return _save(graph, path, extra_domains={"com.microsoft": 1})
