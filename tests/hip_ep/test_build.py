@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 from tests.support.hip_ep_models import attention, matmul_relu
-from tests.support.hip_ep_support import session
+from tests.support.hip_ep_support import BUILD_DIR, build_args, session, toolkit
 from tests.support.tools import ROOT
 from toolkit.binary.elf import read_elf
 from toolkit.buildroot import run_in_root
@@ -118,3 +118,17 @@ def test_wheel_bundles_llvm_leaves_rocm_out_and_its_self_check_says_test_build(h
     assert proc.returncode != 0, out
     assert "TEST BUILD: mock: the mock runtime runs no GPU code" in out
     assert "this is a test build (feature mock" in out
+
+
+def test_the_real_runtime_configures_against_the_roots_rocm_7(hipep):
+    """--without-mock: HIP, MIOpen and hipBLASLt 7.2.4 from the root, the GPU kernels for the recipe's targets with
+    the root's clang 22. Configure only here (the full build is the one the closing note measured)."""
+    proc = toolkit(hipep.root, hipep.python, build_args(BUILD_DIR, "--without-mock", "--variant", "real",
+                                                        "--until", "configure"))
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-4000:]
+    assert "Building REAL runtime with HIP/MIOpen/hipBLASLt" in log
+    assert "[custom_kernels] Using HIP_ARCHITECTURES: gfx942;gfx1100" in log
+    cache = (BUILD_DIR / "hip-ep" / "real" / "cmake" / "CMakeCache.txt").read_text()
+    assert "BUILD_MOCK_RUNTIME:BOOL=OFF" in cache
+    assert "CMAKE_HIP_COMPILER:UNINITIALIZED=/usr/lib/llvm-22/bin/clang++" in cache
