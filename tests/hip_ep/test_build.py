@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 
 from tests.support.hip_ep_models import attention, matmul_relu
-from tests.support.hip_ep_support import BUILD_DIR, build_args, session, toolkit
+from tests.support.hip_ep_support import BUILD_DIR, SESSION_SCRIPT, build_args, session, toolkit
 from tests.support.tools import ROOT
 from toolkit.binary.elf import read_elf
 from toolkit.buildroot import run_in_root
@@ -105,8 +105,9 @@ def test_wheel_bundles_llvm_leaves_rocm_out_and_its_self_check_says_test_build(h
     names = zipfile.ZipFile(wheel).namelist()
     assert {"onnxruntime_ep_hipgpu/libhipgpu.so", "onnxruntime_ep_hipgpu/libhip-compiler.so"} <= set(names)
     bundled = [n.rsplit("/", 1)[1] for n in names if n.startswith("onnxruntime_ep_hipgpu.libs/")]
-    assert any(n.startswith("libLLVM") for n in bundled), bundled
-    assert not any(n.startswith(("libamdhip64", "libhsa-runtime", "libamd_comgr")) for n in bundled), bundled
+    assert any(n.startswith("libprotobuf-") for n in bundled), bundled
+    # ROCm and LLVM stay external (LLVM: Debian's ROCm 7 links it too; two copies abort the process at exit).
+    assert not any(n.startswith(("libLLVM", "libamdhip64", "libhsa-runtime", "libamd_comgr")) for n in bundled)
     # Installed in a fresh venv inside the root (Debian's onnxruntime 1.27.1 visible), its self-check says this is
     # a test build and gives no ready verdict.
     venv = tmp_path / "venv"
@@ -132,3 +133,24 @@ def test_the_real_runtime_configures_against_the_roots_rocm_7(hipep):
     cache = (BUILD_DIR / "hip-ep" / "real" / "cmake" / "CMakeCache.txt").read_text()
     assert "BUILD_MOCK_RUNTIME:BOOL=OFF" in cache
     assert "CMAKE_HIP_COMPILER:UNINITIALIZED=/usr/lib/llvm-22/bin/clang++" in cache
+
+
+def test_the_wheel_runs_models_with_pypis_lowest_onnxruntime_of_its_range(hipep, wheelhouse, tmp_path):
+    """The repaired wheel (LLVM and protobuf bundled) in a fresh venv in the root, beside PyPI's onnxruntime 1.27.0,
+    the floor of its [wheel] onnxruntime range, instead of Debian's: the library it names runs both models."""
+    [wheel] = (hipep.ws / "wheelhouse").glob("*.whl")
+    version = "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')"
+    python = run_in_root(hipep.root, ["python3", "-c", version], capture=True).stdout.strip()
+    folder = wheelhouse.fetch("onnxruntime==1.27.0", python_version=python)
+    models = [matmul_relu(tmp_path / "matmul_relu.onnx"), attention(tmp_path / "attention.onnx")]
+    venv = tmp_path / "venv"
+    script = (f"python3 -m venv --system-site-packages {venv} && {venv}/bin/python -m pip install -q --no-index "
+              f"--no-deps --find-links {folder} onnxruntime==1.27.0 {wheel} && "
+              f"lib=$({venv}/bin/python -c 'import onnxruntime_ep_hipgpu as m; print(m.get_library_path())') && "
+              f"MORPHIZEN_EP_ENABLE_CPU_DEVICE=1 {venv}/bin/python {SESSION_SCRIPT} \"$lib\" {models[0]} {models[1]}")
+    proc = run_in_root(hipep.root, ["sh", "-c", script], binds=[tmp_path, folder, wheel.parent, SESSION_SCRIPT.parent],
+                       network=False, check=False, capture=True, timeout=900)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
+    report = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("HIPEP "))[6:])
+    assert report["ort"] == "1.27.0"
+    assert [s["outputs"] for s in report["sessions"]] == [[[2, 4]], [[1, 8, 16]]]
