@@ -231,9 +231,10 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
         os.replace(repaired, final)
     if rocm:
         log.stage("repair", f"left external (ROCm): {', '.join(n.soname for n in rocm)}")
-    log.stage("repair", f"{final.name}: tag {platform_tags[0]} (computed by auditwheel from the glibc symbol "
-                        f"versions its libraries need{f', {glibc} at most' if glibc else ''}, not from this "
-                        f"machine's glibc), {len(grafted)} grafted, {len(rocm)} ROCm libraries left external")
+    how = ("kept: no manylinux policy holds its libraries, [wheel] platform = \"linux\"" if platform == "linux" else
+           "computed by auditwheel from the glibc symbol versions its libraries need")
+    log.stage("repair", f"{final.name}: tag {platform_tags[0]} ({how}{f', {glibc} at most' if glibc else ''}, not "
+                        f"from this machine's glibc), {len(grafted)} grafted, {len(rocm)} libraries left external")
     return RepairResult(final, platform_tags[0], platform_tags, grafted, tuple(sorted(n.soname for n in rocm)),
                         tuple(needs))
 
