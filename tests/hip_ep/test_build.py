@@ -97,7 +97,7 @@ def test_without_its_compiler_beside_it_a_session_fails_naming_it(hipep, tmp_pat
     assert "hip-compiler" in proc.stdout + proc.stderr
 
 
-def test_wheel_bundles_llvm_leaves_rocm_out_and_its_self_check_says_test_build(hipep, tmp_path):
+def test_wheel_bundles_what_it_links_leaves_rocm_and_llvm_out_and_says_test_build(hipep, tmp_path):
     [wheel] = (hipep.ws / "wheelhouse").glob("*.whl")
     # sid's glibc 2.43 symbols (libm's float functions in libhip-compiler.so) are newer than every manylinux policy:
     # auditwheel gives no manylinux tag, and the recipe's [wheel] platform = "linux" says so.
@@ -144,8 +144,9 @@ def test_the_wheel_runs_models_with_pypis_lowest_onnxruntime_of_its_range(hipep,
     folder = wheelhouse.fetch("onnxruntime==1.27.0", python_version=python)
     models = [matmul_relu(tmp_path / "matmul_relu.onnx"), attention(tmp_path / "attention.onnx")]
     venv = tmp_path / "venv"
+    # --ignore-installed: Debian's onnxruntime, visible through the system site packages, is "1.27" == 1.27.0 to pip.
     script = (f"python3 -m venv --system-site-packages {venv} && {venv}/bin/python -m pip install -q --no-index "
-              f"--no-deps --find-links {folder} onnxruntime==1.27.0 {wheel} && "
+              f"--no-deps --ignore-installed --find-links {folder} onnxruntime==1.27.0 {wheel} && "
               f"lib=$({venv}/bin/python -c 'import onnxruntime_ep_hipgpu as m; print(m.get_library_path())') && "
               f"MORPHIZEN_EP_ENABLE_CPU_DEVICE=1 {venv}/bin/python {SESSION_SCRIPT} \"$lib\" {models[0]} {models[1]}")
     proc = run_in_root(hipep.root, ["sh", "-c", script], binds=[tmp_path, folder, wheel.parent, SESSION_SCRIPT.parent],
