@@ -230,6 +230,9 @@ class Build:
         defines.update(self.deps.cmake_defines(self.ort_home or self.planned_ort_home()))
         defines.update(self.fetchcontent_defines())
         defines.update(feat.cmake_defines(self.recipe, self.resolved_features()))
+        targets_define = self.recipe.build.gpu_targets_define
+        if targets_define and self.options.gpu_targets:
+            defines[targets_define] = ";".join(self.options.gpu_targets)
         defines.update(self.toolchain().defines(self.toolchain_dir))
         launcher = compiler_launcher()
         if launcher:
@@ -277,6 +280,14 @@ class Build:
             return None, f"GPU kernels skipped: {toolchain.reason}"
         return toolchain, ""
 
+    def _gpu_targets(self, kernels: bool) -> list[str]:
+        """The GPU targets compiled: those of the tree's own targets define ([build] gpu_targets_define), or the
+        --gpu-targets the hipified kernels are compiled for."""
+        define = self.recipe.build.gpu_targets_define
+        if define:
+            return [t for t in self.defines().get(define, "").split(";") if t]
+        return list(self.options.gpu_targets) if kernels else []
+
     def build_facts(self) -> BuildFacts:
         """What the wheel records about its build: source revision, patches, features, ROCm, GPU targets, and
         the C/C++ toolchain (its identity: for zig, the pinned version, target and wheel sha256)."""
@@ -294,7 +305,7 @@ class Build:
             "features": sorted(self.enabled()),
             "rocm_version": headers.describe() if headers else rocm,
             "hip_version": headers.version if headers else toolchain.version if toolchain else None,
-            "gpu_targets": list(self.options.gpu_targets) if toolchain else [],
+            "gpu_targets": self._gpu_targets(toolchain is not None),
             "toolchain": self.toolchain().identity(),
         }
 

@@ -63,6 +63,8 @@ class Output:
         "`global:` patterns are, which every export not named must match."))
     # libmigraphx_c.so.3 for the MIGraphX backend: linked to MIGraphX, not loading it late.
     needs: tuple[str, ...] = field(default=(), metadata=doc("Libraries its ELF must list as NEEDED."))
+    # hip-ep's GPU kernel libraries: built by the real runtime, that is with its mock feature off.
+    unless: str | None = field(default=None, metadata=doc("Only when this feature is off."))
 
 
 @recipe_table("build")
@@ -85,6 +87,11 @@ class BuildSettings:
         "The tree's CMake variable naming the folder it writes libraries to."))
     kernels_define: str | None = field(default=None, metadata=doc(
         "The tree's CMake variable naming the folder of hipified kernel sources it compiles."))
+    # hip-ep's HIP_ARCHITECTURES: a tree that compiles GPU kernels of its own with its own HIP set-up.
+    gpu_targets_define: str | None = field(default=None, metadata=doc(
+        "The tree's CMake variable naming the GPU targets it compiles its own kernels for (a CMake list): "
+        "`--gpu-targets` sets it, else a feature's defines may; the build facts and the check stage take the "
+        "targets from it."))
     # toolkit/cmake/toolchains.toml; zig links libc++ in statically.
     toolchain: str = field(default="system", metadata=doc(
         "C/C++ compilers: `system` (what CMake finds) or `zig` (a glibc floor, libc++ linked in statically); "
@@ -110,7 +117,9 @@ def read_build(t: Table | None) -> BuildSettings:
     strip_runpath = t.bool("strip_runpath", False)
     output_dir_define = t.str("output_dir_define", None)
     kernels_define = t.str("kernels_define", None)
-    for key, value in (("output_dir_define", output_dir_define), ("kernels_define", kernels_define)):
+    gpu_targets_define = t.str("gpu_targets_define", None)
+    for key, value in (("output_dir_define", output_dir_define), ("kernels_define", kernels_define),
+                       ("gpu_targets_define", gpu_targets_define)):
         if value is not None and not _DEFINE.match(value):
             raise t.error(key, f"expected a CMake variable name, got {value!r}")
     collect = t.str("collect", "output-dir" if output_dir_define else "install", choices=["output-dir", "install"])
@@ -119,8 +128,9 @@ def read_build(t: Table | None) -> BuildSettings:
                                  "the tree writes its libraries to")
     toolchain, floor, hidden = _read_toolchain(t)
     t.done()
+    lists = (*lists, gpu_targets_define) if gpu_targets_define else lists
     return BuildSettings(build_type, generator, defines, option_files, strip_runpath, collect,
-                         output_dir_define, kernels_define, toolchain, floor, hidden, lists)
+                         output_dir_define, kernels_define, gpu_targets_define, toolchain, floor, hidden, lists)
 
 
 def _read_defines(t: Table, key: str = "defines") -> tuple[dict[str, str], tuple[str, ...]]:
@@ -228,6 +238,9 @@ def read_outputs(root: Table, features: dict[str, Feature]) -> tuple[Output, ...
                 raise ot.error("library", f"required: feature {feature!r} declares no library")
         exports = tuple(ot.str_list("exports", []))
         needs = tuple(ot.str_list("needs", []))
+        unless = ot.str("unless", None)
+        if unless is not None and unless not in features:
+            raise ot.error("unless", f"no feature named {unless!r} (features: {', '.join(features)})")
         ot.done()
-        outputs.append(Output(library, feature, exports, needs))
+        outputs.append(Output(library, feature, exports, needs, unless))
     return tuple(outputs)

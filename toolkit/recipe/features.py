@@ -138,6 +138,8 @@ def expected_libraries(recipe: Recipe, resolved: dict[str, ResolvedFeature]) -> 
     for output in recipe.outputs:
         if output.feature is not None and not resolved[output.feature].on:
             continue
+        if output.unless is not None and resolved[output.unless].on:
+            continue
         library = output.library
         if library is None and output.feature is not None:
             library = resolved[output.feature].spelling.library

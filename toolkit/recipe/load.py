@@ -221,6 +221,7 @@ def _check_feature_references(root: Table, recipe: Recipe) -> None:
     features = recipe.features
     components = recipe.wheel.components if recipe.wheel is not None else ()
     for i, component in enumerate(components):
-        if component.feature is not None and component.feature not in features:
-            raise RecipeError(f"{root.file}: key 'wheel.components[{i}].feature': no feature named "
-                              f"{component.feature!r} (features: {', '.join(features)})")
+        for key, name in (("feature", component.feature), ("unless", component.unless)):
+            if name is not None and name not in features:
+                raise RecipeError(f"{root.file}: key 'wheel.components[{i}].{key}': no feature named "
+                                  f"{name!r} (features: {', '.join(features)})")

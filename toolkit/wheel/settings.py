@@ -72,6 +72,8 @@ class Component:
     dlopens: tuple[str, ...] = field(default=(), metadata=doc(
         "Libraries outside the wheel it loads by bare name at run time (`libhipgpu.so`); the self-check looks for "
         "them."))
+    # hip-ep's GPU kernel libraries, which only its real runtime (mock off) builds.
+    unless: str | None = field(default=None, metadata=doc("Packaged only when this feature is off."))
     # hip-ep's libhip-compiler.so: a library the EP loads, not an EP.
     plugin: bool = field(default=True, metadata=doc(
         "It exports ORT's plugin EP entry points (CreateEpFactories, ReleaseEpFactory), which the wheel build "
@@ -82,7 +84,7 @@ class Component:
         return f"lib{self.library}.so"
 
     def wanted(self, features: frozenset[str]) -> bool:
-        return self.feature is None or self.feature in features
+        return (self.feature is None or self.feature in features) and self.unless not in features
 
 
 @recipe_table("wheel")
@@ -236,10 +238,11 @@ def _components(t: Table) -> list[Component]:
             if not _DLOPEN_NAME.match(name):
                 raise ct.error(f"dlopens[{i}]", f"expected a library file name such as 'libhipgpu.so', got {name!r}")
         plugin = ct.bool("plugin", True)
+        unless = ct.str("unless", None)
         if ep_name is not None and not plugin:
             raise ct.error("plugin", "a component ORT registers (it has an ep_name) exports the plugin entry points")
         ct.done()
-        components.append(Component(library, ep_name, feature, runpath, loads, runtime, dlopens, plugin))
+        components.append(Component(library, ep_name, feature, runpath, loads, runtime, dlopens, unless, plugin))
     if not components:
         raise t.error("components", "at least one component is required")
     for i, c in enumerate(components):
