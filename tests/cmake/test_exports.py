@@ -15,3 +15,12 @@ def test_names_must_be_exported_and_globs_cover_the_rest():
     assert export_mismatch(["CreateEpFactories", "_ZN4llvm2cl3optE"], declared) == \
         (["_ZN4llvm2cl3optE"], ["ReleaseEpFactory"])
     assert export_mismatch(["a", "b"], ("a", "b")) == ([], [])
+
+
+def test_gpu_targets_may_be_carried_by_one_library_each():
+    """hip-ep's real runtime: custom_kernels_gfx942 and custom_kernels_gfx1100 carry one target each."""
+    from toolkit.cmake.check_stage import uncarried_targets
+
+    assert uncarried_targets(["gfx942", "gfx1100"], [["gfx942"], ["gfx1100"]]) == []
+    assert uncarried_targets(["gfx942", "gfx1100"], [["gfx942", "gfx1100"]]) == []
+    assert uncarried_targets(["gfx942", "gfx1100"], [["gfx942"]]) == ["gfx1100"]

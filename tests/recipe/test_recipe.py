@@ -158,3 +158,24 @@ def test_a_typo_of_a_required_key_is_named_as_an_unknown_key(tmp_path):
         load_recipe(path)
     assert str(caught.value) == (f"{path}: key 'compile_check.unitz': unknown key; did you mean 'units' (required, "
                                  "expected an array of strings)?")
+
+
+def test_unless_outputs_and_components_follow_the_feature_being_off(tmp_path):
+    """hip-ep's kernel libraries: built and packaged only by the real runtime, the mock feature off; and the targets
+    the build facts record come from the tree's own GPU targets define."""
+    from toolkit.recipe.features import expected_libraries, resolve_spellings
+
+    text = (MINIMAL + '[build]\ngpu_targets_define = "ARCHS"\n'
+            '[features.a.off_defines]\nARCHS = ["gfx942", "gfx1100"]\n'
+            '[[outputs]]\nlibrary = "ep"\n[[outputs]]\nlibrary = "kernels"\nunless = "a"\n'
+            '[wheel]\nversion = "1.0"\n[[wheel.components]]\nlibrary = "ep"\nep_name = "E"\n'
+            '[[wheel.components]]\nlibrary = "kernels"\nunless = "a"\nplugin = false\n')
+    recipe = load_recipe(write(tmp_path, text))
+    on = expected_libraries(recipe, resolve_spellings(recipe, {"a": True}, None, "t"))
+    off = expected_libraries(recipe, resolve_spellings(recipe, {"a": False}, None, "t"))
+    assert [name for name, _ in on] == ["ep"] and [name for name, _ in off] == ["ep", "kernels"]
+    assert [c.library for c in recipe.wheel.components_for(frozenset({"a"}))] == ["ep"]
+    assert [c.library for c in recipe.wheel.components_for(frozenset())] == ["ep", "kernels"]
+    assert "ARCHS" in recipe.build.list_defines
+    with pytest.raises(RecipeError, match="outputs\\[1\\].unless': no feature named 'b'"):
+        load_recipe(write(tmp_path, text.replace('unless = "a"\n[wheel]', 'unless = "b"\n[wheel]')))

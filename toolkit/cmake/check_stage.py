@@ -4,6 +4,7 @@ code objects for exactly the GPU targets the build facts record."""
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Iterable
 
 from toolkit.binary.elf import read_elf
 from toolkit.binary.offload_bundle import gpu_targets
@@ -73,6 +74,12 @@ def _exports_hint(b: Build, extra: list[str]) -> str:
     return "the library's version script should export only the plugin EP entry points"
 
 
+def uncarried_targets(expected: list[str], carried: Iterable[list[str]]) -> list[str]:
+    """The expected GPU targets no library carries: each target is in some library, one fat library or one library
+    per target (hip-ep's custom_kernels_<target>)."""
+    return sorted(set(expected) - {t for found in carried for t in found})
+
+
 def check_code_objects(b: Build) -> None:
     """The offload bundles of the built libraries must hold exactly the GPU targets the build facts record
     (the wheel's facts are these), no fewer and no more, together: a stale CMake cache shows up here."""
@@ -91,8 +98,7 @@ def check_code_objects(b: Build) -> None:
     if expected and not carried:
         raise CheckFailed(f"no library in {b.workspace.lib} carries GPU code objects, though --gpu-targets "
                            f"{','.join(expected)} was given")
-    # Every target is carried by some library: one fat library, or one library per target (hip-ep's kernels).
-    missing = sorted(set(expected) - {t for found in carried.values() for t in found})
+    missing = uncarried_targets(expected, carried.values())
     if carried and missing:
         shown = "; ".join(f"{p.name}: {', '.join(f)}" for p, f in carried.items())
         raise CheckFailed(f"no library carries code objects for {', '.join(missing)} ({shown})",
