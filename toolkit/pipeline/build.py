@@ -230,9 +230,8 @@ class Build:
         defines.update(self.deps.cmake_defines(self.ort_home or self.planned_ort_home()))
         defines.update(self.fetchcontent_defines())
         defines.update(feat.cmake_defines(self.recipe, self.resolved_features()))
-        targets_define = self.recipe.build.gpu_targets_define
-        if targets_define and self.options.gpu_targets:
-            defines[targets_define] = ";".join(self.options.gpu_targets)
+        if self.recipe.build.gpu_targets_define and self.options.gpu_targets:  # the tree's own GPU targets variable
+            defines[self.recipe.build.gpu_targets_define] = ";".join(self.options.gpu_targets)
         defines.update(self.toolchain().defines(self.toolchain_dir))
         launcher = compiler_launcher()
         if launcher:
@@ -280,20 +279,13 @@ class Build:
             return None, f"GPU kernels skipped: {toolchain.reason}"
         return toolchain, ""
 
-    def _gpu_targets(self, kernels: bool) -> list[str]:
-        """The GPU targets compiled: those of the tree's own targets define ([build] gpu_targets_define), or the
-        --gpu-targets the hipified kernels are compiled for."""
-        define = self.recipe.build.gpu_targets_define
-        if define:
-            return [t for t in self.defines().get(define, "").split(";") if t]
-        return list(self.options.gpu_targets) if kernels else []
-
     def build_facts(self) -> BuildFacts:
         """What the wheel records about its build: source revision, patches, features, ROCm, GPU targets, and
         the C/C++ toolchain (its identity: for zig, the pinned version, target and wheel sha256)."""
         from toolkit.wheel.facts import hip_headers, upstream_commit
 
         toolchain, _ = self.kernel_toolchain()
+        targets = self.recipe.build.gpu_targets_define
         # The HIP headers the configured tree compiles with (None before configure, or when it uses no HIP).
         prefixes = tuple(p for p in (self.options.rocm_path,) if p)
         headers = hip_headers(self.workspace.cmake, prefixes)
@@ -305,7 +297,9 @@ class Build:
             "features": sorted(self.enabled()),
             "rocm_version": headers.describe() if headers else rocm,
             "hip_version": headers.version if headers else toolchain.version if toolchain else None,
-            "gpu_targets": self._gpu_targets(toolchain is not None),
+            # The tree's own targets variable ([build] gpu_targets_define), or what the hipified kernels compile for.
+            "gpu_targets": [t for t in self.defines().get(targets, "").split(";") if t] if targets else
+            list(self.options.gpu_targets) if toolchain else [],
             "toolchain": self.toolchain().identity(),
         }
 
