@@ -5,7 +5,7 @@ A path that works on the host may not exist inside: `file://$PWD/../shared/mirro
 project's parent is the root's own folder), and `../shared` may be a symbolic link to a folder elsewhere. The bind
 is made at the resolved path (links followed, `..` gone), so the argument names that same path:
 
-    /x  ./x  ../x  --opt=/x  file:///x  git+file:///x@COMMIT  file:///x.tar.gz#sha256=HEX
+    /x  ./x  ../x  --opt=/x  file://<path>  git+file://<path>@COMMIT  file://<path>.tar.gz#sha256=HEX
 
 An argument that names no existing host path (a recipe name, an https URL, a path that exists only inside) is
 handed on as it is.
