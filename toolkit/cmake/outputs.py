@@ -13,6 +13,7 @@ from pathlib import Path
 
 from toolkit.binary.elf import read_elf
 from toolkit.pipeline.build import Build, library_file
+from toolkit.recipe.features import output_wanted
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 
@@ -37,7 +38,7 @@ def check_needed(b: Build) -> None:
     """Libraries an output must list as NEEDED (recipe [[outputs]] needs)."""
     for output in b.recipe.outputs:
         feature = b.resolved_features()[output.feature] if output.feature is not None else None
-        if not output.needs or (feature is not None and not feature.on):
+        if not output.needs or not output_wanted(output, b.resolved_features()):
             continue
         name = output.library or (feature.spelling.library if feature is not None else None)
         if name is None:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.recipe.core import Feature, Spelling
+from toolkit.recipe.core import Feature, Output, Spelling
 from toolkit.recipe.load import Recipe
 from toolkit.util.errors import ToolkitError
 
@@ -132,13 +132,17 @@ def cmake_defines(recipe: Recipe, resolved: dict[str, ResolvedFeature]) -> dict[
     return out
 
 
+def output_wanted(output: Output, resolved: dict[str, ResolvedFeature]) -> bool:
+    """Whether this feature set builds the output: its `feature` on, its `unless` off."""
+    return ((output.feature is None or resolved[output.feature].on)
+            and (output.unless is None or not resolved[output.unless].on))
+
+
 def expected_libraries(recipe: Recipe, resolved: dict[str, ResolvedFeature]) -> list[tuple[str, tuple[str, ...]]]:
     """(library name, required exports) for every output this feature set must produce."""
     out = []
     for output in recipe.outputs:
-        if output.feature is not None and not resolved[output.feature].on:
-            continue
-        if output.unless is not None and resolved[output.unless].on:
+        if not output_wanted(output, resolved):
             continue
         library = output.library
         if library is None and output.feature is not None:
