@@ -182,11 +182,11 @@ def main(argv: list[str] | None = None) -> int:
         tools.prefer_own_tools()
         return int(args.func(args) or 0)
     except ToolkitError as exc:
-        print(f"error: {redact_text(str(exc))}", file=sys.stderr)
+        print(f"error: {log.shown(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except OSError as exc:   # a file system refusal no stage foresaw: still one line, not a traceback
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"error: {redact_text(where + (exc.strerror or str(exc)))}", file=sys.stderr)
+        print(f"error: {log.shown(where + (exc.strerror or str(exc)))}", file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:
         # Inside a build root the toolkit that started this one says it (its own run of this process sees the

@@ -208,4 +208,7 @@ def test_session_failure_inside_is_the_exit_code_outside(podman_image):
     (base / "src/bad.toml").write_text('[recipe]\nname = "bad"\n[release]\npython = ["3.x"]\n')
     inside = _container_cli(podman_image, "release", "--", "--recipe", "/work/source/bad.toml", "--print-matrix")
     assert inside.returncode == 2
-    assert "/work/source/bad.toml: key 'release.python[0]': expected a CPython version" in inside.stderr
+    # The error inside names the recipe by its host path, the one the user can open.
+    said = "bad.toml: key 'release.python[0]': expected a CPython version"
+    assert f"{(base / 'src').resolve()}/{said}" in inside.stderr, inside.stderr
+    assert f"/work/source/{said}" not in inside.stderr

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from toolkit.buildroot.rootfs import RootFS
-from toolkit.util import argcheck, log
+from toolkit.util import argcheck, hostview, log
 from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.process import run
 from toolkit.util.redact import redact_text
@@ -108,6 +108,9 @@ def container_env(mounts: Mounts, environ: Mapping[str, str] | None = None,
             env[key] = value
     env["TOOLKIT_IN_CONTAINER"] = "1"
     env["PYTHONPATH"] = PROJECT
+    # What the session prints names the host folders, as this process sees them (itself maybe in a container).
+    env[hostview.ENV] = hostview.encode((hostview.host_text(str(host), given), inside)
+                                        for host, inside in mounts.pairs())
     if mounts.source is not None:
         env["TOOLKIT_SOURCE_DIR"] = SOURCE
     if mounts.cache is not None:

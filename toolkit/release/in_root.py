@@ -25,6 +25,9 @@ from toolkit.util.process import run
 from toolkit.wheel.settings import WheelSettings
 
 FACTS_FILE = "entry-facts.json"
+# Set for the release a host release runs in a container of an entry's root: that entry's id. The host prints
+# the entry's lines (building, its SBOM) and the result; the release inside prints neither.
+ENTRY_ENV = "TOOLKIT_RELEASE_ENTRY"
 # The build options a release passes on to an entry built in a container of its root: all it was given but the
 # build folder, which `container --build-dir` mounts at its own path there.
 PASSED_INTO_ROOT = tuple(name for name in RELEASE_PASSED if name != "build_folder")
@@ -33,6 +36,11 @@ PASSED_INTO_ROOT = tuple(name for name in RELEASE_PASSED if name != "build_folde
 def current_root() -> str | None:
     """The build root this process runs in (its image or the root itself), None on the host."""
     return os.environ.get("TOOLKIT_IN_IMAGE") or os.environ.get("TOOLKIT_IN_ROOT") or None
+
+
+def entry_of_host_release() -> str | None:
+    """The entry id when this process is the release a host release runs in a container of that entry's root."""
+    return (os.environ.get(ENTRY_ENV) or None) if current_root() else None
 
 
 def root_for(entry: Entry) -> str | None:
@@ -68,7 +76,7 @@ def build_in_root_image(recipe: Path, entry: Entry, work_dir: Path, *, release_a
             "release", "--only", entry.id, "--facts-out", facts_inside, *release_args]
     log.stage("release", f"{entry.id}: in a container of build root {root}")
     proc = run(argv, f"release entry {entry.id} in a container of its root", output="terminal", check=False,
-               env={**os.environ, **(env or {})})
+               env={**os.environ, **(env or {}), ENTRY_ENV: entry.id})
     if proc.returncode != 0:
         raise ToolkitError(f"release entry {entry.id} failed in a container of build root {root} "
                            f"(exit {proc.returncode})",

@@ -39,6 +39,7 @@ def make_release(request: ReleaseRequest) -> ReleaseResult | None:
     tools: JSON | None = {} if plan.all_elsewhere else None
     return run_release(list(plan.entries), entry_builder(plan, env), plan.out_dir, recipe=str(request.recipe),
                        no_wait=request.no_wait, toolchain=tools, facts_out=request.facts_out, env=env,
+                       announce=in_root.entry_of_host_release() is None,
                        meta=in_root.meta_writer(plan.wheel, epoch) if plan.wheel and plan.writes_meta else None)
 
 

@@ -74,6 +74,12 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("CC", TOOLKIT, ("toolkit/release/toolchain.json",), "The C compiler release provenance records, when set."),
     EnvVar("CXX", TOOLKIT, ("toolkit/release/toolchain.json",), "The C++ compiler release provenance records."),
     EnvVar("TOOLKIT_IN_CONTAINER", SET, ("toolkit/release/container.py",), "`1` inside a `container` session."),
+    EnvVar("TOOLKIT_RELEASE_ENTRY", SET, ("toolkit/release/in_root.py",),
+           "For the release a host release runs in a container of an entry's build root: that entry's id. The "
+           "host prints the entry's lines and the result, the release inside neither, so each line comes once."),
+    EnvVar("TOOLKIT_HOST_PATHS", SET, ("toolkit/util/hostview.py",),
+           "Inside a `container` session: a JSON object mapping each folder mounted at another path (`/work/project`, "
+           "`/work/build`, ...) to its host path, so the lines the session prints name the user's paths."),
     EnvVar("TOOLKIT_SOURCE_DIR", SET, ("toolkit/release/container.py",),
            "Inside a container: where `--source` is mounted (`/work/source`)."),
     EnvVar("TOOLKIT_OUT_DIR", SET, ("toolkit/release/container.py",),

@@ -196,3 +196,24 @@ def replace_dir(tmp: Path, dest: Path) -> None:
     else:
         dest.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp, dest)
+
+
+def tree_usage(root: Path) -> tuple[int, int]:
+    """How many files a tree holds (links and other non-folders included) and their bytes (a link's own size):
+    what removing it removes. What vanishes or cannot be read meanwhile is not counted."""
+    files = size = 0
+    folders = [Path(root)]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            folders.append(Path(entry.path))
+                        else:
+                            files, size = files + 1, size + entry.stat(follow_symlinks=False).st_size
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    return files, size

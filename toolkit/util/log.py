@@ -10,6 +10,7 @@ import shlex
 import sys
 from typing import Any
 
+from toolkit.util.hostview import host_text
 from toolkit.util.redact import redact_text
 
 _quiet = False
@@ -35,19 +36,25 @@ def is_verbose() -> bool:
     return _verbose and not _quiet
 
 
+def shown(message: str) -> str:
+    """A message as it is printed: URLs' secrets masked, and in a container the host path of every folder mounted
+    at another path (toolkit.util.hostview): the user's path."""
+    return host_text(redact_text(message))
+
+
 def info(message: str) -> None:
     if not _quiet:
-        print(f"[toolkit] {redact_text(message)}", file=sys.stderr, flush=True)
+        print(f"[toolkit] {shown(message)}", file=sys.stderr, flush=True)
 
 
 def stage(name: str, message: str) -> None:
     if not _quiet:
-        print(f"[toolkit] {name}: {redact_text(message)}", file=sys.stderr, flush=True)
+        print(f"[toolkit] {name}: {shown(message)}", file=sys.stderr, flush=True)
 
 
 def debug(message: str) -> None:
     if is_verbose():
-        print(f"[toolkit] {redact_text(message)}", file=sys.stderr, flush=True)
+        print(f"[toolkit] {shown(message)}", file=sys.stderr, flush=True)
 
 
 def show_every_command() -> None:
@@ -71,7 +78,7 @@ def show_every_command() -> None:
 
 
 def warn(message: str) -> None:
-    print(f"[toolkit] warning: {redact_text(message)}", file=sys.stderr, flush=True)
+    print(f"[toolkit] warning: {shown(message)}", file=sys.stderr, flush=True)
 
 
 def human_size(size: float) -> str:
