@@ -124,8 +124,9 @@ def test_wheel_bundles_what_it_links_leaves_rocm_and_llvm_out_and_says_test_buil
 def test_the_real_runtime_configures_against_the_roots_rocm_7(hipep):
     """--without-mock: HIP, MIOpen and hipBLASLt 7.2.4 from the root, the GPU kernels for the recipe's targets with
     the root's clang 22. Configure only here (the full build is the one the closing note measured)."""
+    # --force: the configure runs (and says what it found) even where an earlier real build left it up to date.
     proc = toolkit(hipep.root, hipep.python, build_args(BUILD_DIR, "--without-mock", "--variant", "real",
-                                                        "--until", "configure"))
+                                                        "--until", "configure", "--force"))
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-4000:]
     assert "Building REAL runtime with HIP/MIOpen/hipBLASLt" in log
