@@ -116,13 +116,6 @@ def ref_problem(name: str) -> str | None:
     return None
 
 
-def git_ref(name: str, where: str) -> str:
-    problem = ref_problem(name)
-    if problem is not None:
-        raise refuse(where, name, problem, "a branch or tag name (git check-ref-format rules)")
-    return name
-
-
 def git_revision(rev: str, where: str) -> str:
     """A revision a person names: a (short) commit id, or a ref name, either followed by ~N / ^N steps."""
     base = _REV_SUFFIX.sub("", rev) if not rev.startswith("-") else rev

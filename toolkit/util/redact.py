@@ -37,13 +37,6 @@ def secret_param(name: str) -> bool:
     return low in _SECRET_NAMES or any(part in low for part in _SECRET_PARTS)
 
 
-def has_userinfo(url: str) -> bool:
-    try:
-        return "@" in urlsplit(url).netloc
-    except ValueError:
-        return "@" in url
-
-
 def redact_url(url: str) -> str:
     """url with its userinfo replaced by *** and the values of credential-like query parameters by ***."""
     try:
