@@ -23,7 +23,7 @@ from pathlib import Path
 
 from toolkit.pipeline.options import check_variant
 from toolkit.pipeline.workspace import ROOTS_BUILD, Workspace, default_build_folder
-from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
+from toolkit.recipe.load import DEFAULT_RECIPE, PROJECT_ROOT, find_recipe, load_recipe
 from toolkit.util import log
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.util.locks import WorkLock, holder_of, lock_path
@@ -129,7 +129,7 @@ def _build_targets(args: argparse.Namespace, root: Path) -> list[Target]:
     if args.all:
         paths = sorted(root.iterdir()) if root.is_dir() else []
     elif args.recipe or args.variant:
-        name = _recipe_name(args.recipe or "amdgpu-ep")
+        name = _recipe_name(args.recipe or DEFAULT_RECIPE)
         variant = check_variant(args.variant) if args.variant else None
         wanted = [Workspace.for_recipe(f, name, variant).root if variant else f / name for f in folders]
         paths = [wanted[0], *(p for p in wanted[1:] if p.exists() or p.is_symlink())]

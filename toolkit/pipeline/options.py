@@ -21,6 +21,7 @@ from typing import Any, Literal
 from toolkit.cmake.toolchain import NAMES as TOOLCHAINS
 from toolkit.cmake.toolchain import floor_problem
 from toolkit.hipify.settings import ENGINES as HIPIFY_ENGINES
+from toolkit.recipe.load import DEFAULT_RECIPE
 from toolkit.util.errors import ToolkitError
 
 # A variant is one folder under build/<recipe>/: a plain name, never a path that could leave it.
@@ -84,7 +85,7 @@ def _glibc_floor(text: str) -> str:
 @dataclass(frozen=True)
 class BuildOptions:
     # In the order `build --help` lists them.
-    recipe: str = _option("--recipe", default="amdgpu-ep", metavar="NAME|PATH", always=True,
+    recipe: str = _option("--recipe", default=DEFAULT_RECIPE, metavar="NAME|PATH", always=True,
                           help="recipe name (recipes/NAME.toml) or path")
     variant: str = _option("--variant", default="release", metavar="NAME", always=True,
                            help="work tree name under build/<recipe>/")

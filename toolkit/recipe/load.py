@@ -86,6 +86,8 @@ class Recipe:
 
 # The checkout the toolkit runs from: recipes/, patches/ and samples/ live beside the package.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_RECIPE = "amdgpu-ep"
+"""The recipe every command takes without --recipe: the bundled sample."""
 
 
 def recipe_argument(value: str) -> Path:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toolkit.pipeline.options import RELEASE_PASSED, add_options, options_from_args
-from toolkit.recipe.load import recipe_argument
+from toolkit.recipe.load import DEFAULT_RECIPE, recipe_argument
 from toolkit.release import container, matrix
 from toolkit.release.container_session import run_container
 from toolkit.release.request import ContainerRequest, ReleaseRequest, load_settings
@@ -26,8 +26,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
              command_parser: Callable[[str], argparse.ArgumentParser]) -> None:
     p = sub.add_parser("release", help="build the release matrix: wheels, SBOMs, provenance, SHA256SUMS")
     # Read as the string given: `container` reads a session's --recipe that exists only inside the container.
-    p.add_argument("--recipe", default="amdgpu-ep",
-                   help="recipe name or TOML path with a [release] section (default: amdgpu-ep)")
+    p.add_argument("--recipe", default=DEFAULT_RECIPE,
+                   help=f"recipe name or TOML path with a [release] section (default: {DEFAULT_RECIPE})")
     p.add_argument("--print-matrix", action="store_true",
                    help='print the matrix as JSON ({"include": [...]}) for a CI system to fan out')
     p.add_argument("--only", action="append", metavar="ID", help="build only this entry (repeatable)")

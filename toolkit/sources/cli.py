@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolkit.pipeline.options import add_option
+from toolkit.recipe.load import DEFAULT_RECIPE
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_bytes
@@ -36,8 +37,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                               "cache) and write its sha256 into the lock file next to the recipe "
                               "(recipes/NAME.lock.toml). With --source URL: download that archive and print it "
                               "pinned, as URL#sha256=HEX, to pass to --source.")
-    p.add_argument("--recipe", default="amdgpu-ep", metavar="NAME|PATH",
-                   help="recipe to lock (default amdgpu-ep, the bundled sample)")
+    p.add_argument("--recipe", default=DEFAULT_RECIPE, metavar="NAME|PATH",
+                   help=f"recipe to lock (default {DEFAULT_RECIPE}, the bundled sample)")
     p.add_argument("--source", metavar="URL", help="pin this archive URL (what `build --source URL` downloads) "
                    "instead of a recipe: prints URL#sha256=HEX")
     p.add_argument("--refresh", action="store_true", help="download and re-pin URLs the lock already pins")
