@@ -19,7 +19,8 @@ from tests.support.tools import ROOT
 from toolkit.buildroot import run_in_root
 
 PROJECT = ROOT
-MIRROR = Path(os.environ.get("TOOLKIT_UPSTREAM", PROJECT.parent / "shared" / "upstream")) / "mirror"
+# Resolved: a linked ../shared is bound into a root at the folder it is, and named there by that path.
+MIRROR = (Path(os.environ.get("TOOLKIT_UPSTREAM", PROJECT.parent / "shared" / "upstream")) / "mirror").resolve()
 SMOKE_SCRIPT = Path(__file__).resolve().with_name("real_umbrella_smoke.py")
 """Run by a fresh venv's python inside the root: registers the installed wheel with onnxruntime."""
 
