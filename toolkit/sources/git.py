@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from toolkit.sources.cache import Cache, url_key
-from toolkit.sources.git_shadow import readable
+from toolkit.sources.git_shadow import readable_url
 from toolkit.util import argcheck, log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import replace_dir
@@ -55,8 +55,7 @@ def fetch_git(url: str, commit: str, cache: Cache, submodules: bool = False, off
                   if (not offline or m.startswith("file://")) and may_serve(m, url, insecure_mirror)]
     candidates = [c for c in candidates if not c.startswith("file://") or Path(c[len("file://"):]).is_dir()]
     # A local bare repository a copy left without its empty refs/ folder is read through a shadow (git_shadow).
-    candidates = [f"file://{readable(Path(c[len('file://'):]), cache.root)}" if c.startswith("file://") else c
-                  for c in candidates]
+    candidates = [readable_url(c, cache.root) for c in candidates]
     # A mirror for archives only (http://, ...) is never asked for a git repository.
     candidates = [c for c in candidates if argcheck.git_url_problem(c) is None]
     # Reading a local repository is not network access: offline still reads a file:// (or plain path) source.

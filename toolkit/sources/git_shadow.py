@@ -58,3 +58,11 @@ def readable(path: Path, cache_root: Path) -> Path:
         raise
     log.info(f"git: {path} has no refs/ folder (a copy dropped it); read through {shadow}")
     return shadow
+
+
+def readable_url(url: str, cache_root: Path) -> str:
+    """`url`, or for a local repository (file:// or a plain path) that lacks refs/, the file:// URL of its shadow."""
+    path = Path(url[len("file://"):]) if url.startswith("file://") else Path(url) if "://" not in url else None
+    if path is None or not lacks_refs(path):
+        return url
+    return f"file://{readable(path, cache_root)}"

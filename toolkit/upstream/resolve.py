@@ -19,7 +19,7 @@ from pathlib import Path
 
 from toolkit.sources.cache import Cache
 from toolkit.sources.download import mirror_url
-from toolkit.sources.git_shadow import lacks_refs, readable
+from toolkit.sources.git_shadow import readable_url
 from toolkit.util import argcheck, log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run_git
@@ -79,7 +79,8 @@ def resolve(url: str, rev: str, mirrors: tuple[str, ...] = (), offline: bool = F
     unread: dict[str, str] = {}  # repository -> git's reason
     for repo in where:
         try:
-            found = _ask(_readable(repo), rev)
+            # A bare repository a copy left without its refs/ folder is read through its shadow; reports name `repo`.
+            found = _ask(readable_url(repo, Cache.default().root), rev)
         except _Unreadable as exc:
             unread[repo] = exc.reason
             continue
@@ -113,15 +114,6 @@ def missing_hint(rev: str, tried: list[str]) -> str:
     if not _FULL.fullmatch(rev) and re.fullmatch(r"[0-9a-f]{4,39}", rev):
         return f"a remote repository lists no short commit ids: give all 40 hex digits, or {LOCAL_CLONE}"
     return f"a remote repository knows branches, tags and full 40-hex commits; for main~1 or a short id, {LOCAL_CLONE}"
-
-
-def _readable(repo: str) -> str:
-    """`repo`, or for a local bare repository a copy left without its empty refs/ folder, the shadow that reads it
-    (toolkit/sources/git_shadow.py); reports keep naming `repo`."""
-    path = local_path(repo)
-    if path is None or not lacks_refs(path):
-        return repo
-    return f"file://{readable(path, Cache.default().root)}"
 
 
 class _Unreadable(Exception):
