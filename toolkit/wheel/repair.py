@@ -249,8 +249,6 @@ def _graft(wheel: Path, source: Path, needs: list[Need], runpaths_set: list[str]
     changed, added = graft(source, members, needs, f"{name.distribution}.libs")
     out.mkdir(parents=True, exist_ok=True)
     runpath.rewrite_wheel(wheel, out / wheel.name, source, {*runpaths_set, *changed}, added)
-    log.stage("repair", f"{wheel.name}: no manylinux policy holds its libraries ([wheel] platform = \"linux\"): "
-                        f"{len(added)} bundled into {name.distribution}.libs/, tag kept")
     return out / wheel.name
 
 
