@@ -133,14 +133,13 @@ def read_build(t: Table | None) -> BuildSettings:
                          output_dir_define, kernels_define, gpu_targets_define, toolchain, floor, hidden, lists)
 
 
-def _read_defines(t: Table, key: str = "defines") -> tuple[dict[str, str], tuple[str, ...]]:
+def _read_defines(t: Table, section: str = "defines") -> tuple[dict[str, str], tuple[str, ...]]:
     """[build] defines (and a feature's on_defines, off_defines): NAME = "value" (one line, no ';') or
     NAME = ["a", "b"] (a CMake list, joined with ';')."""
-    table = t.table(key, None)
+    table = t.table(section, None)
     if table is None:
         return {}, ()
     defines, lists = {}, []
-    section = key
     for key in table.keys():
         if not _DEFINE.match(key):
             raise t.error(f"{section}.{key}", "expected a CMake variable name")
