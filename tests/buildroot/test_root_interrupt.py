@@ -5,14 +5,12 @@ interrupted`: the line comes once, whether the whole process group got the signa
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.support.interrupt import interrupt_build
 from tests.support.tools import ROOT
 
 RECIPE = """[recipe]
@@ -62,27 +60,8 @@ def test_ctrl_c_in_a_root_says_interrupted_once(sid_root, tmp_path, whom):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TOOLKIT_BUILD_DIR": str(tmp_path / "build")}
     argv = [sys.executable, "-m", "toolkit", "container", "--root", "debian-sid-rocm", "build", "--recipe",
             str(recipe), "--source", str(tmp_path / "src")]
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True, env=env)
-    seen = ""
-    deadline = time.monotonic() + 600
-    while "build: $" not in seen and time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        seen += line
-    assert "build: $" in seen, seen
-    time.sleep(3)  # ninja is now running `sleep 120`
-    if whom == "group":
-        os.killpg(proc.pid, signal.SIGINT)
-    else:  # a CI runner or an IDE may stop only the build tool
-        for pid in _tools(proc.pid):
-            try:
-                os.kill(pid, signal.SIGINT)
-            except ProcessLookupError:
-                pass
-    rest = proc.stdout.read()
-    assert proc.wait(timeout=120) == 130, seen + rest
-    out = seen + rest
+    # 3 s after the build step starts, ninja is running `sleep 120`; a CI runner or an IDE may stop only ninja.
+    code, out = interrupt_build(argv, env, whom, _tools, start_within=600, settle=3, wait=120)
+    assert code == 130, out
     assert out.count("error: interrupted") == 1, out[-3000:]
     assert "Traceback" not in out, out[-3000:]

@@ -7,15 +7,14 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import sysconfig
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.support.interrupt import interrupt_build
 from tests.support.tools import ROOT, require_tool
 from toolkit.binary.hip import HipToolchain, find_hip
 from toolkit.cli import build_parser
@@ -206,28 +205,12 @@ def _descendants(pid: int) -> list[int]:
 def test_ctrl_c_says_interrupted(tmp_path, whom):
     """Ctrl-C reaches the whole process group; a CI runner or IDE may stop only the build tools."""
     recipe = tiny(tmp_path, extra_cmake="add_custom_target(slow ALL COMMAND sleep 60)\n")
-    proc = subprocess.Popen([sys.executable, "-m", "toolkit", "build", "--recipe", str(recipe), "--build-dir",
-                             str(tmp_path / "b")], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    seen = ""
-    deadline = time.monotonic() + 120
-    while "build: $" not in seen and time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        seen += line
-    assert "build: $" in seen, seen
-    time.sleep(1.5)  # ninja is now running `sleep 60`
-    if whom == "group":
-        os.killpg(proc.pid, signal.SIGINT)
-    else:
-        for pid in _descendants(proc.pid):
-            try:
-                os.kill(pid, signal.SIGINT)
-            except ProcessLookupError:
-                pass
-    rest = proc.stdout.read()
-    assert proc.wait(timeout=60) == 130, seen + rest
+    argv = [sys.executable, "-m", "toolkit", "build", "--recipe", str(recipe), "--build-dir", str(tmp_path / "b")]
+    # 1.5 s after the build step starts, ninja is running `sleep 60`.
+    code, out = interrupt_build(argv, {**os.environ, "PYTHONPATH": str(ROOT)}, whom, _descendants,
+                                start_within=120, settle=1.5, wait=60)
+    rest = out[out.index("build: $"):]
+    assert code == 130, out
     assert "error: interrupted" in rest, rest
     assert "build failed" not in rest and "Traceback" not in rest, rest
 
