@@ -88,7 +88,7 @@ def recipe_source(mirrors: list[str], work: Path) -> Path:
 def find_perl(explicit: str | None) -> str | None:
     """The hipify-perl compile-check uses: given, on PATH, else the build root's (made if need be)."""
     sys.path.insert(0, str(ROOT))
-    from toolkit.compile_check.cli import hipify_perl_path
+    from toolkit.cli.compile_check import hipify_perl_path
     from toolkit.util.errors import ToolkitError
 
     try:

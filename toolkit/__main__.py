@@ -1,3 +1,3 @@
-from toolkit.cli import main
+from toolkit.cli.main import main
 
 raise SystemExit(main())

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import ROOT
-from toolkit.cli import build_parser, expand_feature_flags
+from toolkit.cli.main import build_parser, expand_feature_flags
 from toolkit.cmake import toolchain as tc
 from toolkit.cmake.configure_stage import configure_stage
 from toolkit.pipeline.build import prepare

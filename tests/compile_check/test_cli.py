@@ -51,7 +51,7 @@ def test_sample_asked_of_a_recipe_without_one_is_an_error_not_an_empty_pass(tmp_
 
 
 def test_summary_says_cached_for_a_hipify_reused_from_an_earlier_run():
-    from toolkit.compile_check.cli import summary_lines
+    from toolkit.cli.compile_check import summary_lines
     from toolkit.pipeline.runner import StageResult
 
     report = {"compiled": 3, "units": 4, "rate": 0.75, "failures_by_cause": {"no member named 'x'": ["a.cc"]}}

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from tests.support.tools import ROOT
-from toolkit.cli import build_parser
+from toolkit.cli.main import build_parser
 from toolkit.docs import recipe_keys, reference
 from toolkit.util.envvars import CMAKE_VARIABLES, ENVIRONMENT, SAMPLE, TOOLKIT
 

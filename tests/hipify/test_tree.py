@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import DATA
-from toolkit.cli import build_parser, main
+from toolkit.cli.main import build_parser, main
 from toolkit.hipify import HipifySettings, hipify_tree
 from toolkit.hipify import tree as hipify_tree_module
 from toolkit.hipify.settings import Exclude, Rename

@@ -17,7 +17,7 @@ import pytest
 from tests.support.interrupt import interrupt_build
 from tests.support.tools import ROOT, require_tool
 from toolkit.binary.hip import HipToolchain, find_hip
-from toolkit.cli import build_parser
+from toolkit.cli.main import build_parser
 from toolkit.util.errors import ToolkitError
 
 
@@ -30,7 +30,7 @@ def toolkit(*args, cwd=ROOT, env=None, check=True):
 
 
 class Done:
-    """A finished command: in-process runs of `toolkit.cli.main` look like subprocess results."""
+    """A finished command: in-process runs of `toolkit.cli.main.main` look like subprocess results."""
 
     def __init__(self, returncode: int, stdout: str, stderr: str):
         self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
@@ -40,7 +40,7 @@ class Done:
 def main(capsys):
     """`python -m toolkit ARGS` in this process: the same parser and error handling, no start-up cost."""
     def run(*args: str) -> Done:
-        from toolkit.cli import main as cli_main
+        from toolkit.cli.main import main as cli_main
 
         capsys.readouterr()
         code = cli_main(list(args))

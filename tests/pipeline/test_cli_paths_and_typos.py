@@ -104,7 +104,7 @@ def test_no_parser_of_the_command_line_takes_an_abbreviation():
     """Every command parser, nested ones too, and every standalone script's parser in toolkit/."""
     import ast
 
-    from toolkit.cli import _subparsers, build_parser
+    from toolkit.cli.main import _subparsers, build_parser
 
     top = build_parser()
     parsers = [top, *_subparsers(top)]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.cli import build_parser, expand_feature_flags
+from toolkit.cli.main import build_parser, expand_feature_flags
 from toolkit.pipeline.options import (
     DECLARED,
     RELEASE_PASSED,

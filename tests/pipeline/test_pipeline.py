@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import ROOT, run_toolkit
-from toolkit.cli import build_parser, expand_feature_flags
+from toolkit.cli.main import build_parser, expand_feature_flags
 from toolkit.pipeline import stages
 from toolkit.pipeline.options import BuildOptions, build_argv, options_from_args
 from toolkit.util.errors import RecipeError

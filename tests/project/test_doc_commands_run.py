@@ -158,7 +158,7 @@ def test_cheap_command_runs_as_written(command: str):
 def test_readme_lists_every_command_no_session_runs():
     import argparse
 
-    from toolkit.cli import build_parser
+    from toolkit.cli.main import build_parser
 
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     segment = text.split("Commands without a session")[1].split("Every option")[0]

@@ -189,11 +189,11 @@ def test_edges_follow_from_imports_and_functions_too():
     is an edge to the module, `from pkg import name` to the package."""
     modules = toolkit_modules()
     edges = import_edges(modules)
-    assert "toolkit.cli" in modules and "toolkit.pipeline.stages" in modules
-    assert "toolkit.util.errors" in edges["toolkit.cli"]          # from toolkit.util.errors import ToolkitError
-    assert "toolkit.util.log" in edges["toolkit.cli"]             # from toolkit.util import log
-    assert "toolkit.util" not in edges["toolkit.cli"]
-    assert "toolkit" in edges["toolkit.cli"]                      # from toolkit import __version__
+    assert "toolkit.cli.main" in modules and "toolkit.pipeline.stages" in modules
+    assert "toolkit.util.errors" in edges["toolkit.cli.main"]          # from toolkit.util.errors import ToolkitError
+    assert "toolkit.util.log" in edges["toolkit.cli.main"]             # from toolkit.util import log
+    assert "toolkit.util" not in edges["toolkit.cli.main"]
+    assert "toolkit" in edges["toolkit.cli.main"]                      # from toolkit import __version__
     assert "toolkit.sources.cache" in edges["toolkit.buildroot.sandbox"]  # imported inside cache_dir()
 
 

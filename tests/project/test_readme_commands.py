@@ -42,8 +42,8 @@ from tests.support.tools import ROOT
 # -- checking ------------------------------------------------------------------------------------------------
 
 def parse_toolkit(argv: list[str], via: str) -> argparse.Namespace | None:
-    """toolkit.cli's own parsing of argv (after its feature-flag expansion); fails the test naming `via`."""
-    from toolkit.cli import build_parser, expand_feature_flags
+    """toolkit.cli.main's own parsing of argv (after its feature-flag expansion); fails the test naming `via`."""
+    from toolkit.cli.main import build_parser, expand_feature_flags
     from toolkit.util.errors import ToolkitError
 
     parser = build_parser()
@@ -104,7 +104,7 @@ def inner_run(args: argparse.Namespace, via: str) -> Run:
         return Run("toolkit", (args.session, *rest), f"{via}, inside root {args.root}")
     runner = args.runner
     if runner is None:
-        from toolkit.release.cli import load_settings
+        from toolkit.cli.release import load_settings
 
         runner = load_settings(args.recipe).container.runner
     if runner == "toolkit":

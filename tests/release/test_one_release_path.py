@@ -11,8 +11,8 @@ from pathlib import Path
 
 from tests.support.release_image import toolkit_cli
 from tests.support.tools import ROOT
+from toolkit.cli.release import load_settings
 from toolkit.recipe.load import find_recipe, recipes_dir
-from toolkit.release.cli import load_settings
 
 ENTRY = "cp311-rdna"
 

@@ -186,7 +186,7 @@ def test_same_wheel_gives_same_sbom_with_source_date_epoch(release_libs, tmp_pat
 def test_release_command_builds_with_the_shared_cache_env(release_libs, tmp_path, monkeypatch):
     """The CLI path: recipe -> matrix -> injected build function, with the compile cache in the env."""
     need("ccache")
-    from toolkit import cli
+    from toolkit.cli import main as cli
     from toolkit.release import make_release
 
     recipe = tmp_path / "r.toml"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.release_wheels import builder
-from toolkit import cli
+from toolkit.cli import main as cli
 from toolkit.release import container, in_root, make_release
 from toolkit.release.matrix import plan_matrix
 from toolkit.release.orchestrator import run_release

@@ -225,7 +225,7 @@ def nox_run(argv: list[str], via: str) -> Run:
 
 
 def _parses(argv: list[str]) -> bool:
-    from toolkit.cli import build_parser
+    from toolkit.cli.main import build_parser
 
     try:
         with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):

@@ -58,7 +58,7 @@ class Outcome:
 
 def toolkit_here(cwd: Path, *argv: str) -> Outcome:
     """`python -m toolkit ARGV` run in this process from `cwd` (restored after, as is the environment)."""
-    from toolkit.cli import main
+    from toolkit.cli.main import main
 
     saved_env, saved_cwd, err = dict(os.environ), os.getcwd(), io.StringIO()
     os.chdir(cwd)

@@ -7,7 +7,7 @@ import re
 import shlex
 
 from tests.support.tools import ROOT
-from toolkit.cli import build_parser, expand_feature_flags
+from toolkit.cli.main import build_parser, expand_feature_flags
 
 
 def _guide() -> str:

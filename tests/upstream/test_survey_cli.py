@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.sample_tree import cmake_and_ninja
-from toolkit.cli import main
+from toolkit.cli.main import main
 
 RECIPE = """[recipe]
 name = "tiny"

@@ -49,7 +49,7 @@ REVIEWED: dict[str, tuple[str, ...]] = {
                                    "own repository",),
     "toolkit/release/reproducible.py": ("git log in the project's folder: no operand",),
     "toolkit/buildroot/session.py": ("via toolkit/buildroot/sandbox.py: argv after bwrap's --",),
-    "toolkit/buildroot/cli.py": ("via toolkit/buildroot/sandbox.py: argv after bwrap's --",),
+    "toolkit/cli/root.py": ("via toolkit/buildroot/sandbox.py: argv after bwrap's --",),
     "toolkit/buildroot/sandbox.py": ("bind paths resolved and checked, argv after bwrap's --",),
     "toolkit/binary/patchelf.py": ("absolute library paths, RUNPATH glued to --set-rpath's value",),
     "toolkit/binary/hip.py": ("the HIP compiler's path, --offload-arch glued to its value",),

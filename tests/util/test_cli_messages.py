@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from tests.support.tools import ROOT
-from toolkit.cli import build_parser
+from toolkit.cli.main import build_parser
 
 
 def toolkit(*args: str) -> subprocess.CompletedProcess[str]:
@@ -113,7 +113,7 @@ def test_an_internal_error_is_one_line_and_exit_3(monkeypatch, capsys):
     """A bug (an exception no stage raised on purpose) is not a traceback: one line naming it; -v shows where."""
     import argparse
 
-    from toolkit import cli
+    from toolkit.cli import main as cli
 
     def broken(args):
         raise KeyError("no-such-entry")

@@ -1,4 +1,4 @@
-"""docs/reference/commands.md from the argument parser itself (toolkit.cli.build_parser): every command, nested
+"""docs/reference/commands.md from the argument parser itself (toolkit.cli.main.build_parser): every command, nested
 ones too, with its usage line, description and one row per argument."""
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def command_section(full: str, parser: argparse.ArgumentParser, summary: str) ->
 
 def render(parser: argparse.ArgumentParser) -> str:
     lines = ["# Commands", "",
-             "Generated from the argument parser (`toolkit/cli.py`, each package's `cli.py`) by "
+             "Generated from the argument parser (`toolkit/cli/main.py`, each package's `cli.py`) by "
              f"`{RUN_TOOLKIT} docs reference`; do not edit.", "",
              f"Every command is `{RUN_TOOLKIT} COMMAND` after README's set-up (or the `ort-amdgpu COMMAND` console "
              "script that `pip install -e .` puts on `PATH`); the nox sessions run them (see [Sessions](sessions.md)). "

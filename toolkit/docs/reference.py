@@ -112,7 +112,7 @@ def render_sessions(project_root: Path = PROJECT_ROOT) -> str:
 
 
 # The pages that read the code themselves; commands.md is rendered from the command line the caller hands in
-# (toolkit.cli.build_parser()): toolkit.cli imports the `docs` command, so nothing here imports toolkit.cli.
+# (toolkit.cli.main.build_parser()): the cli imports the `docs` command, so nothing here imports it.
 _FROM_THE_CODE: dict[str, Callable[[], str]] = {
     "recipe-keys.md": render_recipe_keys,
     "environment.md": render_environment,

@@ -37,7 +37,7 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("TOOLKIT_DEBIAN_MIRROR", TOOLKIT, ("toolkit/sources/debian_mirror.py",),
            "Debian archive base URL (holding `dists/` and `pool/`) for `debian:` URLs and build roots; default: "
            "the first Debian archive in the machine's apt sources."),
-    EnvVar("TOOLKIT_BUILDROOT", TOOLKIT, ("toolkit/buildroot/make.py", "toolkit/buildroot/cli.py"),
+    EnvVar("TOOLKIT_BUILDROOT", TOOLKIT, ("toolkit/buildroot/make.py", "toolkit/cli/root.py"),
            "A build root prepared by hand, used as it is instead of making one."),
     EnvVar("TOOLKIT_IN_IMAGE", SET, ("toolkit/buildroot/rootfs.py",),
            "In a container of a build root (podman running the root's folder, or the root's image from `root image "
@@ -84,7 +84,7 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            "Inside a container: where `--source` is mounted (`/work/source`)."),
     EnvVar("TOOLKIT_OUT_DIR", SET, ("toolkit/release/container.py",),
            "Inside a container: where the session writes its results (`/work/out`)."),
-    EnvVar("TOOLKIT_IN_ROOT", SET, ("toolkit/buildroot/session.py", "toolkit/cli.py"),
+    EnvVar("TOOLKIT_IN_ROOT", SET, ("toolkit/buildroot/session.py", "toolkit/cli/main.py"),
            "Inside a build root: the root's name (a Ctrl-C there is reported by the toolkit outside, once)."),
     EnvVar("TERM", SET, ("toolkit/buildroot/sandbox.py",), "Passed into a build root, for tools' colours."),
     EnvVar("CCACHE_DIR", SET, ("toolkit/pipeline/build.py", "toolkit/buildroot/sandbox.py"),

@@ -90,38 +90,40 @@ def _register_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     """Every command in the order of `--help`, or the quick command alone. The imports are here, written out,
     so that a quick command imports its own module only and the import-cycle test sees every command module."""
     if quick == "hipify":
-        from toolkit.hipify import cli as hipify_cli
+        from toolkit.cli import hipify
 
-        hipify_cli.register(sub)
+        hipify.register(sub)
         return
     if quick == "publish":
-        from toolkit.release import publish_cli
+        from toolkit.cli import publish
 
-        publish_cli.register(sub)
+        publish.register(sub)
         return
-    from toolkit.buildroot import cli as buildroot_cli
-    from toolkit.compile_check import cli as compile_check_cli
-    from toolkit.docs import cli as docs_cli
-    from toolkit.hipify import cli as hipify_cli
-    from toolkit.patching import cli as patching_cli
-    from toolkit.pipeline import cli as pipeline_cli
-    from toolkit.pipeline import workdirs_cli
-    from toolkit.release import cli as release_cli
-    from toolkit.release import publish_cli
-    from toolkit.sources import cli as sources_cli
-    from toolkit.upstream import cli as upstream_cli
-    from toolkit.wheel import cli as wheel_cli
+    from toolkit.cli import (
+        build,
+        compile_check,
+        docs,
+        hipify,
+        patching,
+        publish,
+        release,
+        root,
+        sources,
+        upstream,
+        wheel,
+        workdirs,
+    )
 
-    release = functools.partial(release_cli.register, command_parser=command_parser)
-    for register in (pipeline_cli.register, patching_cli.register, release, publish_cli.register, wheel_cli.register,
-                     sources_cli.register, hipify_cli.register, buildroot_cli.register, workdirs_cli.register,
-                     compile_check_cli.register, upstream_cli.register):
+    release_register = functools.partial(release.register, command_parser=command_parser)
+    for register in (build.register, patching.register, release_register, publish.register, wheel.register,
+                     sources.register, hipify.register, root.register, workdirs.register,
+                     compile_check.register, upstream.register):
         register(sub)
     # `docs reference` documents this whole command line and `container` reads a session's arguments with that
     # session's parser: both are handed what they need (they cannot import this module, which imports them).
-    docs_cli.register(sub, command_line=build_parser)
+    docs.register(sub, command_line=build_parser)
     # One `patch` command: ACTION SERIES TREE on any tree, or (no ACTION) on a recipe's work tree.
-    pipeline_cli.add_recipe_patching(sub.choices["patch"])
+    build.add_recipe_patching(sub.choices["patch"])
 
 
 def command_parser(command: str) -> argparse.ArgumentParser:

@@ -14,7 +14,7 @@ from toolkit.util.errors import RUN_TOOLKIT
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
              command_line: Callable[[], argparse.ArgumentParser]) -> None:
-    """`command_line` builds the whole command line, for commands.md (toolkit.cli.build_parser)."""
+    """`command_line` builds the whole command line, for commands.md (toolkit.cli.main.build_parser)."""
     p = sub.add_parser("docs", help="write the documentation's reference pages from the code")
     actions = p.add_subparsers(dest="docs_action", metavar="ACTION", required=True)
     ref = actions.add_parser("reference", help="write docs/reference/*.md (commands, recipe keys, environment, "

@@ -1,0 +1,1 @@
+"""The command line: `python -m toolkit COMMAND`, one module per command family (main.py dispatches)."""
