@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from toolkit.binary.offload_bundle import offload_report  # noqa: E402
-from toolkit.sources.cache import default_cache_dir  # noqa: E402
+from toolkit.util.cachedir import default_cache_dir  # noqa: E402
 from toolkit.wheel.inspection import inspect_wheel  # noqa: E402
 
 # Where tests/wheel/test_rocm_wheel.py keeps it (TOOLKIT_TEST_CACHE moves it there too).

@@ -21,7 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from toolkit.buildroot import make, packageset, run_in_root  # noqa: E402
+from toolkit.buildroot import make, run_in_root  # noqa: E402
+from toolkit.recipe import packageset  # noqa: E402
 from toolkit.util import log  # noqa: E402
 
 

@@ -31,7 +31,7 @@ from tests.support.hip_ep_support import ROOT_NAME, build_args, toolkit  # noqa:
 from tests.support.real_umbrella_support import PROJECT, toolkit_python  # noqa: E402
 from toolkit.buildroot import ensure_root  # noqa: E402
 from toolkit.buildroot.sandbox import ccache_dir  # noqa: E402
-from toolkit.sources.cache import default_cache_dir  # noqa: E402
+from toolkit.util.cachedir import default_cache_dir  # noqa: E402
 
 
 def build(root: Path, python: Path, build_dir: Path, ccache: Path) -> float:

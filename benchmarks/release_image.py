@@ -19,7 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from toolkit.release import container, local_rootfs  # noqa: E402
+from toolkit.container import engine as container  # noqa: E402
+from toolkit.container import local_rootfs  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 

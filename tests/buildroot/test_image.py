@@ -9,7 +9,8 @@ import pytest
 
 from tests.support.release_image import make_image, toolkit_cli
 from tests.support.tools import ROOT
-from toolkit.buildroot import image, make, packageset, session
+from toolkit.buildroot import image, make, session
+from toolkit.recipe import packageset
 
 
 @pytest.fixture(scope="module")

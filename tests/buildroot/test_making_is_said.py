@@ -9,7 +9,8 @@ import subprocess
 import sys
 
 from tests.support.tools import ROOT
-from toolkit.buildroot import ENV_BUILDROOT, make, packageset
+from toolkit.buildroot import ENV_BUILDROOT, make
+from toolkit.recipe import packageset
 
 
 def _toolkit(*args: str, cache, **env: str) -> subprocess.CompletedProcess:

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import ROOT, need
-from toolkit.buildroot import image, make, packageset
+from toolkit.buildroot import image, make
+from toolkit.recipe import packageset
 from toolkit.util.locks import WorkLock
 
 SET = """\

@@ -6,7 +6,8 @@ import subprocess
 import sys
 
 from tests.support.tools import ROOT
-from toolkit.buildroot import ENV_BUILDROOT, make, packageset
+from toolkit.buildroot import ENV_BUILDROOT, make
+from toolkit.recipe import packageset
 
 
 def test_root_make_on_a_made_root_says_reused(tmp_path):

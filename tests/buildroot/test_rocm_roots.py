@@ -13,7 +13,10 @@ import pytest
 
 from tests.support.tools import ROOT
 from toolkit.binary.elf import read_elf
-from toolkit.buildroot import packageset, record, run_in_root
+from toolkit.buildroot import record, run_in_root
+
+# root -> (HIP major.minor, clang major, HIP runtime soname)
+from toolkit.recipe import packageset
 
 # root -> (HIP major.minor, clang major, HIP runtime soname)
 ROOTS = {"debian-sid-rocm": ("6.4", "21", "libamdhip64.so.6"), "debian-sid-rocm7": ("7.2", "22", "libamdhip64.so.7")}

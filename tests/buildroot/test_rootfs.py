@@ -12,8 +12,8 @@ import pytest
 
 from tests.support.tools import need
 from toolkit.buildroot import image, prune
-from toolkit.buildroot.rootfs import RootFS
-from toolkit.release import container
+from toolkit.container import engine as container
+from toolkit.container.rootfs import RootFS
 from toolkit.util.errors import ToolkitError
 
 PODMAN = container.Engine("podman", "/usr/bin/podman")

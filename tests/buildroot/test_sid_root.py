@@ -19,7 +19,7 @@ def test_migraphx_and_ort_cmake_configs(sid_root):
 
 
 def test_root_has_the_packages_the_set_asks_for(sid_root):
-    from toolkit.buildroot import packageset
+    from toolkit.recipe import packageset
 
     installed = record.query(sid_root)
     missing = set(packageset.load("debian-sid-rocm").packages) - set(installed)

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import ROOT, need
-from toolkit.buildroot import ENV_BUILDROOT, ensure_root, make, packageset, record, run_in_root
+from toolkit.buildroot import ENV_BUILDROOT, ensure_root, make, record, run_in_root
+from toolkit.recipe import packageset
 from toolkit.util.errors import ToolkitError
 
 TINY = """\

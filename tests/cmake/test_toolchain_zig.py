@@ -17,7 +17,7 @@ from toolkit.cmake import toolchain as tc
 from toolkit.cmake.check_stage import _exports_hint
 from toolkit.pipeline.build import prepare
 from toolkit.pipeline.options import BuildOptions
-from toolkit.sources.cache import default_cache_dir
+from toolkit.util.cachedir import default_cache_dir
 
 # A registry read through linker-made section bounds, as protobuf's generated code reads `pb_defaults`.
 SOURCE = r"""

@@ -10,8 +10,8 @@ import subprocess
 
 from toolkit.cmake import toolchain as tc
 from toolkit.cmake.commands import find_cmake, find_ninja
-from toolkit.sources.cache import default_cache_dir
 from toolkit.util import toolenv
+from toolkit.util.cachedir import default_cache_dir
 
 
 def test_the_first_link_note_follows_the_zig_caches_own_state(tmp_path):

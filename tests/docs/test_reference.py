@@ -17,7 +17,7 @@ from toolkit.docs import recipe_keys, reference
 from toolkit.util.envvars import CMAKE_VARIABLES, ENVIRONMENT, SAMPLE, TOOLKIT
 
 READERS = [ROOT / "toolkit/recipe/load.py", ROOT / "toolkit/recipe/core.py",
-           *sorted(ROOT.glob("toolkit/*/settings.py")), ROOT / "toolkit/sources/pinned.py"]
+           *sorted(ROOT.glob("toolkit/*/settings.py")), ROOT / "toolkit/recipe/pinned.py"]
 
 
 def test_committed_reference_is_what_the_code_gives():

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from toolkit.hipify.engine import convert_text
-from toolkit.hipify.settings import HipifySettings, Rename, Substitution, from_table, glob_match
 from toolkit.hipify.tables import TABLES_DIR, load_tables
+from toolkit.recipe.hipify import HipifySettings, Rename, Substitution, from_table, glob_match
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.util.tomlread import Table
 

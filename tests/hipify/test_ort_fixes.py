@@ -8,8 +8,8 @@ from pathlib import Path
 
 from toolkit.hipify import HipifySettings, hipify_tree
 from toolkit.hipify.engine import convert_text
-from toolkit.hipify.settings import Exclude, Rename, Substitution
 from toolkit.hipify.tables import load_tables
+from toolkit.recipe.hipify import Exclude, Rename, Substitution
 
 
 def convert(src: str, **kw):

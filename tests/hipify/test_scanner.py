@@ -11,8 +11,8 @@ import textwrap
 import pytest
 
 from toolkit.hipify.engine import convert_text
-from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import DETECT_FILE, TABLES_DIR, load_tables
+from toolkit.recipe.hipify import HipifySettings
 from toolkit.util.errors import ToolkitError
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import ROOT
-from toolkit.hipify.settings import HipifySettings, Substitution
 from toolkit.hipify.tree import hipify_tree
+from toolkit.recipe.hipify import HipifySettings, Substitution
 from toolkit.util.errors import ToolkitError
 
 KERNEL = "#include <cuda_runtime.h>\nvoid f() { cudaDeviceSynchronize(); }\n"

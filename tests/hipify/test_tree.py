@@ -13,8 +13,8 @@ from tests.support.tools import DATA
 from toolkit.cli.main import build_parser, main
 from toolkit.hipify import HipifySettings, hipify_tree
 from toolkit.hipify import tree as hipify_tree_module
-from toolkit.hipify.settings import Exclude, Rename
 from toolkit.hipify.tree import CACHE_NAME
+from toolkit.recipe.hipify import Exclude, Rename
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 
@@ -303,7 +303,7 @@ def test_perl_warnings_off_runs_hipify_perl_quiet_and_keeps_apart(tree, tmp_path
 
 
 def test_perl_warnings_is_read_from_the_recipe(tmp_path):
-    from toolkit.hipify.settings import from_table
+    from toolkit.recipe.hipify import from_table
     from toolkit.util.tomlread import Table
 
     table = Table({"engine": "hipify-perl", "perl_warnings": False}, tmp_path / "r.toml", "hipify")

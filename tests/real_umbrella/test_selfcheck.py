@@ -31,9 +31,9 @@ from tests.support.selfcheck_support import (
 )
 from toolkit.buildroot import run_in_root
 from toolkit.recipe.load import PROJECT_ROOT
+from toolkit.recipe.wheel import smoke_from_table
 from toolkit.util.tomlread import load_toml
 from toolkit.wheel.inspection import format_report, inspect_wheel
-from toolkit.wheel.settings import smoke_from_table
 from toolkit.wheel.smoke import run_smoke
 
 COMMIT = "a2ea3b25f420c5eb8d25edc366fbc17d6de4fe22"

@@ -23,7 +23,7 @@ from tests.support.real_umbrella_support import PROJECT, inside, toolkit
 from toolkit.binary.elf import highest_version, read_elf, version_needs
 from toolkit.cmake.toolchain import resolve
 from toolkit.recipe.load import load_recipe
-from toolkit.sources.cache import default_cache_dir
+from toolkit.util.cachedir import default_cache_dir
 
 pytestmark = pytest.mark.buildroot
 # The root and the real build are this folder's session fixtures (conftest.py): one build for every test here.

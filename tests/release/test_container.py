@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import ROOT, need
-from toolkit.release import container, local_rootfs
+from toolkit.container import engine as container
+from toolkit.container import local_rootfs
 from toolkit.util.errors import ToolkitError
 
 RECIPE = """\

@@ -10,8 +10,8 @@ import pytest
 
 from tests.support.injection import processes_started, toolkit_here
 from tests.support.tools import need
-from toolkit.release import container
-from toolkit.release.settings import from_table
+from toolkit.container import engine as container
+from toolkit.recipe.release import from_table
 from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlread import load_toml
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import ROOT
+from toolkit.recipe.release import from_table
 from toolkit.release import checksums
 from toolkit.release.matrix import matrix_json, plan_matrix, select
-from toolkit.release.settings import from_table
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.util.tomlread import load_toml
 

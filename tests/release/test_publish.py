@@ -18,9 +18,9 @@ import pytest
 
 from tests.support.package_index import metadata_wheel, package_index, release_dist, simple_page
 from tests.support.tools import ROOT
+from toolkit.recipe.wheel import from_table
 from toolkit.release import checksums
 from toolkit.util.tomlread import load_toml
-from toolkit.wheel.settings import from_table
 
 USER, PASSWORD = "releaser", "pw-Zq7/x+y@1"
 RECIPE = ROOT / "recipes" / "umbrella-ep-real.toml"

@@ -18,7 +18,7 @@ from tests.support.flavours import pip_env
 from tests.support.package_index import package_index
 from tests.support.release_image import ENTRIES, release_on_host, toolkit_cli
 from tests.support.tools import ROOT, require_tool
-from toolkit.buildroot import packageset
+from toolkit.recipe import packageset
 from toolkit.release import sbom
 from toolkit.release.reproducible import source_date_epoch
 

@@ -12,10 +12,11 @@ import pytest
 
 from tests.support.release_wheels import builder
 from toolkit.cli import main as cli
-from toolkit.release import container, in_root, make_release
+from toolkit.container import engine as container
+from toolkit.recipe.release import ReleaseSettings, TargetSet
+from toolkit.release import in_root, make_release
 from toolkit.release.matrix import plan_matrix
 from toolkit.release.orchestrator import run_release
-from toolkit.release.settings import ReleaseSettings, TargetSet
 from toolkit.util import hostview, log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import tree_usage

@@ -13,8 +13,8 @@ import yaml  # PyYAML comes with mkdocs, in the test extra
 
 from tests.support.package_index import metadata_wheel, release_dist
 from tests.support.tools import ROOT, need
+from toolkit.recipe.wheel import from_table
 from toolkit.util.tomlread import load_toml
-from toolkit.wheel.settings import from_table
 
 WORKFLOW = ROOT / ".github" / "workflows" / "release.yml"
 

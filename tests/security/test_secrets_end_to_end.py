@@ -23,7 +23,7 @@ import pytest
 
 from tests.security.tls_server import AuthServer
 from tests.support.tools import ROOT, need
-from toolkit.sources.cache import default_cache_dir
+from toolkit.util.cachedir import default_cache_dir
 
 USER = "ci-bot"
 ORT_DEB = "521b439b4674dbd71da1d0bc3016f29075c6ad572f4a1c13beb011dee893f8f3"   # recipes/amdgpu-ep.toml's

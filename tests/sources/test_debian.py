@@ -17,8 +17,8 @@ from toolkit.sources.cache import Cache
 from toolkit.sources.components import fetch_ort
 from toolkit.sources.context import FetchContext
 from toolkit.sources.debian import ar_members, index_entry
-from toolkit.sources.debian_mirror import debian_mirror
 from toolkit.sources.extract import extract_archive, extract_deb
+from toolkit.util.debian_mirror import debian_mirror
 from toolkit.util.errors import ToolkitError
 
 

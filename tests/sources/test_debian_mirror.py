@@ -17,15 +17,15 @@ import pytest
 
 from tests.support.http import FaultServer
 from tests.support.tools import require_tool
-from toolkit.buildroot import packageset
+from toolkit.recipe import packageset
+from toolkit.recipe.pinned import PinnedArchive
+from toolkit.recipe.sources import OrtPackage, OrtSettings, Requirements
 from toolkit.sources.archive import unpack_pinned
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
-from toolkit.sources.debian_mirror import ENV, apt_source_uris, debian_mirror, resolve_url
 from toolkit.sources.download import DownloadOptions, fetch
-from toolkit.sources.pinned import PinnedArchive
 from toolkit.sources.preflight import PreflightOptions, check
-from toolkit.sources.settings import OrtPackage, OrtSettings, Requirements
+from toolkit.util.debian_mirror import ENV, apt_source_uris, debian_mirror, resolve_url
 from toolkit.util.errors import ToolkitError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -155,7 +155,7 @@ def test_debian_urls_are_fetched_from_the_resolved_mirror(tmp_path, monkeypatch)
 
 
 def test_preflight_names_the_missing_debian_mirror(tmp_path, monkeypatch):
-    import toolkit.sources.debian_mirror as dm
+    import toolkit.util.debian_mirror as dm
 
     monkeypatch.delenv(ENV, raising=False)
     monkeypatch.setattr(dm, "APT_DIR", tmp_path / "no-apt")  # a machine whose apt names no Debian archive

@@ -16,15 +16,8 @@ import pytest
 
 from tests.support.http import FaultServer
 from tests.support.tools import ROOT, require_tool
-from toolkit.sources.cache import Cache
-from toolkit.sources.context import FetchContext
-from toolkit.sources.download import DownloadOptions
-from toolkit.sources.fetchcontent import provider_defines
-from toolkit.sources.lock import LockFile
-from toolkit.sources.pinned import PinnedArchive
-from toolkit.sources.plan import plan_lines
-from toolkit.sources.preflight import PreflightOptions, check, preflight
-from toolkit.sources.settings import (
+from toolkit.recipe.pinned import PinnedArchive
+from toolkit.recipe.sources import (
     FetchContentDep,
     OrtPackage,
     OrtSettings,
@@ -33,6 +26,13 @@ from toolkit.sources.settings import (
     active_deps,
     fetchcontent_from_tables,
 )
+from toolkit.sources.cache import Cache
+from toolkit.sources.context import FetchContext
+from toolkit.sources.download import DownloadOptions
+from toolkit.sources.fetchcontent import provider_defines
+from toolkit.sources.lock import LockFile
+from toolkit.sources.plan import plan_lines
+from toolkit.sources.preflight import PreflightOptions, check, preflight
 from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlread import load_toml
 

@@ -8,9 +8,9 @@ import pytest
 
 from tests.support.injection import git, processes_started, repo_with, toolkit_here
 from tests.support.tools import need
+from toolkit.recipe.sources import SourceSettings
 from toolkit.sources.cache import Cache
 from toolkit.sources.git import fetch_git
-from toolkit.sources.settings import SourceSettings
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.util.tomlread import load_toml
 

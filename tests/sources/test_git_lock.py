@@ -12,12 +12,12 @@ import pytest
 
 from tests.support.git_repos import bare_with_commits, git
 from tests.support.tools import ROOT, need
+from toolkit.recipe.pinned import PinnedArchive
+from toolkit.recipe.sources import SourceSettings, source_from_argument
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import DownloadOptions
 from toolkit.sources.lock import LockFile, lock_path_for, lock_recipe, recipe_urls, require_pinned
-from toolkit.sources.pinned import PinnedArchive
-from toolkit.sources.settings import SourceSettings, source_from_argument
 from toolkit.sources.source import resolve_source
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.util.fsutil import tree_digest

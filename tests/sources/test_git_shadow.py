@@ -10,9 +10,10 @@ from pathlib import Path
 
 from tests.support.git_repos import bare_with_commits, git
 from tests.support.tools import need
-from toolkit.sources.cache import ENV_CACHE_DIR, Cache
+from toolkit.sources.cache import Cache
 from toolkit.sources.git import fetch_git
 from toolkit.upstream.resolve import resolve
+from toolkit.util.cachedir import ENV_CACHE_DIR
 
 URL = "https://example.org/team/proj.git"
 

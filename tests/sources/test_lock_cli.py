@@ -11,10 +11,10 @@ from pathlib import Path
 
 from tests.support.http import tiny_tarball
 from toolkit.recipe.load import PROJECT_ROOT
+from toolkit.recipe.sources import source_from_argument
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import DownloadOptions
-from toolkit.sources.settings import source_from_argument
 from toolkit.util import log
 
 FAST = DownloadOptions(connect_timeout=2, read_timeout=2, retries=0, progress=False)

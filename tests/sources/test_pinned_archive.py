@@ -15,15 +15,15 @@ import pytest
 from tests.support.http import FaultServer
 from tests.support.real_umbrella_support import MIRROR
 from tests.support.tools import require_tool
-from toolkit.compile_check.settings import from_table as compile_check_from_table
+from toolkit.recipe.compile_check import from_table as compile_check_from_table
 from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
+from toolkit.recipe.pinned import PinnedArchive
+from toolkit.recipe.sources import FetchContentDep, OrtPackage, SourceSettings
 from toolkit.sources.archive import unpack_pinned
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import DownloadOptions
 from toolkit.sources.lock import LockFile, lock_recipe, recipe_urls, require_pinned
-from toolkit.sources.pinned import PinnedArchive
-from toolkit.sources.settings import FetchContentDep, OrtPackage, SourceSettings
 from toolkit.sources.source import resolve_source
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.util.tomlread import load_toml

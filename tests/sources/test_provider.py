@@ -14,12 +14,12 @@ import pytest
 
 from tests.support.http import FaultServer
 from tests.support.tools import need, require_tool
+from toolkit.recipe.pinned import PinnedArchive
+from toolkit.recipe.sources import FetchContentDep
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import DownloadOptions
 from toolkit.sources.fetchcontent import prepare_dep, provider_defines, read_report
-from toolkit.sources.pinned import PinnedArchive
-from toolkit.sources.settings import FetchContentDep
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import tree_digest
 

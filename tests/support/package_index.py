@@ -23,9 +23,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from toolkit.recipe.wheel import WheelSettings
 from toolkit.release import checksums
 from toolkit.wheel.meta import meta_wheel_bytes
-from toolkit.wheel.settings import WheelSettings
 
 READY_SECONDS = 30
 

@@ -28,7 +28,8 @@ SMOKE_SCRIPT = Path(__file__).resolve().with_name("real_umbrella_smoke.py")
 def toolkit_python(root: Path, name: str = SID_ROOT) -> Path:
     """The python inside `root` (of package set `name`) that runs the toolkit: `container --root`'s venv, made once
     per root."""
-    from toolkit.buildroot import packageset, session
+    from toolkit.buildroot import session
+    from toolkit.recipe import packageset
 
     return session.toolkit_python(root, PROJECT, packageset.load(name).from_root)
 

@@ -13,8 +13,8 @@ import zipfile
 from pathlib import Path
 
 from tests.support.tools import need
+from toolkit.recipe.release import ReleaseSettings, TargetSet, from_table
 from toolkit.release.matrix import Entry, plan_matrix
-from toolkit.release.settings import ReleaseSettings, TargetSet, from_table
 from toolkit.util.tomlread import load_toml
 
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from tests.support.tools import ROOT, need
-from toolkit.upstream import apis, compiledb, cxxscan
+from toolkit.apicheck import apis, compiledb, cxxscan
 
 HEADER = """#pragma once
 #define MIGRAPHX_VERSION_MAJOR 2

@@ -36,13 +36,13 @@ REVIEWED: dict[str, tuple[str, ...]] = {
     "toolkit/cmake/build_stage.py": ("toolkit-made paths and --jobs (an integer); cmake/outputs.py's install too",),
     "toolkit/cmake/toolchain.py": ("zig wrappers and toolkit-made paths",),
     "toolkit/upstream/survey.py": ("via toolkit/cmake/commands.py: configure_command",),
-    "toolkit/release/container.py": ("image_name", "env_assignment"),
-    "toolkit/release/local_rootfs.py": ("plain",),
+    "toolkit/container/engine.py": ("image_name", "env_assignment"),
+    "toolkit/container/local_rootfs.py": ("plain",),
     "toolkit/release/compile_cache.py": ("the ccache found on PATH, constant options",),
     "toolkit/release/provenance.py": ("tools and options from toolkit/release/tools.json",),
     "toolkit/release/publish.py": ("twine from this Python; --repository-url checked there as an http(s) URL with a "
                                    "host, without its userinfo, glued to its option; absolute wheel paths",),
-    "toolkit/buildroot/make.py": ("via toolkit/buildroot/packageset.py: package, suite and variant patterns",),
+    "toolkit/buildroot/make.py": ("via toolkit/recipe/packageset.py: package, suite and variant patterns",),
     "toolkit/buildroot/record.py": ("a constant dpkg-query script",),
     "toolkit/buildroot/image.py": ("the engine found on PATH, a tag made of digests, the root's and venv's own paths",),
     "toolkit/buildroot/prune.py": ("the engine found on PATH; `rmi --` of tags the engine listed in the root's "
@@ -194,7 +194,7 @@ def test_no_shell_runs_a_script_made_from_values():
 def test_the_walk_sees_the_known_call_sites():
     """The scan is not vacuous: it finds the call sites this issue is about."""
     trees = dict(_modules())
-    assert _runner_calls(trees["toolkit/sources/git.py"]) and _runner_calls(trees["toolkit/release/container.py"])
+    assert _runner_calls(trees["toolkit/sources/git.py"]) and _runner_calls(trees["toolkit/container/engine.py"])
     assert _runner_calls(trees["toolkit/buildroot/make.py"]) and _runner_calls(trees["toolkit/cmake/build_stage.py"])
     assert _runner_calls(trees["toolkit/compile_check/run.py"])  # run_in_root imported from toolkit.buildroot
     bad = ast.parse("import subprocess as sp\nfrom os import system\nsp.run(['x'])\nsystem('x')\n")

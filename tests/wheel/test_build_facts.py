@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.wheel_support import build_c_library, shared_library
+from toolkit.recipe.pinned import PinnedArchive
+from toolkit.recipe.sources import SourceSettings
+from toolkit.recipe.wheel import Component, WheelSettings
 from toolkit.release.provenance import build_statement
 from toolkit.release.sbom import wheel_sbom
-from toolkit.sources.pinned import PinnedArchive
-from toolkit.sources.settings import SourceSettings
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.facts import hip_headers, upstream_commit
 from toolkit.wheel.inspection import format_report, inspect_wheel
-from toolkit.wheel.settings import Component, WheelSettings
 
 COMMIT = "a2ea3b25f420c5eb8d25edc366fbc17d6de4fe22"
 HIP_HEADER = "#define HIP_VERSION_MAJOR {0}\n#define HIP_VERSION_MINOR {1}\n#define HIP_VERSION_PATCH {2}\n"

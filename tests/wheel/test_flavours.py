@@ -20,9 +20,9 @@ from tests.support.selfcheck_support import (
 )
 from tests.support.tools import ROOT
 from tests.support.wheel_support import sample_build_info
+from toolkit.recipe.wheel import from_table
 from toolkit.util.tomlread import load_toml
 from toolkit.wheel.build import build_wheel
-from toolkit.wheel.settings import from_table
 
 RECIPE = ROOT / "recipes" / "amdgpu-ep.toml"
 MIGRAPHX, ROCM = "onnxruntime-migraphx==1.27.1", "onnxruntime-rocm==1.22.2.post3"

@@ -10,10 +10,10 @@ from importlib.metadata import PathDistribution
 
 import pytest
 
+from toolkit.recipe.wheel import from_table
 from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlread import Table
 from toolkit.wheel.meta import meta_wheel_bytes, write_meta_wheel
-from toolkit.wheel.settings import from_table
 
 WHEEL = {"distribution": "onnxruntime-ep-amdgpu", "version": "0.2.0",
          "components": [{"library": "amdgpu-ep", "ep_name": "AMDGPUExecutionProvider"}],

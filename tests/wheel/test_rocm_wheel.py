@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import require_tool
-from toolkit.sources.cache import default_cache_dir
+from toolkit.util.cachedir import default_cache_dir
 from toolkit.wheel.inspection import inspect_wheel
 
 # pip downloads it from PyPI on a cold cache.

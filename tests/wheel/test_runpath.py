@@ -14,13 +14,13 @@ import pytest
 
 from tests.support.wheel_support import EP_SOURCE, build_c_library, shared_library
 from toolkit.binary.elf import read_elf
+from toolkit.recipe.wheel import Component, WheelSettings, from_table
 from toolkit.release import sbom
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.util.fsutil import sha256_file
 from toolkit.util.tomlread import load_toml
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.repair import repair_wheel
-from toolkit.wheel.settings import Component, WheelSettings, from_table
 
 INFO = {"source_revision": "0123abc", "patches": [], "features": [], "rocm_version": None, "gpu_targets": []}
 ROCM = ["libmigraphx_c.so.3", "libamdhip64.so.6", "librocm-core.so.1", "libamdhip64.so"]

@@ -23,8 +23,8 @@ from tests.support.selfcheck_support import (
     verdict,
 )
 from tests.support.wheel_support import build_c_library, shared_library
+from toolkit.recipe.wheel import Component, SmokeSettings, WheelSettings
 from toolkit.wheel.build import build_wheel
-from toolkit.wheel.settings import Component, SmokeSettings, WheelSettings
 from toolkit.wheel.smoke import run_smoke
 
 SETTINGS = WheelSettings(

@@ -10,10 +10,10 @@ import pytest
 
 from tests.support.selfcheck_support import load_template
 from tests.support.tools import ROOT
+from toolkit.recipe.wheel import from_table
 from toolkit.util.tomlread import load_toml
 from toolkit.wheel.buildinfo import BuildInfo
 from toolkit.wheel.project import wheel_info
-from toolkit.wheel.settings import from_table
 
 AMD_NODE = {"node": "/dev/dri/renderD128", "vendor": "0x1002", "device": "0x74a1", "present": True}
 

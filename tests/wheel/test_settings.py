@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from toolkit.recipe.wheel import Component, from_table, smoke_from_table
 from toolkit.util.errors import RecipeError
 from toolkit.util.tomlread import load_toml
-from toolkit.wheel.settings import Component, from_table, smoke_from_table
 
 GOOD = '''
 [wheel]

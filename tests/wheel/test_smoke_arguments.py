@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from toolkit.recipe.wheel import SmokeSettings
 from toolkit.wheel import smoke_check
-from toolkit.wheel.settings import SmokeSettings
 from toolkit.wheel.smoke import checker_command
 
 

@@ -23,8 +23,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.buildroot import make, packageset, sandbox, session
-from toolkit.buildroot.rootfs import root_env
+from toolkit.buildroot import make, sandbox, session
+from toolkit.container.rootfs import root_env
+from toolkit.recipe import packageset
 from toolkit.util import log
 from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.fsutil import atomic_write_text
@@ -87,7 +88,7 @@ def describe(name: str, project: Path) -> RootImage | None:
 
 def ensure_image(name: str, project: Path, engine_name: str | None = None, *, dry_run: bool = False) -> RootImage:
     """The image of root `name`: made (root, venv, import) unless an image with its tag exists."""
-    from toolkit.release.container import detect_engine
+    from toolkit.container.engine import detect_engine
 
     spec = packageset.load(name)
     root = make.ensure_root(name)
@@ -152,7 +153,7 @@ def is_stale(tag: str, digest: str, current: RootImage | None) -> bool | None:
 
 def listing(name: str, project: Path, engine_name: str | None = None) -> list[str]:
     """Lines for `root show`: the current tag, made or not, and other images of the root's repository."""
-    from toolkit.release.container import detect_engine
+    from toolkit.container.engine import detect_engine
 
     try:
         engine = detect_engine(engine_name)

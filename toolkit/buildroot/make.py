@@ -7,7 +7,7 @@
 
 The root is made with `debootstrap` (in a mount namespace of its own, so its /proc mount cannot outlive
 it), then apt inside the root through bubblewrap, from this machine's Debian mirror
-(toolkit.sources.debian_mirror), which the root's record names but its digest does not. Its exact record
+(toolkit.util.debian_mirror), which the root's record names but its digest does not. Its exact record
 (every package and version) and the times each step took go to `var/lib/ort-amdgpu-toolkit/root.json`
 inside it; the committed lock file beside the package set is compared with it, and any difference is listed.
 """
@@ -21,11 +21,12 @@ import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from toolkit.buildroot import packageset, record, sandbox
-from toolkit.buildroot.packageset import PackageSet
-from toolkit.sources.debian_mirror import ENV as ENV_DEBIAN_MIRROR
-from toolkit.sources.debian_mirror import debian_mirror
+from toolkit.buildroot import record, sandbox
+from toolkit.recipe import packageset
+from toolkit.recipe.packageset import PackageSet
 from toolkit.util import log
+from toolkit.util.debian_mirror import ENV as ENV_DEBIAN_MIRROR
+from toolkit.util.debian_mirror import debian_mirror
 from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.fsutil import JSON, atomic_write_text
 from toolkit.util.locks import WorkLock

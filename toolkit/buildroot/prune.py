@@ -23,7 +23,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.buildroot import image, make, packageset, session
+from toolkit.buildroot import image, make, session
+from toolkit.recipe import packageset
 from toolkit.util import log
 from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.locks import WorkLock
@@ -177,7 +178,7 @@ def _remove_folder(outcome: Outcome, kind: str, path: Path, dry_run: bool, lock:
 
 def _prune_images(outcome: Outcome, spec: packageset.PackageSet, project: Path, engine_name: str | None,
                   dry_run: bool) -> None:
-    from toolkit.release.container import detect_engine
+    from toolkit.container.engine import detect_engine
 
     try:
         engine = detect_engine(engine_name)

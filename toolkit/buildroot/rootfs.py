@@ -12,30 +12,12 @@ in the mounted cache, else bound read-only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.buildroot import make, packageset, sandbox, session
+from toolkit.buildroot import make, session
+from toolkit.container.rootfs import RootFS
+from toolkit.recipe import packageset
 from toolkit.util import log
-
-
-def root_env(name: str, venv: Path) -> dict[str, str]:
-    """The environment of a container of build root `name`, of its folder or (image.py) of its image: the root's
-    toolkit venv first on PATH, so `python3 -m toolkit` inside runs the mounted project with its dependencies."""
-    return {"PATH": f"{venv}/bin:{sandbox.PATH}", "LANG": "C.UTF-8", "HOME": "/root", "TOOLKIT_IN_IMAGE": name}
-
-
-@dataclass(frozen=True)
-class RootFS:
-    name: str          # the package set's name
-    path: Path         # the root's folder
-    venv: Path         # the toolkit's venv for it
-
-    def env(self) -> dict[str, str]:
-        return root_env(self.name, self.venv)
-
-    def __str__(self) -> str:
-        return f"build root {self.name} ({self.path})"
 
 
 def ensure(name: str, project: Path, *, dry_run: bool = False) -> RootFS:

@@ -24,13 +24,13 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from toolkit.container.rootfs import SYSTEM_PATH
 from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.process import run as run_command
 
 # Top-level folders the sandbox provides itself (fresh or private) instead of the root's.
 _PROVIDED = ("proc", "dev", "sys", "tmp", "run")
 _FORBIDDEN = ("/proc", "/dev", "/sys")
-PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def bwrap_path() -> str:
@@ -43,7 +43,7 @@ def bwrap_path() -> str:
 
 def cache_dir() -> Path:
     """The toolkit cache (TOOLKIT_CACHE_DIR or the user cache dir), as the download cache uses it."""
-    from toolkit.sources.cache import default_cache_dir  # platformdirs: not needed by the rest of this module
+    from toolkit.util.cachedir import default_cache_dir
 
     return default_cache_dir()
 
@@ -113,7 +113,7 @@ def bwrap_argv(root: Path, argv: list[str], *, binds: Sequence[Path] = (), env: 
     for host in hosts:
         out += ["--bind", str(host), str(host)]
     out += ["--clearenv"]
-    inside = {"PATH": PATH, "HOME": "/tmp", "LANG": "C.UTF-8"}
+    inside = {"PATH": SYSTEM_PATH, "HOME": "/tmp", "LANG": "C.UTF-8"}
     if os.environ.get("TERM"):
         inside["TERM"] = os.environ["TERM"]
     inside.update(env or {})

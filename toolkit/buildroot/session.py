@@ -22,9 +22,10 @@ import shutil
 import tomllib
 from pathlib import Path
 
-from toolkit.buildroot import make, packageset, sandbox
+from toolkit.buildroot import make, sandbox
 from toolkit.buildroot.hostargs import host_arguments, host_value
 from toolkit.pipeline.workspace import ROOTS_BUILD
+from toolkit.recipe import packageset
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text

@@ -7,12 +7,12 @@ import shutil
 import sys
 from typing import TYPE_CHECKING
 
-from toolkit.hipify.settings import ENGINES
+from toolkit.recipe.hipify import ENGINES
 from toolkit.util.errors import ToolkitError
 
 if TYPE_CHECKING:
-    from toolkit.compile_check.settings import CompileCheckSettings
     from toolkit.pipeline.runner import StageResult
+    from toolkit.recipe.compile_check import CompileCheckSettings
     from toolkit.util.fsutil import JSON
 
 
@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _percent(text: str) -> float:
-    from toolkit.compile_check.settings import min_rate_problem
+    from toolkit.recipe.compile_check import min_rate_problem
 
     try:
         value = float(text)
@@ -57,8 +57,8 @@ def hipify_perl_path(explicit: str | None, dry_run: bool = False) -> str:
         return found
     from toolkit.compile_check.run import ROOT_NAME, find_root
     if dry_run:  # where the root's copy will be, without making the root a dry run only reports
-        from toolkit.buildroot import packageset
         from toolkit.buildroot.make import root_path
+        from toolkit.recipe import packageset
         return str(root_path(packageset.load(ROOT_NAME)) / "usr/bin/hipify-perl")
     # A perl script: the host's perl runs the root's copy, so no sandbox per file is needed.
     return str(find_root() / "usr/bin/hipify-perl")

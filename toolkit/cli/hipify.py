@@ -7,9 +7,9 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from toolkit.hipify.settings import DNN_TARGETS, ENGINES, LAUNCH_SYNTAXES, HipifySettings
 from toolkit.hipify.tree import hipify_tree
 from toolkit.pipeline.options import positive_int
+from toolkit.recipe.hipify import DNN_TARGETS, ENGINES, LAUNCH_SYNTAXES, HipifySettings
 from toolkit.util import log
 
 
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     quiet = log.is_quiet()
     perl_cache = None
     if args.engine == "hipify-perl":   # the built-in engine's start-up does without the cache's imports
-        from toolkit.sources.cache import default_cache_dir
+        from toolkit.util.cachedir import default_cache_dir
         perl_cache = default_cache_dir() / "hipify-perl"
     report = hipify_tree(dataclasses.replace(settings, strict=False), args.src, args.out,
                          jobs=args.jobs, progress=not (args.no_progress or quiet), perl_cache=perl_cache)

@@ -13,9 +13,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from toolkit.container import engine as container
 from toolkit.pipeline.options import RELEASE_PASSED, add_options, options_from_args
 from toolkit.recipe.load import DEFAULT_RECIPE, recipe_argument
-from toolkit.release import container, matrix
+from toolkit.release import matrix
 from toolkit.release.container_session import run_container
 from toolkit.release.request import ContainerRequest, ReleaseRequest, load_settings
 from toolkit.util.argcheck import name_value_pairs

@@ -7,9 +7,10 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from toolkit.buildroot import make, packageset, record, sandbox
-from toolkit.sources.debian_mirror import debian_mirror
+from toolkit.buildroot import make, record, sandbox
+from toolkit.recipe import packageset
 from toolkit.util import log
+from toolkit.util.debian_mirror import debian_mirror
 from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 
 

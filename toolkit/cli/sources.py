@@ -133,8 +133,8 @@ def _lock(args: argparse.Namespace) -> int:
 
 def _lock_source(args: argparse.Namespace) -> int:
     """`lock --source URL`: the one archive a `build --source URL` would download, pinned for the command line."""
+    from toolkit.recipe.sources import source_from_argument
     from toolkit.sources.download import fetch_unpinned_from
-    from toolkit.sources.settings import source_from_argument
 
     settings = source_from_argument(args.source)
     if settings.url is None:

@@ -18,7 +18,7 @@ from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
 
 if TYPE_CHECKING:  # imported inside each command, as the stage modules are
-    from toolkit.wheel.settings import Component, SmokeSettings, WheelSettings
+    from toolkit.recipe.wheel import Component, SmokeSettings, WheelSettings
 
 
 def recipe_wheel_settings(recipe: Path) -> WheelSettings:
@@ -31,7 +31,7 @@ def recipe_wheel_settings(recipe: Path) -> WheelSettings:
 
 
 def _smoke_settings(recipe: Path | None) -> SmokeSettings:
-    from toolkit.wheel.settings import SmokeSettings
+    from toolkit.recipe.wheel import SmokeSettings
 
     if recipe is None:
         return SmokeSettings()

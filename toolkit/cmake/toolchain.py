@@ -21,14 +21,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit.recipe.core import TOOLCHAINS, floor_problem
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON, atomic_write_text, read_json
 from toolkit.util.process import run
 from toolkit.util.tomlread import Table, load_toml
 
 TOOLCHAINS_FILE = Path(__file__).resolve().with_name("toolchains.toml")
-NAMES = ("system", "zig")
-_FLOOR = re.compile(r"2\.(\d+)")
 # Names contain "clang" so that ccache treats them as the clang they are (its option handling per compiler).
 WRAPPERS = {"C": "zig-clang", "CXX": "zig-clang++"}
 # What the wrappers add to a link (a shared library or an executable) that does not ask for debug info (no -g
@@ -292,8 +291,8 @@ def _run(cmd: list[str], what: str) -> None:
 
 def resolve(name: str, glibc_floor: str | None = None, hide_section_bounds: tuple[str, ...] = (),
             file: Path = TOOLCHAINS_FILE) -> Toolchain:
-    if name not in NAMES:
-        raise ToolkitError(f"no toolchain named {name!r}", hint=f"toolchains: {', '.join(NAMES)}")
+    if name not in TOOLCHAINS:
+        raise ToolkitError(f"no toolchain named {name!r}", hint=f"toolchains: {', '.join(TOOLCHAINS)}")
     if name == "system":
         return Toolchain("system")
     data = load_toml(file)
@@ -319,15 +318,6 @@ def read_pin(t: Table, machine: str) -> ZigPin:
             raise m.error(key, "expected 64 lowercase hex digits")
     m.done()
     return pin
-
-
-def floor_problem(floor: str) -> str | None:
-    """What is wrong with a glibc floor, or None: it is `2.N` (as zig's target suffix and a manylinux_2_N tag
-    spell it), N >= 17 (manylinux2014's glibc, the oldest auditwheel still tags)."""
-    match = _FLOOR.fullmatch(floor)
-    if match is None or int(match.group(1)) < 17:
-        return f"expected a glibc version 2.N with N >= 17 (e.g. \"2.28\"), got {floor!r}"
-    return None
 
 
 def check_floor(floor: str, where: str) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolkit.buildroot import ensure_root, run_in_root
-from toolkit.compile_check.settings import CompileCheckSettings, Dep
+from toolkit.recipe.compile_check import CompileCheckSettings, Dep
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON, atomic_write_text, iter_files, keyed_record, read_json

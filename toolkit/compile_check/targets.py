@@ -16,11 +16,11 @@ import subprocess
 from pathlib import Path
 
 from toolkit.binary.hip import HipToolchain, Runner, supported_processors, unsupported_targets
-from toolkit.buildroot import packageset
 from toolkit.buildroot.make import ENV_BUILDROOT, root_path
 from toolkit.buildroot.sandbox import run as run_sandboxed
 from toolkit.compile_check.run import ROOT_NAME
-from toolkit.compile_check.settings import CompileCheckSettings
+from toolkit.recipe import packageset
+from toolkit.recipe.compile_check import CompileCheckSettings
 from toolkit.util.errors import ToolkitError
 
 _TARGET_ID = re.compile(r"gfx[0-9a-f]+(-generic)?(:[a-z0-9-]+[+-])*")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from toolkit.compile_check.settings import CompileCheckSettings
+from toolkit.recipe.compile_check import CompileCheckSettings
 from toolkit.util.errors import CheckFailed
 from toolkit.util.fsutil import JSON
 

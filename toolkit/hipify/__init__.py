@@ -4,7 +4,7 @@ Public API for the pipeline: HipifySettings / from_table (recipe [hipify]) and h
 """
 
 from toolkit.hipify.report import HipifyReport
-from toolkit.hipify.settings import HipifySettings, from_table
 from toolkit.hipify.tree import hipify_tree
+from toolkit.recipe.hipify import HipifySettings, from_table
 
 __all__ = ["HipifyReport", "HipifySettings", "from_table", "hipify_tree"]

@@ -23,9 +23,9 @@ from toolkit.hipify.declarations import declared_by_keyword, declares, defined_m
 from toolkit.hipify.launches import launches_to_ggl
 from toolkit.hipify.lexer import Lines, at_line_start, skip_ws, split_args
 from toolkit.hipify.results import FileResult, Finding, Warning
-from toolkit.hipify.settings import HipifySettings, Substitution
 from toolkit.hipify.tables import Tables
 from toolkit.hipify.warp import lane_warnings, rewrite_call
+from toolkit.recipe.hipify import HipifySettings, Substitution
 from toolkit.util.globs import glob_match
 
 __all__ = ["ENGINE_VERSION", "FileResult", "Finding", "Warning", "apply_substitutions", "convert_text",

@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from toolkit.hipify.engine import FileResult, Warning, apply_substitutions, convert_text, still_present
-from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import Tables
+from toolkit.recipe.hipify import HipifySettings
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text, keyed_record, read_json, sha256_bytes, sha256_file
 from toolkit.util.process import run

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from toolkit.hipify.report import HipifyReport
-from toolkit.hipify.settings import HipifySettings
+from toolkit.recipe.hipify import HipifySettings
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON, sha256_bytes
 

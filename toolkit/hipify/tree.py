@@ -17,9 +17,9 @@ from pathlib import Path
 from toolkit.hipify.engine import ENGINE_VERSION
 from toolkit.hipify.plan import plan_outputs
 from toolkit.hipify.report import HipifyReport, Located
-from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import tables_digest
 from toolkit.hipify.worker import Job, convert_one, tables_for
+from toolkit.recipe.hipify import HipifySettings
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON, atomic_write_text

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolkit.hipify.engine import FileResult, convert_text, substitution_matches
-from toolkit.hipify.settings import HipifySettings
 from toolkit.hipify.tables import Tables, load_tables
+from toolkit.recipe.hipify import HipifySettings
 from toolkit.util.fsutil import JSON, current_umask, sha256_bytes
 from toolkit.util.globs import glob_match
 

@@ -20,20 +20,20 @@ from toolkit.binary.hip import HipToolchain, NoHip, find_hip
 from toolkit.cmake.commands import compiler_launcher
 from toolkit.cmake.toolchain import Toolchain
 from toolkit.cmake.toolchain import resolve as resolve_toolchain
-from toolkit.hipify.settings import HipifySettings
 from toolkit.pipeline import validate
+from toolkit.pipeline.match import check_tree_fits
 from toolkit.pipeline.options import BuildOptions
 from toolkit.pipeline.workspace import Workspace, default_build_folder
 from toolkit.recipe import features as feat
+from toolkit.recipe.hipify import HipifySettings
 from toolkit.recipe.load import PROJECT_ROOT, Recipe, find_recipe, load_recipe
-from toolkit.recipe.match import check_tree_fits
+from toolkit.recipe.sources import Requirements, SourceSettings, active_deps, source_from_argument
 from toolkit.sources.components import fetch_ort
 from toolkit.sources.context import FetchContext
 from toolkit.sources.plan import plan_lines
 from toolkit.sources.preflight import PreflightOptions, ResolvedPaths
 from toolkit.sources.preflight import check as locate_components
 from toolkit.sources.preflight import preflight as require_components
-from toolkit.sources.settings import Requirements, SourceSettings, active_deps, source_from_argument
 from toolkit.sources.source import resolve_source
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
@@ -41,8 +41,8 @@ from toolkit.util.fsutil import JSON, sha256_file, tree_digest
 from toolkit.util.locks import WorkLock, remove_stale_temporaries
 
 if TYPE_CHECKING:
-    from toolkit.compile_check.settings import CompileCheckSettings
-    from toolkit.sources.settings import FetchContentDep
+    from toolkit.recipe.compile_check import CompileCheckSettings
+    from toolkit.recipe.sources import FetchContentDep
 
 
 # What the features are read from: the tree, and its option files as (relative path, text); None while the

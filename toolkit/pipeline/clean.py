@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     root = (args.build_folder or default_build_folder()).resolve()
     if args.all and (args.recipe or args.variant):
         raise ToolkitError("clean: --all removes everything under the build folder; leave out --recipe/--variant")
-    from toolkit.sources.cache import default_cache_dir
+    from toolkit.util.cachedir import default_cache_dir
 
     cache = default_cache_dir().resolve()
     targets = [] if args.cache and not (args.all or args.recipe or args.variant) else _build_targets(args, root)

@@ -18,9 +18,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
-from toolkit.cmake.toolchain import NAMES as TOOLCHAINS
-from toolkit.cmake.toolchain import floor_problem
-from toolkit.hipify.settings import ENGINES as HIPIFY_ENGINES
+from toolkit.recipe.core import TOOLCHAINS, floor_problem
+from toolkit.recipe.hipify import ENGINES as HIPIFY_ENGINES
 from toolkit.recipe.load import DEFAULT_RECIPE
 from toolkit.util.errors import ToolkitError
 

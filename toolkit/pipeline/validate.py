@@ -105,9 +105,9 @@ def downloads_of(recipe: Recipe, options: BuildOptions) -> list[Pinnable]:
     """The archives a build with `options` fetches: its source's (the recipe's, or --source), the FetchContent
     dependencies of its features, and the recipe's ORT package for this machine unless an ORT install is named."""
     from toolkit.recipe.features import select_features
+    from toolkit.recipe.sources import active_deps, source_from_argument
     from toolkit.sources.components import components, platform_tag
     from toolkit.sources.lock import build_downloads
-    from toolkit.sources.settings import active_deps, source_from_argument
 
     chosen = select_features(recipe, options.with_features, options.without_features)
     enabled = [name for name, on in chosen.items() if on]

@@ -24,7 +24,7 @@ def allowed_roots(recipe_dir: Path) -> list[Path]:
     copy of this checkout) and the toolkit cache."""
     roots = [PROJECT]
     try:
-        from toolkit.sources.cache import default_cache_dir  # platformdirs: absent in a bare container
+        from toolkit.util.cachedir import default_cache_dir  # platformdirs: absent in a bare container
 
         roots.append(default_cache_dir().resolve())
     except ImportError:

@@ -15,6 +15,18 @@ from toolkit.util.tomlread import Table
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _DEFINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PLATFORMS = ("linux", "windows")
+# The toolchains a build compiles with (toolkit/cmake/toolchain.py makes them) and the glibc floor zig targets.
+TOOLCHAINS = ("system", "zig")
+_FLOOR = re.compile(r"2\.(\d+)")
+
+
+def floor_problem(floor: str) -> str | None:
+    """What is wrong with a glibc floor, or None: it is `2.N` (as zig's target suffix and a manylinux_2_N tag
+    spell it), N >= 17 (manylinux2014's glibc, the oldest auditwheel still tags)."""
+    match = _FLOOR.fullmatch(floor)
+    if match is None or int(match.group(1)) < 17:
+        return f"expected a glibc version 2.N with N >= 17 (e.g. \"2.28\"), got {floor!r}"
+    return None
 
 
 @recipe_table("features.<name>.spelling[]")
@@ -161,9 +173,7 @@ def _read_defines(t: Table, section: str = "defines") -> tuple[dict[str, str], t
 
 def _read_toolchain(t: Table) -> tuple[str, str | None, tuple[str, ...]]:
     """[build] toolchain, glibc_floor and hide_section_bounds (see toolkit/cmake/toolchain.py)."""
-    from toolkit.cmake.toolchain import NAMES, floor_problem
-
-    toolchain = t.str("toolchain", "system", choices=NAMES)
+    toolchain = t.str("toolchain", "system", choices=TOOLCHAINS)
     floor = t.str("glibc_floor", None)
     problem = floor_problem(floor) if floor is not None else None
     if problem:

@@ -18,12 +18,12 @@ from toolkit.util.errors import RecipeError
 from toolkit.util.tomlread import Table, load_toml
 
 if TYPE_CHECKING:  # imported for real only where the recipe is read: see load_recipe and read_sections
-    from toolkit.compile_check.settings import CompileCheckSettings
-    from toolkit.hipify.settings import HipifySettings
-    from toolkit.release.settings import ReleaseSettings
-    from toolkit.sources.settings import FetchContentDep, OrtSettings, Requirements, SourceSettings
-    from toolkit.upstream.settings import ApiCheckSettings
-    from toolkit.wheel.settings import SmokeSettings, WheelSettings
+    from toolkit.recipe.api_check import ApiCheckSettings
+    from toolkit.recipe.compile_check import CompileCheckSettings
+    from toolkit.recipe.hipify import HipifySettings
+    from toolkit.recipe.release import ReleaseSettings
+    from toolkit.recipe.sources import FetchContentDep, OrtSettings, Requirements, SourceSettings
+    from toolkit.recipe.wheel import SmokeSettings, WheelSettings
 
 T = TypeVar("T")
 
@@ -138,7 +138,7 @@ def load_recipe(path: Path) -> Recipe:
     meta.done()
 
     # Imported here, as the sections' readers are (read_sections): reading a recipe's name needs none of them.
-    from toolkit.sources.settings import SourceSettings
+    from toolkit.recipe.sources import SourceSettings
 
     source = SourceSettings.from_table(root.table("source"), path.parent) if root.has("source") else None
     build = read_build(root.table("build", None))
@@ -166,13 +166,13 @@ def read_sections(recipe: Recipe, root: Table) -> Recipe:
     """The recipe with its optional sections (the fields after `stages`) read from `root`, each by its own
     area's reader. The readers are imported here, not at the top: `python -m toolkit` imports this module at
     start-up, and a command that only names a recipe should not import every area's settings to read it."""
-    from toolkit.compile_check.settings import from_table as compile_check
-    from toolkit.hipify.settings import from_table as hipify
-    from toolkit.release.settings import from_table as release
-    from toolkit.sources.settings import OrtSettings, Requirements, fetchcontent_from_tables
-    from toolkit.upstream.settings import from_table as api_check
-    from toolkit.wheel.settings import from_table as wheel
-    from toolkit.wheel.settings import smoke_from_table as smoke
+    from toolkit.recipe.api_check import from_table as api_check
+    from toolkit.recipe.compile_check import from_table as compile_check
+    from toolkit.recipe.hipify import from_table as hipify
+    from toolkit.recipe.release import from_table as release
+    from toolkit.recipe.sources import OrtSettings, Requirements, fetchcontent_from_tables
+    from toolkit.recipe.wheel import from_table as wheel
+    from toolkit.recipe.wheel import smoke_from_table as smoke
 
     where = recipe.dir
     return replace(

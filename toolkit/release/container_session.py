@@ -18,14 +18,16 @@ from toolkit.buildroot import image as root_image
 from toolkit.buildroot import rootfs, session
 from toolkit.buildroot.hostargs import host_arguments
 from toolkit.buildroot.sandbox import cache_dir
+from toolkit.container import engine as container
+from toolkit.container.hostpaths import check_host_paths
+from toolkit.container.rootfs import RootFS
 from toolkit.pipeline.options import add_option
 from toolkit.recipe.load import recipe_argument, recipes_dir
-from toolkit.release import container, matrix
-from toolkit.release.hostpaths import check_host_paths
+from toolkit.recipe.release import ContainerSettings, ReleaseSettings
+from toolkit.release import matrix
 from toolkit.release.in_root import roots_of
 from toolkit.release.reproducible import epoch_env
 from toolkit.release.request import ContainerRequest, load_settings
-from toolkit.release.settings import ContainerSettings, ReleaseSettings
 from toolkit.util import log
 from toolkit.util.argcheck import expand_feature_flags
 from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
@@ -145,7 +147,7 @@ def _recipe_for_session(recipe: Path, binds: list[Path]) -> str:
 
 
 def _image_and_runner(request: ContainerRequest,
-                      settings: ContainerSettings) -> tuple[str | rootfs.RootFS, str, bool]:
+                      settings: ContainerSettings) -> tuple[str | RootFS, str, bool]:
     """--image, else [release.container] image, else [release.container] root: with podman the root's folder itself
     (made when missing), with docker the root's image (made when missing: `root image`); its sessions run
     `python3 -m toolkit` with the root's toolkit venv. Also whether it is a build root's."""

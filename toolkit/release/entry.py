@@ -75,7 +75,7 @@ def wheel_variant(wheel: Path) -> str | None:
 def build_root_record() -> dict[str, str] | None:
     """The build root this build ran in (its image or the root itself) and its package set's digest: which of
     Debian's packages, at which versions (the root's lock file), the wheel was built against."""
-    from toolkit.buildroot import packageset
+    from toolkit.recipe import packageset
     from toolkit.release.in_root import current_root
 
     name = current_root()

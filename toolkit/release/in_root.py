@@ -14,15 +14,15 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from toolkit.container import engine as container
 from toolkit.pipeline.options import RELEASE_PASSED
-from toolkit.release import container
+from toolkit.recipe.wheel import WheelSettings
 from toolkit.release.matrix import Entry
 from toolkit.release.orchestrator import MetaFn
 from toolkit.util import log
 from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.fsutil import JSON
 from toolkit.util.process import run
-from toolkit.wheel.settings import WheelSettings
 
 FACTS_FILE = "entry-facts.json"
 # Set for the release a host release runs in a container of an entry's root: that entry's id. The host prints

@@ -12,7 +12,7 @@ import itertools
 import json
 from dataclasses import dataclass, replace
 
-from toolkit.release.settings import ReleaseSettings, RocmSet, TargetSet, ToolchainSet
+from toolkit.recipe.release import ReleaseSettings, RocmSet, TargetSet, ToolchainSet
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
 

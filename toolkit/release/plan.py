@@ -10,11 +10,11 @@ from pathlib import Path
 from toolkit.pipeline.workspace import default_build_folder
 from toolkit.recipe.features import select_features
 from toolkit.recipe.load import load_recipe
+from toolkit.recipe.wheel import WheelSettings
 from toolkit.release import compile_cache, in_root
 from toolkit.release.matrix import Entry
 from toolkit.release.request import ReleaseRequest, load_settings
 from toolkit.util.errors import ToolkitError
-from toolkit.wheel.settings import WheelSettings
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from toolkit.pipeline.options import BuildOptions
 from toolkit.recipe.load import load_recipe
+from toolkit.recipe.release import ReleaseSettings
 from toolkit.release import matrix
-from toolkit.release.settings import ReleaseSettings
 
 
 @dataclass(frozen=True)

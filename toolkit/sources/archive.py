@@ -21,12 +21,12 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+from toolkit.recipe.pinned import PinnedArchive
 from toolkit.sources.context import FetchContext
-from toolkit.sources.debian_mirror import resolve_url
 from toolkit.sources.download import fetch_unpinned, mirror_url
 from toolkit.sources.extract import extract_archive
-from toolkit.sources.pinned import PinnedArchive
 from toolkit.util import log
+from toolkit.util.debian_mirror import resolve_url
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON, atomic_write_text, read_json, replace_dir
 from toolkit.util.redact import public_url, redact_url

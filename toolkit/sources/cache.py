@@ -1,6 +1,6 @@
 """The shared download cache: one folder per machine, safe for builds running side by side.
 
-Layout (under platformdirs' user cache dir, or $TOOLKIT_CACHE_DIR):
+Layout (under toolkit.util.cachedir.default_cache_dir()):
     downloads/<sha256>/<file name>   verified files only, renamed into place after the check, and hashed
                                      again on every use (download.fetch), so a file changed on disk is
                                      dropped and fetched again instead of trusted
@@ -16,25 +16,13 @@ Files are content-addressed by sha256, so two recipes naming the same archive sh
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import platformdirs
-
+from toolkit.util.cachedir import default_cache_dir
 from toolkit.util.locks import WorkLock
 from toolkit.util.redact import public_url
-
-ENV_CACHE_DIR = "TOOLKIT_CACHE_DIR"
-APP_NAME = "ort-amdgpu-toolkit"
-
-
-def default_cache_dir() -> Path:
-    override = os.environ.get(ENV_CACHE_DIR)
-    if override:
-        return Path(override).expanduser().resolve()
-    return Path(platformdirs.user_cache_dir(APP_NAME))
 
 
 def url_key(url: str) -> str:

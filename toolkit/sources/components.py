@@ -15,10 +15,10 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from toolkit.recipe.pinned import PinnedArchive
+from toolkit.recipe.sources import OrtPackage, OrtSettings
 from toolkit.sources.archive import unpack_pinned, with_lock_pins
 from toolkit.sources.context import FetchContext
-from toolkit.sources.pinned import PinnedArchive
-from toolkit.sources.settings import OrtPackage, OrtSettings
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
 

@@ -22,10 +22,10 @@ import urllib3
 
 from toolkit import __version__
 from toolkit.sources.cache import Cache, url_key
-from toolkit.sources.debian_mirror import resolve_url
 from toolkit.sources.mirrors import ENV_MIRRORS, local_path, mirror_url, mirrors_from_env, sources_for
 from toolkit.sources.progress import Progress
 from toolkit.util import log
+from toolkit.util.debian_mirror import resolve_url
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import sha256_file
 from toolkit.util.redact import redact_url

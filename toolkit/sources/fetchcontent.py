@@ -1,6 +1,6 @@
 """FetchContent dependencies served by CMake itself: verified source folders behind a dependency provider.
 
-Each [[fetchcontent]] entry is a pinned archive (toolkit.sources.pinned), fetched once, unpacked and checked
+Each [[fetchcontent]] entry is a pinned archive (toolkit.recipe.pinned), fetched once, unpacked and checked
 against its pins by toolkit.sources.archive: the archive sha256 (when the recipe knows upstream's) and the
 digest of the unpacked tree (`content`, from the recipe or the lock file). The content digest is what
 GitHub's tag archive and a mirror's re-packed archive of the same tag share, so one pin accepts both. The configure
@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit.recipe.sources import FetchContentDep
 from toolkit.sources.archive import is_cached, unpack_pinned, with_lock_pins
 from toolkit.sources.context import FetchContext
 from toolkit.sources.mirrors import origin
-from toolkit.sources.settings import FetchContentDep
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text
 from toolkit.util.redact import redact_url

@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolkit.recipe.pinned import PinnedArchive
+from toolkit.recipe.sources import FetchContentDep, OrtPackage, SourceSettings
 from toolkit.sources.cache import Cache
 from toolkit.sources.download import DownloadOptions, fetch_unpinned_from
-from toolkit.sources.pinned import PinnedArchive
-from toolkit.sources.settings import FetchContentDep, OrtPackage, SourceSettings
 from toolkit.util import log
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.util.fsutil import atomic_write_text

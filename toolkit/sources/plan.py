@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from toolkit.recipe.sources import FetchContentDep, SourceSettings
 from toolkit.sources.archive import is_cached, with_lock_pins
 from toolkit.sources.context import FetchContext
 from toolkit.sources.fetchcontent import DISCONNECTED, expected_requests, plan_fetchcontent
 from toolkit.sources.mirrors import origin
 from toolkit.sources.preflight import ResolvedPaths
-from toolkit.sources.settings import FetchContentDep, SourceSettings
 from toolkit.util.redact import redact_url
 
 

@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolkit.recipe.sources import OrtPackage, OrtSettings, Requirements
 from toolkit.sources.archive import is_cached, with_lock_pins
 from toolkit.sources.components import Located, components, locate, platform_tag
 from toolkit.sources.context import FetchContext
-from toolkit.sources.debian_mirror import debian_mirror
-from toolkit.sources.settings import OrtPackage, OrtSettings, Requirements
+from toolkit.util.debian_mirror import debian_mirror
 from toolkit.util.errors import ToolkitError
 from toolkit.util.redact import redact_url
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from toolkit.recipe.sources import SourceSettings
 from toolkit.sources.archive import stamp_matches, stamp_path, unpack_pinned, write_stamp
 from toolkit.sources.context import FetchContext
 from toolkit.sources.git import copy_checkout, fetch_git
-from toolkit.sources.settings import SourceSettings
 from toolkit.util.errors import ToolkitError
 
 STAMP = "source"

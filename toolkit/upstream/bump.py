@@ -23,17 +23,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolkit import patching
+from toolkit.apicheck.apis import ApiCheck
 from toolkit.pipeline.options import BuildOptions, option_argv
 from toolkit.pipeline.workspace import default_build_folder
 from toolkit.recipe import features as feat
 from toolkit.recipe.load import PROJECT_ROOT, Recipe, find_recipe, load_recipe
+from toolkit.recipe.sources import active_deps
 from toolkit.sources.context import FetchContext
 from toolkit.sources.git import fetch_git
-from toolkit.sources.settings import active_deps
 from toolkit.upstream import commit as committing
 from toolkit.upstream import dep_changes as depmod
 from toolkit.upstream import edit, exports, patches, surface
-from toolkit.upstream.apis import ApiCheck
 from toolkit.upstream.resolve import Revision, resolve
 from toolkit.upstream.staging import Staging, dep_edits
 from toolkit.util import log

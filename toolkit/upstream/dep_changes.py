@@ -18,12 +18,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit.recipe.sources import FetchContentDep
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import fetch_unpinned, mirror_url
 from toolkit.sources.extract import extract_archive
 from toolkit.sources.mirrors import may_serve
 from toolkit.sources.provider_survey import Request
-from toolkit.sources.settings import FetchContentDep
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import tree_digest
 from toolkit.util.redact import redact_url

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from toolkit.apicheck import apis, compiledb, cxxscan
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
-from toolkit.upstream import apis, compiledb, cxxscan
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON, atomic_write_text, sha256_file

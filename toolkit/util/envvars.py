@@ -26,7 +26,7 @@ class EnvVar:
 ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("TOOLKIT_BUILD_DIR", TOOLKIT, ("toolkit/pipeline/workspace.py", "toolkit/buildroot/session.py"),
            "Build folder, where `build/<recipe>/<variant>/` work trees go (default `./build`; `--build-dir` wins)."),
-    EnvVar("TOOLKIT_CACHE_DIR", TOOLKIT, ("toolkit/sources/cache.py",),
+    EnvVar("TOOLKIT_CACHE_DIR", TOOLKIT, ("toolkit/util/cachedir.py",),
            "Download cache, unpacked archives, build roots, ccache and zig's cache (default: the user cache dir)."),
     EnvVar("TOOLKIT_MIRRORS", TOOLKIT, ("toolkit/sources/mirrors.py", "toolkit/buildroot/session.py"),
            "Mirror base URLs tried before upstream, separated by spaces or commas (as `--mirror`); a mirror "
@@ -34,7 +34,7 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("TOOLKIT_INSECURE_MIRROR", TOOLKIT, ("toolkit/sources/mirrors.py",),
            "`1`: a plain `http://` mirror may serve `https://` URLs (for every command, as `--insecure-mirror` allows "
            "for one); otherwise such a mirror is skipped for them, since what it sends is not authenticated."),
-    EnvVar("TOOLKIT_DEBIAN_MIRROR", TOOLKIT, ("toolkit/sources/debian_mirror.py",),
+    EnvVar("TOOLKIT_DEBIAN_MIRROR", TOOLKIT, ("toolkit/util/debian_mirror.py",),
            "Debian archive base URL (holding `dists/` and `pool/`) for `debian:` URLs and build roots; default: "
            "the first Debian archive in the machine's apt sources."),
     EnvVar("TOOLKIT_BUILDROOT", TOOLKIT, ("toolkit/buildroot/make.py", "toolkit/cli/root.py"),
@@ -42,7 +42,7 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("TOOLKIT_IN_IMAGE", SET, ("toolkit/buildroot/rootfs.py",),
            "In a container of a build root (podman running the root's folder, or the root's image from `root image "
            "NAME`): that root's name, so a session can tell where it runs."),
-    EnvVar("TOOLKIT_CONTAINER_ENGINE", TOOLKIT, ("toolkit/release/container.py",),
+    EnvVar("TOOLKIT_CONTAINER_ENGINE", TOOLKIT, ("toolkit/container/engine.py",),
            "`podman` or `docker` for `container` (`--engine` wins)."),
     EnvVar("TOOLKIT_COMPILE_CACHE", TOOLKIT, ("toolkit/release/compile_cache.py",),
            "Shared ccache storage (`redis://host:port` or `http://...`); overrides `[release] compile_cache`."),
@@ -73,16 +73,16 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            "Timestamps in wheels and SBOMs, for byte-identical rebuilds."),
     EnvVar("CC", TOOLKIT, ("toolkit/release/toolchain.json",), "The C compiler release provenance records, when set."),
     EnvVar("CXX", TOOLKIT, ("toolkit/release/toolchain.json",), "The C++ compiler release provenance records."),
-    EnvVar("TOOLKIT_IN_CONTAINER", SET, ("toolkit/release/container.py",), "`1` inside a `container` session."),
+    EnvVar("TOOLKIT_IN_CONTAINER", SET, ("toolkit/container/engine.py",), "`1` inside a `container` session."),
     EnvVar("TOOLKIT_RELEASE_ENTRY", SET, ("toolkit/release/in_root.py",),
            "For the release a host release runs in a container of an entry's build root: that entry's id. The "
            "host prints the entry's lines and the result, the release inside neither, so each line comes once."),
     EnvVar("TOOLKIT_HOST_PATHS", SET, ("toolkit/util/hostview.py",),
            "Inside a `container` session: a JSON object mapping each folder mounted at another path (`/work/project`, "
            "`/work/build`, ...) to its host path, so the lines the session prints name the user's paths."),
-    EnvVar("TOOLKIT_SOURCE_DIR", SET, ("toolkit/release/container.py",),
+    EnvVar("TOOLKIT_SOURCE_DIR", SET, ("toolkit/container/engine.py",),
            "Inside a container: where `--source` is mounted (`/work/source`)."),
-    EnvVar("TOOLKIT_OUT_DIR", SET, ("toolkit/release/container.py",),
+    EnvVar("TOOLKIT_OUT_DIR", SET, ("toolkit/container/engine.py",),
            "Inside a container: where the session writes its results (`/work/out`)."),
     EnvVar("TOOLKIT_IN_ROOT", SET, ("toolkit/buildroot/session.py", "toolkit/cli/main.py"),
            "Inside a build root: the root's name (a Ctrl-C there is reported by the toolkit outside, once)."),

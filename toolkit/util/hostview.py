@@ -1,6 +1,6 @@
 """The user's paths in what a session inside a container prints.
 
-A container mounts host folders at fixed paths inside (/work/project, /work/build, ...: toolkit/release/container.py),
+A container mounts host folders at fixed paths inside (/work/project, /work/build, ...: toolkit/container/engine.py),
 and a session there knows its folders by those. The process that starts the container hands the mapping in
 (TOOLKIT_HOST_PATHS: a JSON object, inside path -> host path), and every line the toolkit prints (toolkit.util.log,
 the error line) names the host path instead: the one the user gave, and can open. Files the session writes (records,

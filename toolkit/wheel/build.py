@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.binary.elf import is_elf, read_elf
+from toolkit.recipe.wheel import Component, WheelSettings
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
@@ -23,7 +24,6 @@ from toolkit.wheel.buildinfo import BuildInfo
 from toolkit.wheel.data import ep_entry_points, rocm_excludes
 from toolkit.wheel.project import generate_project
 from toolkit.wheel.repair import matches_any
-from toolkit.wheel.settings import Component, WheelSettings
 
 
 def select_components(settings: WheelSettings, lib_dir: Path, info: BuildInfo) -> tuple[Component, ...]:

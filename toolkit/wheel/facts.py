@@ -10,9 +10,9 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit.apicheck.compiledb import COMPILE_DB, SYSTEM_INCLUDE_DIRS, include_dirs
 from toolkit.cmake.commands import read_cache
-from toolkit.sources.settings import SourceSettings
-from toolkit.upstream.compiledb import COMPILE_DB, SYSTEM_INCLUDE_DIRS, include_dirs
+from toolkit.recipe.sources import SourceSettings
 
 HIP_VERSION_HEADER = Path("hip") / "hip_version.h"
 _COMMIT_IN_URL = re.compile(r"(?:^|[/=@#])([0-9a-f]{40})(?=$|[/.#?&])")
@@ -63,7 +63,7 @@ def _hip_headers(cmake_dir: Path, _stamp: tuple[tuple[int, int] | None, ...],
         if header.is_file():
             version = header_version(header)
             if version is not None:
-                from toolkit.upstream.apis import owning_package
+                from toolkit.apicheck.apis import owning_package
 
                 return HipHeaders(version, header, owning_package(header.parent))
     return None

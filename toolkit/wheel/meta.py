@@ -18,11 +18,11 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from toolkit.recipe.wheel import WheelSettings
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_bytes
 from toolkit.util.redact import shorten
 from toolkit.wheel.project import REQUIRES_PYTHON, onnxruntime_words
-from toolkit.wheel.settings import WheelSettings
 from toolkit.wheel.wheelfile import record_hash
 
 TAG = "py3-none-any"

@@ -10,10 +10,10 @@ import json
 import shutil
 from pathlib import Path
 
+from toolkit.recipe.wheel import Component, WheelSettings
 from toolkit.util.fsutil import JSON, atomic_write_text
 from toolkit.wheel.buildinfo import BuildInfo
 from toolkit.wheel.data import install_hint, onnxruntime_flavours, read_text
-from toolkit.wheel.settings import Component, WheelSettings
 
 # The generated package's Python works on every interpreter ORT supports; the libraries do not use
 # the Python ABI, hence one py3-none wheel per platform.

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from toolkit.binary.elf import ELF_MAGIC, highest_version, read_elf, version_needs
 from toolkit.binary.patchelf import find_patchelf
+from toolkit.recipe.wheel import Component
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import give_umask_mode
@@ -34,7 +35,6 @@ from toolkit.util.process import run
 from toolkit.wheel import runpath
 from toolkit.wheel.graft import graft
 from toolkit.wheel.rocm import Need, Resolver, missing_error
-from toolkit.wheel.settings import Component
 from toolkit.wheel.wheelfile import parse_wheel_filename
 
 

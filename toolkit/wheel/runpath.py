@@ -19,8 +19,8 @@ from pathlib import Path
 
 from toolkit.binary.elf import read_elf
 from toolkit.binary.patchelf import set_runpath
+from toolkit.recipe.wheel import Component
 from toolkit.util.errors import ToolkitError
-from toolkit.wheel.settings import Component
 from toolkit.wheel.wheelfile import record_hash
 
 

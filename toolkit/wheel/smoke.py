@@ -13,10 +13,10 @@ import zipfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from toolkit.recipe.wheel import SmokeSettings
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
-from toolkit.wheel.settings import SmokeSettings
 from toolkit.wheel.smoke_check import PLACEHOLDER
 from toolkit.wheel.smoke_selfcheck import check_range, resolve_env, resolve_value, run_selfcheck
 from toolkit.wheel.venvs import clean_env, create_venv, pip_install

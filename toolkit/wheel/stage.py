@@ -17,7 +17,7 @@ from toolkit.wheel.data import read_text
 from toolkit.wheel.repair import repair_wheel
 
 if TYPE_CHECKING:
-    from toolkit.wheel.settings import WheelSettings
+    from toolkit.recipe.wheel import WheelSettings
 
 TEMPLATES = ("CMakeLists.txt.in", "package_init.py", "package_main.py", "selfcheck.py")
 

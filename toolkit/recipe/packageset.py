@@ -4,7 +4,7 @@
 The set is data; its digest (over the normalised fields, not the file's bytes, so comments and order
 of groups do not count) keys the cached root, and the root's exact package record lives beside it as
 `<name>.lock`. The set names no Debian mirror: the mirror is where the packages come from, not what they
-are, so it is this machine's (toolkit.sources.debian_mirror: $TOOLKIT_DEBIAN_MIRROR, else the first
+are, so it is this machine's (toolkit.util.debian_mirror: $TOOLKIT_DEBIAN_MIRROR, else the first
 Debian archive in its apt sources), resolved when the root is made and left out of the digest.
 """
 

@@ -11,7 +11,7 @@ a PinnedArchive, written with the same keys:
     subdir = "usr"                   # the folder of the unpacked tree that is wanted
 
 `url` is http(s)://, file:// or `debian:<path>`: a file of the Debian archive (`debian:pool/main/...`),
-fetched from the Debian mirror this machine uses (toolkit.sources.debian_mirror), so no recipe names a
+fetched from the Debian mirror this machine uses (toolkit.util.debian_mirror), so no recipe names a
 mirror's host. `sha256` pins upstream's bytes. `content` pins what GitHub's tag archive and a mirror's
 re-packed archive of the same tag share: the unpacked tree. With `paths` it covers only the files a
 recipe reads, which a mirror's subset archive and upstream's whole archive share. Either pin (or both) is

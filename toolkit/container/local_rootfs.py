@@ -46,9 +46,9 @@ def from_host_python(root: Path, python: Path = Path("/usr/bin/python3")) -> Non
 def debootstrap(root: Path, suite: str = "bookworm", mirror: str | None = None,
                 include: tuple[str, ...] = ("python3",)) -> None:
     """A minbase `suite` tree in root, from `mirror` (default: this machine's Debian mirror,
-    toolkit.sources.debian_mirror: $TOOLKIT_DEBIAN_MIRROR, else its apt sources)."""
+    toolkit.util.debian_mirror: $TOOLKIT_DEBIAN_MIRROR, else its apt sources)."""
     if mirror is None:
-        from toolkit.sources.debian_mirror import debian_mirror
+        from toolkit.util.debian_mirror import debian_mirror
 
         mirror = debian_mirror().url
     argcheck.plain(suite, "debootstrap suite", "a Debian suite name (bookworm, sid, ...)")

@@ -1,7 +1,7 @@
 """Recipe sections owned by the sources layer: [source], [[fetchcontent]], [ort], [requires].
 
 Each section is a frozen dataclass read strictly through tomlread.Table. Every archive is a PinnedArchive
-(toolkit.sources.pinned: url, sha256, content, paths, strip_components, subdir, read in one place). A URL
+(toolkit.recipe.pinned: url, sha256, content, paths, strip_components, subdir, read in one place). A URL
 may be written without a pin in a recipe: its checksum then comes from the lock file beside the recipe
 (`nox -s lock`), and release builds refuse it while neither holds one.
 """
@@ -13,8 +13,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolkit.recipe.pinned import ARCHIVE_KEYS, PinnedArchive, read_subdir
 from toolkit.recipe.schema import doc, recipe_table
-from toolkit.sources.pinned import ARCHIVE_KEYS, PinnedArchive, read_subdir
 from toolkit.util import argcheck
 from toolkit.util.errors import RUN_TOOLKIT, RecipeError
 from toolkit.util.redact import redact_text, redact_url, shorten

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolkit.upstream import cxxscan
+from toolkit.apicheck import cxxscan
 from toolkit.util.errors import ToolkitError
 
 COMPILE_DB = "compile_commands.json"

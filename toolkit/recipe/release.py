@@ -38,9 +38,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolkit.container.engine import ENGINES
+from toolkit.recipe import packageset
+from toolkit.recipe.core import TOOLCHAINS, floor_problem
 from toolkit.recipe.schema import doc, recipe_table
-from toolkit.release.container import ENGINES
 from toolkit.util import argcheck
+from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlread import Table
 
 _PYTHON = re.compile(r"^3\.(\d{1,2})$")
@@ -173,9 +176,7 @@ def _axes(t: Table) -> tuple[str, ...]:
 
 
 def _toolchain_set(t: Table) -> ToolchainSet:
-    from toolkit.cmake.toolchain import NAMES, floor_problem
-
-    toolchain = t.str("toolchain", choices=NAMES)
+    toolchain = t.str("toolchain", choices=TOOLCHAINS)
     floor = t.str("glibc_floor", None)
     problem = floor_problem(floor) if floor is not None else None
     if floor is not None and toolchain != "zig":
@@ -191,8 +192,6 @@ def _toolchain_set(t: Table) -> ToolchainSet:
 
 
 def _rocm_set(t: Table) -> RocmSet:
-    from toolkit.buildroot import packageset
-    from toolkit.util.errors import ToolkitError
 
     name = t.str("name")
     if not _NAME.match(name):

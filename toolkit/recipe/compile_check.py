@@ -20,7 +20,7 @@
     [[compile_check.dep]]                     # third-party headers at pinned versions
     name = "abseil"
     url = "https://github.com/abseil/abseil-cpp/archive/refs/tags/20240722.0.tar.gz"
-    sha256 = "..."                            # and/or content (+ paths): toolkit.sources.pinned
+    sha256 = "..."                            # and/or content (+ paths): toolkit.recipe.pinned
     include = ["."]                           # folders of the unpacked tree put on -I
     fallback = ["/usr/include"]               # the build root's copy when the archive cannot be had
     protoc = ["onnx/onnx-ml.proto"]           # generate these with the root's protoc (onnx-ml.pb.h)
@@ -32,8 +32,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolkit.recipe.pinned import ARCHIVE_KEYS, PinnedArchive
 from toolkit.recipe.schema import doc, recipe_table
-from toolkit.sources.pinned import ARCHIVE_KEYS, PinnedArchive
 from toolkit.util.globs import glob_match
 from toolkit.util.tomlread import Table
 

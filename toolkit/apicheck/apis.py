@@ -18,8 +18,8 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
-from toolkit.upstream import cxxscan
-from toolkit.upstream.compiledb import SYSTEM_INCLUDE_DIRS, TreeFiles
+from toolkit.apicheck import cxxscan
+from toolkit.apicheck.compiledb import SYSTEM_INCLUDE_DIRS, TreeFiles
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from toolkit.buildroot.rootfs import RootFS
+from toolkit.container.rootfs import RootFS
 from toolkit.util import argcheck, hostview, log
 from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.process import run
@@ -170,7 +170,7 @@ def _inside(path: Path, cache: Path | None, cache_inside: str) -> bool:
 def check_mounts(mounts: Mounts) -> None:
     """The host folders a session would mount, each refused when it is a system or home dot-folder or holds ':'
     (the project, the working directory, is the caller's own choice and only checked for ':')."""
-    from toolkit.release.hostpaths import check_host_paths
+    from toolkit.container.hostpaths import check_host_paths
 
     if ":" in str(Path(mounts.project).resolve()):
         raise ToolkitError(f"container: the project folder {mounts.project} holds ':', which the engine's "
@@ -195,7 +195,7 @@ def run_session(engine: Engine, image: str | RootFS, session: str, args: list[st
                 env: dict[str, str] | None = None, *, runner: str = "nox", network: str | None = None,
                 dry_run: bool = False, host_env: Mapping[str, str] | None = None) -> int:
     """Run `session` with `args` inside `image`; returns the session's exit code. Every host folder is checked
-    first (toolkit.release.hostpaths); a dry run prints the command and creates nothing. `env` is set inside;
+    first (toolkit.container.hostpaths); a dry run prints the command and creates nothing. `env` is set inside;
     `host_env` is added to this process's environment for the engine's command and for what passes from the
     host into the container (container_env.json)."""
     check_values(image, env)

@@ -2,7 +2,7 @@
 and before the compile (the api-check stage), and by `bump` on a new revision.
 
     [api_check]
-    libraries = ["migraphx", "hip", "ort"]   # keys of toolkit/upstream/data/system_apis.toml
+    libraries = ["migraphx", "hip", "ort"]   # keys of toolkit/apicheck/data/system_apis.toml
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from toolkit.util.tomlread import Table
 @dataclass(frozen=True)
 class ApiCheckSettings:
     libraries: tuple[str, ...] = field(metadata=doc(
-        "Libraries checked: keys of `toolkit/upstream/data/system_apis.toml` (`migraphx`, `hip`, `ort`, `miopen`)."))
+        "Libraries checked: keys of `toolkit/apicheck/data/system_apis.toml` (`migraphx`, `hip`, `ort`, `miopen`)."))
 
     @classmethod
     def from_table(cls, t: Table, recipe_dir: Path) -> ApiCheckSettings:
-        from toolkit.upstream.apis import load_libraries
+        from toolkit.apicheck.apis import load_libraries
 
         known, _ = load_libraries()
         libraries = tuple(t.str_list("libraries"))

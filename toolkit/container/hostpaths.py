@@ -35,7 +35,7 @@ def _homes() -> set[Path]:
 
 
 def _toolkit_cache() -> Path:
-    from toolkit.sources.cache import default_cache_dir
+    from toolkit.util.cachedir import default_cache_dir
 
     return default_cache_dir().resolve()
 
