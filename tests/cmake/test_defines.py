@@ -60,7 +60,7 @@ def test_plain_build_after_a_gpu_targets_build_compiles_no_kernels(after_gfx90a)
 
 
 def test_check_fails_when_offload_bundles_disagree_with_the_facts(after_gfx90a):
-    from toolkit.cmake.check_stage import check_stage
+    from toolkit.pipeline.adapters.check import check_stage
     from toolkit.pipeline.build import prepare
 
     root, work, kept, _ = after_gfx90a

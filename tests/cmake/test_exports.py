@@ -3,7 +3,7 @@ version script's `global:` patterns are (hip-ep's `*morphizen*`)."""
 
 from __future__ import annotations
 
-from toolkit.cmake.check_stage import export_mismatch
+from toolkit.pipeline.adapters.check import export_mismatch
 
 
 def test_names_must_be_exported_and_globs_cover_the_rest():
@@ -19,7 +19,7 @@ def test_names_must_be_exported_and_globs_cover_the_rest():
 
 def test_gpu_targets_may_be_carried_by_one_library_each():
     """hip-ep's real runtime: custom_kernels_gfx942 and custom_kernels_gfx1100 carry one target each."""
-    from toolkit.cmake.check_stage import uncarried_targets
+    from toolkit.pipeline.adapters.check import uncarried_targets
 
     assert uncarried_targets(["gfx942", "gfx1100"], [["gfx942"], ["gfx1100"]]) == []
     assert uncarried_targets(["gfx942", "gfx1100"], [["gfx942", "gfx1100"]]) == []

@@ -16,7 +16,7 @@ import pytest
 from tests.support.tools import ROOT
 from toolkit.cli.main import build_parser, expand_feature_flags
 from toolkit.cmake import toolchain as tc
-from toolkit.cmake.configure_stage import configure_stage
+from toolkit.pipeline.adapters.configure import configure_stage
 from toolkit.pipeline.build import prepare
 from toolkit.pipeline.options import BuildOptions, build_argv, options_from_args
 from toolkit.recipe.load import load_recipe

@@ -14,7 +14,7 @@ import pytest
 
 from toolkit.binary.elf import highest_version, read_elf, version_needs
 from toolkit.cmake import toolchain as tc
-from toolkit.cmake.check_stage import _exports_hint
+from toolkit.pipeline.adapters.check import _exports_hint
 from toolkit.pipeline.build import prepare
 from toolkit.pipeline.options import BuildOptions
 from toolkit.util.cachedir import default_cache_dir

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 
 from toolkit.cmake import toolchain as tc
-from toolkit.cmake.commands import find_cmake, find_ninja
+from toolkit.cmake.commands import describe_tools, find_cmake, find_ninja
 from toolkit.util import toolenv
 from toolkit.util.cachedir import default_cache_dir
 
@@ -64,7 +64,7 @@ def test_a_cxx_only_project_configured_with_zig_warns_of_no_unused_variable(tmp_
 def test_verbose_tool_lines_print_auditwheels_version_whole(monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     toolenv.prefer_own_tools()
-    [line] = [line for line in toolenv.describe() if line.startswith("tool auditwheel:")]
+    [line] = [line for line in describe_tools() if line.startswith("tool auditwheel:")]
     path = shutil.which("auditwheel")
     package = subprocess.run([path, "--version"], capture_output=True, text=True, env={**os.environ,
                              "COLUMNS": "1000"}).stdout.strip()

@@ -18,7 +18,7 @@ from tests.support.hip_ep_support import BUILD_DIR, SESSION_SCRIPT, build_args, 
 from tests.support.tools import ROOT
 from toolkit.binary.elf import read_elf
 from toolkit.buildroot import run_in_root
-from toolkit.cmake.check_stage import export_mismatch
+from toolkit.pipeline.adapters.check import export_mismatch
 from toolkit.recipe.load import load_recipe
 from toolkit.sources.fetchcontent import read_report
 

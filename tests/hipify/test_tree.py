@@ -214,7 +214,7 @@ def test_pipeline_stage_reruns_when_the_engine_tables_change(tmp_path, monkeypat
     # A corrected mapping must reach a work tree hipified before it (seen: the LRN mode fix was skipped).
     from types import SimpleNamespace
 
-    from toolkit.hipify.stage import hipify_stage
+    from toolkit.pipeline.adapters.hipify import hipify_stage
 
     build = SimpleNamespace(hipify=HipifySettings(),
                             workspace=SimpleNamespace(source=tmp_path / "src", hipified=tmp_path / "out"),

@@ -19,59 +19,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.imports import import_call, literal_name
+from tests.support.imports import import_call, import_edges, literal_name, resolve_relative, toolkit_modules
 from tests.support.tools import ROOT
-
-PACKAGE = ROOT / "toolkit"
-
 
 # The calls that import a module named at run time, by "path::function" (nested: "outer.inner"), each with
 # the module outside the toolkit it imports.
 COMPUTED_IMPORTS: dict[str, str] = {
     "toolkit/cmake/commands.py::_find_tool": "the PyPI packages cmake and ninja, for the folder of their binary",
-    "toolkit/wheel/smoke_check.py::resolve_placeholders": "the package a smoke `{library:MODULE}` names",
-    "toolkit/wheel/smoke_check.py::package_components": "the EP package the smoke test checks",
+    "toolkit/smoke/inside/smoke_check.py::resolve_placeholders": "the package a smoke `{library:MODULE}` names",
+    "toolkit/smoke/inside/smoke_check.py::package_components": "the EP package the smoke test checks",
 }
-
-
-def module_name(path: Path, root: Path = ROOT) -> str:
-    parts = list(path.relative_to(root).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def toolkit_modules(package: Path = PACKAGE, root: Path = ROOT) -> dict[str, Path]:
-    return {module_name(p, root): p for p in sorted(package.rglob("*.py"))}
-
-
-def _resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:
-    base = module.split(".") if is_package else module.split(".")[:-1]
-    base = base[: len(base) - (level - 1)] if level > 1 else base
-    return ".".join([*base, *([target] if target else [])])
-
-
-def import_edges(modules: dict[str, Path]) -> dict[str, dict[str, int]]:
-    """module -> {imported toolkit module: line of the first import of it}."""
-    edges: dict[str, dict[str, int]] = {name: {} for name in modules}
-    for name, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for node in ast.walk(tree):
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                source = node.module if node.level == 0 else _resolve_relative(
-                    name, path.name == "__init__.py", node.level, node.module)
-                for alias in node.names:
-                    candidate = f"{source}.{alias.name}"
-                    targets.append(candidate if candidate in modules else source)
-            elif (call := import_call(node)) is not None and (literal := literal_name(call)) is not None:
-                targets = [literal]
-            for target in targets:
-                if target in modules:
-                    edges[name].setdefault(target, node.lineno)
-    return edges
 
 
 def import_calls(path: Path) -> list[tuple[str, ast.Call]]:
@@ -194,7 +151,7 @@ def test_edges_follow_from_imports_and_functions_too():
     assert "toolkit.util.log" in edges["toolkit.cli.main"]             # from toolkit.util import log
     assert "toolkit.util" not in edges["toolkit.cli.main"]
     assert "toolkit" in edges["toolkit.cli.main"]                      # from toolkit import __version__
-    assert "toolkit.sources.cache" in edges["toolkit.buildroot.sandbox"]  # imported inside cache_dir()
+    assert "toolkit.util.cachedir" in edges["toolkit.buildroot.sandbox"]  # imported inside cache_dir()
 
 
 def test_lazy_and_literal_dynamic_imports_are_edges_on_a_made_up_package(tmp_path):
@@ -252,7 +209,7 @@ def test_every_import_of_a_toolkit_module_names_one_that_exists():
             elif isinstance(node, ast.ImportFrom):
                 if node.level and name.startswith(WHEEL_SIDE):
                     continue
-                targets = [node.module if node.level == 0 else _resolve_relative(
+                targets = [node.module if node.level == 0 else resolve_relative(
                     name, path.name == "__init__.py", node.level, node.module)]
             else:
                 continue

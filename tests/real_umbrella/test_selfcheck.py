@@ -31,10 +31,10 @@ from tests.support.selfcheck_support import (
 )
 from toolkit.buildroot import run_in_root
 from toolkit.recipe.load import PROJECT_ROOT
-from toolkit.recipe.wheel import smoke_from_table
+from toolkit.recipe.smoke import from_table as smoke_from_table
+from toolkit.smoke.run import run_smoke
 from toolkit.util.tomlread import load_toml
 from toolkit.wheel.inspection import format_report, inspect_wheel
-from toolkit.wheel.smoke import run_smoke
 
 COMMIT = "a2ea3b25f420c5eb8d25edc366fbc17d6de4fe22"
 # The HIP headers each root compiles with: Debian sid's HIP 6.4.3 (6.4.43484), experimental's 7.2.4.

@@ -12,7 +12,7 @@ import sys
 import venv
 from pathlib import Path
 
-from toolkit.wheel.venvs import clean_env
+from toolkit.smoke.venvs import clean_env
 
 
 def pip_env() -> dict[str, str]:

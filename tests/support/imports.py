@@ -5,8 +5,12 @@ written as a string literal (a computed name is reported by the import test inst
 from __future__ import annotations
 
 import ast
+from pathlib import Path
+
+from tests.support.tools import ROOT
 
 IMPORT_FUNCTIONS = ("import_module", "__import__")
+PACKAGE = ROOT / "toolkit"
 
 
 def import_call(node: ast.AST) -> ast.Call | None:
@@ -38,3 +42,43 @@ def imported_names(node: ast.AST) -> list[str]:
     call = import_call(node)
     literal = literal_name(call) if call is not None else None
     return [literal] if literal is not None else []
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def toolkit_modules(package: Path = PACKAGE, root: Path = ROOT) -> dict[str, Path]:
+    return {module_name(p, root): p for p in sorted(package.rglob("*.py"))}
+
+
+def resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (level - 1)] if level > 1 else base
+    return ".".join([*base, *([target] if target else [])])
+
+
+def import_edges(modules: dict[str, Path]) -> dict[str, dict[str, int]]:
+    """module -> {imported toolkit module: line of the first import of it}."""
+    edges: dict[str, dict[str, int]] = {name: {} for name in modules}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                source = node.module if node.level == 0 else resolve_relative(
+                    name, path.name == "__init__.py", node.level, node.module)
+                for alias in node.names:
+                    candidate = f"{source}.{alias.name}"
+                    targets.append(candidate if candidate in modules else source)
+            elif (call := import_call(node)) is not None and (literal := literal_name(call)) is not None:
+                targets = [literal]
+            for target in targets:
+                if target in modules:
+                    edges[name].setdefault(target, node.lineno)
+    return edges

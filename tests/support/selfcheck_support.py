@@ -12,9 +12,9 @@ from types import ModuleType
 
 from packaging.requirements import Requirement
 
+from toolkit.smoke.selfcheck import available_versions, range_ends
+from toolkit.smoke.venvs import clean_env, create_venv, pip_install
 from toolkit.wheel.data import install_hint
-from toolkit.wheel.smoke_selfcheck import available_versions, range_ends
-from toolkit.wheel.venvs import clean_env, create_venv, pip_install
 
 PACKAGE = "onnxruntime_ep_amdgpu"
 # What the self-check says to do where no ONNX Runtime is installed: the flavours, one only.

@@ -12,7 +12,8 @@ from pathlib import Path
 from tests.support.sample_tree import SAMPLE_SERIES
 from tests.support.tools import need, require_tool
 from toolkit.patching import load_series
-from toolkit.recipe.wheel import Component, SmokeSettings, WheelSettings
+from toolkit.recipe.smoke import SmokeSettings
+from toolkit.recipe.wheel import Component, WheelSettings
 
 EP_SOURCE = r"""
 #include <stddef.h>

@@ -32,8 +32,8 @@ REVIEWED: dict[str, tuple[str, ...]] = {
     "toolkit/sources/git_shadow.py": ("a folder in the toolkit cache, made by the toolkit (git init --bare)",),
     "toolkit/upstream/resolve.py": ("git_revision", "git_url", "git_url_problem"),
     "toolkit/cmake/commands.py": ("cmake_defines",),
-    "toolkit/cmake/configure_stage.py": ("via toolkit/cmake/commands.py: configure_command",),
-    "toolkit/cmake/build_stage.py": ("toolkit-made paths and --jobs (an integer); cmake/outputs.py's install too",),
+    "toolkit/pipeline/adapters/configure.py": ("via toolkit/cmake/commands.py: configure_command",),
+    "toolkit/pipeline/adapters/cmake_build.py": ("toolkit-made paths and --jobs (an integer); outputs.py's install",),
     "toolkit/cmake/toolchain.py": ("zig wrappers and toolkit-made paths",),
     "toolkit/upstream/survey.py": ("via toolkit/cmake/commands.py: configure_command",),
     "toolkit/container/engine.py": ("image_name", "env_assignment"),
@@ -55,10 +55,10 @@ REVIEWED: dict[str, tuple[str, ...]] = {
     "toolkit/binary/hip.py": ("the HIP compiler's path, --offload-arch glued to its value",),
     "toolkit/compile_check/targets.py": ("via toolkit/binary/hip.py: the root's hipconfig and the clang it names, "
                                          "recipe targets glued to --offload-arch",),
-    "toolkit/wheel/smoke.py": ("the smoke venv's python and a wheel path",),
-    "toolkit/wheel/smoke_selfcheck.py": ("the smoke venv's python running constant code on the checker's path and "
+    "toolkit/smoke/run.py": ("the smoke venv's python and a wheel path",),
+    "toolkit/smoke/selfcheck.py": ("the smoke venv's python running constant code on the checker's path and "
                                          "a smoke env value as arguments, pip's constant options",),
-    "toolkit/wheel/venvs.py": ("the venv's python, pip with wheel paths and requirement specifiers the smoke made",),
+    "toolkit/smoke/venvs.py": ("the venv's python, pip with wheel paths and requirement specifiers the smoke made",),
     "toolkit/release/in_root.py": ("this toolkit's own command line: the recipe's path, a matrix entry id, options "
                                    "the release's parser already checked",),
     "toolkit/wheel/rocm.py": ("dpkg with absolute library paths",),
@@ -195,7 +195,8 @@ def test_the_walk_sees_the_known_call_sites():
     """The scan is not vacuous: it finds the call sites this issue is about."""
     trees = dict(_modules())
     assert _runner_calls(trees["toolkit/sources/git.py"]) and _runner_calls(trees["toolkit/container/engine.py"])
-    assert _runner_calls(trees["toolkit/buildroot/make.py"]) and _runner_calls(trees["toolkit/cmake/build_stage.py"])
+    assert _runner_calls(trees["toolkit/buildroot/make.py"])
+    assert _runner_calls(trees["toolkit/pipeline/adapters/cmake_build.py"])
     assert _runner_calls(trees["toolkit/compile_check/run.py"])  # run_in_root imported from toolkit.buildroot
     bad = ast.parse("import subprocess as sp\nfrom os import system\nsp.run(['x'])\nsystem('x')\n")
     aliases = _aliases(bad)

@@ -106,7 +106,7 @@ def test_beside_onnxruntime_rocm_1_22_it_names_the_onnxruntime_it_needs(sample_w
 
 def test_beside_the_newest_onnxruntime_genai_the_guides_snippet_generates_on_the_cpu(sample_wheel, wheelhouse,
                                                                                       tmp_path):
-    from toolkit.wheel import smoke_genai
+    from toolkit.smoke.inside import smoke_genai
 
     wheelhouse.fetch("onnxruntime-genai", "onnx")
     python = wheelhouse.venv(tmp_path / "venv", "onnxruntime-genai", "onnx", sample_wheel)

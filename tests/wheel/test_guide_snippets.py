@@ -26,7 +26,7 @@ pytestmark = pytest.mark.network  # PyPI's onnxruntime
 def test_the_guide_has_the_snippets_this_test_runs():
     python = guide_snippets("python")
     # The check, register-and-run, and onnxruntime-genai's (that one needs a generative model: the smoke's genai
-    # step runs the same provider, toolkit/wheel/smoke_genai.py).
+    # step runs the same provider, toolkit/smoke/inside/smoke_genai.py).
     assert len(python) == 3 and "onnxruntime_genai" in python[2]
     assert selfcheck_commands() == ["python -m onnxruntime_ep_amdgpu", "python -m onnxruntime_ep_amdgpu --json"]
 

@@ -20,13 +20,13 @@ import pytest
 from tests.support.sample_tree import build_sample
 from tests.support.tools import ROOT
 from tests.support.wheel_support import SETTINGS, SMOKE, auditwheel_sym_tag, sample_build_info
+from toolkit.smoke.run import run_smoke
 from toolkit.util.fsutil import sha256_file
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.data import rocm_excludes
 from toolkit.wheel.repair import matches_any, repair_wheel
-from toolkit.wheel.smoke import run_smoke
 
-CHECKER = ROOT / "toolkit" / "wheel" / "smoke_check.py"
+CHECKER = ROOT / "toolkit" / "smoke" / "inside" / "smoke_check.py"
 
 
 @pytest.fixture(scope="module")

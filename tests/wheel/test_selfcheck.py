@@ -23,9 +23,10 @@ from tests.support.selfcheck_support import (
     verdict,
 )
 from tests.support.wheel_support import build_c_library, shared_library
-from toolkit.recipe.wheel import Component, SmokeSettings, WheelSettings
+from toolkit.recipe.smoke import SmokeSettings
+from toolkit.recipe.wheel import Component, WheelSettings
+from toolkit.smoke.run import run_smoke
 from toolkit.wheel.build import build_wheel
-from toolkit.wheel.smoke import run_smoke
 
 SETTINGS = WheelSettings(
     version="0.3.0",

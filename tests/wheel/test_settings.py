@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.recipe.wheel import Component, from_table, smoke_from_table
+from toolkit.recipe.smoke import from_table as smoke_from_table
+from toolkit.recipe.wheel import Component, from_table
 from toolkit.util.errors import RecipeError
 from toolkit.util.tomlread import load_toml
 

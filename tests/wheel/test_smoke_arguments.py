@@ -6,9 +6,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from toolkit.recipe.wheel import SmokeSettings
-from toolkit.wheel import smoke_check
-from toolkit.wheel.smoke import checker_command
+from toolkit.recipe.smoke import SmokeSettings
+from toolkit.smoke.inside import smoke_check
+from toolkit.smoke.run import checker_command
 
 
 def test_option_looking_recipe_values_reach_the_checker_as_values():

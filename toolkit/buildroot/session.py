@@ -24,13 +24,15 @@ from pathlib import Path
 
 from toolkit.buildroot import make, sandbox
 from toolkit.buildroot.hostargs import host_arguments, host_value
-from toolkit.pipeline.workspace import ROOTS_BUILD
 from toolkit.recipe import packageset
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text
 from toolkit.util.locks import WorkLock
 
+# build/roots/<root>/: the build folder of the builds made inside a build root (`container --root NAME`), their
+# CMake trees made by another compiler than the host's.
+ROOTS_BUILD = "roots"
 COMPLETE = _COMPLETE = ".toolkit-complete"   # written last: the venv is whole
 ROOT_RECORD = ".toolkit-root"                 # the root the venv was made for (root prune reads it)
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from toolkit.patching import workflow
+from toolkit.cmake.commands import describe_tools
+from toolkit.pipeline import patches as workflow
 from toolkit.pipeline import stages
 from toolkit.pipeline.options import BUILD_ONLY, BuildOptions, add_build_arguments, add_options, options_from_args
 from toolkit.util import log
-from toolkit.util import toolenv as tools
 from toolkit.util.errors import ToolkitError
 
 
@@ -57,12 +57,12 @@ def add_recipe_patching(p: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     options = options_from_args(args)
     if log.is_verbose():
-        for line in tools.describe():
+        for line in describe_tools():
             log.debug(line)
     package = args.wheel or args.smoke
     b, _ = stages.run_build(options, until=args.until, package=package)
     if args.smoke and not options.dry_run:
-        from toolkit.wheel.smoke import run_smoke
+        from toolkit.smoke.run import run_smoke
 
         smoke = b.recipe.smoke
         if smoke is None:

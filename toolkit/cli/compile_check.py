@@ -65,7 +65,7 @@ def hipify_perl_path(explicit: str | None, dry_run: bool = False) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from toolkit.compile_check.engines import run_engine
+    from toolkit.pipeline.engines import run_engine
     from toolkit.pipeline.options import options_from_args
     from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
 

@@ -18,7 +18,8 @@ from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
 
 if TYPE_CHECKING:  # imported inside each command, as the stage modules are
-    from toolkit.recipe.wheel import Component, SmokeSettings, WheelSettings
+    from toolkit.recipe.smoke import SmokeSettings
+    from toolkit.recipe.wheel import Component, WheelSettings
 
 
 def recipe_wheel_settings(recipe: Path) -> WheelSettings:
@@ -31,7 +32,7 @@ def recipe_wheel_settings(recipe: Path) -> WheelSettings:
 
 
 def _smoke_settings(recipe: Path | None) -> SmokeSettings:
-    from toolkit.recipe.wheel import SmokeSettings
+    from toolkit.recipe.smoke import SmokeSettings
 
     if recipe is None:
         return SmokeSettings()
@@ -93,7 +94,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 def cmd_smoke(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from toolkit.wheel.smoke import run_smoke
+    from toolkit.smoke.run import run_smoke
 
     settings = _smoke_settings(args.recipe)
     if args.package:

@@ -127,3 +127,19 @@ def read_cache(build: Path) -> dict[str, str]:
         key, value = line.split("=", 1)
         cache[key.split(":", 1)[0]] = value
     return cache
+
+
+def describe_tools() -> list[str]:
+    """`tool: path (version)` for the tools a build may run, as they will be found."""
+    lines = []
+    for name, find in (("cmake", find_cmake), ("ninja", find_ninja)):
+        try:
+            path = str(find())
+        except ToolkitError as exc:  # reported again, with its hint, by the stage that needs it
+            lines.append(f"tool {name}: {exc}")
+            continue
+        lines.append(f"tool {name}: {path} ({tool_version(path)})")
+    for name in ("patchelf", "auditwheel", "ccache"):
+        found = shutil.which(name)
+        lines.append(f"tool {name}: {found} ({tool_version(found)})" if found else f"tool {name}: not found")
+    return lines

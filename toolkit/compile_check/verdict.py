@@ -1,7 +1,7 @@
 """Whether a compile check passed: every unit compiled but those the recipe expects to fail, or, where a
 minimum rate is asked for (the recipe's `min_rate`, or `compile-check --min-rate`), at least that percentage.
 
-A report is the stage's compile-check.json (toolkit.compile_check.stage.report_json).
+A report is the stage's compile-check.json (toolkit.pipeline.adapters.compile_check.report_json).
 """
 
 from __future__ import annotations

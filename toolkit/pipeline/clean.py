@@ -21,8 +21,9 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolkit.buildroot.session import ROOTS_BUILD
 from toolkit.pipeline.options import check_variant
-from toolkit.pipeline.workspace import ROOTS_BUILD, Workspace, default_build_folder
+from toolkit.pipeline.workspace import Workspace, default_build_folder
 from toolkit.recipe.load import DEFAULT_RECIPE, PROJECT_ROOT, find_recipe, load_recipe
 from toolkit.util import log
 from toolkit.util.errors import RecipeError, ToolkitError

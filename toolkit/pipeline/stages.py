@@ -12,18 +12,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from toolkit.cmake import build_stage, check_stage, configure_stage
-from toolkit.compile_check import stage as compile_check_stage
-from toolkit.hipify import stage as hipify_stage
-from toolkit.patching import stage as patch_stage
+from toolkit.pipeline.adapters import api_check as api_check_stage
+from toolkit.pipeline.adapters import check as check_stage
+from toolkit.pipeline.adapters import cmake_build as build_stage
+from toolkit.pipeline.adapters import compile_check as compile_check_stage
+from toolkit.pipeline.adapters import configure as configure_stage
+from toolkit.pipeline.adapters import hipify as hipify_stage
+from toolkit.pipeline.adapters import patch as patch_stage
+from toolkit.pipeline.adapters import source as source_stage
+from toolkit.pipeline.adapters import wheel as wheel_stage
 from toolkit.pipeline.build import Build, prepare, print_sources_plan
 from toolkit.pipeline.options import BuildOptions
 from toolkit.pipeline.runner import StageResult, StageRunner, StageSpec
-from toolkit.sources import stage as source_stage
-from toolkit.upstream import stage as api_check_stage
 from toolkit.util import log
 from toolkit.util.errors import RecipeError, ToolkitError
-from toolkit.wheel import stage as wheel_stage
 
 ORDER: tuple[StageSpec, ...] = (
     source_stage.STAGE,

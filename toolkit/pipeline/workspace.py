@@ -6,10 +6,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-# build/roots/<root>/: the build folder of the builds made inside a build root (`container --root NAME`,
-# toolkit/buildroot/session.py), their CMake trees made by another compiler than the host's.
-ROOTS_BUILD = "roots"
-
 
 def default_build_folder() -> Path:
     return Path(os.environ.get("TOOLKIT_BUILD_DIR", "build")).resolve()

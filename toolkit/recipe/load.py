@@ -22,8 +22,9 @@ if TYPE_CHECKING:  # imported for real only where the recipe is read: see load_r
     from toolkit.recipe.compile_check import CompileCheckSettings
     from toolkit.recipe.hipify import HipifySettings
     from toolkit.recipe.release import ReleaseSettings
+    from toolkit.recipe.smoke import SmokeSettings
     from toolkit.recipe.sources import FetchContentDep, OrtSettings, Requirements, SourceSettings
-    from toolkit.recipe.wheel import SmokeSettings, WheelSettings
+    from toolkit.recipe.wheel import WheelSettings
 
 T = TypeVar("T")
 
@@ -170,9 +171,9 @@ def read_sections(recipe: Recipe, root: Table) -> Recipe:
     from toolkit.recipe.compile_check import from_table as compile_check
     from toolkit.recipe.hipify import from_table as hipify
     from toolkit.recipe.release import from_table as release
+    from toolkit.recipe.smoke import from_table as smoke
     from toolkit.recipe.sources import OrtSettings, Requirements, fetchcontent_from_tables
     from toolkit.recipe.wheel import from_table as wheel
-    from toolkit.recipe.wheel import smoke_from_table as smoke
 
     where = recipe.dir
     return replace(

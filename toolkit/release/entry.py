@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.cmake.commands import build_command, configure_command, find_cmake, find_ninja
-from toolkit.cmake.configure_stage import configure_defines
+from toolkit.pipeline.adapters.configure import configure_defines
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.options import BuildOptions, build_argv
 from toolkit.pipeline.stages import built_wheels, run_build

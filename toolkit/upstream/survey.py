@@ -15,14 +15,14 @@ from pathlib import Path
 
 from toolkit.apicheck import apis, compiledb
 from toolkit.cmake.commands import configure_command, find_cmake, find_ninja
-from toolkit.cmake.configure_stage import configure_defines
 from toolkit.pipeline import stages
+from toolkit.pipeline.adapters.api_check import cmake_texts, libraries
+from toolkit.pipeline.adapters.configure import configure_defines
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.options import BuildOptions
 from toolkit.sources.fetchcontent import REPORT_NAME, read_report
 from toolkit.sources.provider_survey import read_survey, survey_define
 from toolkit.upstream import exports, surface
-from toolkit.upstream.stage import cmake_texts, libraries
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON, atomic_write_text

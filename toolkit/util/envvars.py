@@ -101,7 +101,7 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            "The real EP library the hipDNN shim loads (`AMDGPU_HIPEP_EP_LIBRARY` in the unpatched tree)."),
     EnvVar("AMDGPU_EP_VERBOSE", SAMPLE, ("samples/umbrella-ep/src/common/ep_library.cc",),
            "`1`: one stderr line per load, forwarded factory, offered device, routed session, release, unload."),
-    EnvVar("AMDGPU_EP_PATH", GENAI, ("toolkit/wheel/smoke_genai.py",),
+    EnvVar("AMDGPU_EP_PATH", GENAI, ("toolkit/smoke/inside/smoke_genai.py",),
            "The umbrella library onnxruntime-genai registers on `append_provider(\"amdgpu\")` when none is "
            "registered (default `./libamdgpu-ep.so`)."),
     EnvVar("ORT_AMDGPU_TRACE_ROUTING", "AMD's EP", (), "`1`: AMD's real umbrella prints how it routes each session."),

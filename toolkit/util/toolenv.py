@@ -8,12 +8,8 @@ session's Python runs without its venv activated when called by path.
 from __future__ import annotations
 
 import os
-import shutil
 import sysconfig
 from pathlib import Path
-
-from toolkit.util.errors import ToolkitError
-from toolkit.util.process import tool_version
 
 
 def env_bin_dir() -> Path:
@@ -26,21 +22,3 @@ def prefer_own_tools() -> None:
     own = str(env_bin_dir())
     parts = os.environ.get("PATH", "").split(os.pathsep)
     os.environ["PATH"] = os.pathsep.join([own, *[p for p in parts if p != own]])
-
-
-def describe() -> list[str]:
-    """`tool: path (version)` for the tools a build may run, as they will be found."""
-    from toolkit.cmake.commands import find_cmake, find_ninja
-
-    lines = []
-    for name, find in (("cmake", find_cmake), ("ninja", find_ninja)):
-        try:
-            path = str(find())
-        except ToolkitError as exc:  # reported again, with its hint, by the stage that needs it
-            lines.append(f"tool {name}: {exc}")
-            continue
-        lines.append(f"tool {name}: {path} ({tool_version(path)})")
-    for name in ("patchelf", "auditwheel", "ccache"):
-        found = shutil.which(name)
-        lines.append(f"tool {name}: {found} ({tool_version(found)})" if found else f"tool {name}: not found")
-    return lines

@@ -13,16 +13,16 @@ import zipfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from toolkit.recipe.wheel import SmokeSettings
+from toolkit.recipe.smoke import SmokeSettings
+from toolkit.smoke.inside.smoke_check import PLACEHOLDER
+from toolkit.smoke.selfcheck import check_range, resolve_env, resolve_value, run_selfcheck
+from toolkit.smoke.venvs import clean_env, create_venv, pip_install
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
-from toolkit.wheel.smoke_check import PLACEHOLDER
-from toolkit.wheel.smoke_selfcheck import check_range, resolve_env, resolve_value, run_selfcheck
-from toolkit.wheel.venvs import clean_env, create_venv, pip_install
 
-CHECKER = Path(__file__).with_name("smoke_check.py")
-GENAI_CHECKER = Path(__file__).with_name("smoke_genai.py")
+CHECKER = Path(__file__).parent / "inside" / "smoke_check.py"
+GENAI_CHECKER = Path(__file__).parent / "inside" / "smoke_genai.py"
 # What the checker itself imports, besides the wheels under test and their own requirements.
 CHECKER_REQUIREMENTS = ("onnxruntime", "onnx", "numpy")
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from toolkit.binary.elf import read_elf
 from toolkit.binary.patchelf import set_runpath
 from toolkit.cmake.commands import build_command, find_cmake, read_cache
-from toolkit.cmake.configure_stage import configure_defines, has_cmake_build
-from toolkit.cmake.outputs import install_staging, installed
+from toolkit.pipeline.adapters.configure import configure_defines, has_cmake_build
+from toolkit.pipeline.adapters.outputs import install_staging, installed
 from toolkit.pipeline.build import Build, library_file
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 
 from toolkit.binary.elf import read_elf
 from toolkit.binary.offload_bundle import gpu_targets
-from toolkit.cmake.configure_stage import has_cmake_build
-from toolkit.cmake.outputs import check_needed
+from toolkit.pipeline.adapters.configure import has_cmake_build
+from toolkit.pipeline.adapters.outputs import check_needed
 from toolkit.pipeline.build import Build, library_file
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log

@@ -16,13 +16,13 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
+from toolkit.smoke.inside.smoke_check import PLACEHOLDER
+from toolkit.smoke.venvs import create_venv, pip_install
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
 from toolkit.util.process import run
 from toolkit.wheel.project import INFO_FILE
-from toolkit.wheel.smoke_check import PLACEHOLDER
-from toolkit.wheel.venvs import create_venv, pip_install
 from toolkit.wheel.wheelfile import read_headers
 
 

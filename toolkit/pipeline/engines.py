@@ -6,8 +6,8 @@ import dataclasses
 import json
 from typing import Any
 
-from toolkit.compile_check.stage import REPORT_NAME, compile_check_stage
 from toolkit.pipeline import stages
+from toolkit.pipeline.adapters.compile_check import REPORT_NAME, compile_check_stage
 from toolkit.pipeline.build import prepare, print_sources_plan
 from toolkit.pipeline.options import BuildOptions
 from toolkit.pipeline.runner import StageResult, StageRunner
