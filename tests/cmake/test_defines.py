@@ -61,19 +61,36 @@ def test_plain_build_after_a_gpu_targets_build_compiles_no_kernels(after_gfx90a)
 
 def test_check_fails_when_offload_bundles_disagree_with_the_facts(after_gfx90a):
     from toolkit.pipeline.adapters.check import check_stage
-    from toolkit.pipeline.build import prepare
+    from toolkit.pipeline.build import prepared
 
     root, work, kept, _ = after_gfx90a
     lib = work / "lib" / "libmigraphx-backend.so"
     good = lib.read_bytes()
     shutil.copy2(kept, lib)
-    b = prepare(BuildOptions(build_folder=root))
     try:
-        with pytest.raises(ToolkitError) as failed:
+        with prepared(BuildOptions(build_folder=root)) as b, pytest.raises(ToolkitError) as failed:
             check_stage(b).run()
     finally:
-        b.unlock()
         lib.write_bytes(good)
     message = str(failed.value)
     assert f"{lib} carries code objects for gfx90a, but the build facts record no GPU targets" in message
     assert "CMakeCache.txt" in message
+
+
+def test_the_configure_record_is_the_command_that_ran_fresh_included(tmp_path):
+    """The provenance's configure command is the one the stage ran: after a toolchain change the stage adds
+    --fresh, and the record has it (rebuilding the command afterwards would lose it)."""
+    from toolkit.pipeline.adapters.configure import configure_ran
+    from toolkit.pipeline.build import prepared
+
+    toolkit("build", "--build-dir", str(tmp_path), "--until", "configure")
+    with prepared(BuildOptions(build_folder=tmp_path, dry_run=True)) as b:
+        first = configure_ran(b)
+        assert first is not None and first[1:3] == ["-S", str(b.workspace.source)] and "--fresh" not in first
+        cache = b.workspace.cmake / "CMakeCache.txt"
+        # A compiler of the toolkit's own wrappers in the cache, where this build wants the system's: a switch.
+        text = cache.read_text()
+        cache.write_text(text + f"CMAKE_CXX_COMPILER:FILEPATH={b.toolchain_dir}/zig/zig-clang++\n")
+        toolkit("build", "--build-dir", str(tmp_path), "--until", "configure", "--force")
+        again = configure_ran(b)
+    assert again is not None and again[:2] == [first[0], "--fresh"] and again[2:4] == first[1:3]

@@ -16,8 +16,9 @@ import pytest
 from tests.support.tools import ROOT
 from toolkit.cli.main import build_parser, expand_feature_flags
 from toolkit.cmake import toolchain as tc
+from toolkit.pipeline import derive
 from toolkit.pipeline.adapters.configure import configure_stage
-from toolkit.pipeline.build import prepare
+from toolkit.pipeline.build import prepared
 from toolkit.pipeline.options import BuildOptions, build_argv, options_from_args
 from toolkit.recipe.load import load_recipe
 from toolkit.util.errors import RecipeError, ToolkitError
@@ -131,13 +132,13 @@ def test_a_verified_zig_is_not_hashed_again_until_its_file_changes(tmp_path, mon
 
 def test_choosing_zig_changes_defines_fingerprint_and_build_facts(tmp_path):
     def settled(toolchain):
-        b = prepare(BuildOptions(build_folder=tmp_path, dry_run=True, toolchain=toolchain, jobs=1))
-        return b, configure_stage(b).inputs()
+        with prepared(BuildOptions(build_folder=tmp_path, dry_run=True, toolchain=toolchain, jobs=1)) as b:
+            return b, configure_stage(b).inputs()
 
     system, system_inputs = settled(None)
     zig, zig_inputs = settled("zig")
-    assert "CMAKE_CXX_COMPILER" not in system.defines()
-    defines = zig.defines()
+    assert "CMAKE_CXX_COMPILER" not in derive.defines(system)
+    defines = derive.defines(zig)
     folder = f"zig-0.17.1-x86_64-linux-gnu.2.28-{zig.toolchain().link_digest[:8]}"
     assert defines["CMAKE_CXX_COMPILER"] == str(zig.toolchain_dir / folder / "zig-clang++")
     # The C compiler and library architecture come from a toolchain file: CMake reads them only where used.
@@ -146,7 +147,7 @@ def test_choosing_zig_changes_defines_fingerprint_and_build_facts(tmp_path):
     assert defines["CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES"] == "/usr/include"
     assert system_inputs["toolchain"] == {"name": "system"}
     assert zig_inputs["toolchain"]["zig_sha256"] == PINS["machines"]["x86_64"]["zig_sha256"]
-    assert zig.build_facts()["toolchain"] == zig_inputs["toolchain"]
+    assert derive.facts(zig)["toolchain"] == zig_inputs["toolchain"]
     # ccache keys the wrapper by what it compiles with, not by its mtime (a fresh work tree still hits).
     assert zig.toolchain().ccache_env()["CCACHE_COMPILERCHECK"].startswith("string:zig ")
 

@@ -15,7 +15,7 @@ import pytest
 from toolkit.binary.elf import highest_version, read_elf, version_needs
 from toolkit.cmake import toolchain as tc
 from toolkit.pipeline.adapters.check import _exports_hint
-from toolkit.pipeline.build import prepare
+from toolkit.pipeline.build import prepared
 from toolkit.pipeline.options import BuildOptions
 from toolkit.util.cachedir import default_cache_dir
 
@@ -133,10 +133,10 @@ def _undefined(library) -> list[str]:
 
 
 def test_check_stage_names_the_recipe_key_for_section_bounds(tmp_path):
-    b = prepare(BuildOptions(build_folder=tmp_path, dry_run=True, jobs=1))
-    hint = _exports_hint(b, ["__start_pb_defaults", "__stop_pb_defaults"])
-    assert "section(s) pb_defaults" in hint and "[build] hide_section_bounds" in hint and str(b.recipe.file) in hint
-    assert "version script" in _exports_hint(b, ["OrtGetApiBase"])
+    with prepared(BuildOptions(build_folder=tmp_path, dry_run=True, jobs=1)) as b:
+        hint = _exports_hint(b, ["__start_pb_defaults", "__stop_pb_defaults"])
+        assert "section(s) pb_defaults" in hint and "[build] hide_section_bounds" in hint
+        assert str(b.recipe.file) in hint and "version script" in _exports_hint(b, ["OrtGetApiBase"])
 
 
 def _debug_sections(library) -> list[str]:

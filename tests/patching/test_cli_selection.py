@@ -14,7 +14,8 @@ import pytest
 from tests.support.patches import AFTER, BASE, edited, hashes, make_patch, write_series, write_tree
 from tests.support.real_umbrella_support import MIRROR
 from tests.support.tools import ROOT, require_tool
-from toolkit.pipeline.build import prepare
+from toolkit.pipeline import derive
+from toolkit.pipeline.build import prepared
 from toolkit.pipeline.options import BuildOptions
 
 FIXED = edited(BASE, "int line30 = 30;\n", "int line30 = 30; /* fixed upstream */\n")
@@ -162,9 +163,9 @@ def recipe(tmp_path):
 def build_selection(recipe: Path, tree: Path, build_folder: Path, with_: tuple[str, ...] = (),
                     without: tuple[str, ...] = ()) -> list[str]:
     """The patches the build's patch stage would apply to `tree` (`build --source TREE --dry-run`)."""
-    b = prepare(BuildOptions(recipe=str(recipe), source=str(tree), with_features=with_, without_features=without,
-                             build_folder=build_folder, dry_run=True))
-    return [e.name for e in b.active_patches("base")]
+    with prepared(BuildOptions(recipe=str(recipe), source=str(tree), with_features=with_,
+                               without_features=without, build_folder=build_folder, dry_run=True)) as b:
+        return [e.name for e in derive.active_patches(b, "base")]
 
 
 @pytest.mark.parametrize(("flags", "with_", "without", "expected"), [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shutil
 
-from toolkit.pipeline.build import prepare
+from toolkit.pipeline.build import prepared
 from toolkit.pipeline.options import BuildOptions
 
 RECIPE = """
@@ -35,7 +35,9 @@ def test_features_follow_the_copy_without_being_told(tmp_path):
     (tree / "CMakeLists.txt").write_text(declaring("USE_BACKEND_OLD"))
     recipe = tmp_path / "tiny.toml"
     recipe.write_text(RECIPE)
-    b = prepare(BuildOptions(recipe=str(recipe), source=str(tree), build_folder=tmp_path / "build", dry_run=True))
+    with prepared(BuildOptions(recipe=str(recipe), source=str(tree), build_folder=tmp_path / "build",
+                               dry_run=True)) as b:
+        pass  # a dry run: the work tree is not locked, and the build stays readable after the block
 
     def spelling() -> str:
         return b.resolved_features()["backend"].spelling.define

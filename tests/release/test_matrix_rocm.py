@@ -74,9 +74,10 @@ def test_an_entry_is_built_only_in_its_own_root(tmp_path, monkeypatch):
 def test_a_wheel_of_another_rocm_is_refused(tmp_path):
     _, rocm7 = plan_matrix(release_settings(tmp_path, ROCM))
     variants = {"rocm6": "libamdhip64.so.6", "rocm7": "libamdhip64.so.7"}
-    in_root.check_variant(rocm7, Path("onnxruntime_ep_amdgpu_rocm7-0.1.0+glibc2.28-py3-none-any.whl"), variants)
+    in_root.check_rocm_variant(rocm7, Path("onnxruntime_ep_amdgpu_rocm7-0.1.0+glibc2.28-py3-none-any.whl"), variants)
     with pytest.raises(ToolkitError, match="rocm7-glibc2.28-hipdnn .* built onnxruntime_ep_amdgpu_rocm6-0.1.0"):
-        in_root.check_variant(rocm7, Path("onnxruntime_ep_amdgpu_rocm6-0.1.0+glibc2.28-py3-none-any.whl"), variants)
+        in_root.check_rocm_variant(rocm7, Path("onnxruntime_ep_amdgpu_rocm6-0.1.0+glibc2.28-py3-none-any.whl"),
+                                   variants)
 
 
 def test_dry_run_says_where_each_entry_is_built():

@@ -102,11 +102,11 @@ def run_command(name: str, command: str, args: list[str], *, project: Path, bind
     mirrors = [host_value(m) for m in os.environ.get("TOOLKIT_MIRRORS", "").replace(",", " ").split()]
     named = [*given.binds, *host_arguments(mirrors).binds]
     # Builds made inside the root keep their own CMake trees: another compiler than the host's.
-    build_dir = Path(os.environ.get("TOOLKIT_BUILD_DIR") or project / "build" / ROOTS_BUILD / spec.name).resolve()
-    all_binds = list(dict.fromkeys([project, *binds, *named, build_dir]))
+    build_folder = Path(os.environ.get("TOOLKIT_BUILD_DIR") or project / "build" / ROOTS_BUILD / spec.name).resolve()
+    all_binds = list(dict.fromkeys([project, *binds, *named, build_folder]))
     if dry_run:
         print(f"root: {spec.name} ({spec.file}); binds: {' '.join(str(b) for b in all_binds)}")
-        print(f"inside: python -m toolkit {shlex.join([command, *args])} (build folder {build_dir})")
+        print(f"inside: python -m toolkit {shlex.join([command, *args])} (build folder {build_folder})")
         if mirrors:
             print(f"inside: TOOLKIT_MIRRORS={' '.join(mirrors)}")
         return 0
@@ -114,11 +114,11 @@ def run_command(name: str, command: str, args: list[str], *, project: Path, bind
     python = toolkit_python(root, project, spec.from_root)
     passed = {k: v for k, v in os.environ.items() if k.startswith("TOOLKIT_") and k not in
               ("TOOLKIT_CACHE_DIR", make.ENV_BUILDROOT)}
-    build_dir.mkdir(parents=True, exist_ok=True)
+    build_folder.mkdir(parents=True, exist_ok=True)
     if mirrors:
         passed["TOOLKIT_MIRRORS"] = " ".join(mirrors)
     inside_env = {**passed, "PYTHONPATH": str(project), "PYTHONDONTWRITEBYTECODE": "1", "TOOLKIT_IN_ROOT": spec.name,
-                  "TOOLKIT_BUILD_DIR": str(build_dir), **env}
+                  "TOOLKIT_BUILD_DIR": str(build_folder), **env}
     log.stage("root", f"{spec.name}: python -m toolkit {shlex.join([command, *args])}")
     return sandbox.run_in_root(root, [str(python), "-m", "toolkit", command, *args], binds=all_binds,
                                env=inside_env, cwd=project, check=False).returncode

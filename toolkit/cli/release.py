@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toolkit.container import engine as container
-from toolkit.pipeline.options import RELEASE_PASSED, add_options, options_from_args
+from toolkit.pipeline.options import RELEASE_PASSED, add_option, add_options, options_from_args
 from toolkit.recipe.load import DEFAULT_RECIPE, recipe_argument
 from toolkit.release import matrix
 from toolkit.release.container_session import run_container
@@ -27,16 +27,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
              command_parser: Callable[[str], argparse.ArgumentParser]) -> None:
     p = sub.add_parser("release", help="build the release matrix: wheels, SBOMs, provenance, SHA256SUMS")
     # Read as the string given: `container` reads a session's --recipe that exists only inside the container.
-    p.add_argument("--recipe", default=DEFAULT_RECIPE,
-                   help=f"recipe name or TOML path with a [release] section (default: {DEFAULT_RECIPE})")
+    add_option(p, "recipe", help=f"recipe name or TOML path with a [release] section (default: {DEFAULT_RECIPE})")
     p.add_argument("--print-matrix", action="store_true",
                    help='print the matrix as JSON ({"include": [...]}) for a CI system to fan out')
     p.add_argument("--only", action="append", metavar="ID", help="build only this entry (repeatable)")
     p.add_argument("--out", type=Path,
                    help="output folder (default: $TOOLKIT_OUT_DIR, else <build dir>/<recipe>/dist)")
-    p.add_argument("--dry-run", action="store_true", help="print the plan without building")
-    p.add_argument("--no-wait", action="store_true",
-                   help="fail at once when another release or build holds the output folder or a work tree")
+    add_option(p, "dry_run", help="print the plan without building")
+    add_option(p, "no_wait", help="fail at once when another release or build holds the output folder or a work tree")
     p.add_argument("--facts-out", type=Path, metavar="FILE",
                    help="also write each entry's build facts as JSON to FILE (a release on the host reads them back "
                         "from the entries it builds in containers of their roots)")
@@ -81,12 +79,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser],
 
 
 def _container_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--recipe", type=recipe_argument, metavar="NAME|PATH",
-                   help="recipe (name or TOML path) whose [release.container] gives the defaults")
+    add_option(p, "recipe", type=recipe_argument, default=None,
+               help="recipe (name or TOML path) whose [release.container] gives the defaults")
     p.add_argument("--engine", help="container engine: podman or docker (default: env "
                    "TOOLKIT_CONTAINER_ENGINE, podman, docker)")
     p.add_argument("--image", help="image to use (default: [release.container] image)")
-    p.add_argument("--dry-run", action="store_true", help="print the container engine's command instead of running it")
+    add_option(p, "dry_run", help="print the container engine's command instead of running it")
 
 
 def cmd_release(args: argparse.Namespace) -> int:
@@ -118,7 +116,7 @@ def cmd_container(args: argparse.Namespace) -> int:
     return run_container(ContainerRequest(
         session=args.session, session_args=tuple(session_args), recipe=args.recipe, engine=args.engine,
         image=args.image, runner=args.runner, source=args.source, cache=args.cache, out=args.out,
-        build_dir=args.build_dir, network=args.network, env=name_value_pairs(args.env, "--env"), root=args.root,
+        build_folder=args.build_dir, network=args.network, env=name_value_pairs(args.env, "--env"), root=args.root,
         binds=tuple(args.bind), dry_run=args.dry_run, command_parser=args.command_parser))
 
 

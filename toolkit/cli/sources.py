@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING
 from toolkit.pipeline.options import add_option
 from toolkit.recipe.load import DEFAULT_RECIPE
 from toolkit.util import log
+from toolkit.util.argcheck import is_sha256
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_bytes
 from toolkit.util.redact import public_url, redact_text, redact_url, shorten
@@ -82,7 +82,7 @@ def _fetch(args: argparse.Namespace) -> int:
     from toolkit.sources.extract import extract_archive, is_archive
 
     sha = args.sha256.lower()
-    if not re.fullmatch(r"[0-9a-f]{64}", sha):
+    if not is_sha256(sha):
         raise ToolkitError(f"--sha256 {shorten(args.sha256)}: expected 64 hex digits")
     path = fetch(args.url, sha, _cache(args), _mirrors(args), args.offline, _download_options(args))
     dest: Path = args.dest

@@ -15,13 +15,13 @@ import importlib.metadata
 import importlib.util
 import json
 import platform
-import re
 import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.recipe.core import TOOLCHAINS, floor_problem
+from toolkit.util.argcheck import is_sha256
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON, atomic_write_text, read_json
 from toolkit.util.process import run
@@ -314,7 +314,7 @@ def read_pin(t: Table, machine: str) -> ZigPin:
     pin = ZigPin(t.str("version"), m.str("wheel"), m.str("wheel_sha256"), m.str("zig_sha256"), m.str("multiarch"),
                  t.str("system_include"), t.str("distribution", "ziglang"))
     for key in ("wheel_sha256", "zig_sha256"):
-        if not re.fullmatch(r"[0-9a-f]{64}", getattr(pin, key)):
+        if not is_sha256(getattr(pin, key)):
             raise m.error(key, "expected 64 lowercase hex digits")
     m.done()
     return pin

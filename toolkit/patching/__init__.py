@@ -7,6 +7,7 @@ Public API (what the pipeline calls):
     patched_contents(series, tree, phase, features) -> {rel: bytes | None}    (apply, in memory only)
     refresh_series(series, pristine_tree, edited_tree, phase, features) -> RefreshResult
     format_report(analyses) -> str
+    pins(entries) -> [(name, sha256)]                                       (what a build records)
 Errors: SeriesError (bad series file), PatchError (a patch does not apply / cannot be refreshed).
 """
 
@@ -14,9 +15,9 @@ from toolkit.patching.analysis import PatchAnalysis, format_report
 from toolkit.patching.apply import analyze, apply_series, patched_contents, recover
 from toolkit.patching.errors import PatchError, SeriesError
 from toolkit.patching.refresh import RefreshResult, refresh_series
-from toolkit.patching.series import Series, SeriesEntry, load_series
+from toolkit.patching.series import Series, SeriesEntry, load_series, pins
 
 __all__ = [
     "PatchAnalysis", "PatchError", "RefreshResult", "Series", "SeriesEntry", "SeriesError", "analyze",
-    "apply_series", "format_report", "load_series", "patched_contents", "recover", "refresh_series",
+    "apply_series", "format_report", "load_series", "patched_contents", "pins", "recover", "refresh_series",
 ]

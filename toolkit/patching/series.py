@@ -27,13 +27,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from toolkit.patching.errors import SeriesError
+from toolkit.util.argcheck import is_sha256
 from toolkit.util.fsutil import atomic_write_text, sha256_file
 from toolkit.util.redact import shorten
 
 PHASES = ("base", "hipified")
 CONDITIONS = ("if-tree-has", "unless-tree-has")
 FIELDS = ("phase", "sha256", "when", *CONDITIONS)
-_HEX64 = re.compile(r"[0-9a-f]{64}")
 _FEATURE = re.compile(r"!?[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
@@ -203,7 +203,7 @@ def _parse_entry(path: Path, number: int, line: str, why: list[str], why_start: 
     if values["phase"] not in PHASES:
         raise SeriesError(f"{where}: phase '{shorten(values['phase'], 60)}' is not one of {', '.join(PHASES)}",
                           "base: applied to the fetched source before hipify; hipified: to hipify's output")
-    if not _HEX64.fullmatch(values["sha256"]):
+    if not is_sha256(values["sha256"]):
         raise SeriesError(f"{where}: sha256 '{shorten(values['sha256'], 80)}' is not 64 lowercase hex digits",
                           f"compute it with: sha256sum {path.parent / name}")
     when: tuple[str, ...] = ()
@@ -276,3 +276,8 @@ def rewrite_series(series: Series, sha_updates: dict[str, str], dropped: set[str
 
 def write_series(path: Path, text: str) -> None:
     atomic_write_text(path, text)
+
+
+def pins(entries: Iterable[SeriesEntry]) -> list[tuple[str, str]]:
+    """(name, sha256 of the patch file) of each entry: what a build records of the patches it applied."""
+    return [(e.name, sha256_file(e.path)) for e in entries]

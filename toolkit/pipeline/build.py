@@ -1,23 +1,22 @@
 """Settling one build before anything runs: recipe, features and their spellings, source, dependencies.
 
-Option resolution is kept apart from execution: `prepare()` returns a Build that knows every define,
-path and library of the build, so a dry run can print it all and the stages only act on it.
+Option resolution is kept apart from execution: `prepared()` settles a Build, an immutable value of what the
+build is (recipe, options, features chosen, source, dependencies, work tree), so a dry run can print it all and
+the stages only act on it. What an area derives from it (the defines, the patch selection, the build facts) is
+that area's function, called with the build's facts by toolkit/pipeline/derive.py. The work tree's lock is held
+by `prepared()` for the length of its `with` block, not by the build.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
-import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolkit import patching
-from toolkit.binary.hip import HipToolchain, NoHip, find_hip
-from toolkit.cmake.commands import compiler_launcher
 from toolkit.cmake.toolchain import Toolchain
 from toolkit.cmake.toolchain import resolve as resolve_toolchain
 from toolkit.pipeline import validate
@@ -37,7 +36,7 @@ from toolkit.sources.preflight import preflight as require_components
 from toolkit.sources.source import resolve_source
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import JSON, sha256_file, tree_digest
+from toolkit.util.fsutil import tree_digest
 from toolkit.util.locks import WorkLock, remove_stale_temporaries
 
 if TYPE_CHECKING:
@@ -51,26 +50,12 @@ _OptionFiles = tuple[tuple[str, str], ...]
 _FeaturesKey = tuple[Path, _OptionFiles | None]
 
 
-class BuildFacts(TypedDict):
-    """What the wheel records about its build (its get_build_info()), build-info.json and the provenance."""
-
-    source_revision: str              # <tree folder>@sha256:<digest of the pristine tree>
-    upstream_commit: str | None
-    patches: list[str]                # "<name> sha256=<hex>" of each base patch applied
-    features: list[str]
-    rocm_version: str | None
-    hip_version: str | None
-    gpu_targets: list[str]
-    toolchain: JSON                   # Toolchain.identity()
+T = TypeVar("T")
 
 
-def library_file(name: str) -> str:
-    return f"lib{name}.so"
-
-
-@dataclass
+@dataclass(frozen=True)
 class Build:
-    """Everything one build needs, settled before any stage runs."""
+    """Everything one build needs, settled before any stage runs; nothing assigns to it afterwards."""
 
     recipe: Recipe
     options: BuildOptions
@@ -84,29 +69,21 @@ class Build:
     ort_home: Path | None = None
     # The recipe's [hipify] with the engine the options chose (None: the recipe hipifies nothing).
     hipify: HipifySettings | None = None
-    # Computed once and never cleared: each is made only of what prepare() settled and no stage changes (the
-    # recipe, the options, the fetched pristine source_dir). Hashing a real tree is not free.
-    _source_digest: str | None = None
-    _series: patching.Series | None = None
-    _toolchain: Toolchain | None = None
-    _fetchcontent: dict[str, str] | None = None
-    # The features the tree declares, kept with what they were read from: the tree and its option files' text.
-    # A stage that rewrites the tree (source, patch) changes that key, so nothing has to be told to read again.
-    _features: tuple[_FeaturesKey, dict[str, feat.ResolvedFeature]] | None = None
-    # Held from prepare() until unlock(): no other process writes into this work tree meanwhile.
-    lock: WorkLock | None = None
     # What the caller adds to the environment of every tool the build runs (CMake, the wheel build, auditwheel):
     # a release's SOURCE_DATE_EPOCH, TZ and shared compile cache. Given to each tool, never set on this process.
     env: Mapping[str, str] = field(default_factory=dict)
+    # What is worked out once from the fields above, on first use (hashing a real tree, fetching the FetchContent
+    # dependencies, reading the series are not free): a memo of facts that follow from the value, never state.
+    _memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    def unlock(self) -> None:
-        if self.lock is not None:
-            self.lock.release()
+    def _once(self, key: str, make: Callable[[], T]) -> T:
+        if key not in self._memo:
+            self._memo[key] = make()
+        value: T = self._memo[key]
+        return value
 
     def source_digest(self) -> str:
-        if self._source_digest is None:
-            self._source_digest = tree_digest(self.source_dir)
-        return self._source_digest
+        return self._once("source_digest", lambda: tree_digest(self.source_dir))
 
     # -- what the patched tree declares ------------------------------------------------------
     def resolved_features(self) -> dict[str, feat.ResolvedFeature]:
@@ -114,10 +91,14 @@ class Build:
         tree = self.workspace.source if self.workspace.source.is_dir() else self.source_dir
         # Read on every call, since the key is what the answer is made of: the copy changes under the stages.
         files = tuple(feat.cmake_option_files(tree, self.recipe.build.option_files)) if tree.is_dir() else None
+        # The features the tree declares, kept with what they were read from: the tree and its option files'
+        # text. A stage that rewrites the tree (source, patch) changes that key, so nothing has to be told.
         key = (tree, files)
-        if self._features is None or self._features[0] != key:
-            self._features = (key, self._resolve_features(tree, files))
-        return self._features[1]
+        known = self._memo.get("features")
+        if known is None or known[0] != key:
+            known = self._memo["features"] = (key, self._resolve_features(tree, files))
+        resolved: dict[str, feat.ResolvedFeature] = known[1]
+        return resolved
 
     def _resolve_features(self, tree: Path, files: _OptionFiles | None) -> dict[str, feat.ResolvedFeature]:
         if files is None:
@@ -154,12 +135,10 @@ class Build:
             from toolkit.sources.fetchcontent import handover_defines
 
             return handover_defines(self.workspace.root / "deps", self.workspace.cmake)
-        if self._fetchcontent is None:
-            from toolkit.sources.fetchcontent import provider_defines
+        from toolkit.sources.fetchcontent import provider_defines
 
-            self._fetchcontent = provider_defines(self.fetchcontent_deps(), self.fetch, self.workspace.root / "deps",
-                                                  self.recipe.file, self.workspace.cmake)
-        return self._fetchcontent
+        return self._once("fetchcontent", lambda: provider_defines(
+            self.fetchcontent_deps(), self.fetch, self.workspace.root / "deps", self.recipe.file, self.workspace.cmake))
 
     def planned_ort_home(self) -> Path | None:
         """In a dry run, where ORT's package will be unpacked (the real build passes that folder)."""
@@ -180,64 +159,23 @@ class Build:
             raise ToolkitError(f"recipe {self.recipe.name} has no [compile_check] section ({self.recipe.file})")
         return self.recipe.compile_check
 
-    def ccache_env(self) -> dict[str, str]:
-        """ccache's store in the toolkit cache, paths under the work tree made relative: a fresh build folder
-        (or a second worktree) hits what an earlier build compiled. Settings the caller made (its environment,
-        the build's `env`) win."""
-        if compiler_launcher() is None:
-            return {}
-        from toolkit.buildroot.sandbox import ccache_dir
-
-        wanted = {"CCACHE_DIR": str(ccache_dir(self.fetch.cache.root)), "CCACHE_BASEDIR": str(self.workspace.root),
-                  "CCACHE_NOHASHDIR": "true", **self.toolchain().ccache_env()}
-        return {k: v for k, v in wanted.items() if k not in os.environ and k not in self.env}
-
-    @contextlib.contextmanager
-    def tool_env(self) -> Iterator[dict[str, str]]:
-        """The environment of a CMake configure or build step: ccache's, and a TMPDIR in the work tree made for
-        the step and removed after it, so that what the compilers leave behind is neither outside the work tree
-        nor kept (HIP's clang driver leaves two empty folders in TMPDIR per compile)."""
-        tmp = self.workspace.tmp
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        tmp.mkdir(parents=True)
-        try:
-            yield {**self.ccache_env(), **self.env, "TMPDIR": str(tmp)}
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-
     def toolchain(self) -> Toolchain:
         """The C/C++ toolchain: --toolchain, else the recipe's [build] toolchain, for the recipe's glibc floor."""
-        if self._toolchain is None:
-            settings = self.recipe.build
-            name = self.options.toolchain or settings.toolchain
-            if self.options.glibc_floor and name != "zig":
-                raise ToolkitError(f"--glibc-floor {self.options.glibc_floor}: only the zig toolchain builds for a "
-                                   f"glibc floor, and this build uses the {name} toolchain",
-                                   hint="add --toolchain zig, or drop --glibc-floor")
-            self._toolchain = resolve_toolchain(name, self.options.glibc_floor or settings.glibc_floor,
-                                                settings.hide_section_bounds)
-        return self._toolchain
+        return self._once("toolchain", self._resolve_toolchain)
+
+    def _resolve_toolchain(self) -> Toolchain:
+        settings = self.recipe.build
+        name = self.options.toolchain or settings.toolchain
+        if self.options.glibc_floor and name != "zig":
+            raise ToolkitError(f"--glibc-floor {self.options.glibc_floor}: only the zig toolchain builds for a "
+                               f"glibc floor, and this build uses the {name} toolchain",
+                               hint="add --toolchain zig, or drop --glibc-floor")
+        return resolve_toolchain(name, self.options.glibc_floor or settings.glibc_floor, settings.hide_section_bounds)
 
     @property
     def toolchain_dir(self) -> Path:
         """Where the toolchain's wrapper scripts live: one folder per toolchain and target under it."""
         return self.workspace.root / "toolchain"
-
-    def defines(self) -> dict[str, str]:
-        defines = dict(self.recipe.build.defines)
-        defines["CMAKE_BUILD_TYPE"] = self.recipe.build.build_type
-        defines.update(self.deps.cmake_defines(self.ort_home or self.planned_ort_home()))
-        defines.update(self.fetchcontent_defines())
-        defines.update(feat.cmake_defines(self.recipe, self.resolved_features()))
-        if self.recipe.build.gpu_targets_define and self.options.gpu_targets:  # the tree's own GPU targets variable
-            defines[self.recipe.build.gpu_targets_define] = ";".join(self.options.gpu_targets)
-        defines.update(self.toolchain().defines(self.toolchain_dir))
-        launcher = compiler_launcher()
-        if launcher:
-            defines["CMAKE_C_COMPILER_LAUNCHER"] = launcher
-            defines["CMAKE_CXX_COMPILER_LAUNCHER"] = launcher
-        return defines
 
     def expected(self) -> list[tuple[str, tuple[str, ...]]]:
         return feat.expected_libraries(self.recipe, self.resolved_features())
@@ -246,70 +184,38 @@ class Build:
     def series(self) -> patching.Series | None:
         """The recipe's series as this source revision needs it: entries whose revision conditions
         (if-tree-has, unless-tree-has) say the fetched tree does not need them are left out, and said so once."""
-        if self.recipe.series is not None and self._series is None:
-            loaded = patching.load_series(self.recipe.series)
-            if not self.source_dir.is_dir():
-                return loaded  # a dry run before the fetch: the conditions cannot be judged yet
-            self._series, skipped = loaded.for_tree(self.source_dir)
-            for entry, why in skipped:
-                log.info(f"patch {entry.name}: {why}")
-        return self._series
+        if self.recipe.series is None:
+            return None
+        if not self.source_dir.is_dir():  # a dry run before the fetch: the conditions cannot be judged yet
+            return patching.load_series(self.recipe.series)
+        return self._once("series", self._series_for_tree)
 
-    def active_patches(self, phase: str) -> list[patching.SeriesEntry]:
-        """The series entries of `phase` this feature set applies: only these count, so a feature no patch
-        depends on does not re-patch (and so rebuild) the tree."""
-        series = self.series()
-        return series.select(phase, self.enabled())[0] if series is not None else []
-
-    def patch_pins(self, phase: str = "base") -> list[tuple[str, str]]:
-        return [(e.name, sha256_file(e.path)) for e in self.active_patches(phase)]
-
-    def kernels_dir(self) -> Path:
-        """Where the hipified sources the later stages read are: hipify's output, or its patched copy."""
-        return self.workspace.hipified_patched if self.active_patches("hipified") else self.workspace.hipified
-
-    def kernel_toolchain(self) -> tuple[HipToolchain | None, str]:
-        """The HIP toolchain that compiles the hipified kernels, or None and why they are skipped."""
-        if self.hipify is None:
-            return None, "no [hipify] in the recipe"
-        if not self.options.gpu_targets:
-            return None, "GPU kernels skipped: no --gpu-targets given (e.g. --gpu-targets gfx90a,gfx1030)"
-        toolchain = find_hip(str(self.options.rocm_path) if self.options.rocm_path else None)
-        if isinstance(toolchain, NoHip):
-            return None, f"GPU kernels skipped: {toolchain.reason}"
-        return toolchain, ""
-
-    def build_facts(self) -> BuildFacts:
-        """What the wheel records about its build: source revision, patches, features, ROCm, GPU targets, and
-        the C/C++ toolchain (its identity: for zig, the pinned version, target and wheel sha256)."""
-        from toolkit.wheel.facts import hip_headers, upstream_commit
-
-        toolchain, _ = self.kernel_toolchain()
-        targets = self.recipe.build.gpu_targets_define
-        # The HIP headers the configured tree compiles with (None before configure, or when it uses no HIP).
-        prefixes = tuple(p for p in (self.options.rocm_path,) if p)
-        headers = hip_headers(self.workspace.cmake, prefixes)
-        rocm = f"HIP {toolchain.version} ({toolchain.kind})" if toolchain else None
-        return {
-            "source_revision": f"{self.source_dir.name}@sha256:{self.source_digest()}",
-            "upstream_commit": upstream_commit(self.source),
-            "patches": [f"{name} sha256={sha}" for name, sha in self.patch_pins()],
-            "features": sorted(self.enabled()),
-            "rocm_version": headers.describe() if headers else rocm,
-            "hip_version": headers.version if headers else toolchain.version if toolchain else None,
-            # The tree's own targets variable ([build] gpu_targets_define), or what the hipified kernels compile for.
-            "gpu_targets": [t for t in self.defines().get(targets, "").split(";") if t] if targets else
-            list(self.options.gpu_targets) if toolchain else [],
-            "toolchain": self.toolchain().identity(),
-        }
+    def _series_for_tree(self) -> patching.Series:
+        assert self.recipe.series is not None
+        series, skipped = patching.load_series(self.recipe.series).for_tree(self.source_dir)
+        for entry, why in skipped:
+            log.info(f"patch {entry.name}: {why}")
+        return series
 
 
-def prepare(options: BuildOptions, preflight: bool = True, env: Mapping[str, str] | None = None) -> Build:
-    """Settle the recipe, features, source and dependencies; fetch nothing in a dry run.
+@contextlib.contextmanager
+def prepared(options: BuildOptions, preflight: bool = True, env: Mapping[str, str] | None = None) -> Iterator[Build]:
+    """The settled build, with its work tree locked until the `with` block ends (a dry run locks nothing).
 
     preflight=False (patch check and refresh) locates ORT/ROCm/MIGraphX without requiring them: patching
     needs only the source. `env` is added to the environment of the tools the build runs (Build.env).
     """
+    build, lock = _settle(options, preflight, env)
+    try:
+        yield build
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _settle(options: BuildOptions, preflight: bool, env: Mapping[str, str] | None) -> tuple[Build, WorkLock | None]:
+    """Settle the recipe, features, source and dependencies; fetch nothing in a dry run. The lock is held from
+    before the first write into the work tree (the fetch) and handed to the caller."""
     env = dict(env or {})
     recipe = load_recipe(find_recipe(options.recipe, PROJECT_ROOT))
     chosen = feat.select_features(recipe, options.with_features, options.without_features)
@@ -339,7 +245,7 @@ def prepare(options: BuildOptions, preflight: bool = True, env: Mapping[str, str
         if options.source and source_dir.is_dir():
             check_tree_fits(recipe, source_dir, enabled, PROJECT_ROOT)
         return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps,
-                     hipify=hipify_settings(recipe, options), env=env)
+                     hipify=hipify_settings(recipe, options), env=env), None
     # Everything missing is reported at once, before anything is fetched or built.
     try:
         find = require_components if preflight else locate_components
@@ -363,7 +269,7 @@ def prepare(options: BuildOptions, preflight: bool = True, env: Mapping[str, str
         lock.release()
         raise
     return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps, ort_home,
-                 hipify=hipify_settings(recipe, options), lock=lock, env=env)
+                 hipify=hipify_settings(recipe, options), env=env), lock
 
 
 def with_root_hint(exc: ToolkitError, recipe: Recipe) -> ToolkitError:

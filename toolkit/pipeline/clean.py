@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.buildroot.session import ROOTS_BUILD
-from toolkit.pipeline.options import check_variant
+from toolkit.pipeline.options import check_work_tree_name
 from toolkit.pipeline.workspace import Workspace, default_build_folder
 from toolkit.recipe.load import DEFAULT_RECIPE, PROJECT_ROOT, find_recipe, load_recipe
 from toolkit.util import log
@@ -84,7 +84,7 @@ def _recipe_name(value: str) -> str:
     except RecipeError:
         if "/" in value or value.endswith(".toml"):
             raise
-        return check_variant(value)
+        return check_work_tree_name(value)
 
 
 def is_work_tree(path: Path) -> bool:
@@ -131,7 +131,7 @@ def _build_targets(args: argparse.Namespace, root: Path) -> list[Target]:
         paths = sorted(root.iterdir()) if root.is_dir() else []
     elif args.recipe or args.variant:
         name = _recipe_name(args.recipe or DEFAULT_RECIPE)
-        variant = check_variant(args.variant) if args.variant else None
+        variant = check_work_tree_name(args.variant) if args.variant else None
         wanted = [Workspace.for_recipe(f, name, variant).root if variant else f / name for f in folders]
         paths = [wanted[0], *(p for p in wanted[1:] if p.exists() or p.is_symlink())]
         if not (paths[0].exists() or paths[0].is_symlink()):

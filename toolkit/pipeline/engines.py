@@ -8,7 +8,7 @@ from typing import Any
 
 from toolkit.pipeline import stages
 from toolkit.pipeline.adapters.compile_check import REPORT_NAME, compile_check_stage
-from toolkit.pipeline.build import prepare, print_sources_plan
+from toolkit.pipeline.build import prepared, print_sources_plan
 from toolkit.pipeline.options import BuildOptions
 from toolkit.pipeline.runner import StageResult, StageRunner
 from toolkit.util import log
@@ -23,23 +23,20 @@ def run_engine(options: BuildOptions, engine: str, sample: bool = False,
     """The recipe's stages up to compile-check with hipify.engine set to `engine`, in its own work tree
     (variant = engine name). Returns (hipify StageResult, compile report dict; None for a dry run, which only
     prints each stage's plan)."""
-    b = prepare(dataclasses.replace(options, variant=engine, hipify_engine=engine))
-    try:
-        hipify = b.hipify_needed()
+    with prepared(dataclasses.replace(options, variant=engine, hipify_engine=engine)) as settled:
+        hipify = settled.hipify_needed()
         # dataclasses.replace's keywords, of several fields' types (a TypedDict would not take update's keywords)
         chosen: dict[str, Any] = {"hipify_perl": perl or hipify.hipify_perl}
         if sample:  # the sample's units and every header: the rest of the tree would only be converted to sit there
-            cc = b.compile_check()
+            cc = settled.compile_check()
             chosen.update(only_units=tuple(cc.sample), unit_globs=tuple(cc.units))
-        b.hipify = dataclasses.replace(hipify, **chosen)
+        b = dataclasses.replace(settled, hipify=dataclasses.replace(hipify, **chosen))
         steps = [spec.make(b) for spec in stages.stages_of(b) if spec.name in _BEFORE]
         steps.append(compile_check_stage(b, sample=sample, enforce=False))  # the caller judges every engine
         if options.dry_run:
             log.info(f"{engine}: work tree {b.workspace.root} (dry run: nothing is created)")
             print_sources_plan(b)
         results = StageRunner(b.workspace.state, dry_run=options.dry_run, force=options.force).run(steps)
-    finally:
-        b.unlock()
     hipify_result = next(r for r in results if r.name == "hipify")
     if options.dry_run:
         return hipify_result, None

@@ -148,12 +148,12 @@ class BuildOptions:
                                         help="hipify with this engine instead of the recipe's [hipify] engine")
 
     def __post_init__(self) -> None:
-        check_variant(self.variant)
+        check_work_tree_name(self.variant)
         if self.jobs < 1:
             raise ToolkitError(f"--jobs {self.jobs}: must be at least 1", hint="leave it out to use every core")
 
 
-def check_variant(variant: str) -> str:
+def check_work_tree_name(variant: str) -> str:
     if not _VARIANT.fullmatch(variant):
         raise ToolkitError(f"--variant {variant!r}: a variant is a plain folder name under build/<recipe>/",
                            hint="use letters, digits, '.', '_', '+' or '-', starting with a letter or digit "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from toolkit import patching
 from toolkit.patching.analysis import DISABLED
-from toolkit.pipeline.build import Build, prepare
+from toolkit.pipeline.build import Build, prepared
 from toolkit.pipeline.options import BuildOptions
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
@@ -13,8 +13,11 @@ from toolkit.util.errors import ToolkitError
 
 def check_patches(options: BuildOptions) -> int:
     """Analyse the series against the pristine source; nonzero when any patch would not apply."""
-    b = prepare(options, preflight=False)
-    b.unlock()  # only the pristine source is read, and nothing is written
+    with prepared(options, preflight=False) as b:
+        return _check(b)
+
+
+def _check(b: Build) -> int:
     series = b.series()
     if series is None:
         log.info(f"recipe {b.recipe.name} has no patch series")
@@ -32,11 +35,8 @@ def check_patches(options: BuildOptions) -> int:
 
 def refresh_patches(options: BuildOptions) -> int:
     """Rewrite the series from edits made in the work tree's patched copy."""
-    b = prepare(options, preflight=False)
-    try:
+    with prepared(options, preflight=False) as b:
         return _refresh(b)
-    finally:
-        b.unlock()
 
 
 def _refresh(b: Build) -> int:

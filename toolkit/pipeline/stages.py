@@ -21,7 +21,7 @@ from toolkit.pipeline.adapters import hipify as hipify_stage
 from toolkit.pipeline.adapters import patch as patch_stage
 from toolkit.pipeline.adapters import source as source_stage
 from toolkit.pipeline.adapters import wheel as wheel_stage
-from toolkit.pipeline.build import Build, prepare, print_sources_plan
+from toolkit.pipeline.build import Build, prepared, print_sources_plan
 from toolkit.pipeline.options import BuildOptions
 from toolkit.pipeline.runner import StageResult, StageRunner, StageSpec
 from toolkit.util import log
@@ -80,11 +80,8 @@ def run_build(options: BuildOptions, until: str | None = None, package: bool = F
               env: Mapping[str, str] | None = None) -> tuple[Build, list[StageResult]]:
     """Run the build's stages in order (with `package`, also wheel and repair); `until` stops after a stage.
     `env` is added to the environment of the tools the stages run (a release's: Build.env)."""
-    b = prepare(options, env=env)
-    try:
+    with prepared(options, env=env) as b:
         return b, _run_stages(b, options, until, package)
-    finally:
-        b.unlock()
 
 
 def _run_stages(b: Build, options: BuildOptions, until: str | None, package: bool) -> list[StageResult]:

@@ -47,8 +47,13 @@ class Workspace:
         return self.root / "state"
 
     @property
+    def configure_record(self) -> Path:
+        """The configure command the last configure ran, as it ran (a --fresh included): the provenance's."""
+        return self.state / "configure-command.json"
+
+    @property
     def tmp(self) -> Path:
-        """TMPDIR of a configure or build step's tools, there while the step runs (Build.tool_env)."""
+        """TMPDIR of a configure or build step's tools, there while the step runs (derive.tool_env)."""
         return self.root / "tmp"
 
     @property

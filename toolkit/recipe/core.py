@@ -15,6 +15,13 @@ from toolkit.util.tomlread import Table
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _DEFINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PLATFORMS = ("linux", "windows")
+
+
+def library_file(name: str) -> str:
+    """The file of a library a recipe names by its name (`amdgpu-ep`: libamdgpu-ep.so)."""
+    return f"lib{name}.so"
+
+
 # The toolchains a build compiles with (toolkit/cmake/toolchain.py makes them) and the glibc floor zig targets.
 TOOLCHAINS = ("system", "zig")
 _FLOOR = re.compile(r"2\.(\d+)")

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from toolkit.util import argcheck
 from toolkit.util.fsutil import iter_files, tree_digest
 from toolkit.util.globs import bad_glob, glob_match
 from toolkit.util.redact import public_url, redact_url, shorten
@@ -41,7 +42,6 @@ ARCHIVE_KEYS = {
     "strip_components": "Leading path components dropped when unpacking.",
 }
 
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _URL = re.compile(r"^(https?|file)://")
 
 
@@ -65,7 +65,7 @@ def url_problem(url: str) -> str | None:
 
 def read_sha256(t: Table, key: str = "sha256") -> str | None:
     value: str | None = t.str(key, None)
-    if value is not None and not _HEX64.match(value):
+    if value is not None and not argcheck.is_sha256(value):
         raise t.error(key, f"expected 64 lowercase hex digits, got {value!r}")
     return value
 

@@ -20,7 +20,6 @@ from toolkit.util.errors import RUN_TOOLKIT, RecipeError
 from toolkit.util.redact import redact_text, redact_url, shorten
 from toolkit.util.tomlread import Table
 
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 # FetchContent names become part of a CMake variable name (FETCHCONTENT_SOURCE_DIR_<NAME>).
 _CONTENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
@@ -124,7 +123,7 @@ def source_from_argument(value: str) -> SourceSettings:
         sha = None
         if fragment:
             key, _, sha = fragment.partition("=")
-            if key != "sha256" or not _SHA256.match(sha):
+            if key != "sha256" or not argcheck.is_sha256(sha):
                 raise RecipeError(f"--source {shown}: expected URL#sha256=<64 hex>, got fragment "
                                   f"{shorten(fragment, 80)!r}")
         return SourceSettings(archive=PinnedArchive(url, sha256=sha))

@@ -33,6 +33,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from toolkit.recipe.core import library_file
 from toolkit.recipe.schema import doc, recipe_table
 from toolkit.util.argcheck import IDENTIFIER
 from toolkit.util.errors import ToolkitError
@@ -73,7 +74,7 @@ class Component:
 
     @property
     def filename(self) -> str:
-        return f"lib{self.library}.so"
+        return library_file(self.library)
 
     def wanted(self, features: frozenset[str]) -> bool:
         return (self.feature is None or self.feature in features) and self.unless not in features

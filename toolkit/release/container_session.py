@@ -59,12 +59,12 @@ def run_container(request: ContainerRequest) -> int:
     image, runner, from_root = _image_and_runner(request, settings)
     container.check_values(image, dict(request.env))  # before anything runs (git below, the engine)
     check_host_paths([("--source", request.source), ("--cache", request.cache), ("--out", request.out),
-                      ("--build-dir", request.build_dir), *[("bind", b) for b in host.binds]])
+                      ("--build-dir", request.build_folder), *[("bind", b) for b in host.binds]])
     engine = container.detect_engine(request.engine or settings.engine)
     cache = (request.cache or cache_dir()).resolve()
     mounts = container.Mounts(
         project=Path.cwd(), source=request.source, cache=cache, out=request.out,
-        build=request.build_dir or Path("build"), binds=tuple([*host.binds, *extra_binds]),
+        build=request.build_folder or Path("build"), binds=tuple([*host.binds, *extra_binds]),
         cache_inside=str(cache) if from_root else container.CACHE)
     rc = container.run_session(engine, image, request.session, args, mounts, dict(request.env), runner=runner,
                                network=request.network, dry_run=request.dry_run, host_env=_host_env(engine))

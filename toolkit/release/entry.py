@@ -7,12 +7,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from toolkit.cmake.commands import build_command, configure_command, find_cmake, find_ninja
-from toolkit.pipeline.adapters.configure import configure_defines
+from toolkit.cmake.commands import build_command, find_cmake
+from toolkit.pipeline import derive
+from toolkit.pipeline.adapters.configure import configure_ran
 from toolkit.pipeline.build import Build
-from toolkit.pipeline.options import BuildOptions, build_argv
+from toolkit.pipeline.options import BuildOptions, build_argv, option_argv
 from toolkit.pipeline.stages import built_wheels, run_build
 from toolkit.release.matrix import Entry
+from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.fsutil import JSON
 
 
@@ -40,15 +42,15 @@ def build_release_entry(recipe_path: Path, entry: Entry, work_dir: Path, no_wait
     b, _ = run_build(options, package=True, env=env)
     wheels = built_wheels(b)
     patches = [{"name": name, "sha256": sha, "phase": phase} for phase in ("base", "hipified")
-               for name, sha in b.patch_pins(phase)]
-    cmake = find_cmake()
-    commands = [
-        build_argv(options, "--wheel"),
-        configure_command(cmake, b.workspace.source, b.workspace.cmake, b.recipe.build.generator, find_ninja(),
-                          configure_defines(b), b.recipe.build.list_defines),
-        build_command(cmake, b.workspace.cmake, options.jobs),
-    ]
-    built = b.build_facts()
+               for name, sha in derive.patch_pins(b, phase)]
+    configured = configure_ran(b)
+    if configured is None:
+        raise ToolkitError(f"release entry {entry.id}: the work tree {b.workspace.root} records no configure",
+                           hint=f"configure it again: {RUN_TOOLKIT} build --force {' '.join(option_argv(options))}")
+    # The configure as it ran (a --fresh included); the build command is the one the build stage runs.
+    commands = [build_argv(options, "--wheel"), configured,
+                build_command(find_cmake(), b.workspace.cmake, options.jobs)]
+    built = derive.facts(b)
     facts: JSON = {"sources": [source_record(b, built["upstream_commit"])], "patches": patches, "commands": commands,
              # The C/C++ toolchain's identity (zig: pinned version, target, wheel sha256), as the configure's
              # fingerprint has it.

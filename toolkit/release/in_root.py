@@ -101,7 +101,7 @@ def meta_writer(settings: WheelSettings, source_date_epoch: str | None = None) -
     return lambda folder: write_meta_wheel(settings, folder, source_date_epoch)
 
 
-def check_variant(entry: Entry, wheel: Path, variants: dict[str, str]) -> None:
+def check_rocm_variant(entry: Entry, wheel: Path, variants: dict[str, str]) -> None:
     """The wheel an entry of ROCm variant V built must be V's distribution: a root whose HIP is not the one
     its entry names would otherwise publish a wheel under the wrong ROCm."""
     if entry.rocm is None or not variants:

@@ -63,7 +63,7 @@ def entry_builder(plan: ReleasePlan, env: Mapping[str, str]) -> BuildFn:
                                                        offline=request.build.offline, env=env)
         else:
             wheel, facts = here(entry, work_dir)
-        in_root.check_variant(entry, Path(wheel), plan.variants)
+        in_root.check_rocm_variant(entry, Path(wheel), plan.variants)
         return wheel, facts
 
     return build

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import shutil
 import sys
@@ -23,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from toolkit import __version__
+from toolkit.util.argcheck import is_sha256
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
 from toolkit.util.process import run
@@ -30,7 +30,6 @@ from toolkit.util.redact import redact_tree
 
 TOOLS_FILE = Path(__file__).resolve().parent / "toolchain.json"
 BUILD_TYPE = "urn:ort-amdgpu-toolkit:release:v1"
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 # Build facts (toolkit/pipeline/build.py's build_facts, the wheel's get_build_info()) a build's record carries.
 BUILT_FROM = ("upstream_commit", "hip_version", "rocm_version", "rocm_variant")
 
@@ -67,7 +66,7 @@ def collect_toolchain(tools_file: Path = TOOLS_FILE, env: Mapping[str, str] | No
 
 def _digest(item: JSON, what: str, where: str) -> str:
     digest = item.get("sha256")
-    if not isinstance(digest, str) or not _HEX64.match(digest):
+    if not isinstance(digest, str) or not is_sha256(digest):
         raise ToolkitError(f"{where}: {what} {item.get('name')!r} has no valid sha256 ({digest!r})",
                            hint="a release records only verified inputs: give every source and patch "
                                 "its sha256 (64 lower-case hex digits)")

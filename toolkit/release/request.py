@@ -43,7 +43,7 @@ class ContainerRequest:
     source: Path | None = None            # mounted at /work/source
     cache: Path | None = None             # mounted at /cache (None: the toolkit cache)
     out: Path | None = None               # mounted at /work/out
-    build_dir: Path | None = None         # mounted at /work/build (None: ./build)
+    build_folder: Path | None = None         # mounted at /work/build (None: ./build)
     network: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)   # --env KEY=VALUE for the session
     root: str | None = None               # run in this build root itself instead of an image

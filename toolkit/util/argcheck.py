@@ -30,10 +30,16 @@ _REF_BAD = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
 _REV_SUFFIX = re.compile(r"(?:[~^][0-9]*)+$")
 # A C identifier: environment variable names, CMake define names, Python import packages alike.
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 # OCI image references: [host[:port]/]path[:tag][@algorithm:digest], every part starting with a letter or digit.
 _IMAGE = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9.-]*(?::[0-9]+)?/)?[a-z0-9][a-z0-9._/-]*"
                     r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[a-z0-9]+:[0-9a-fA-F]{32,})?$")
 
+
+
+def is_sha256(value: str) -> bool:
+    """A sha256 as every pin spells it: 64 lowercase hex digits."""
+    return _SHA256.fullmatch(value) is not None
 
 def refuse(where: str, value: str, problem: str, allowed: str) -> ToolkitError:
     """The one-line error: `where: 'value' problem; allowed: ...` (a long value shortened: it is echoed)."""

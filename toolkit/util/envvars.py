@@ -39,7 +39,7 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            "the first Debian archive in the machine's apt sources."),
     EnvVar("TOOLKIT_BUILDROOT", TOOLKIT, ("toolkit/buildroot/make.py", "toolkit/cli/root.py"),
            "A build root prepared by hand, used as it is instead of making one."),
-    EnvVar("TOOLKIT_IN_IMAGE", SET, ("toolkit/buildroot/rootfs.py",),
+    EnvVar("TOOLKIT_IN_IMAGE", SET, ("toolkit/container/rootfs.py",),
            "In a container of a build root (podman running the root's folder, or the root's image from `root image "
            "NAME`): that root's name, so a session can tell where it runs."),
     EnvVar("TOOLKIT_CONTAINER_ENGINE", TOOLKIT, ("toolkit/container/engine.py",),
@@ -87,7 +87,7 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("TOOLKIT_IN_ROOT", SET, ("toolkit/buildroot/session.py", "toolkit/cli/main.py"),
            "Inside a build root: the root's name (a Ctrl-C there is reported by the toolkit outside, once)."),
     EnvVar("TERM", SET, ("toolkit/buildroot/sandbox.py",), "Passed into a build root, for tools' colours."),
-    EnvVar("CCACHE_DIR", SET, ("toolkit/pipeline/build.py", "toolkit/buildroot/sandbox.py"),
+    EnvVar("CCACHE_DIR", SET, ("toolkit/pipeline/derive.py", "toolkit/buildroot/sandbox.py"),
            "ccache's store, in the toolkit cache (`<cache>/ccache`), for host and root builds alike."),
     EnvVar("HIP_PLATFORM", SET, ("toolkit/binary/hip.py",),
            "`amd` for HIP compiles (hipcc would pick nvcc where CUDA is installed)."),

@@ -7,6 +7,7 @@ import json
 from functools import cache
 from importlib import resources
 
+from toolkit.recipe.core import library_file
 from toolkit.util.fsutil import JSON
 
 
@@ -25,7 +26,7 @@ def libraries() -> JSON:
 
 def rocm_excludes() -> tuple[str, ...]:
     """fnmatch patterns (auditwheel --exclude) for every ROCm soname: lib<NAME>.so and lib<NAME>.so.*."""
-    return tuple(p for name in libraries()["rocm_names"] for p in (f"lib{name}.so", f"lib{name}.so.*"))
+    return tuple(p for name in libraries()["rocm_names"] for p in (library_file(name), f"{library_file(name)}.*"))
 
 
 def system_libraries() -> tuple[str, ...]:

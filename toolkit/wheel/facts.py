@@ -1,5 +1,6 @@
-"""Build facts read from what the build really used: the upstream commit of the source, and the HIP version of
-the headers the compile read (hip/hip_version.h found through the configure's include folders)."""
+"""Build facts: what the wheel records about its build (its get_build_info()), build-info.json and the provenance,
+read from what the build really used: the upstream commit of the source, and the HIP version of the headers the
+compile read (hip/hip_version.h found through the configure's include folders)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,49 @@ import functools
 import json
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 from toolkit.apicheck.compiledb import COMPILE_DB, SYSTEM_INCLUDE_DIRS, include_dirs
 from toolkit.cmake.commands import read_cache
 from toolkit.recipe.sources import SourceSettings
+from toolkit.util.fsutil import JSON
 
 HIP_VERSION_HEADER = Path("hip") / "hip_version.h"
 _COMMIT_IN_URL = re.compile(r"(?:^|[/=@#])([0-9a-f]{40})(?=$|[/.#?&])")
+
+
+class BuildFacts(TypedDict):
+    source_revision: str              # <tree folder>@sha256:<digest of the pristine tree>
+    upstream_commit: str | None
+    patches: list[str]                # "<name> sha256=<hex>" of each base patch applied
+    features: list[str]
+    rocm_version: str | None
+    hip_version: str | None
+    gpu_targets: list[str]
+    toolchain: JSON                   # Toolchain.identity()
+
+
+def build_facts(*, source: SourceSettings, source_dir: Path, source_digest: str, patch_pins: Sequence[tuple[str, str]],
+                features: Sequence[str], kernel_hip: tuple[str, str] | None, cmake_dir: Path,
+                rocm_prefixes: tuple[Path, ...], gpu_targets: Sequence[str], toolchain: JSON) -> BuildFacts:
+    """The facts of one build. `kernel_hip` is (version, kind) of the HIP toolchain that compiles the hipified
+    kernels, when there is one; the HIP headers the configured tree compiles with win over it (None before the
+    configure, or when the tree uses no HIP)."""
+    headers = hip_headers(cmake_dir, rocm_prefixes)
+    kernels = f"HIP {kernel_hip[0]} ({kernel_hip[1]})" if kernel_hip else None
+    return {
+        "source_revision": f"{source_dir.name}@sha256:{source_digest}",
+        "upstream_commit": upstream_commit(source),
+        "patches": [f"{name} sha256={sha}" for name, sha in patch_pins],
+        "features": sorted(features),
+        "rocm_version": headers.describe() if headers else kernels,
+        "hip_version": headers.version if headers else kernel_hip[0] if kernel_hip else None,
+        "gpu_targets": list(gpu_targets),
+        "toolchain": toolchain,
+    }
 
 
 def upstream_commit(source: SourceSettings) -> str | None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from toolkit.binary.elf import read_elf
 from toolkit.binary.patchelf import set_runpath
+from toolkit.recipe.core import library_file
 from toolkit.recipe.wheel import Component
 from toolkit.util.errors import ToolkitError
 from toolkit.wheel.wheelfile import record_hash
@@ -72,7 +73,7 @@ def verify(root: Path, members: dict[str, Component]) -> list[str]:
         for sibling in component.loads:
             if sibling not in by_library:
                 continue  # not in this wheel (its feature is off); the umbrella reports it at run time
-            target = f"lib{sibling}.so"
+            target = library_file(sibling)
             problem = _bare_name_problem(root, member, search, target, by_library[sibling])
             if problem:
                 problems.append(f"{member}: dlopen(\"{target}\") {problem} (search path: {shown}); give component "

@@ -8,10 +8,12 @@ from collections.abc import Iterable
 
 from toolkit.binary.elf import read_elf
 from toolkit.binary.offload_bundle import gpu_targets
+from toolkit.pipeline import derive
 from toolkit.pipeline.adapters.configure import has_cmake_build
 from toolkit.pipeline.adapters.outputs import check_needed
-from toolkit.pipeline.build import Build, library_file
+from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
+from toolkit.recipe.core import library_file
 from toolkit.util import log
 from toolkit.util.errors import CheckFailed
 
@@ -23,11 +25,11 @@ def check_stage(b: Build) -> Stage:
         check_code_objects(b)
 
     def plan() -> list[str]:
-        targets = ", ".join(b.build_facts()["gpu_targets"]) or "none"
+        targets = ", ".join(derive.facts(b)["gpu_targets"]) or "none"
         return [f"{library_file(n)} must export exactly {', '.join(e)}" for n, e in b.expected() if e] + [
             f"offload bundles must hold exactly these GPU targets: {targets}"]
 
-    return Stage("check", lambda: {"expected": b.expected(), "gpu_targets": b.build_facts()["gpu_targets"]}, [],
+    return Stage("check", lambda: {"expected": b.expected(), "gpu_targets": derive.facts(b)["gpu_targets"]}, [],
                  run, plan)
 
 
@@ -83,7 +85,7 @@ def uncarried_targets(expected: list[str], carried: Iterable[list[str]]) -> list
 def check_code_objects(b: Build) -> None:
     """The offload bundles of the built libraries must hold exactly the GPU targets the build facts record
     (the wheel's facts are these), no fewer and no more, together: a stale CMake cache shows up here."""
-    expected = b.build_facts()["gpu_targets"]
+    expected = derive.facts(b)["gpu_targets"]
     carried = {path: gpu_targets(path) for path in sorted(b.workspace.lib.glob("*.so"))}
     carried = {path: found for path, found in carried.items() if found}
     for path, found in carried.items():

@@ -10,10 +10,12 @@ from pathlib import Path
 from toolkit.binary.elf import read_elf
 from toolkit.binary.patchelf import set_runpath
 from toolkit.cmake.commands import build_command, find_cmake, read_cache
+from toolkit.pipeline import derive
 from toolkit.pipeline.adapters.configure import configure_defines, has_cmake_build
 from toolkit.pipeline.adapters.outputs import install_staging, installed
-from toolkit.pipeline.build import Build, library_file
+from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
+from toolkit.recipe.core import library_file
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON, atomic_write_text, make_temp_dir, sync_tree
@@ -30,7 +32,7 @@ def build_stage(b: Build) -> Stage:
     def run() -> None:
         # `cmake --install` too runs in the build's environment: install scripts read SOURCE_DATE_EPOCH
         # (string(TIMESTAMP)) and the release's other reproducibility settings.
-        with b.tool_env() as env:
+        with derive.tool_env(b) as env:
             run_tool(build_command(cmake, ws.cmake, b.options.jobs), "build", env, ws.root / "logs")
             collect = make_temp_dir(ws.root, "lib")
             try:
@@ -76,7 +78,7 @@ def write_build_info(b: Build) -> None:
         "recipe": b.recipe.name,
         "variant": b.options.variant,
         "source": str(b.source_dir),
-        **b.build_facts(),
+        **derive.facts(b),
         "defines": {k: cache[k] for k in sorted(configure_defines(b)) if k in cache},
         "libraries": [library_file(n) for n, _ in b.expected()],
     }

@@ -8,6 +8,7 @@ import json
 
 from toolkit.compile_check.run import CompileReport, compile_tree
 from toolkit.compile_check.verdict import judge
+from toolkit.pipeline import derive
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log
@@ -24,7 +25,7 @@ def compile_check_stage(b: Build, sample: bool = False, enforce: bool = True) ->
     report_path = ws.root / REPORT_NAME
 
     def run() -> None:
-        report = compile_tree(settings, b.kernels_dir(), ws.source, ws.root / "compile-check", b.fetch,
+        report = compile_tree(settings, derive.kernels_dir(b), ws.source, ws.root / "compile-check", b.fetch,
                               jobs=b.options.jobs, sample=sample, label=b.hipify_needed().engine)
         for line in report.lines():
             log.stage("compile-check", line)
@@ -43,7 +44,7 @@ def compile_check_stage(b: Build, sample: bool = False, enforce: bool = True) ->
         from toolkit.compile_check.run import ROOT_NAME
 
         what = "the recipe's sample units" if sample else "every unit"
-        return [f"{what} of {b.kernels_dir()} with the build root's {settings.compiler} "
+        return [f"{what} of {derive.kernels_dir(b)} with the build root's {settings.compiler} "
                 f"({settings.mode}, {','.join(settings.targets)}) -> {report_path}", planned(ROOT_NAME)]
 
     return Stage("compile-check", lambda: {"settings": repr(settings), "sample": sample, "enforce": enforce},

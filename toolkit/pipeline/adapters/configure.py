@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from toolkit.cmake.commands import (
     check_cmake_version,
     configure_command,
@@ -11,11 +13,12 @@ from toolkit.cmake.commands import (
     read_cache,
 )
 from toolkit.cmake.toolchain import first_link_note, runtime_mark
+from toolkit.pipeline import derive
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.sources.fetchcontent import PROVIDER, read_report
 from toolkit.util import log
-from toolkit.util.fsutil import JSON, atomic_write_text, sha256_file
+from toolkit.util.fsutil import JSON, atomic_write_text, read_json, sha256_file
 from toolkit.util.process import run_tool
 
 # Defines the toolkit sets only in some builds, with the value that means "off". CMake keeps a define in
@@ -39,12 +42,12 @@ OFF_DEFINES = {
 
 def hip_kernels(b: Build) -> tuple[dict[str, str], dict[str, str], str]:
     """(CMake defines, environment, what happens) for compiling the hipified kernels."""
-    toolchain, why_not = b.kernel_toolchain()
+    toolchain, why_not = derive.kernel_toolchain(b)
     if toolchain is None:
         return {}, {}, why_not
     if b.recipe.build.kernels_define is None:
         return {}, {}, f"GPU kernels skipped: {b.recipe.file} names no [build] kernels_define for the tree to read them"
-    kernels = b.kernels_dir()
+    kernels = derive.kernels_dir(b)
     defines = dict(toolchain.defines)
     defines[b.recipe.build.kernels_define] = str(kernels)
     defines["GPU_TARGETS"] = ";".join(b.options.gpu_targets)
@@ -67,7 +70,7 @@ def configure_defines(b: Build) -> dict[str, str]:
     defines.update({name: "" for name in (settings.kernels_define, settings.output_dir_define) if name})
     active = {dep.define for dep in b.fetchcontent_deps()}
     defines.update({dep.define: "" for dep in b.recipe.fetchcontent if dep.define not in active})
-    defines.update(b.defines())
+    defines.update(derive.defines(b))
     if b.recipe.api_check is not None:
         # The api-check stage reads the units CMake will compile, and their include folders, from here.
         defines["CMAKE_EXPORT_COMPILE_COMMANDS"] = "ON"
@@ -107,8 +110,10 @@ def configure_stage(b: Build) -> Stage:
             # CMake keeps a compiler it detected until its cache is deleted; --fresh starts from no cache.
             log.stage("configure", "the toolchain changed: configuring from a fresh CMake cache")
             cmd.insert(1, "--fresh")
-        with b.tool_env() as env:
+        with derive.tool_env(b) as env:
             run_tool(cmd, "configure", {**kernel_env, **env}, ws.root / "logs")
+        ws.configure_record.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(ws.configure_record, json.dumps(cmd) + "\n")
         mark = runtime_mark(toolchain, cache)
         if mark is not None:
             atomic_write_text(mark, "")
@@ -143,3 +148,12 @@ def has_cmake_build(b: Build) -> bool:
 
 STAGE = StageSpec("configure", "CMake configures the patched tree with the features' and the toolkit's defines",
                   applies=has_cmake_build, make=configure_stage)
+
+
+def configure_ran(b: Build) -> list[str] | None:
+    """The command the work tree's last configure ran (None: it has not configured)."""
+    record = b.workspace.configure_record
+    if not record.is_file():
+        return None
+    command = read_json(record)
+    return [str(part) for part in command] if isinstance(command, list) else None

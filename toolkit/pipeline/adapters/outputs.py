@@ -12,7 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toolkit.binary.elf import read_elf
-from toolkit.pipeline.build import Build, library_file
+from toolkit.pipeline.build import Build
+from toolkit.recipe.core import library_file
 from toolkit.recipe.features import output_wanted
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError

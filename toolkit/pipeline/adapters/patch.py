@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toolkit import patching
+from toolkit.pipeline import derive
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log
@@ -34,7 +35,7 @@ def patch_stage(b: Build, phase: str) -> Stage:
         if b.recipe.series is None or series is None:
             return {**found, "series": None}
         return {**found, "series": str(b.recipe.series), "series_text": series.text,
-                "active": b.patch_pins(phase)}
+                "active": derive.patch_pins(b, phase)}
 
     def run() -> None:
         tmp = make_temp_dir(b.workspace.root, out.name)
@@ -65,7 +66,7 @@ def patch_stage(b: Build, phase: str) -> Stage:
 
 
 def _has_hipified_patches(b: Build) -> bool:
-    return b.hipify is not None and bool(b.active_patches("hipified"))
+    return b.hipify is not None and bool(derive.active_patches(b, "hipified"))
 
 
 # The source stage brought the tree into the work tree; this one patches it (from the pristine source, so a

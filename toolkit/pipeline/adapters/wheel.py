@@ -8,6 +8,7 @@ import hashlib
 import shutil
 from typing import TYPE_CHECKING
 
+from toolkit.pipeline import derive
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util.errors import ToolkitError
@@ -44,11 +45,11 @@ def wheel_stage(b: Build) -> Stage:
 
     def run() -> None:
         shutil.rmtree(ws.wheel_raw, ignore_errors=True)
-        build_wheel(settings, ws.lib, b.build_facts(), ws.wheel_raw, env=b.env)
+        build_wheel(settings, ws.lib, derive.facts(b), ws.wheel_raw, env=b.env)
 
     # The templates are what the wheel's Python is made of (its self-check included): a change rebuilds the wheel.
     def inputs() -> JSON:
-        return {"facts": b.build_facts(), "settings": repr(settings), "templates": templates_digest()}
+        return {"facts": derive.facts(b), "settings": repr(settings), "templates": templates_digest()}
 
     return Stage("wheel", inputs, [ws.wheel_raw], run,
                  lambda: [f"scikit-build-core wheel {settings.distribution} {settings.version} from {ws.lib} "
