@@ -1,5 +1,5 @@
 """The check stage's export rule: a library exports exactly what the recipe names, where an entry may be a glob as a
-version script's `global:` patterns are (hip-ep's `*morphizen*`)."""
+version script's `global:` patterns are (a tree's own script may give its API as `*morphizen*`)."""
 
 from __future__ import annotations
 

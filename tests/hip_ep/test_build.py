@@ -10,6 +10,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -30,10 +31,15 @@ def test_libraries_export_the_plugin_entry_points_find_each_other_and_link_one_l
     lib = hipep.ws / "lib"
     assert {p.name for p in lib.glob("*.so")} == LIBS
     ep, compiler = read_elf(lib / "libhipgpu.so"), read_elf(lib / "libhip-compiler.so")
-    # The tree's version script: the plugin entry points, four helpers and morphizen's API; never LLVM's symbols
-    # (ROCm's comgr would bind its own llvm:: references to them).
+    # ONNX Runtime's plugin entry points alone (patch 0004): never LLVM's symbols (ROCm's comgr would bind its own
+    # llvm:: references to them), protobuf's or morphizen's.
     [declared] = [o.exports for o in load_recipe(ROOT / "recipes" / "hip-ep.toml").outputs if o.library == "hipgpu"]
     assert export_mismatch(list(ep.defined), declared) == ([], [])
+    assert sorted(ep.defined) == ["CreateEpFactories", "ReleaseEpFactory"]
+    # Never unloaded (-z nodelete): protobuf outlives a dlclose, and a second load would register morphizen's .proto
+    # files again and abort (the sessions below open it the way ORT does).
+    flags = subprocess.run(["readelf", "-d", str(lib / "libhipgpu.so")], capture_output=True, text=True).stdout
+    assert re.search(r"\(FLAGS_1\)\s+Flags:.*\bNODELETE\b", flags), flags
     assert not [s for s in (*ep.defined, *compiler.defined) if s.startswith("_ZN4llvm")]
     assert sorted(compiler.defined) == ["hip_compile_with_fs", "hip_get_version"]
     # GNU ld leaves LOCAL entries (vague-linkage symbols the version script hid) in .dynsym: no object sees them,
@@ -102,6 +108,11 @@ def test_wheel_bundles_what_it_links_leaves_rocm_and_llvm_out_and_says_test_buil
     # sid's glibc 2.43 symbols (libm's float functions in libhip-compiler.so) are newer than every manylinux policy:
     # auditwheel gives no manylinux tag, and the recipe's [wheel] platform = "linux" says so.
     assert wheel.name == "onnxruntime_ep_hipgpu-0.4.0-py3-none-linux_x86_64.whl"
+    # The tag is the one auditwheel itself computes for the repaired wheel: no manylinux policy takes it.
+    shown = subprocess.run([sys.executable, "-m", "auditwheel", "show", str(wheel)], capture_output=True, text=True)
+    said = " ".join((shown.stdout + shown.stderr).split())
+    assert shown.returncode == 0 and 'consistent with the following platform tag: "linux_x86_64"' in said, said
+    assert "GLIBC_2.43" in said, said
     names = zipfile.ZipFile(wheel).namelist()
     assert {"onnxruntime_ep_hipgpu/libhipgpu.so", "onnxruntime_ep_hipgpu/libhip-compiler.so"} <= set(names)
     bundled = [n.rsplit("/", 1)[1] for n in names if n.startswith("onnxruntime_ep_hipgpu.libs/")]
