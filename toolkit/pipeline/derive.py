@@ -86,12 +86,15 @@ def ccache_env(b: Build) -> dict[str, str]:
 def tool_env(b: Build) -> Iterator[dict[str, str]]:
     """The environment of a CMake configure or build step: ccache's, and a TMPDIR in the work tree made for
     the step and removed after it, so that what the compilers leave behind is neither outside the work tree
-    nor kept (HIP's clang driver leaves two empty folders in TMPDIR per compile)."""
+    nor kept (HIP's clang driver leaves two empty folders in TMPDIR per compile). git stops at the work tree: a
+    tree that asks git for its own commit (hip-ep's version info) gets no answer rather than the commit of a
+    checkout the build folder happens to sit in (the toolkit's own)."""
     tmp = b.workspace.tmp
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
+    ceilings = os.pathsep.join(p for p in (str(b.workspace.root), os.environ.get("GIT_CEILING_DIRECTORIES")) if p)
     try:
-        yield {**ccache_env(b), **b.env, "TMPDIR": str(tmp)}
+        yield {**ccache_env(b), **b.env, "TMPDIR": str(tmp), "GIT_CEILING_DIRECTORIES": ceilings}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

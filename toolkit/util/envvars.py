@@ -89,6 +89,9 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("TERM", SET, ("toolkit/buildroot/sandbox.py",), "Passed into a build root, for tools' colours."),
     EnvVar("CCACHE_DIR", SET, ("toolkit/pipeline/derive.py", "toolkit/buildroot/sandbox.py"),
            "ccache's store, in the toolkit cache (`<cache>/ccache`), for host and root builds alike."),
+    EnvVar("GIT_CEILING_DIRECTORIES", SET, ("toolkit/pipeline/derive.py",),
+           "For CMake's configure and build steps: the work tree (before any the caller set), so a tree that asks git "
+           "for its commit gets none rather than the commit of a checkout the build folder sits in."),
     EnvVar("HIP_PLATFORM", SET, ("toolkit/binary/hip.py",),
            "`amd` for HIP compiles (hipcc would pick nvcc where CUDA is installed)."),
     EnvVar("AMDGPU_EP_PROFILE", SAMPLE, ("samples/umbrella-ep/src/umbrella/profile.h",),
