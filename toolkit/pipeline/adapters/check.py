@@ -86,6 +86,8 @@ def check_code_objects(b: Build) -> None:
     """The offload bundles of the built libraries must hold exactly the GPU targets the build facts record
     (the wheel's facts are these), no fewer and no more, together: a stale CMake cache shows up here."""
     expected = derive.facts(b)["gpu_targets"]
+    # The CMake variable that says the targets: the tree's own ([build] gpu_targets_define), else the kernels'.
+    variable = b.recipe.build.gpu_targets_define or "GPU_TARGETS"
     carried = {path: gpu_targets(path) for path in sorted(b.workspace.lib.glob("*.so"))}
     carried = {path: found for path, found in carried.items() if found}
     for path, found in carried.items():
@@ -94,7 +96,7 @@ def check_code_objects(b: Build) -> None:
             said = f"--gpu-targets {','.join(expected)}" if expected else "no GPU targets"
             raise CheckFailed(f"{path} carries code objects for {', '.join(found)}, but the build facts "
                                f"record {said}: {', '.join(extra)} should not be there",
-                               hint=f"GPU_TARGETS in {b.workspace.cmake / 'CMakeCache.txt'} disagrees with the "
+                               hint=f"{variable} in {b.workspace.cmake / 'CMakeCache.txt'} disagrees with the "
                                     "build; rerun the build with --force")
         log.stage("check", f"{path.name}: code objects for {', '.join(found)}")
     if expected and not carried:
@@ -104,7 +106,7 @@ def check_code_objects(b: Build) -> None:
     if carried and missing:
         shown = "; ".join(f"{p.name}: {', '.join(f)}" for p, f in carried.items())
         raise CheckFailed(f"no library carries code objects for {', '.join(missing)} ({shown})",
-                           hint="check GPU_TARGETS in the CMake cache and the HIP compiler's supported targets")
+                           hint=f"check {variable} in the CMake cache and the HIP compiler's supported targets")
 
 
 STAGE = StageSpec("check", "the libraries export exactly the entry points, link what they must, carry the GPU targets",
