@@ -47,9 +47,6 @@ if TYPE_CHECKING:
 # What the features are read from: the tree, and its option files as (relative path, text); None while the
 # tree is not there (a dry run before the fetch).
 _OptionFiles = tuple[tuple[str, str], ...]
-_FeaturesKey = tuple[Path, _OptionFiles | None]
-
-
 T = TypeVar("T")
 
 
