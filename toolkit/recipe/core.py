@@ -1,6 +1,6 @@
 """The sections of a recipe every build reads: [build], [features] and [[outputs]], each read strictly through
-tomlread.Table into a frozen dataclass (the other sections belong to the areas that use them: see
-Recipe in toolkit/recipe/load.py). What each key means is declared on the field it fills (toolkit/recipe/schema.py).
+tomlread.Table into a frozen dataclass (the other sections have a module each here: see Recipe in
+toolkit/recipe/load.py). What each key means is declared on the field it fills (toolkit/recipe/schema.py).
 """
 
 from __future__ import annotations

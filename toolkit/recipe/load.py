@@ -58,9 +58,10 @@ class Recipe:
     stages: tuple[str, ...] | None = field(default=None, metadata=doc(
         "The stages this recipe runs, by name (see the stage reference); left out: every stage that applies.",
         key="recipe.stages"))
-    # The optional sections, each owned by one area of the toolkit and read by its settings module; a field's
-    # name is its TOML section's, its doc() what the section is for. A new section is a field here and its
-    # reader's line in read_sections (its keys' meanings are on its own class's fields: toolkit/recipe/schema.py).
+    # The optional sections, each used by one area of the toolkit and read by its own module here in recipe/ (the
+    # areas sit above this package and read their settings from it); a field's name is its TOML section's, its doc()
+    # what the section is for. A new section is a module here, a field and its reader's line in read_sections (its
+    # keys' meanings are on its own class's fields: toolkit/recipe/schema.py).
     hipify: HipifySettings | None = field(default=None, metadata=doc(
         "The hipify stage: which CUDA files are converted and how."))
     compile_check: CompileCheckSettings | None = field(default=None, metadata=doc(
@@ -165,8 +166,8 @@ def load_recipe(path: Path) -> Recipe:
 
 def read_sections(recipe: Recipe, root: Table) -> Recipe:
     """The recipe with its optional sections (the fields after `stages`) read from `root`, each by its own
-    area's reader. The readers are imported here, not at the top: `python -m toolkit` imports this module at
-    start-up, and a command that only names a recipe should not import every area's settings to read it."""
+    section's reader. The readers are imported here, not at the top: `python -m toolkit` imports this module at
+    start-up, and a command that only names a recipe should not import every section's reader to read it."""
     from toolkit.recipe.api_check import from_table as api_check
     from toolkit.recipe.compile_check import from_table as compile_check
     from toolkit.recipe.hipify import from_table as hipify
