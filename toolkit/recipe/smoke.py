@@ -40,7 +40,7 @@ class SmokeSettings:
         "Provider options a second session must fail with (with `wrong_error`)."))
     wrong_error: str | None = field(default=None, metadata=doc(
         "Regular expression that failure's message must match."))
-    # toolkit/smoke/inside/genai.py
+    # toolkit/smoke/inside/smoke_genai.py
     genai: bool = field(default=False, metadata=doc(
         "Also generate with onnxruntime-genai's `amdgpu` provider and compare with its CPU provider."))
     # The range is tested (toolkit/smoke/selfcheck.py), not declared.
