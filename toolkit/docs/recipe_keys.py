@@ -1,8 +1,8 @@
 """Every recipe key, with its type, default and meaning, read from the code that reads recipes.
 
 Recipes are read through toolkit.util.tomlread.Table by each section's reader (toolkit/recipe/load.py and the
-`from_table` functions of the section modules beside it). Rather than list the keys a second time, this module loads
-recipes with a recording Table: every key a reader asks for, with the type it expects, the default it passes
+`from_table` functions of the section modules beside it). Rather than list the keys a second time, this module
+loads recipes with a recording Table: every key a reader asks for, with the type it expects, the default it passes
 and the choices it allows, is what the reference shows. The recipes loaded are the project's own (recipes/):
 together they open every section and every array of tables (tests/docs checks that each table a reader
 opens was opened), and a reader asks for each key of a table it reads, present or not. What each key means is

@@ -48,8 +48,8 @@ def render_recipe_keys(project_root: Path = PROJECT_ROOT) -> str:
     lines = ["# Recipe keys", "", GENERATED, "",
              "Every key a recipe (`recipes/*.toml`) may hold. Type, default, choices and whether a key is "
              "required are what the readers themselves ask for (`toolkit/recipe/load.py`, `toolkit/recipe/core.py` "
-             "and each section's `from_table` in `toolkit/recipe/`); the meanings are declared on the fields the keys fill "
-             "(`toolkit/recipe/schema.py`). A key of an array of tables is written `section.array[].key`; "
+             "and each section's `from_table` in `toolkit/recipe/`); the meanings are declared on the fields the "
+             "keys fill (`toolkit/recipe/schema.py`). A key of an array of tables is written `section.array[].key`; "
              "*required* means required in its table when that table is given. An unknown key, a wrong type or a "
              "value outside the choices fails before anything runs, naming the file and the key. See "
              "[Writing a recipe](../guides/writing-a-recipe.md).", ""]
