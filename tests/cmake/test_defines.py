@@ -93,4 +93,9 @@ def test_the_configure_record_is_the_command_that_ran_fresh_included(tmp_path):
         cache.write_text(text + f"CMAKE_CXX_COMPILER:FILEPATH={b.toolchain_dir}/zig/zig-clang++\n")
         toolkit("build", "--build-dir", str(tmp_path), "--until", "configure", "--force")
         again = configure_ran(b)
+        # A work tree without the record (configured before it was kept) configures again on a plain build.
+        b.workspace.configure_record.unlink()
+        toolkit("build", "--build-dir", str(tmp_path), "--until", "configure")
+        restored = configure_ran(b)
     assert again is not None and again[:2] == [first[0], "--fresh"] and again[2:4] == first[1:3]
+    assert restored is not None and "--fresh" not in restored and restored[1:3] == first[1:3]

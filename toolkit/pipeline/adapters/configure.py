@@ -128,7 +128,9 @@ def configure_stage(b: Build) -> Stage:
         lines += [f"env {k}={v}" for k, v in sorted(kernel_env.items())]
         return lines + [kernel_note, "$ " + " ".join(command())]
 
-    outputs = [ws.cmake / "CMakeCache.txt", *b.toolchain().outputs(b.toolchain_dir)]
+    # The record is an output: a work tree configured before it was written configures again, so a release's
+    # provenance always has the command that ran.
+    outputs = [ws.cmake / "CMakeCache.txt", ws.configure_record, *b.toolchain().outputs(b.toolchain_dir)]
     return Stage("configure", inputs, outputs, run, plan)
 
 
