@@ -11,11 +11,16 @@ struct OrtEpFactory;
 struct OrtLogger;
 struct OrtStatus;
 
+#ifdef _WIN32
+// A DLL exports what is marked, and nothing else once anything is.
+#define AMDGPU_EP_EXPORT __declspec(dllexport)
+#else
 #define AMDGPU_EP_EXPORT __attribute__((visibility("default")))
+#endif
 
 extern "C" {
 
-// Signatures of the entry points, for the libraries this tree loads with dlopen.
+// Signatures of the entry points, for the libraries this tree loads at run time.
 using CreateEpFactoriesFn = OrtStatus* (*)(const char* registered_name, const OrtApiBase* ort_api_base,
                                            const OrtLogger* default_logger, OrtEpFactory** factories,
                                            size_t max_factories, size_t* num_factories);

@@ -5,7 +5,7 @@
 // One source for every backend; CMake compiles it once per backend with these definitions:
 //   AMDGPU_EP_BACKEND_NAME     the shim's library name, used as the log tag ("migraphx-backend")
 //   AMDGPU_EP_BACKEND_ENV      environment variable naming the real EP library ("AMDGPU_MIGRAPHX_EP_LIBRARY")
-//   AMDGPU_EP_BACKEND_DEFAULT  file name of the real EP looked for beside the shim when the variable is unset
+//   AMDGPU_EP_BACKEND_DEFAULT  library name of the real EP looked for beside the shim when the variable is unset
 //   AMDGPU_EP_BACKEND_WHAT     what the real EP is, for messages ("the MIGraphX EP library")
 #include <mutex>
 #include <string>
@@ -27,7 +27,8 @@ std::string FindRealEp() {
     if (amdgpu_ep::FileExists(from_env)) return from_env;
     looked = "$" AMDGPU_EP_BACKEND_ENV "=" + from_env;
   } else {
-    const std::string beside = amdgpu_ep::ThisLibraryDir() + "/" AMDGPU_EP_BACKEND_DEFAULT;
+    const std::string beside =
+        amdgpu_ep::JoinPath(amdgpu_ep::ThisLibraryDir(), amdgpu_ep::LibraryFile(AMDGPU_EP_BACKEND_DEFAULT));
     if (amdgpu_ep::FileExists(beside)) return beside;
     looked = "$" AMDGPU_EP_BACKEND_ENV " (unset), " + beside;
   }

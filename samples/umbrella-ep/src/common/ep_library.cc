@@ -1,8 +1,5 @@
 #include "ep_library.h"
 
-#include <dlfcn.h>
-#include <sys/stat.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,41 +16,25 @@ bool Verbose() {
   return !value.empty() && value != "0";
 }
 
-std::string ThisLibraryDir() {
-  Dl_info info{};
-  // Any address inside this library identifies it; dladdr then gives the path it was loaded from.
-  if (dladdr(reinterpret_cast<void*>(&ThisLibraryDir), &info) == 0 || info.dli_fname == nullptr) return ".";
-  const std::string path = info.dli_fname;
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
 std::string Env(const char* name) {
   const char* value = std::getenv(name);
   return value == nullptr ? std::string() : std::string(value);
 }
 
-bool FileExists(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 static std::string Plural(size_t n) { return n == 1 ? "1 factory" : std::to_string(n) + " factories"; }
 
 bool EpLibrary::Load(const std::string& path) {
-  // RTLD_LOCAL keeps the EP's symbols out of the global namespace: every plugin EP exports the same two
-  // names, and they must not bind to each other.
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string why;
+  void* handle = OpenLibrary(path, &why);
   if (handle == nullptr) {
-    const char* why = dlerror();
-    LogLine(tag_, "cannot load " + path + ": " + (why != nullptr ? why : "unknown dlopen error"));
+    LogLine(tag_, "cannot load " + path + ": " + why);
     return false;
   }
-  auto create = reinterpret_cast<CreateEpFactoriesFn>(dlsym(handle, "CreateEpFactories"));
-  auto release = reinterpret_cast<ReleaseEpFactoryFn>(dlsym(handle, "ReleaseEpFactory"));
+  auto create = reinterpret_cast<CreateEpFactoriesFn>(LibrarySymbol(handle, "CreateEpFactories"));
+  auto release = reinterpret_cast<ReleaseEpFactoryFn>(LibrarySymbol(handle, "ReleaseEpFactory"));
   if (create == nullptr || release == nullptr) {
     LogLine(tag_, path + " is not a plugin EP library: it does not export CreateEpFactories and ReleaseEpFactory");
-    dlclose(handle);
+    CloseLibrary(handle);
     return false;
   }
   handle_ = handle;
@@ -66,7 +47,7 @@ bool EpLibrary::Load(const std::string& path) {
 
 void EpLibrary::UnloadIfUnused() {
   if (handle_ == nullptr || !live_.empty()) return;
-  dlclose(handle_);
+  CloseLibrary(handle_);
   if (Verbose()) LogLine(tag_, "unloaded " + path_);
   handle_ = nullptr;
   create_ = nullptr;

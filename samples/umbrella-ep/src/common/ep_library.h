@@ -7,6 +7,7 @@
 #include <string>
 
 #include "amdgpu_ep/plugin_ep_abi.h"
+#include "dynlib.h"
 
 namespace amdgpu_ep {
 
@@ -14,11 +15,8 @@ namespace amdgpu_ep {
 void LogLine(const std::string& tag, const std::string& line);
 // AMDGPU_EP_VERBOSE=1 turns on the progress lines (loaded, forwarded, released, unloaded).
 bool Verbose();
-// The folder of the shared library holding this code; backends and real EPs default to living beside it.
-std::string ThisLibraryDir();
 // Value of an environment variable, or "" when unset.
 std::string Env(const char* name);
-bool FileExists(const std::string& path);
 
 // A plugin EP library and the factories it has handed out. It is loaded by the first Create and unloaded
 // after the last of its factories is released; a load that fails changes nothing, so the next Create tries

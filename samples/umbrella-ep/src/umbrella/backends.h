@@ -18,15 +18,15 @@ namespace amdgpu_ep {
 
 struct Backend {
   const char* profile;  // the profile value that selects it
-  const char* library;  // its shim's file name, looked for beside the umbrella
+  const char* library;  // its shim's library name (LibraryFile() gives the file), looked for beside the umbrella
   const char* option;   // the CMake option that builds it, for the hint when it is missing
   bool built;           // whether this build of the umbrella includes it
 };
 
 inline constexpr Backend kBackends[] = {
-    {"migraphx", "libmigraphx-backend.so", "USE_MIGRAPHX", AMDGPU_EP_WITH_MIGRAPHX != 0},
-    {"hipep", "libhipep-backend.so", "USE_HIPEP", AMDGPU_EP_WITH_HIPEP != 0},
-    {"directml", "libdirectml-backend.so", "USE_DML", AMDGPU_EP_WITH_DML != 0},
+    {"migraphx", "migraphx-backend", "USE_MIGRAPHX", AMDGPU_EP_WITH_MIGRAPHX != 0},
+    {"hipep", "hipep-backend", "USE_HIPEP", AMDGPU_EP_WITH_HIPEP != 0},
+    {"directml", "directml-backend", "USE_DML", AMDGPU_EP_WITH_DML != 0},
 };
 
 struct Alias {

@@ -29,7 +29,7 @@ bool ResolveProfile(Profile* profile, std::string* error) {
     return true;
   }
   *profile = {"auto", "default"};
-  const std::string conf = ThisLibraryDir() + "/amdgpu-ep.conf";
+  const std::string conf = JoinPath(ThisLibraryDir(), "amdgpu-ep.conf");
   std::ifstream in(conf);
   if (!in) return true;  // no file: the default applies
   std::string line;

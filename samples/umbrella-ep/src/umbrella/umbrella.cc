@@ -44,9 +44,10 @@ std::vector<const Backend*> BackendsFor(const std::string& name) {
 std::string FindShim(const Backend& backend) {
   const std::string from_env = amdgpu_ep::Env("AMDGPU_EP_BACKEND_DIR");
   const std::string dir = from_env.empty() ? amdgpu_ep::ThisLibraryDir() : from_env;
-  const std::string path = dir + "/" + backend.library;
+  const std::string file = amdgpu_ep::LibraryFile(backend.library);
+  const std::string path = amdgpu_ep::JoinPath(dir, file);
   if (amdgpu_ep::FileExists(path)) return path;
-  std::string line = std::string("backend library not found: ") + backend.library + " (profile " +
+  std::string line = "backend library not found: " + file + " (profile " +
                      backend.profile + "); looked at " + path +
                      (from_env.empty() ? " (beside amdgpu-ep; $AMDGPU_EP_BACKEND_DIR unset)"
                                        : " ($AMDGPU_EP_BACKEND_DIR=" + from_env + ")");
