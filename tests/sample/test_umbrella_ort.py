@@ -227,7 +227,7 @@ def test_unknown_profile_is_named_with_its_source(hipdnn_libs, webgpu_ep):
     # A wrong default profile makes registration itself fail, with an ORT error the user sees.
     steps = [["register_error", "AMDGPUExecutionProvider", umbrella(hipdnn_libs)],
              ["maps", [SHIM, "libhipdnn-backend.so", WEBGPU]]]
-    accepted = "accepted: auto, migraphx, hipdnn, directml, llm"
+    accepted = "accepted: auto, migraphx, hipdnn, directx, llm"
     run = run_ort(steps, AMDGPU_EP_PROFILE="cuda", AMDGPU_MIGRAPHX_EP_LIBRARY=webgpu_ep)
     assert run.seen[0].endswith(
         f"AMDGPUExecutionProvider: unknown profile 'cuda' (from $AMDGPU_EP_PROFILE); {accepted}")
@@ -245,9 +245,9 @@ def test_unknown_profile_is_named_with_its_source(hipdnn_libs, webgpu_ep):
     assert run.seen[1] == {SHIM: False, "libhipdnn-backend.so": False, WEBGPU: False}
 
 
-def test_directml_profile_names_the_missing_windows_backend(sample_libs):
-    run = run_ort([["register", "amdgpu", umbrella(sample_libs())]], AMDGPU_EP_PROFILE="directml")
-    assert run.lines(r"\[amdgpu-ep\] backend library not found: libdirectml-backend\.so \(profile directml\); "
+def test_directx_profile_names_the_missing_windows_backend(sample_libs):
+    run = run_ort([["register", "amdgpu", umbrella(sample_libs())]], AMDGPU_EP_PROFILE="directx")
+    assert run.lines(r"\[amdgpu-ep\] backend library not found: libdirectx-backend\.so \(profile directx\); "
                      r".*this amdgpu-ep was built without it: configure with -DUSE_DML=ON")
 
 
@@ -403,7 +403,7 @@ def test_session_profile_errors_are_ort_statuses(sample_libs, webgpu_ep, route_d
     env = {"AMDGPU_MIGRAPHX_EP_LIBRARY": webgpu_ep}
     out = drive(route_driver, lib, "ep.amdgpuexecutionprovider.profile=CUDA", **env).stdout.splitlines()
     assert ("CreateEp: error 2: AMDGPUExecutionProvider: unknown profile 'CUDA' (from session option "
-            "ep.amdgpuexecutionprovider.profile); accepted: auto, migraphx, hipdnn, directml, llm") in out
+            "ep.amdgpuexecutionprovider.profile); accepted: auto, migraphx, hipdnn, directx, llm") in out
     out = drive(route_driver, lib, "ep.amdgpuexecutionprovider.profile=llm", **env).stdout.splitlines()
     assert ("CreateEp: error 2: AMDGPUExecutionProvider: profile 'llm' (from session option "
             "ep.amdgpuexecutionprovider.profile): the hipdnn backend is not loaded (loaded: migraphx; the "

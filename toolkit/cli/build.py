@@ -68,6 +68,17 @@ def _run(args: argparse.Namespace) -> int:
         if smoke is None:
             raise ToolkitError(f"recipe {b.recipe.name} has no [smoke] section ({b.recipe.file})",
                                hint="add [smoke] (what to install beside the wheel, env, expected log lines)")
+        toolchain = b.toolchain()
+        if toolchain.mingw is not None:  # a Windows wheel: the harness under Wine, against ORT's Windows DLLs
+            from toolkit.smoke.wine import run_wine_smoke
+
+            ort = b.ort_home or options.ort_home
+            headers = sorted(ort.rglob("onnxruntime_c_api.h")) if ort is not None else []
+            if not headers:
+                raise ToolkitError(f"the Windows smoke needs ORT's C API headers, and the build has none ({ort})",
+                                   hint="give the recipe an [ort] package, or --ort-home DIR")
+            return run_wine_smoke(stages.built_wheels(b)[0], smoke, mingw=toolchain.mingw,
+                                  ort_include=headers[0].parent, cache=b.fetch.cache.root)
         return run_smoke(stages.built_wheels(b), smoke, require_gpu=args.require_gpu)
     return 0
 

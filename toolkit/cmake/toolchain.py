@@ -1,4 +1,5 @@
-"""The C/C++ toolchain a build compiles with: the system's compilers, or zig for a glibc floor.
+"""The C/C++ toolchain a build compiles with: the system's compilers, zig for a glibc floor, or MinGW-w64 for
+Windows (toolkit/cmake/mingw.py).
 
 zig (PyPI's `ziglang`, pinned in toolchains.toml) compiles the tree and every FetchContent dependency for
 `<multiarch>.<glibc floor>` with libc++ linked in statically, so the libraries need no newer glibc than the
@@ -20,7 +21,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.recipe.core import TOOLCHAINS, floor_problem
+from toolkit.cmake.mingw import MingwPin, check_installed, read_mingw_pin, toolchain_file_text
+from toolkit.recipe.core import TOOLCHAIN_PLATFORMS, TOOLCHAINS, floor_problem
 from toolkit.util.argcheck import is_sha256
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON, atomic_write_text, read_json
@@ -62,21 +64,36 @@ class ZigPin:
 
 @dataclass(frozen=True)
 class Toolchain:
-    name: str  # "system" or "zig"
+    name: str  # "system", "zig" or "mingw"
     glibc_floor: str | None = None
     zig: ZigPin | None = None
     # Sections whose linker-made __start_/__stop_ symbols must stay inside the library (see link_object_source).
     hide_section_bounds: tuple[str, ...] = ()
+    mingw: MingwPin | None = None
 
     @property
     def target(self) -> str | None:
+        if self.mingw:
+            return self.mingw.triplet
         return f"{self.zig.multiarch}.{self.glibc_floor}" if self.zig else None
+
+    @property
+    def platform(self) -> str:
+        """The operating system of what it builds: a key of recipe.core.LIBRARY_AFFIXES."""
+        return TOOLCHAIN_PLATFORMS[self.name]
+
+    @property
+    def wheel_platform(self) -> str | None:
+        """The wheel platform tag it fixes (None: auditwheel computes it from what the libraries need)."""
+        return self.mingw.wheel_platform if self.mingw else None
 
     @property
     def key(self) -> str:
         """A folder name per toolchain, target and link object: a changed floor, or a changed object every
         shared library links, is a changed compiler path to CMake, so everything is built and linked again
         (the wrappers' own text names no input of their own: only this key does)."""
+        if self.mingw:
+            return f"mingw-{self.mingw.triplet}"
         if self.zig is None:
             return "system"
         return f"zig-{self.zig.version}-{self.target}-{self.link_digest[:8]}"
@@ -89,6 +106,8 @@ class Toolchain:
 
     def identity(self) -> JSON:
         """What the configure fingerprint, the build facts and the provenance record of the compiler."""
+        if self.mingw:
+            return self.mingw.identity()
         if self.zig is None:
             return {"name": "system"}
         return {"name": "zig", "distribution": self.zig.distribution, "version": self.zig.version,
@@ -100,6 +119,8 @@ class Toolchain:
                 "link_unless_debug": STRIP_UNLESS_DEBUG}
 
     def describe(self) -> str:
+        if self.mingw:
+            return self.mingw.describe()
         if self.zig is None:
             return "system compilers (as CMake finds them)"
         return (f"zig {self.zig.version} ({self.zig.distribution}, wheel sha256 {self.zig.wheel_sha256[:12]}...) "
@@ -110,6 +131,8 @@ class Toolchain:
 
     def outputs(self, tools_root: Path) -> list[Path]:
         """The files prepare() writes, which builds use: removed, the configure stage runs again."""
+        if self.mingw:
+            return [self.toolchain_file(tools_root)]
         if self.zig is None:
             return []
         return [*(self.wrapper(tools_root, lang) for lang in WRAPPERS), tools_root / self.key / "shared-library.o",
@@ -125,6 +148,9 @@ class Toolchain:
         CMAKE_C_COMPILER only where C is enabled, CMAKE_LIBRARY_ARCHITECTURE only where a find_* call looks,
         and a project without either (the sample is C++ only) would warn that the command line gave them for
         nothing; a toolchain file is read wherever a language is enabled (a FetchContent dependency's C too)."""
+        if self.mingw:
+            return {"CMAKE_TOOLCHAIN_FILE": str(self.toolchain_file(tools_root)),
+                    "CMAKE_CXX_COMPILER": self.mingw.compiler("CXX")}
         if self.zig is None:
             return {}
         include = self.zig.system_include
@@ -149,7 +175,15 @@ class Toolchain:
                                         f"wrappers {hashlib.sha256(texts.encode()).hexdigest()[:16]}"}
 
     def prepare(self, tools_root: Path, cache: Path) -> None:
-        """Check the installed zig against the pin; write the wrappers and the object every shared library links."""
+        """Check the installed zig against the pin; write the wrappers and the object every shared library links.
+        For MinGW: check its compilers are there and write the toolchain file."""
+        if self.mingw:
+            check_installed(self.mingw)
+            path = self.toolchain_file(tools_root)
+            text = toolchain_file_text(self.mingw, self.describe())
+            if not path.is_file() or path.read_text() != text:
+                atomic_write_text(path, text)
+            return
         if self.zig is None:
             return
         zig = installed_zig(self.zig, stamps=Path(cache) / "zig")
@@ -296,6 +330,8 @@ def resolve(name: str, glibc_floor: str | None = None, hide_section_bounds: tupl
     if name == "system":
         return Toolchain("system")
     data = load_toml(file)
+    if name == "mingw":
+        return Toolchain("mingw", mingw=read_mingw_pin(data.table("mingw")))
     zig_table = data.table("zig")
     default = check_floor(zig_table.str("default_glibc_floor"), f"{file}: key 'zig.default_glibc_floor'")
     pin = read_pin(zig_table, platform.machine())

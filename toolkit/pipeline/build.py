@@ -24,6 +24,7 @@ from toolkit.pipeline.match import check_tree_fits
 from toolkit.pipeline.options import BuildOptions
 from toolkit.pipeline.workspace import Workspace, default_build_folder
 from toolkit.recipe import features as feat
+from toolkit.recipe.core import library_file
 from toolkit.recipe.hipify import HipifySettings
 from toolkit.recipe.load import PROJECT_ROOT, Recipe, find_recipe, load_recipe
 from toolkit.recipe.sources import Requirements, SourceSettings, active_deps, source_from_argument
@@ -174,6 +175,10 @@ class Build:
         """Where the toolchain's wrapper scripts live: one folder per toolchain and target under it."""
         return self.workspace.root / "toolchain"
 
+    def library_file(self, name: str) -> str:
+        """The file of the library `name` for the platform this build's toolchain targets."""
+        return library_file(name, self.toolchain().platform)
+
     def expected(self) -> list[tuple[str, tuple[str, ...]]]:
         return feat.expected_libraries(self.recipe, self.resolved_features())
 
@@ -215,7 +220,8 @@ def _settle(options: BuildOptions, preflight: bool, env: Mapping[str, str] | Non
     before the first write into the work tree (the fetch) and handed to the caller."""
     env = dict(env or {})
     recipe = load_recipe(find_recipe(options.recipe, PROJECT_ROOT))
-    chosen = feat.select_features(recipe, options.with_features, options.without_features)
+    chosen = feat.select_features(recipe, options.with_features, options.without_features,
+                                  options.target_platform(recipe.build.toolchain))
     enabled = [name for name, on in chosen.items() if on]
     root = options.build_folder or default_build_folder()
     ws = Workspace.for_recipe(root, recipe.name, options.variant)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
-from toolkit.recipe.core import TOOLCHAINS, floor_problem
+from toolkit.recipe.core import TOOLCHAIN_PLATFORMS, TOOLCHAINS, floor_problem
 from toolkit.recipe.hipify import ENGINES as HIPIFY_ENGINES
 from toolkit.recipe.load import DEFAULT_RECIPE
 from toolkit.util.errors import ToolkitError
@@ -134,11 +134,12 @@ class BuildOptions:
     local_version: str | None = _option("--local-version", default=None, metavar="LABEL",
                                         help="local version label of the wheel (VERSION+LABEL), as release "
                                              "entries use")
-    # The C/C++ toolchain instead of the recipe's [build] toolchain (system, zig).
+    # The C/C++ toolchain instead of the recipe's [build] toolchain (system, zig, mingw).
     toolchain: str | None = _option("--toolchain", default=None, choices=TOOLCHAINS,
                                     help="C/C++ toolchain instead of the recipe's [build] toolchain: system "
-                                         "(CMake's pick) or zig (pinned ziglang, for the recipe's glibc floor, "
-                                         "libc++ linked in statically)")
+                                         "(CMake's pick), zig (pinned ziglang, for the recipe's glibc floor, "
+                                         "libc++ linked in statically) or mingw (Windows DLLs for a win_amd64 "
+                                         "wheel, in the debian-sid-windows build root)")
     # The glibc floor the zig toolchain builds for, instead of the recipe's [build] glibc_floor.
     glibc_floor: str | None = _option("--glibc-floor", default=None, metavar="2.N", type=_glibc_floor,
                                       help="with the zig toolchain: build for this glibc instead of the recipe's "
@@ -146,6 +147,10 @@ class BuildOptions:
     # The hipify engine instead of the recipe's [hipify] engine (builtin, hipify-perl); `build` alone takes it.
     hipify_engine: str | None = _option("--hipify-engine", default=None, choices=HIPIFY_ENGINES,
                                         help="hipify with this engine instead of the recipe's [hipify] engine")
+
+    def target_platform(self, recipe_toolchain: str) -> str:
+        """The operating system the build is for: its toolchain's (--toolchain, else the recipe's [build] one)."""
+        return TOOLCHAIN_PLATFORMS[self.toolchain or recipe_toolchain]
 
     def __post_init__(self) -> None:
         check_work_tree_name(self.variant)

@@ -109,7 +109,8 @@ def downloads_of(recipe: Recipe, options: BuildOptions) -> list[Pinnable]:
     from toolkit.sources.components import components, platform_tag
     from toolkit.sources.lock import build_downloads
 
-    chosen = select_features(recipe, options.with_features, options.without_features)
+    chosen = select_features(recipe, options.with_features, options.without_features,
+                             options.target_platform(recipe.build.toolchain))
     enabled = [name for name, on in chosen.items() if on]
     source = source_from_argument(options.source) if options.source else recipe.source
     named = options.ort_home is not None or any(os.environ.get(v) for v in components()["ort"]["env"])

@@ -17,13 +17,22 @@ _DEFINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PLATFORMS = ("linux", "windows")
 
 
-def library_file(name: str) -> str:
-    """The file of a library a recipe names by its name (`amdgpu-ep`: libamdgpu-ep.so)."""
-    return f"lib{name}.so"
+# The operating systems a build targets, and how each names a library file: the prefix and suffix CMake gives a
+# MODULE there (AMD names its Windows DLLs without MinGW's "lib": amdgpu-ep.dll).
+LIBRARY_AFFIXES = {"linux": ("lib", ".so"), "windows": ("", ".dll")}
 
 
-# The toolchains a build compiles with (toolkit/cmake/toolchain.py makes them) and the glibc floor zig targets.
-TOOLCHAINS = ("system", "zig")
+def library_file(name: str, platform: str = "linux") -> str:
+    """The file of a library a recipe names by its name (`amdgpu-ep`: libamdgpu-ep.so, on Windows amdgpu-ep.dll)."""
+    prefix, suffix = LIBRARY_AFFIXES[platform]
+    return f"{prefix}{name}{suffix}"
+
+
+# The toolchains a build compiles with (toolkit/cmake/toolchain.py makes them), each with the operating system
+# it builds for (a key of LIBRARY_AFFIXES; features.<name>.platforms names them too), and the glibc floor zig
+# targets. mingw is MinGW-w64's GCC: Windows DLLs, cross-compiled in the debian-sid-windows build root.
+TOOLCHAIN_PLATFORMS = {"system": "linux", "zig": "linux", "mingw": "windows"}
+TOOLCHAINS = tuple(TOOLCHAIN_PLATFORMS)
 _FLOOR = re.compile(r"2\.(\d+)")
 
 
@@ -113,8 +122,9 @@ class BuildSettings:
         "targets from it."))
     # toolkit/cmake/toolchains.toml; zig links libc++ in statically.
     toolchain: str = field(default="system", metadata=doc(
-        "C/C++ compilers: `system` (what CMake finds) or `zig` (a glibc floor, libc++ linked in statically); "
-        "`--toolchain` overrides."))
+        "C/C++ compilers: `system` (what CMake finds), `zig` (a glibc floor, libc++ linked in statically) or "
+        "`mingw` (Windows DLLs from MinGW-w64's GCC for UCRT, in the debian-sid-windows root); `--toolchain` "
+        "overrides."))
     glibc_floor: str | None = field(default=None, metadata=doc(
         "With `zig`: the oldest glibc the libraries may need, e.g. \"2.28\"; left out: "
         "`toolkit/cmake/toolchains.toml`'s default."))

@@ -76,6 +76,10 @@ class Component:
     def filename(self) -> str:
         return library_file(self.library)
 
+    def file(self, platform: str) -> str:
+        """Its file on `platform` (recipe.core.LIBRARY_AFFIXES): libNAME.so, or NAME.dll for Windows."""
+        return library_file(self.library, platform)
+
     def wanted(self, features: frozenset[str]) -> bool:
         return (self.feature is None or self.feature in features) and self.unless not in features
 

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from toolkit.binary.elf import is_elf, read_elf
+from toolkit.binary.elf import read_elf
+from toolkit.binary.library import is_library, read_library
 from toolkit.recipe.wheel import Component, WheelSettings
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
@@ -33,19 +34,19 @@ def select_components(settings: WheelSettings, lib_dir: Path, info: BuildInfo) -
     chosen = settings.components_for(features)
     required = ep_entry_points()
     for c in settings.components:
-        if c not in chosen and (lib_dir / c.filename).exists():
-            log.stage("wheel", f"leaving out {c.filename}: feature '{c.feature}' is off")
+        if c not in chosen and (lib_dir / c.file(info.platform)).exists():
+            log.stage("wheel", f"leaving out {c.file(info.platform)}: feature '{c.feature}' is off")
     for c in chosen:
-        path = lib_dir / c.filename
+        path = lib_dir / c.file(info.platform)
         why = f" (feature '{c.feature}' is on)" if c.feature else ""
         if not path.is_file():
             raise ToolkitError(
                 f"{path}: library of component '{c.library}'{why} not found",
                 "run the build stage first, or remove the component from the recipe's [wheel]",
             )
-        if not is_elf(path):
-            raise ToolkitError(f"{path}: not an ELF shared library")
-        missing = [name for name in required if name not in read_elf(path).exports] if c.plugin else []
+        if not is_library(path):
+            raise ToolkitError(f"{path}: neither an ELF shared library nor a Windows DLL")
+        missing = [name for name in required if name not in read_library(path).defined] if c.plugin else []
         if missing:
             raise ToolkitError(
                 f"{path}: does not export {', '.join(missing)}; ORT cannot load it as a plugin EP library",
@@ -72,8 +73,8 @@ def build_wheel(
     info = build_info if isinstance(build_info, BuildInfo) else BuildInfo.from_mapping(build_info)
     ensure_tools()
     components = select_components(settings, lib_dir, info)
-    needs = {c.filename: linked_rocm(lib_dir, (c,)) for c in components}
-    info = dataclasses.replace(info, rocm_libraries=linked_rocm(lib_dir, components))
+    needs = {c.file(info.platform): linked_rocm(lib_dir, components=(c,), platform=info.platform) for c in components}
+    info = dataclasses.replace(info, rocm_libraries=linked_rocm(lib_dir, components, info.platform))
     settings = settings.for_linked(info.rocm_libraries, f"[wheel] of the recipe ({lib_dir})")
     info = dataclasses.replace(info, rocm_variant=settings.variant)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -82,7 +83,10 @@ def build_wheel(
         dist = Path(tmp) / "dist"
         cmd = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(project)]
         log.stage("wheel", f"building {settings.distribution} {settings.version} from {len(components)} libraries")
-        run(cmd, "wheel build", output="merge", env=_build_env(env or {}),
+        # A cross build's tag is the target's: scikit-build-core takes the platform from _PYTHON_HOST_PLATFORM
+        # (sysconfig's spelling, win-amd64), as CPython's own cross builds set it.
+        host = {"_PYTHON_HOST_PLATFORM": info.wheel_platform.replace("_", "-", 1)} if info.wheel_platform else {}
+        run(cmd, "wheel build", output="merge", env=_build_env({**(env or {}), **host}),
             hint="pip install scikit-build-core build, and check the generated project above")
         wheels = sorted(dist.glob("*.whl"))
         if len(wheels) != 1:
@@ -93,9 +97,12 @@ def build_wheel(
     return final
 
 
-def linked_rocm(lib_dir: Path, components: tuple[Component, ...]) -> tuple[str, ...]:
+def linked_rocm(lib_dir: Path, components: tuple[Component, ...], platform: str = "linux") -> tuple[str, ...]:
     """The ROCm sonames the components link (NEEDED entries matching the ROCm names repair keeps external):
-    which ROCm the wheel needs at run time, e.g. libamdhip64.so.6 (HIP 6) and libmigraphx_c.so.3."""
+    which ROCm the wheel needs at run time, e.g. libamdhip64.so.6 (HIP 6) and libmigraphx_c.so.3. None for a
+    Windows build: a DLL imports no ROCm (the DirectX backend reaches the GPU through DirectML)."""
+    if platform != "linux":
+        return ()
     needed = {name for c in components for name in read_elf(Path(lib_dir) / c.filename).needed}
     return tuple(sorted(name for name in needed if matches_any(name, rocm_excludes())))
 

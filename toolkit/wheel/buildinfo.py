@@ -66,6 +66,17 @@ class BuildInfo:
             rocm_variant=data.get("rocm_variant"),
         )
 
+    @property
+    def platform(self) -> str:
+        """The operating system the libraries are for, as the toolchain's identity says (Linux unless it says)."""
+        return str((self.toolchain or {}).get("platform", "linux"))
+
+    @property
+    def wheel_platform(self) -> str | None:
+        """The platform tag the toolchain fixes (win_amd64); None where repair computes it (manylinux)."""
+        value = (self.toolchain or {}).get("wheel_platform")
+        return str(value) if value else None
+
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}

@@ -94,7 +94,7 @@ def readme_text(settings: WheelSettings, components: tuple[Component, ...], info
     ]
     for c in components:
         what = f"EP `{c.ep_name}`" if c.ep_name else "backend"
-        rows.append(f"- `{c.filename}` ({what})" + (f": {c.runtime}" if c.runtime else ""))
+        rows.append(f"- `{c.file(info.platform)}` ({what})" + (f": {c.runtime}" if c.runtime else ""))
     rows += ["", *onnxruntime_words(settings), ""]
     if settings.variant:
         rows += [*variant_words(settings, info), ""]
@@ -154,8 +154,9 @@ def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: Whe
         "onnxruntime_flavours": onnxruntime_flavours(),
         "trace_env": settings.trace_env,
         "install": {name: install_hint(name) for name in outside},
-        "components": [{"file": c.filename, "ep_name": c.ep_name, "feature": c.feature, "runtime": c.runtime,
-                        "runpath": list(c.runpath), "rocm_needed": list(needs.get(c.filename, ())),
+        "components": [{"file": c.file(info.platform), "ep_name": c.ep_name, "feature": c.feature,
+                        "runtime": c.runtime, "runpath": list(c.runpath),
+                        "rocm_needed": list(needs.get(c.file(info.platform), ())),
                         "dlopens": list(c.dlopens)}
                        for c in components],
         "build": info.to_dict(),
@@ -177,9 +178,10 @@ def generate_project(
     package = dest / "src" / settings.import_package
     libs = dest / "libs"
     libs.mkdir()
-    for c in components:
-        shutil.copyfile(Path(lib_dir) / c.filename, libs / c.filename)
-    library_files = "\n".join(f'    "libs/{c.filename}"' for c in components)
+    files = [c.file(info.platform) for c in components]
+    for name in files:
+        shutil.copyfile(Path(lib_dir) / name, libs / name)
+    library_files = "\n".join(f'    "libs/{name}"' for name in files)
     cmake = _template("CMakeLists.txt.in")
     cmake = cmake.replace("@LIBRARY_FILES@", library_files).replace("@IMPORT_PACKAGE@", settings.import_package)
     atomic_write_text(dest / "CMakeLists.txt", cmake)

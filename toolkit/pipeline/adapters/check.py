@@ -6,14 +6,15 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable
 
-from toolkit.binary.elf import read_elf
+from toolkit.binary.library import read_library
 from toolkit.binary.offload_bundle import gpu_targets
+from toolkit.binary.pe import read_pe
+from toolkit.binary.windows import describe_imports, import_problems, reproducibility_problems
 from toolkit.pipeline import derive
 from toolkit.pipeline.adapters.configure import has_cmake_build
 from toolkit.pipeline.adapters.outputs import check_needed
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
-from toolkit.recipe.core import library_file
 from toolkit.util import log
 from toolkit.util.errors import CheckFailed
 
@@ -22,11 +23,13 @@ def check_stage(b: Build) -> Stage:
     def run() -> None:
         check_exports(b)
         check_needed(b)
+        if b.toolchain().platform == "windows":
+            check_windows_dlls(b)
         check_code_objects(b)
 
     def plan() -> list[str]:
         targets = ", ".join(derive.facts(b)["gpu_targets"]) or "none"
-        return [f"{library_file(n)} must export exactly {', '.join(e)}" for n, e in b.expected() if e] + [
+        return [f"{b.library_file(n)} must export exactly {', '.join(e)}" for n, e in b.expected() if e] + [
             f"offload bundles must hold exactly these GPU targets: {targets}"]
 
     return Stage("check", lambda: {"expected": b.expected(), "gpu_targets": derive.facts(b)["gpu_targets"]}, [],
@@ -48,8 +51,8 @@ def check_exports(b: Build) -> None:
     """Every symbol the library exports is one of `exports` (an entry with * ? [ is a glob, as a version script's
     `global:` patterns are), and every plain entry is exported."""
     for name, exports in b.expected():
-        path = b.workspace.lib / library_file(name)
-        found = list(read_elf(path).defined)
+        path = b.workspace.lib / b.library_file(name)
+        found = list(read_library(path).defined)
         extra, missing = export_mismatch(found, exports)
         if exports and (extra or missing):
             raise CheckFailed(
@@ -58,6 +61,26 @@ def check_exports(b: Build) -> None:
                 hint=_exports_hint(b, extra),
             )
         log.stage("check", f"{path.name}: exports {_some(sorted(found))}")
+
+
+def check_windows_dlls(b: Build) -> None:
+    """A DLL imports only Windows' own DLLs, the ones built beside it and the ones an [[outputs]] needs names (its
+    wheel carries them), and has no link time or debug directory that would make two builds differ."""
+    own = [b.library_file(n) for n, _ in b.expected()] + [n for o in b.recipe.outputs for n in o.needs]
+    for name, _ in b.expected():
+        path = b.workspace.lib / b.library_file(name)
+        facts = read_pe(path)
+        wrong = import_problems(facts, own)
+        if wrong:
+            raise CheckFailed(f"{path} imports {'; '.join(wrong)}",
+                              hint="a plugin EP DLL loads in any process with ONNX Runtime, where only Windows' own "
+                                   "DLLs and what its wheel carries are found")
+        differs = reproducibility_problems(facts)
+        if differs:
+            raise CheckFailed(f"{path}: {'; '.join(differs)}", hint="two builds of the same sources must give the "
+                                                                     "same bytes")
+        log.stage("check", f"{path.name}: imports {describe_imports(facts.imports)}; no link time, no debug "
+                           "directory")
 
 
 def _some(names: list[str], shown: int = 12) -> str:

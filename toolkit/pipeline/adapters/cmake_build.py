@@ -15,7 +15,6 @@ from toolkit.pipeline.adapters.configure import configure_defines, has_cmake_bui
 from toolkit.pipeline.adapters.outputs import install_staging, installed
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
-from toolkit.recipe.core import library_file
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON, atomic_write_text, make_temp_dir, sync_tree
@@ -27,7 +26,7 @@ def build_stage(b: Build) -> Stage:
     cmake = find_cmake()
 
     def outputs() -> list[Path]:
-        return [ws.lib / library_file(name) for name, _ in b.expected()]
+        return [ws.lib / b.library_file(name) for name, _ in b.expected()]
 
     def run() -> None:
         # `cmake --install` too runs in the build's environment: install scripts read SOURCE_DATE_EPOCH
@@ -60,14 +59,14 @@ def collect_libraries(b: Build, cmake: Path, into: Path, env: dict[str, str]) ->
     if install:
         staging = install_staging(b, cmake, lambda cmd, what: run_tool(cmd, what, env, ws.root / "logs"))
     for name, _ in b.expected():
-        built = installed(staging, library_file(name)) if install else staging / library_file(name)
+        built = installed(staging, b.library_file(name)) if install else staging / b.library_file(name)
         if not built.is_file():
             raise ToolkitError(
-                f"the build did not produce {library_file(name)} (looked in {staging})",
+                f"the build did not produce {b.library_file(name)} (looked in {staging})",
                 hint=f"check the outputs of {b.recipe.file} against the source tree's CMake targets",
             )
         shutil.copy2(built, into / built.name)
-        if b.recipe.build.strip_runpath:
+        if b.recipe.build.strip_runpath and b.toolchain().platform == "linux":  # a DLL has no RUNPATH
             strip_build_runpath(into / built.name)
 
 
@@ -80,7 +79,7 @@ def write_build_info(b: Build) -> None:
         "source": str(b.source_dir),
         **derive.facts(b),
         "defines": {k: cache[k] for k in sorted(configure_defines(b)) if k in cache},
-        "libraries": [library_file(n) for n, _ in b.expected()],
+        "libraries": [b.library_file(n) for n, _ in b.expected()],
     }
     atomic_write_text(b.workspace.build_info, json.dumps(info, indent=2, sort_keys=True) + "\n")
 

@@ -11,9 +11,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from toolkit.binary.elf import read_elf
+from toolkit.binary.library import read_library
 from toolkit.pipeline.build import Build
-from toolkit.recipe.core import library_file
 from toolkit.recipe.features import output_wanted
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
@@ -45,8 +44,8 @@ def check_needed(b: Build) -> None:
         if name is None:
             raise ToolkitError(f"{b.recipe.file}: an [[outputs]] entry with needs names no library",
                                hint="give it library = \"NAME\", or a feature whose spelling names one")
-        path = b.workspace.lib / library_file(name)
-        needed = list(read_elf(path).needed)
+        path = b.workspace.lib / b.library_file(name)
+        needed = list(read_library(path).needed)
         missing = [n for n in output.needs if n not in needed]
         if missing:
             raise ToolkitError(f"{path} does not need {', '.join(missing)} (NEEDED: {', '.join(needed) or 'none'})",

@@ -1,5 +1,6 @@
 """The wheel stages: the built libraries packaged with scikit-build-core (wheel), then repaired by auditwheel
-with every ROCm library left external (repair) into build/<recipe>/<variant>/wheelhouse."""
+with every ROCm library left external, or by delvewheel for a Windows build (repair), into
+build/<recipe>/<variant>/wheelhouse."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from toolkit.util.fsutil import JSON, make_temp_dir, replace_dir
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.data import read_text
 from toolkit.wheel.repair import repair_wheel
+from toolkit.wheel.repair_windows import repair_windows_wheel
 
 if TYPE_CHECKING:
     from toolkit.recipe.wheel import WheelSettings
@@ -60,18 +62,25 @@ def repair_stage(b: Build) -> Stage:
     settings = wheel_settings(b)
     ws = b.workspace
 
+    windows = b.toolchain().platform == "windows"
+
     def run() -> None:
         wheels = sorted(ws.wheel_raw.glob("*.whl"))
         tmp = make_temp_dir(ws.root, "wheelhouse")
         try:
-            repair_wheel(wheels[0], tmp, settings.excludes, settings.components,
-                         [b.options.rocm_path] if b.options.rocm_path else [], env=b.env, platform=settings.platform)
+            if windows:
+                repair_windows_wheel(wheels[0], tmp, env=b.env)
+            else:
+                repair_wheel(wheels[0], tmp, settings.excludes, settings.components,
+                             [b.options.rocm_path] if b.options.rocm_path else [], env=b.env,
+                             platform=settings.platform)
             replace_dir(tmp, ws.wheelhouse)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
-    return Stage("repair", lambda: {}, [ws.wheelhouse], run,
-                 lambda: [f"auditwheel repair (ROCm libraries excluded) -> {ws.wheelhouse}"])
+    tool = ("delvewheel repair (what the DLLs import checked: Windows' own DLLs and the wheel's)" if windows else
+            "auditwheel repair (ROCm libraries excluded)")
+    return Stage("repair", lambda: {}, [ws.wheelhouse], run, lambda: [f"{tool} -> {ws.wheelhouse}"])
 
 
 def _has_wheel(b: Build) -> bool:

@@ -26,7 +26,7 @@ struct Backend {
 inline constexpr Backend kBackends[] = {
     {"migraphx", "migraphx-backend", "USE_MIGRAPHX", AMDGPU_EP_WITH_MIGRAPHX != 0},
     {"hipep", "hipep-backend", "USE_HIPEP", AMDGPU_EP_WITH_HIPEP != 0},
-    {"directml", "directml-backend", "USE_DML", AMDGPU_EP_WITH_DML != 0},
+    {"directx", "directx-backend", "USE_DML", AMDGPU_EP_WITH_DML != 0},
 };
 
 struct Alias {

@@ -94,7 +94,7 @@ class UmbrellaFactory : public OrtEpFactory {
   std::map<const OrtEp*, OrtEpFactory*> ep_owner_;
 };
 
-// The accepted values of the profile option, for messages: "auto, migraphx, hipdnn, directml, llm".
+// The accepted values of the profile option, for messages: "auto, migraphx, hipdnn, directx, llm".
 std::string AcceptedProfiles();
 // The backend profile a value names (aliases resolved), "auto", or "" for an unknown value.
 std::string CanonicalProfile(const std::string& value);

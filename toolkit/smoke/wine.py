@@ -1,0 +1,195 @@
+"""Smoke-test a win_amd64 EP wheel under Wine: no Windows machine and no Windows Python can be had here, so a small
+C harness on ONNX Runtime's C API (wine/harness.c, compiled with the MinGW toolchain) loads PyPI's own Windows
+onnxruntime.dll, registers the wheel's EP DLL and walks the steps, once per ONNX Runtime in data/windows.toml:
+
+  1. register: the registration succeeds, with the devices the factory offers (or none);
+  2. device:   one of them is a GPU (Wine's DXCore/D3D12 over vkd3d and Mesa's lavapipe, under Xvfb);
+  3. session:  MatMul+Relu on that device with CPU fallback off, compared with ORT's CPU EP.
+
+A step Wine cannot carry ends the run there, named with the first message Wine's debug channels (err, fixme)
+printed. The wheel is unpacked as pip would install it (its files under one site folder), the recipe's [smoke]
+env is set, with {library:MODULE} resolved to that module's Windows DLL, and its expect_log lines must appear."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from toolkit.cmake.mingw import MingwPin
+from toolkit.recipe.smoke import SmokeSettings
+from toolkit.smoke.inside.smoke_check import PLACEHOLDER
+from toolkit.smoke.onnx_model import matmul_relu_model
+from toolkit.smoke.wine_inputs import harness, libraries, runtimes, unpacked, wine_env, wine_prefix
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.process import run
+
+MODEL_SHAPE = (2, 3)
+STEPS = ("register", "device", "session")
+# Wine's debug channels (`0024:fixme:dxcore:DXCoreCreateAdapterFactory ... stub!`, and vkd3d's own
+# `vkd3d:0024:fixme:d3d12_device_CreateSharedHandle ... stub!`): the class, and the call it names.
+_WINE_MESSAGE = re.compile(r"^(?:vkd3d:)?[0-9a-f]{4}:(err|fixme|warn):(?:\w+:(?=\w+[ (]))?(\w+)")
+_BEGIN = re.compile(r"^\[harness\] begin (\w+)$")
+
+
+def windows_path(path: Path) -> str:
+    """The path Wine's programs see for a host path: drive Z: is the host's root."""
+    return "Z:" + str(PurePosixPath(path)).replace("/", "\\")
+
+
+@dataclass
+class Run:
+    """One harness run: its step lines, its devices, the EP's log and Wine's own messages."""
+
+    runtime: str
+    version: str = ""
+    steps: dict[str, tuple[str, str]] = field(default_factory=dict)  # step -> (PASS|FAIL|SKIP, text)
+    devices: list[str] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
+    wine: dict[str, list[str]] = field(default_factory=dict)  # step -> Wine's messages while it ran
+    returncode: int = 0
+
+    @classmethod
+    def parse(cls, runtime: str, stdout: str, stderr: str, returncode: int) -> Run:
+        out = cls(runtime, returncode=returncode)
+        for line in stdout.replace("\r", "").splitlines():
+            verdict, _, rest = line.partition(" ")
+            step, _, text = rest.partition(": ")
+            if line.startswith("ORT "):
+                out.version = line.split()[1]
+            elif line.startswith("DEVICE "):
+                out.devices.append(line[len("DEVICE "):])
+            elif verdict in ("PASS", "FAIL", "SKIP") and step in (*STEPS, "unregister"):
+                out.steps[step] = (verdict, text)
+        step = "start"
+        for line in stderr.replace("\r", "").splitlines():
+            begin = _BEGIN.match(line)
+            if begin:
+                step = begin.group(1)
+            elif _WINE_MESSAGE.match(line):
+                out.wine.setdefault(step, []).append(line)
+            else:
+                out.log.append(line)
+        return out
+
+    def wine_wall(self, step: str) -> str | None:
+        """The call Wine could not carry in `step`: the last unimplemented one it named (a stub), else its last
+        error; None when it said neither (then the EP, not Wine, stopped the step)."""
+        messages = self.wine.get(step, [])
+        stubs = [m for m in messages if "stub" in m]
+        errors = [m for m in messages if _kind(m) == "err"]
+        if not stubs and not errors:
+            return None
+        chosen = (stubs or errors)[-1]
+        match = _WINE_MESSAGE.match(chosen)
+        return f"{match.group(2) if match else '?'} ({chosen.strip()[:120]})"
+
+
+def _kind(message: str) -> str | None:
+    match = _WINE_MESSAGE.match(message)
+    return match.group(1) if match else None
+
+
+
+def resolve_env(env: Mapping[str, str], cache: Path) -> dict[str, str]:
+    """The [smoke] env with each {library:MODULE} replaced by MODULE's Windows DLL (data/windows.toml)."""
+    known = libraries()
+
+    def dll(match: re.Match[str]) -> str:
+        module = match.group(1)
+        if module not in known:
+            raise ToolkitError(f"[smoke] env names {{library:{module}}}, which has no Windows wheel pinned",
+                               hint=f"add [library.{module}] to {Path(__file__).parent / 'data' / 'windows.toml'}")
+        pinned = known[module]
+        return windows_path(unpacked(pinned, cache) / pinned.dll)
+
+    return {name: PLACEHOLDER.sub(dll, value) for name, value in env.items()}
+
+
+def ep_component(site: Path, package: str) -> tuple[Path, str]:
+    """The wheel's EP DLL and its EP name, from the package's own component table."""
+    info = json.loads((site / package / "_wheel_info.json").read_text())
+    for component in info["components"]:
+        if component.get("ep_name"):
+            return site / package / component["file"], component["ep_name"]
+    raise ToolkitError(f"{package}: no component with an EP name in its _wheel_info.json")
+
+
+def install(wheel: Path, into: Path) -> str:
+    """Unpack the wheel as pip lays it out; returns its EP package (the one with _wheel_info.json)."""
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(into)
+        packages = sorted({n.split("/")[0] for n in archive.namelist() if n.endswith("/_wheel_info.json")})
+    if not packages:
+        raise ToolkitError(f"{wheel}: no package with a _wheel_info.json; not a toolkit EP wheel")
+    return packages[0]
+
+
+def harness_run(exe: Path, ort_dll: Path, ep: Path, name: str, model: Path, config: Mapping[str, str],
+                env: dict[str, str], cwd: Path) -> tuple[str, str, int]:
+    argv = ["wine", str(exe), windows_path(ort_dll), windows_path(ep), name, windows_path(model),
+            *map(str, MODEL_SHAPE), *(f"{key}={value}" for key, value in config.items())]
+    # Wine's graphics driver needs an X display for DXGI and D3D12: a virtual one where none is set.
+    if "DISPLAY" not in env and shutil.which("xvfb-run"):
+        argv = ["xvfb-run", "-a", "-s", "-screen 0 640x480x24", *argv]
+    result = run(argv, "the Windows smoke harness under Wine", output="capture", check=False, cwd=cwd,
+                 env={**env, "WINEDEBUG": "err+all,fixme+all"}, timeout=600)
+    return result.stdout or "", result.stderr or "", result.returncode
+
+
+def report(result: Run, expect_log: tuple[str, ...]) -> list[str]:
+    """The run's lines as the smoke prints them. A step that failed while Wine named a call it cannot carry is a
+    STOP (where Wine's Windows ends), not a FAIL; a FAIL line is a failure of the wheel."""
+    lines = []
+    for step in (s for s in STEPS if s in result.steps):
+        verdict, text = result.steps[step]
+        wall = result.wine_wall(step) if verdict != "PASS" else None
+        if verdict == "FAIL" and wall:
+            verdict, text = "STOP", f"Wine cannot carry it: {wall}; ORT said: {text}"
+        elif wall:
+            text += f" (Wine's last word there: {wall})"
+        lines.append(f"{verdict} {result.runtime} {result.version} {step}: {text}")
+        if step == "register":
+            lines += [f"  device {d}" for d in result.devices]
+    if "register" not in result.steps:
+        tail = "; ".join([*result.log, *(m for ms in result.wine.values() for m in ms)][-3:]) or "no output"
+        lines.append(f"FAIL {result.runtime}: the harness exited {result.returncode} before registering: {tail}")
+    for pattern in expect_log:
+        if not any(re.search(pattern, line) for line in result.log):
+            lines.append(f"FAIL {result.runtime}: no EP log line matches {pattern!r}")
+    return lines
+
+
+def run_wine_smoke(wheel: Path, settings: SmokeSettings, *, mingw: MingwPin, ort_include: Path, cache: Path,
+                   env: Mapping[str, str] | None = None) -> int:
+    """Run the harness for the wheel against each pinned ONNX Runtime; returns 0 when no step failed."""
+    wheel = Path(wheel).resolve()
+    if not wheel.is_file():
+        raise ToolkitError(f"{wheel}: wheel not found", "run the wheel and repair stages first")
+    exe = harness(mingw, ort_include, cache)
+    prefix = wine_prefix(cache)
+    smoke_env = resolve_env({**settings.env, **(env or {})}, cache)
+    failed = False
+    with tempfile.TemporaryDirectory(prefix="wine-smoke-", dir=cache) as tmp:
+        site = Path(tmp) / "site-packages"
+        package = install(wheel, site)
+        library, name = ep_component(site, package)
+        model = Path(tmp) / "matmul_relu.onnx"
+        model.write_bytes(matmul_relu_model(*MODEL_SHAPE))
+        for runtime in runtimes():
+            ort_dll = unpacked(runtime, cache) / runtime.dll
+            log.stage("smoke", f"Wine: {runtime.requirement}'s onnxruntime.dll registers {library.name} as {name}")
+            stdout, stderr, code = harness_run(exe, ort_dll, library, name, model, settings.session_config,
+                                               {**wine_env(prefix), **smoke_env}, Path(tmp))
+            result = Run.parse(runtime.name, stdout, stderr, code)
+            for line in report(result, settings.expect_log):
+                print(line, flush=True)
+                failed = failed or line.startswith("FAIL")
+    print("WINE SMOKE FAIL" if failed else "WINE SMOKE PASS", flush=True)
+    return 1 if failed else 0

@@ -1,0 +1,135 @@
+"""What the Windows smoke needs before it runs: ONNX Runtime's Windows DLLs and the plugin EP DLLs the recipe names
+(PyPI's win_amd64 wheels, pinned in data/windows.toml, fetched by pip in hash-checking mode and unpacked once into
+the toolkit cache), the harness compiled with the MinGW toolchain, and a Wine prefix."""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolkit.cmake.mingw import MingwPin
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import atomic_write_text, replace_dir
+from toolkit.util.locks import WorkLock
+from toolkit.util.process import run
+from toolkit.util.tomlread import Table, load_toml
+
+DATA = Path(__file__).resolve().parent / "data" / "windows.toml"
+HARNESS = Path(__file__).resolve().parent / "wine" / "harness.c"
+
+
+@dataclass(frozen=True)
+class WindowsWheel:
+    """A pinned win_amd64 wheel from PyPI and the DLL in it the smoke uses."""
+
+    name: str
+    requirement: str
+    python: str
+    sha256: str
+    dll: str
+
+
+def _wheel(name: str, t: Table) -> WindowsWheel:
+    pinned = WindowsWheel(name, t.str("requirement"), t.str("python"), t.str("sha256"), t.str("dll"))
+    t.done()
+    return pinned
+
+
+def runtimes() -> list[WindowsWheel]:
+    doc = load_toml(DATA)
+    return [_wheel(t.str("name"), t) for t in doc.tables("runtime")]
+
+
+def libraries() -> dict[str, WindowsWheel]:
+    doc = load_toml(DATA)
+    table = doc.table("library")
+    return {module: _wheel(module, t) for module, t in table.subtables()}
+
+
+def unpacked(pinned: WindowsWheel, cache: Path) -> Path:
+    """The wheel's files in the toolkit cache (`windows/<sha256>/`), fetched and unpacked on first use."""
+    folder = cache / "windows" / pinned.sha256
+    with WorkLock(folder):
+        if (folder / pinned.dll).is_file():
+            return folder
+        log.stage("smoke", f"fetching {pinned.requirement} (win_amd64, sha256 {pinned.sha256[:12]}...) with pip")
+        with tempfile.TemporaryDirectory(prefix="windows-wheel-", dir=cache) as tmp:
+            requirements = Path(tmp) / "requirements.txt"
+            requirements.write_text(f"{pinned.requirement} --hash=sha256:{pinned.sha256}\n")
+            run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
+                 "--platform", "win_amd64", "--python-version", pinned.python, "--require-hashes",
+                 "-r", str(requirements), "-d", str(Path(tmp) / "dl")], f"pip download {pinned.requirement}",
+                output="capture", hint="pip needs a package index with PyPI's Windows wheels")
+            wheel = next((Path(tmp) / "dl").glob("*.whl"))
+            with zipfile.ZipFile(wheel) as archive:
+                archive.extractall(Path(tmp) / "files")
+            if not (Path(tmp) / "files" / pinned.dll).is_file():
+                raise ToolkitError(f"{wheel.name} has no {pinned.dll} ({DATA})")
+            replace_dir(Path(tmp) / "files", folder)
+    return folder
+
+
+def harness(mingw: MingwPin, ort_include: Path, cache: Path) -> Path:
+    """harness.exe, compiled once per harness source, ORT headers and compiler (kept in the toolkit cache)."""
+    compiler = mingw.compiler("C")
+    if shutil.which(compiler) is None:
+        raise ToolkitError(f"the Windows smoke compiles its harness with {compiler}, which this machine lacks",
+                           hint=f"run it in the {mingw.root} build root: nox -s container -- --root {mingw.root} "
+                                "build --toolchain mingw --smoke")
+    header = ort_include / "onnxruntime_c_api.h"
+    if not header.is_file():
+        raise ToolkitError(f"{header} not found: the harness compiles against ORT's C API headers")
+    version = subprocess.run([compiler, "-dumpfullversion"], capture_output=True, text=True).stdout.strip()
+    key = hashlib.sha256(HARNESS.read_bytes() + header.read_bytes() + f"{compiler} {version}".encode()).hexdigest()
+    exe = cache / "windows" / "harness" / key[:16] / "harness.exe"
+    if not exe.is_file():
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        partial = exe.with_suffix(".partial.exe")
+        run([compiler, "-O2", "-std=c11", "-w", "-I", str(ort_include), "-o", str(partial), str(HARNESS), "-static",
+             "-Wl,--no-insert-timestamp"], "compile the Windows smoke harness", output="capture")
+        partial.replace(exe)
+    return exe
+
+
+def wine_prefix(cache: Path) -> Path:
+    """A Wine prefix in the toolkit cache, made once (wineboot) per Wine version."""
+    wine = shutil.which("wine")
+    if wine is None:
+        raise ToolkitError("the Windows smoke runs under Wine, which this machine lacks",
+                           hint="run it in the debian-sid-windows build root, which has wine")
+    version = subprocess.run([wine, "--version"], capture_output=True, text=True).stdout.strip() or "wine"
+    prefix = cache / "windows" / "wine" / re.sub(r"[^A-Za-z0-9.]+", "-", version).strip("-")
+    with WorkLock(prefix):
+        done = prefix / ".toolkit-ready"
+        if not done.is_file():
+            log.stage("smoke", f"making a Wine prefix ({version}) in {prefix}: once, about ten seconds")
+            shutil.rmtree(prefix, ignore_errors=True)
+            prefix.mkdir(parents=True)
+            run([wine, "wineboot", "--init"], "wineboot", output="capture",
+                env={**wine_env(prefix), "WINEDEBUG": "-all"})
+            # The prefix is on disk once its wineserver has exited (it writes the registry then).
+            run([wineserver(), "--wait"], "wineserver --wait", output="capture", env=wine_env(prefix))
+            atomic_write_text(done, version + "\n")
+    return prefix
+
+
+def wineserver() -> str:
+    """Wine's server: on PATH, or where Debian keeps it (its multiarch library folder), or Wine's own layout."""
+    found = shutil.which("wineserver") or next(iter(sorted(glob.glob("/usr/lib/*/wine/wineserver"))), None)
+    return found or "/usr/lib/wine/wineserver"
+
+
+def wine_env(prefix: Path) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "DISPLAY", "XAUTHORITY")}
+    # No dialog may wait for a click (Mono and Gecko installers), and no host drive beyond Z: is needed.
+    return {**keep, "WINEPREFIX": str(prefix), "WINEDLLOVERRIDES": "mscoree,mshtml=", "WINEARCH": "win64"}

@@ -1,0 +1,83 @@
+"""Repair a win_amd64 wheel with delvewheel (the tool cibuildwheel uses for Windows), then check what it does not.
+
+delvewheel reads the DLLs with pefile and runs on Linux: with --analyze-existing it looks at the DLLs already in
+the wheel, and vendors every DLL they import that Windows does not have. A plugin EP built by the mingw toolchain
+links MinGW's runtime in and imports only Windows' own DLLs, so delvewheel has nothing to vendor; a DLL the wheel
+carries on purpose (DirectML.dll, beside the backend that loads it) is left where it is. After it, every DLL in
+the wheel must import only Windows' own DLLs and the DLLs beside it. A failed check leaves nothing in `out_dir`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from toolkit.binary.pe import read_pe
+from toolkit.binary.windows import import_problems
+from toolkit.util import log
+from toolkit.util.errors import ToolkitError
+from toolkit.util.fsutil import give_umask_mode
+from toolkit.util.process import run
+from toolkit.wheel.repair import RepairResult
+from toolkit.wheel.wheelfile import parse_wheel_filename
+
+
+def dll_members(wheel: Path) -> list[str]:
+    with zipfile.ZipFile(wheel) as archive:
+        return sorted(n for n in archive.namelist() if n.lower().endswith(".dll"))
+
+
+def repair_windows_wheel(wheel: Path, out_dir: Path, env: Mapping[str, str] | None = None) -> RepairResult:
+    """Repair `wheel` (tagged win_*) into `out_dir` with delvewheel; the DLLs the wheel already carries stay."""
+    wheel, out_dir = Path(wheel), Path(out_dir)
+    if not wheel.is_file():
+        raise ToolkitError(f"{wheel}: wheel not found", "run the wheel stage first")
+    tags = parse_wheel_filename(wheel.name).platform_tags
+    if not all(tag.startswith("win_") for tag in tags):
+        raise ToolkitError(f"{wheel.name}: a Windows repair takes a win_* wheel, not {', '.join(tags)}")
+    before = dll_members(wheel)
+    carried = ":".join(sorted({posixpath_name(m) for m in before}))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".repair-", dir=out_dir) as tmp:
+        produced = Path(tmp) / "out"
+        cmd = [sys.executable, "-m", "delvewheel", "repair", "--analyze-existing", "--no-mangle-all",
+               "-w", str(produced), str(wheel)]
+        if carried:
+            cmd[4:4] = ["--exclude", carried]  # what the wheel carries is its own, where it is
+        run(cmd, "delvewheel repair", output="merge", env={**os.environ, **(env or {})},
+            hint="pip install delvewheel (the toolkit's environment has it)")
+        repaired = sorted(produced.glob("*.whl"))
+        if len(repaired) != 1:
+            raise ToolkitError(f"delvewheel wrote {len(repaired)} wheels into {produced}, expected one")
+        unpacked = Path(tmp) / "unpacked"
+        with zipfile.ZipFile(repaired[0]) as archive:
+            archive.extractall(unpacked)
+        dlls = sorted(p for p in unpacked.rglob("*") if p.suffix.lower() == ".dll")
+        own = [p.name for p in dlls]
+        problems = [f"{p.relative_to(unpacked)}: imports {'; '.join(wrong)}" for p in dlls
+                    if (wrong := import_problems(read_pe(p), own))]
+        if problems:
+            lines = "\n".join(f"  {p}" for p in problems)
+            raise ToolkitError(f"repaired wheel {repaired[0].name} fails its checks:\n{lines}",
+                               "link MinGW's runtime in (-static) and carry every other DLL beside the one that "
+                               "imports it")
+        after = dll_members(repaired[0])
+        vendored = tuple(m for m in after if m not in before)
+        final = out_dir / repaired[0].name
+        give_umask_mode(repaired[0])
+        os.replace(repaired[0], final)
+        shutil.rmtree(unpacked, ignore_errors=True)
+    platform_tags = parse_wheel_filename(final.name).platform_tags
+    log.stage("repair", f"{final.name}: tag {platform_tags[0]} (the toolchain's target), delvewheel vendored "
+                        f"{len(vendored)} DLL(s){': ' + ', '.join(vendored) if vendored else ''}; every DLL imports "
+                        "only Windows' own DLLs and the ones beside it")
+    return RepairResult(final, platform_tags[0], platform_tags, vendored, ())
+
+
+def posixpath_name(member: str) -> str:
+    return member.rsplit("/", 1)[-1]
