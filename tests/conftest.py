@@ -36,7 +36,8 @@ pytest_plugins = ("tests.support.module_times",)
 # Fixture -> the markers every test using it gets. tiny_root (tests/buildroot/test_tiny_root.py) makes
 # a small root of its own with debootstrap from deb.debian.org.
 FIXTURE_MARKERS = {"sid_root": ("buildroot",), "rocm7_root": ("buildroot",), "rocm_root": ("buildroot",),
-                   "tiny_root": ("buildroot", "network"), "wheelhouse": ("network",)}
+                   "windows_root": ("buildroot", "network"), "tiny_root": ("buildroot", "network"),
+                   "wheelhouse": ("network",)}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -88,6 +89,13 @@ def rocm7_root() -> Path:
     """The `debian-sid-rocm7` build root: the sid root plus HIP 7.2.4 and hipcc 7.2.4 (clang 22) from experimental,
     MIGraphX 7.1.1 kept; marked `buildroot`."""
     return buildroot_support.build_root("debian-sid-rocm7")
+
+
+@pytest.fixture(scope="session")
+def windows_root() -> Path:
+    """The `debian-sid-windows` build root: MinGW-w64's GCC for UCRT, Wine, Xvfb and lavapipe; marked `buildroot`, and
+    `network` (the Windows smoke fetches ONNX Runtime's Windows wheels from PyPI)."""
+    return buildroot_support.build_root("debian-sid-windows")
 
 
 @pytest.fixture(scope="session")

@@ -40,7 +40,7 @@ def test_recipe_reads_toolchain_floor_and_hidden_sections(tmp_path):
 
 
 @pytest.mark.parametrize("build, message", [
-    ('toolchain = "gcc-13"', "key 'build.toolchain': expected one of 'system', 'zig', got 'gcc-13'"),
+    ('toolchain = "gcc-13"', "key 'build.toolchain': expected one of 'system', 'zig', 'mingw', got 'gcc-13'"),
     ('glibc_floor = "2.5"', "key 'build.glibc_floor': expected a glibc version 2.N with N >= 17"),
     ('glibc_floor = "2.28.1"', "key 'build.glibc_floor': expected a glibc version 2.N with N >= 17"),
     ('hide_section_bounds = [".data.rel"]', "key 'build.hide_section_bounds[0]': expected a section name that is a C"),

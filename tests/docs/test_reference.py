@@ -91,7 +91,8 @@ def test_recorder_reads_types_defaults_choices_and_arrays(tmp_path):
     with recipe_keys.recording() as recorder:
         load_recipe(recipe)
     keys = recorder.keys
-    assert keys["build.toolchain"].choices == ("system", "zig") and keys["build.toolchain"].defaults == ['"system"']
+    assert keys["build.toolchain"].choices == ("system", "zig", "mingw")
+    assert keys["build.toolchain"].defaults == ['"system"']
     assert keys["hipify.exclude[].reason"].required and keys["hipify.strict"].types == {"boolean"}
     assert keys["recipe.stages"].optional and not keys["recipe.stages"].defaults   # asked with has() first
     assert keys["outputs[].exports"].defaults == ["[]"]

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass
+from pathlib import Path
 
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import JSON
+from toolkit.util.fsutil import JSON, atomic_write_text
 from toolkit.util.tomlread import Table
 
 
@@ -77,3 +78,11 @@ def toolchain_file_text(pin: MingwPin, note: str) -> str:
              "set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)"]
     lines += [f'set(CMAKE_{kind}_LINKER_FLAGS_INIT "{flags}")' for kind in ("SHARED", "MODULE", "EXE")]
     return "\n".join(lines) + "\n"
+
+
+def prepare_mingw(pin: MingwPin, toolchain_file: Path, note: str) -> None:
+    """Check the compilers are there; write the toolchain file (only when its text changes: CMake reconfigures)."""
+    check_installed(pin)
+    text = toolchain_file_text(pin, note)
+    if not toolchain_file.is_file() or toolchain_file.read_text() != text:
+        atomic_write_text(toolchain_file, text)

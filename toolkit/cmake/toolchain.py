@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.cmake.mingw import MingwPin, check_installed, read_mingw_pin, toolchain_file_text
+from toolkit.cmake.mingw import MingwPin, prepare_mingw, read_mingw_pin
 from toolkit.recipe.core import TOOLCHAIN_PLATFORMS, TOOLCHAINS, floor_problem
 from toolkit.util.argcheck import is_sha256
 from toolkit.util.errors import ToolkitError
@@ -81,11 +81,6 @@ class Toolchain:
     def platform(self) -> str:
         """The operating system of what it builds: a key of recipe.core.LIBRARY_AFFIXES."""
         return TOOLCHAIN_PLATFORMS[self.name]
-
-    @property
-    def wheel_platform(self) -> str | None:
-        """The wheel platform tag it fixes (None: auditwheel computes it from what the libraries need)."""
-        return self.mingw.wheel_platform if self.mingw else None
 
     @property
     def key(self) -> str:
@@ -178,11 +173,7 @@ class Toolchain:
         """Check the installed zig against the pin; write the wrappers and the object every shared library links.
         For MinGW: check its compilers are there and write the toolchain file."""
         if self.mingw:
-            check_installed(self.mingw)
-            path = self.toolchain_file(tools_root)
-            text = toolchain_file_text(self.mingw, self.describe())
-            if not path.is_file() or path.read_text() != text:
-                atomic_write_text(path, text)
+            prepare_mingw(self.mingw, self.toolchain_file(tools_root), self.describe())
             return
         if self.zig is None:
             return

@@ -102,6 +102,8 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            "The real EP library the MIGraphX shim loads (default `libonnxruntime_providers_migraphx.so` beside it)."),
     EnvVar("AMDGPU_HIPDNN_EP_LIBRARY", SAMPLE, ("patches/amdgpu-ep/0001-rename-hipep-to-hipdnn.patch",),
            "The real EP library the hipDNN shim loads (`AMDGPU_HIPEP_EP_LIBRARY` in the unpatched tree)."),
+    EnvVar("AMDGPU_DIRECTX_EP_LIBRARY", SAMPLE, ("samples/umbrella-ep/src/directx/CMakeLists.txt",),
+           "Windows: the real EP DLL the DirectX shim loads (default `onnxruntime_providers_dml.dll` beside it)."),
     EnvVar("AMDGPU_EP_VERBOSE", SAMPLE, ("samples/umbrella-ep/src/common/ep_library.cc",),
            "`1`: one stderr line per load, forwarded factory, offered device, routed session, release, unload."),
     EnvVar("AMDGPU_EP_PATH", GENAI, ("toolkit/smoke/inside/smoke_genai.py",),

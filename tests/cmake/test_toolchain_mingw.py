@@ -1,0 +1,53 @@
+"""The mingw toolchain (toolkit/cmake/mingw.py, toolchains.toml [mingw]): what CMake is told, the plan a dry run
+prints on a machine without MinGW, and the error a real build gets there."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.tools import ROOT
+from toolkit.cmake.mingw import toolchain_file_text
+from toolkit.cmake.toolchain import resolve
+from toolkit.recipe.core import library_file
+
+
+def test_mingw_targets_windows_with_ucrt_and_links_the_runtime_in(tmp_path: Path) -> None:
+    tc = resolve("mingw")
+    assert tc.mingw is not None
+    assert (tc.platform, tc.mingw.wheel_platform, tc.target) == ("windows", "win_amd64", "x86_64-w64-mingw32ucrt")
+    assert tc.identity()["crt"] == "ucrt" and tc.identity()["platform"] == "windows"
+    defines = tc.defines(tmp_path)
+    assert defines["CMAKE_TOOLCHAIN_FILE"] == str(tmp_path / "mingw-x86_64-w64-mingw32ucrt" / "toolchain.cmake")
+    assert defines["CMAKE_CXX_COMPILER"].endswith("x86_64-w64-mingw32ucrt-g++")
+    assert tc.mingw is not None
+    text = toolchain_file_text(tc.mingw, tc.describe())
+    assert "set(CMAKE_SYSTEM_NAME Windows)" in text
+    assert 'set(CMAKE_MODULE_LINKER_FLAGS_INIT "-static -Wl,--no-insert-timestamp")' in text
+    assert library_file("amdgpu-ep", tc.platform) == "amdgpu-ep.dll"
+    assert library_file("amdgpu-ep") == "libamdgpu-ep.so"
+
+
+def toolkit(*args: str, path: str) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": path, "HOME": "/tmp", "LANG": "C.UTF-8"}
+    return subprocess.run([sys.executable, "-m", "toolkit", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_the_dry_run_plans_a_windows_build_and_a_real_one_names_the_root(tmp_path: Path) -> None:
+    # PATH without MinGW's compilers, as on a machine that has none.
+    bin_dir = Path(sys.executable).parent
+    plan = toolkit("build", "--toolchain", "mingw", "--dry-run", "--build-dir", str(tmp_path), path=str(bin_dir))
+    assert plan.returncode == 0, plan.stderr
+    assert "features: amdgpu=on, migraphx=on, dml=on, hipdnn=off" in plan.stderr
+    said = plan.stdout + plan.stderr
+    assert "toolchain MinGW-w64 GCC for x86_64-w64-mingw32ucrt (UCRT; g++-mingw-w64-ucrt64)" in said
+    assert "directx-backend.dll must export exactly CreateEpFactories, ReleaseEpFactory" in said
+    real = toolkit("build", "--toolchain", "mingw", "--build-dir", str(tmp_path), path=f"{bin_dir}:/usr/bin:/bin")
+    assert real.returncode != 0
+    lines = [line for line in real.stderr.splitlines() if line.startswith("error:")]
+    assert lines == ["error: the mingw toolchain needs x86_64-w64-mingw32ucrt-gcc, x86_64-w64-mingw32ucrt-g++, "
+                     "which this machine does not have"], real.stderr
+    assert "nox -s container -- --root debian-sid-windows build --toolchain mingw" in real.stderr
+    assert "Traceback" not in real.stderr

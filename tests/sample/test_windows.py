@@ -1,0 +1,170 @@
+"""The sample built for Windows (--toolchain mingw) in the debian-sid-windows root: its DLLs and what they import,
+the win_amd64 wheel, two builds giving the same bytes, the smoke under Wine against PyPI's own Windows
+onnxruntime.dll, and DLL search: what the wheel carries is loaded from the wheel, never from the working
+directory or PATH."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.support.windows_support import BUILD_DIR, compile_dll, inside, toolkit, windows_path
+from toolkit.binary.pe import read_pe
+from toolkit.binary.windows import import_problems
+from toolkit.cmake.commands import read_cache
+
+WORK_TREE = BUILD_DIR / "amdgpu-ep" / "release"
+WHEEL = "onnxruntime_ep_amdgpu_sample-0.1.0-py3-none-win_amd64.whl"
+DLLS = ("amdgpu-ep.dll", "migraphx-backend.dll", "directx-backend.dll")
+ENTRY_POINTS = ("CreateEpFactories", "ReleaseEpFactory")
+
+
+@pytest.fixture(scope="module")
+def windows_build(windows_root: Path) -> Path:
+    """The sample's Windows wheel, built (or found up to date) in the root's default build folder."""
+    done = toolkit(windows_root, ["build", "--toolchain", "mingw", "--wheel"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    return WORK_TREE
+
+
+def test_windows_build_checks_its_dlls_and_packages_a_win_amd64_wheel(windows_build: Path) -> None:
+    wheel = windows_build / "wheelhouse" / WHEEL
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        assert "Tag: py3-none-win_amd64" in archive.read(
+            "onnxruntime_ep_amdgpu_sample-0.1.0.dist-info/WHEEL").decode()
+    assert sorted(n.split("/")[-1] for n in names if n.endswith(".dll")) == sorted(DLLS)
+    for name in DLLS:
+        facts = read_pe(windows_build / "lib" / name)
+        assert facts.exports == ENTRY_POINTS, name
+        assert facts.machine == "x86_64"
+        # Windows' own DLLs and the Universal CRT only: no MinGW runtime DLL, no MSVCRT.DLL.
+        assert import_problems(facts, DLLS) == [], name
+        assert "KERNEL32.dll" in facts.imports and not any(i.lower() == "msvcrt.dll" for i in facts.imports)
+        assert facts.timestamp == 0 and facts.debug_entries == 0
+
+
+def test_two_windows_builds_give_the_same_bytes(windows_root: Path, windows_build: Path, tmp_path: Path) -> None:
+    # Another build folder, path and all: nothing of where a build ran may reach the DLLs or the wheel.
+    done = toolkit(windows_root, ["build", "--toolchain", "mingw", "--wheel"], build_dir=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    again = tmp_path / "amdgpu-ep" / "release"
+
+    def digest(path: Path) -> str:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+
+    for name in DLLS:
+        assert digest(again / "lib" / name) == digest(windows_build / "lib" / name), name
+    assert digest(again / "wheelhouse" / WHEEL) == digest(windows_build / "wheelhouse" / WHEEL)
+
+
+def test_wine_smoke_registers_the_umbrella_with_pypis_windows_onnxruntime(windows_root: Path,
+                                                                          windows_build: Path) -> None:
+    done = toolkit(windows_root, ["build", "--toolchain", "mingw", "--smoke"])
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert not re.search(r"^FAIL", out, re.M), out
+    for runtime, version in (("onnxruntime", "1.32.0"), ("onnxruntime-directml", "1.24.4")):
+        # Step 1: ORT's own DLL registers ours; the umbrella forwards the WebGPU EP's factory (the recipe's
+        # expect_log lines, checked by the smoke), and offers its device under its own name.
+        assert re.search(rf"^PASS {runtime} {version} register: AMDGPUExecutionProvider registered from "
+                         r"Z:\\.*\\amdgpu-ep\.dll, 1 device\(s\)$", out, re.M), out
+        assert re.search(r"^  device AMDGPUExecutionProvider\|.*\|GPU$", out, re.M)
+        # Step 2: that device is a GPU Wine's DXGI found (lavapipe through vkd3d).
+        assert re.search(rf"^PASS {runtime} {version} device: GPU ", out, re.M)
+        # Step 3 runs as far as Wine carries it: a pass, or a stop naming the call Wine could not make.
+        session = re.search(rf"^(PASS|STOP) {runtime} {version} session: (.*)$", out, re.M)
+        assert session, out
+        if session.group(1) == "STOP":
+            assert re.match(r"Wine cannot carry it: \w+ \(", session.group(2)), session.group(2)
+    assert out.rstrip().endswith("WINE SMOKE PASS")
+
+
+PROBE_EP = r"""
+#include <stddef.h>
+#include <stdio.h>
+__declspec(dllimport) const char* WhichDirectML(void);
+__declspec(dllexport) void* CreateEpFactories(const char* name, const void* api, const void* logger,
+                                              void** factories, size_t max, size_t* count) {
+  fprintf(stderr, "[probe-ep] DirectML.dll in use: %s\n", WhichDirectML());
+  fflush(stderr);
+  *count = 0;
+  return NULL;
+}
+__declspec(dllexport) void* ReleaseEpFactory(void* factory) { return NULL; }
+"""
+
+
+def directml(name: str) -> str:
+    return f'__declspec(dllexport) const char* WhichDirectML(void) {{ return "{name}"; }}\n'
+
+
+def test_a_carried_dll_is_loaded_from_the_wheel_never_from_the_working_directory_or_path(
+        windows_root: Path, windows_build: Path, tmp_path: Path) -> None:
+    """The DirectX backend loads its EP, which imports DirectML.dll: the copy beside it is the one loaded, with a
+    decoy DirectML.dll in the working directory and another on PATH; without the copy beside it, the load fails
+    rather than take a decoy."""
+    site = tmp_path / "site"
+    with zipfile.ZipFile(windows_build / "wheelhouse" / WHEEL) as archive:
+        archive.extractall(site)
+    package = site / "onnxruntime_ep_amdgpu"
+    carried = compile_dll(windows_root, package, "DirectML", directml("the wheel's"))
+    compile_dll(windows_root, package, "probe-ep", PROBE_EP, str(carried))
+    for where in ("cwd", "path"):
+        (tmp_path / where).mkdir()
+        compile_dll(windows_root, tmp_path / where, "DirectML", directml(f"DECOY in {where}"))
+    headers = Path(read_cache(windows_build / "cmake")["ONNXRUNTIME_INCLUDE_DIR"])
+    harness = tmp_path / "harness.exe"
+    built = inside(windows_root, ["x86_64-w64-mingw32ucrt-gcc", "-O2", "-w", "-I", str(headers), "-o", str(harness),
+                                  str(Path(__file__).parents[2] / "toolkit" / "smoke" / "wine" / "harness.c"),
+                                  "-static"], [tmp_path, headers, Path(__file__).parents[2]])
+    assert built.returncode == 0, built.stderr
+    ort = _stock_onnxruntime_dll()
+    prefix = tmp_path / "prefix"
+
+    def run() -> str:
+        env = {"WINEPREFIX": str(prefix), "WINEDEBUG": "-all", "WINEDLLOVERRIDES": "mscoree,mshtml=",
+               "WINEPATH": windows_path(tmp_path / "path"), "AMDGPU_EP_PROFILE": "directx",
+               "AMDGPU_DIRECTX_EP_LIBRARY": windows_path(package / "probe-ep.dll")}
+        done = inside(windows_root, ["wine", str(harness), windows_path(ort), windows_path(package / "amdgpu-ep.dll"),
+                                     "AMDGPUExecutionProvider"], [tmp_path, ort.parent], env, cwd=tmp_path / "cwd")
+        return done.stdout + done.stderr
+
+    out = run()
+    assert "[probe-ep] DirectML.dll in use: the wheel's" in out, out
+    assert "DECOY" not in out
+    carried.unlink()
+    out = run()
+    assert "DECOY" not in out, out
+    assert re.search(r"\[directx-backend\] cannot load .*probe-ep\.dll: error 126", out), out
+
+
+def _stock_onnxruntime_dll() -> Path:
+    """PyPI's onnxruntime.dll as the smoke test fetched it into the toolkit cache."""
+    from toolkit.smoke.wine_inputs import runtimes
+    from toolkit.util.cachedir import default_cache_dir as cache_dir
+
+    stock = runtimes()[0]
+    path = cache_dir() / "windows" / stock.sha256 / stock.dll
+    if not path.is_file():  # this test alone: the smoke above fetches it
+        from toolkit.smoke.wine_inputs import unpacked
+
+        unpacked(stock, cache_dir())
+    return path
+
+
+def test_windows_wheel_is_not_installed_into_a_linux_venv(windows_build: Path, tmp_path: Path) -> None:
+    # pip refuses a win_amd64 wheel here: the tag is honest about where it runs.
+    shutil.copy(windows_build / "wheelhouse" / WHEEL, tmp_path)
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-index",
+                           str(tmp_path / WHEEL)], capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "is not a supported wheel on this platform" in done.stderr
