@@ -48,3 +48,13 @@ def test_see_references_name_a_heading_of_their_page():
             if name not in headings:
                 dangling.append(f"{page.relative_to(ROOT)}: (see \"{name}\") but the page has no such heading")
     assert dangling == []
+
+
+def test_a_toolkit_command_in_the_text_names_the_python_that_runs_it():
+    """`python -m toolkit docs reference` in prose fails with the system's Python (it lacks the toolkit's
+    dependencies); a command the reader is told to run is spelled as README's set-up runs it."""
+    bare = [f"{page.relative_to(ROOT)}: {span}" for page in documentation_pages() if "reference" not in page.parts
+            for line in page.read_text(encoding="utf-8").splitlines()
+            if not line.startswith("| `nox -s ")  # a session's row: what the session runs, in its environment
+            for span in re.findall(r"(?<![./\w])`python -m toolkit [^`]*`", line)]
+    assert bare == [], "spell them `.nox/toolkit/bin/python -m toolkit ...`"

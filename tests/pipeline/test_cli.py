@@ -328,6 +328,28 @@ def _work_tree(root: Path, recipe: str, variant: str) -> Path:
     return tree
 
 
+def test_list_shows_work_trees_built_in_a_build_root(tmp_path):
+    """A build in a root keeps its work tree in build/roots/<root>/<recipe>/<variant> (toolkit/buildroot/session.py):
+    `list` names those beside the build folder's own, and a recipe built only there is not `built: nothing`."""
+    root = tmp_path / "b"
+    _work_tree(root, "amdgpu-ep", "release")
+    _work_tree(root / "roots" / "debian-sid-rocm7", "hip-ep", "release")
+    _work_tree(root / "roots" / "debian-sid-rocm7", "amdgpu-ep", "try")
+    _work_tree(root / "roots" / "debian-sid-rocm", "gone-recipe", "release")
+    out = toolkit("list", "--build-dir", str(root)).stdout.splitlines()
+    rooted = root / "roots" / "debian-sid-rocm7"
+    sample = out[next(i for i, line in enumerate(out) if line.startswith("amdgpu-ep  ")):]
+    assert sample[2:4] == [f"  built: release  (in {root / 'amdgpu-ep'})",
+                           f"  built in root debian-sid-rocm7: try  (in {rooted / 'amdgpu-ep'})"]
+    hip_ep = out[next(i for i, line in enumerate(out) if line.startswith("hip-ep  ")):]
+    assert f"  built in root debian-sid-rocm7: release  (in {rooted / 'hip-ep'})" in hip_ep[1:3]
+    assert not any(line.startswith("  built: nothing") for line in hip_ep[1:3])
+    gone = out.index(f"gone-recipe  (recipe file not in {ROOT / 'recipes'})")
+    gone_tree = root / "roots" / "debian-sid-rocm" / "gone-recipe"
+    assert out[gone + 1] == f"  built in root debian-sid-rocm: release  (in {gone_tree})"
+    assert not any(line.startswith("roots  ") for line in out)
+
+
 def test_clean_a_variant_a_recipe_or_everything_but_never_the_cache_unasked(tmp_path, main, monkeypatch):
     root = tmp_path / "b"
     cache = root / "downloads-cache"  # a cache inside the build folder must survive `clean --all`

@@ -89,7 +89,7 @@ def readme_commands(path: Path = ROOT / "README.md") -> list[Shown]:
         starts = list(itertools.accumulate([0] + [len(t) + 1 for _, t in paragraph]))
         for match in re.finditer(r"(?<!`)`([^`]+)`(?!`)", joined):
             code = " ".join(match.group(1).split())
-            if re.match(r"^(nox -s |python3? -m toolkit\b)", code):
+            if re.match(r"^(nox -s |(\S*/)?python3? -m toolkit\b)", code):
                 row = max(i for i, s in enumerate(starts[:-1]) if s <= match.start())
                 shown.append(Shown(f"{name}:{paragraph[row][0]}", code))
         paragraph = []

@@ -19,6 +19,7 @@ from toolkit import __version__
 from toolkit.util import log
 from toolkit.util import toolenv as tools
 from toolkit.util.argcheck import expand_feature_flags
+from toolkit.util.dependencies import missing_dependency
 from toolkit.util.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, RUN_TOOLKIT, ToolkitError
 from toolkit.util.redact import redact_text
 
@@ -197,11 +198,22 @@ def main(argv: list[str] | None = None) -> int:
         if not os.environ.get("TOOLKIT_IN_ROOT"):
             print("error: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except Exception as exc:  # a bug: one line that says so, the traceback only when asked for
-        if log.is_verbose():
-            traceback.print_exc()
-        said = redact_text(" ".join(str(exc).split()))[:300]
-        print(f"error: internal error: {type(exc).__name__}{': ' + said if said else ''}\n"
-              f"  hint: a bug in the toolkit; rerun with -v for the traceback and report it with that output",
-              file=sys.stderr)
-        return EXIT_INTERNAL
+    except ModuleNotFoundError as exc:  # a declared dependency this Python lacks is no bug: say what installs it
+        missing = missing_dependency(exc)
+        if missing is None:
+            return _internal_error(exc)
+        print(f"error: {log.shown(str(missing))}", file=sys.stderr)
+        return missing.exit_code
+    except Exception as exc:
+        return _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> int:
+    """A bug: one line that says so, the traceback only when asked for."""
+    if log.is_verbose():
+        traceback.print_exception(exc)
+    said = redact_text(" ".join(str(exc).split()))[:300]
+    print(f"error: internal error: {type(exc).__name__}{': ' + said if said else ''}\n"
+          f"  hint: a bug in the toolkit; rerun with -v for the traceback and report it with that output",
+          file=sys.stderr)
+    return EXIT_INTERNAL

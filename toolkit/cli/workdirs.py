@@ -1,7 +1,7 @@
 """`python -m toolkit list` and `clean`: what the build folder holds, and removing it.
 
-list: every recipe (its features and their defaults) and the variants built for it under the build
-root. clean: see toolkit/pipeline/clean.py.
+list: every recipe (its features and their defaults) and the variants built for it in the build folder
+and in build/roots/<root>/ (builds made in a build root). clean: see toolkit/pipeline/clean.py.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from toolkit.buildroot.session import ROOTS_BUILD
 from toolkit.pipeline.options import add_option
 from toolkit.pipeline.workspace import default_build_folder
 from toolkit.recipe.load import PROJECT_ROOT, load_recipe, recipes_dir
@@ -16,7 +17,8 @@ from toolkit.util.errors import ToolkitError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("list", help="recipes, their features (with defaults) and the variants built")
+    p = sub.add_parser("list", help="recipes, their features (with defaults) and the variants built (in the build "
+                                    "folder and in build/roots/<root>/)")
     add_option(p, "build_folder")
     p.set_defaults(func=_list)
 
@@ -54,7 +56,11 @@ def _work_trees(folder: Path) -> list[Path]:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from toolkit.pipeline.clean import recipe_folders
+
     root = _build_folder(args)
+    # The build folder's own trees, then build/roots/<root>/ of each build root builds were made in.
+    folders = recipe_folders(root)
     known = set()
     for file in sorted(recipes_dir(PROJECT_ROOT).glob("*.toml")):
         if file.name.endswith(".lock.toml"):
@@ -69,15 +75,25 @@ def _list(args: argparse.Namespace) -> int:
         if recipe.features:
             print("  features: " + ", ".join(f"{name} ({'on' if f.default else 'off'} by default)"
                                              for name, f in recipe.features.items()))
-        built = _work_trees(root / recipe.name)
-        print("  built: " + (", ".join(p.name for p in built) if built else "nothing") + f"  (in {root / recipe.name})")
-    others = [p for p in sorted(root.iterdir()) if p.is_dir() and p.name not in known] if root.is_dir() else []
-    for folder in others:
-        trees = _work_trees(folder)
-        if trees:
-            print(f"{folder.name}  (recipe file not in {recipes_dir(PROJECT_ROOT)})")
-            print("  built: " + ", ".join(p.name for p in trees) + f"  (in {folder})")
+        lines = _built_lines(root, folders, recipe.name)
+        print("\n".join(lines) if lines else f"  built: nothing  (in {root / recipe.name})")
+    for folder in (f for f in folders if f.is_dir()):
+        for other in sorted(p for p in folder.iterdir() if p.is_dir() and p.name not in known):
+            if other.name != ROOTS_BUILD and _work_trees(other):
+                print(f"{other.name}  (recipe file not in {recipes_dir(PROJECT_ROOT)})")
+                print("\n".join(_built_lines(root, [folder], other.name)))
     return 0
+
+
+def _built_lines(root: Path, folders: list[Path], name: str) -> list[str]:
+    """One line per folder holding work trees of recipe `name`: the build folder's, then each build root's."""
+    lines = []
+    for folder in folders:
+        trees = _work_trees(folder / name)
+        if trees:
+            where = "" if folder == root else f" in root {folder.name}"
+            lines.append(f"  built{where}: " + ", ".join(p.name for p in trees) + f"  (in {folder / name})")
+    return lines
 
 
 def _clean(args: argparse.Namespace) -> int:

@@ -115,7 +115,7 @@ def _guards(target: Path) -> list[tuple[Path, Path | None]]:
     return [(p, None) for p in dict.fromkeys(found)]
 
 
-def _recipe_folders(root: Path) -> list[Path]:
+def recipe_folders(root: Path) -> list[Path]:
     """The folders that hold recipes' work trees: the build folder, and build/roots/<root>/ of each build root
     builds were made in (toolkit/buildroot/session.py)."""
     roots = root / ROOTS_BUILD
@@ -126,7 +126,7 @@ def _recipe_folders(root: Path) -> list[Path]:
 
 
 def _build_targets(args: argparse.Namespace, root: Path) -> list[Target]:
-    folders = _recipe_folders(root)
+    folders = recipe_folders(root)
     if args.all:
         paths = sorted(root.iterdir()) if root.is_dir() else []
     elif args.recipe or args.variant:

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from toolkit.util import log
+from toolkit.util import argcheck, log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.redact import redact_url, shorten
 
@@ -89,15 +89,24 @@ def sources_for(url: str, mirrors: list[str] | tuple[str, ...], insecure: bool =
     return out
 
 
+def _plain_path(url: str) -> bool:
+    # A git URL without a scheme nor user@host: is a folder on this machine (as toolkit.sources.git reads it).
+    return "://" not in url and ":" not in url.split("/", 1)[0]
+
+
 def origin(url: str, mirrors: list[str] | tuple[str, ...], cached: bool, offline: bool,
-           insecure: bool = False) -> str:
+           insecure: bool = False, git: bool = False) -> str:
     """Where a dry run says an input would come from: the cache, a local mirror holding it, a remote mirror
-    (else upstream), or upstream."""
+    (else upstream), or upstream. With `git`, the input is a repository, which a mirror holds as a bare
+    repository: a folder, where an archive is a file (toolkit.sources.git.fetch_git takes the same folders)."""
     if cached:
         return "cached"
+    held = Path.is_dir if git else Path.is_file
     for where, candidate in sources_for(url, mirrors, insecure):
-        if candidate.startswith("file://"):
-            if local_path(candidate).is_file():
+        if git and argcheck.git_url_problem(candidate) is not None:
+            continue  # fetch_git never asks a mirror git cannot read (an http:// one for archives, ...)
+        if candidate.startswith("file://") or git and _plain_path(candidate):
+            if held(local_path(candidate)):
                 return f"from {where}"
             continue
         if offline:

@@ -29,7 +29,7 @@ def plan_source(settings: SourceSettings, ctx: FetchContext, dest_dir: Path) -> 
     assert settings.git is not None and settings.commit is not None  # one kind of source: SourceSettings checks it
     git = settings.git
     where = origin(git, ctx.mirrors, ctx.cache.git_path(git, settings.commit).is_dir(), ctx.offline,
-                   ctx.insecure_mirror)
+                   ctx.insecure_mirror, git=True)
     subs = " with submodules" if settings.submodules else ""
     return f"source: git {redact_url(git)} at {settings.commit}{subs} [{where}] -> {dest_dir}"
 

@@ -23,7 +23,8 @@ EXIT_CODES = {
                        "needs a person, `compile-check` below its rate, a build whose check or compile-check stage "
                        "refuses what was built, a smoke test that fails); what failed is printed",
     EXIT_INPUT: "the input is wrong or cannot be used: an option (argparse's usage errors too), a recipe, a file, a "
-                "source, an index or a tool that fails on them; one `error:` line names it, with a hint",
+                "source, an index or a tool that fails on them, or a Python that lacks one of the toolkit's "
+                "dependencies; one `error:` line names it, with a hint",
     EXIT_INTERNAL: "internal error: a bug in the toolkit; the `error: internal error` line names the exception, "
                    "`-v` adds the traceback",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C), said once as `error: interrupted`",

@@ -93,7 +93,7 @@ def readme_text(settings: WheelSettings, components: tuple[Component, ...], info
         "",
     ]
     for c in components:
-        what = f"EP `{c.ep_name}`" if c.ep_name else "backend"
+        what = f"EP `{c.ep_name}`" if c.ep_name else "backend" if c.plugin else LOADED_LIBRARY
         rows.append(f"- `{c.file(info.platform)}` ({what})" + (f": {c.runtime}" if c.runtime else ""))
     rows += ["", *onnxruntime_words(settings), ""]
     if settings.variant:
@@ -101,6 +101,10 @@ def readme_text(settings: WheelSettings, components: tuple[Component, ...], info
     rows += ["## Check a machine", "", f"`python -m {settings.import_package}` says whether this machine can run the "
              "EP and, when it cannot, what to install or change.", ""]
     return "\n".join(rows)
+
+
+# A component that is no plugin EP (hip-ep's compiler): what the description and the self-check call it.
+LOADED_LIBRARY = "a library the EP loads, not an EP"
 
 
 def onnxruntime_words(settings: WheelSettings) -> list[str]:
@@ -154,8 +158,8 @@ def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: Whe
         "onnxruntime_flavours": onnxruntime_flavours(),
         "trace_env": settings.trace_env,
         "install": {name: install_hint(name) for name in outside},
-        "components": [{"file": c.file(info.platform), "ep_name": c.ep_name, "feature": c.feature,
-                        "runtime": c.runtime, "runpath": list(c.runpath),
+        "components": [{"file": c.file(info.platform), "ep_name": c.ep_name, "plugin": c.plugin,
+                        "feature": c.feature, "runtime": c.runtime, "runpath": list(c.runpath),
                         "rocm_needed": list(needs.get(c.file(info.platform), ())),
                         "dlopens": list(c.dlopens)}
                        for c in components],

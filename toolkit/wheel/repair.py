@@ -34,7 +34,7 @@ from toolkit.util.fsutil import give_umask_mode
 from toolkit.util.process import run
 from toolkit.wheel import runpath
 from toolkit.wheel.graft import graft
-from toolkit.wheel.rocm import Need, Resolver, missing_error
+from toolkit.wheel.rocm import BY_RECIPE, Need, Resolver, missing_error
 from toolkit.wheel.wheelfile import parse_wheel_filename
 
 
@@ -229,8 +229,10 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
         final = out_dir / repaired.name
         give_umask_mode(repaired)  # auditwheel ran under the fixed umask; the file is the user's
         os.replace(repaired, final)
-    if rocm:
-        log.stage("repair", f"left external (ROCm): {', '.join(n.soname for n in rocm)}")
+    for label, group in (("ROCm", [n for n in rocm if not n.reason.startswith(BY_RECIPE)]),
+                         (BY_RECIPE, [n for n in rocm if n.reason.startswith(BY_RECIPE)])):
+        if group:
+            log.stage("repair", f"left external ({label}): {', '.join(n.soname for n in group)}")
     how = ("kept: no manylinux policy holds its libraries, [wheel] platform = \"linux\"" if platform == "linux" else
            "computed by auditwheel from the glibc symbol versions its libraries need")
     log.stage("repair", f"{final.name}: tag {platform_tags[0]} ({how}{f', {glibc} at most' if glibc else ''}, not "

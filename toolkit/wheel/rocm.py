@@ -157,11 +157,17 @@ class Need:
     needed_by: tuple[str, ...]  # archive paths, or the library that pulled it in
 
 
+# Why a library is left external that is not ROCm: the start of its Need's reason.
+BY_RECIPE = "not ROCm: the recipe's [wheel] excludes"
+
+
 class Resolver:
     """Classifies what a wheel's ELF files need, the way auditwheel will resolve it on this machine."""
 
     def __init__(self, extra_patterns: Iterable[str] = (), rocm_paths: Iterable[str | Path] = ()) -> None:
         self.patterns = tuple(dict.fromkeys((*rocm_excludes(), *extra_patterns)))
+        # The recipe's own excludes are left external as ROCm is, but are not ROCm (hip-ep's libLLVM.so.22.1).
+        self.recipe_patterns = frozenset(extra_patterns) - set(rocm_excludes())
         self.path_globs = rocm_path_globs(rocm_paths)
         self.dpkg = DpkgOwners()
 
@@ -228,6 +234,8 @@ class Resolver:
     def _kind(self, soname: str, path: str | None, real: str | None,
               rocm_by_owner: dict[str, str]) -> tuple[str, str]:
         pattern = matching(soname, self.patterns)
+        if pattern in self.recipe_patterns:
+            return "rocm", f"{BY_RECIPE} ({pattern})"
         if pattern:
             return "rocm", f"ROCm by name ({pattern})"
         system = system_reason(soname)

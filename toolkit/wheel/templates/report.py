@@ -54,7 +54,9 @@ def report_lines(facts: dict[str, Any]) -> list[str]:
                  f"; supported {ort['supported']}: {'yes' if ort['in_range'] else 'no'}")
     lines.append("packaged libraries:")
     for lib in facts["libraries"]:
-        what = f"EP {lib['ep_name']}" if lib["ep_name"] else "backend"
+        # A component that is no plugin EP (hip-ep's libhip-compiler.so, a compiler) is no backend either.
+        what = f"EP {lib['ep_name']}" if lib["ep_name"] else "backend" if lib.get("plugin", True) else \
+            "a library the EP loads, not an EP"
         state = "loads" if lib["loads"] else f"does not load: {lib['error']}"
         lines.append(f"  {lib['file']} ({what}): {state}" + (f"; needs {lib['runtime']}" if lib["runtime"] else ""))
     reg = facts["registration"]

@@ -213,8 +213,8 @@ def libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for c in info["components"]:
         loads, _, error = try_load(os.path.join(HERE, c["file"]))
-        out.append({"file": c["file"], "ep_name": c.get("ep_name"), "loads": loads, "error": error,
-                    "runtime": c.get("runtime")})
+        out.append({"file": c["file"], "ep_name": c.get("ep_name"), "plugin": c.get("plugin", True), "loads": loads,
+                    "error": error, "runtime": c.get("runtime")})
     return out
 
 
