@@ -30,19 +30,32 @@ def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name.lower(), p) for p in patterns)
 
 
-def import_problems(facts: PeFacts, own: Iterable[str]) -> list[str]:
-    """One phrase per import the DLL may not have: `own` are the DLLs built beside it or carried by its wheel."""
+# Why each kind of import is wrong, and what to do.
+REASONS = {
+    "mingw_runtime": "MinGW's runtime DLL: link it in statically, -static",
+    "legacy_crt": "the legacy CRT: something was built for MSVCRT, not UCRT",
+    "unknown": "neither Windows' own, nor built beside it, nor carried by its wheel",
+}
+
+
+def classify_import(name: str, own: Iterable[str]) -> str | None:
+    """Which kind of wrong import `name` is (a key of REASONS), or None where it may be imported."""
     lists = _lists()
-    allowed = {name.lower() for name in own}
-    problems = []
-    for name in facts.imports:
-        if _matches(name, lists["mingw_runtime"]):
-            problems.append(f"{name} (MinGW's runtime DLL: link it in statically, -static)")
-        elif _matches(name, lists["legacy_crt"]):
-            problems.append(f"{name} (the legacy CRT: something was built for MSVCRT, not UCRT)")
-        elif not _matches(name, lists["system"]) and name.lower() not in allowed:
-            problems.append(f"{name} (neither Windows' own, nor built beside it, nor carried by its wheel)")
-    return problems
+    if _matches(name, lists["mingw_runtime"]):
+        return "mingw_runtime"
+    if _matches(name, lists["legacy_crt"]):
+        return "legacy_crt"
+    if _matches(name, lists["system"]) or name.lower() in {n.lower() for n in own}:
+        return None
+    return "unknown"
+
+
+def import_problems(facts: PeFacts, own: Iterable[str], kinds: Iterable[str] = tuple(REASONS)) -> list[str]:
+    """One phrase per import of the given kinds the DLL may not have: `own` are the DLLs built beside it or carried
+    by its wheel."""
+    own, kinds = list(own), set(kinds)
+    found = ((name, classify_import(name, own)) for name in facts.imports)
+    return [f"{name} ({REASONS[kind]})" for name, kind in found if kind in kinds]
 
 
 def reproducibility_problems(facts: PeFacts) -> list[str]:

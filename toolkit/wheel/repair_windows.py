@@ -41,14 +41,14 @@ def repair_windows_wheel(wheel: Path, out_dir: Path, env: Mapping[str, str] | No
     if not all(tag.startswith("win_") for tag in tags):
         raise ToolkitError(f"{wheel.name}: a Windows repair takes a win_* wheel, not {', '.join(tags)}")
     before = dll_members(wheel)
-    carried = ":".join(sorted({posixpath_name(m) for m in before}))
+    _refuse_what_no_repair_fixes(wheel)
+    # What the wheel carries is its own, where it is: delvewheel must neither vendor nor move it.
+    carried = ["--exclude", ":".join(sorted({m.rsplit("/", 1)[-1] for m in before}))] if before else []
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".repair-", dir=out_dir) as tmp:
         produced = Path(tmp) / "out"
-        cmd = [sys.executable, "-m", "delvewheel", "repair", "--analyze-existing", "--no-mangle-all",
+        cmd = [sys.executable, "-m", "delvewheel", "repair", "--analyze-existing", "--no-mangle-all", *carried,
                "-w", str(produced), str(wheel)]
-        if carried:
-            cmd[4:4] = ["--exclude", carried]  # what the wheel carries is its own, where it is
         run(cmd, "delvewheel repair", output="merge", env={**os.environ, **(env or {})},
             hint="pip install delvewheel (the toolkit's environment has it)")
         repaired = sorted(produced.glob("*.whl"))
@@ -79,5 +79,16 @@ def repair_windows_wheel(wheel: Path, out_dir: Path, env: Mapping[str, str] | No
     return RepairResult(final, platform_tags[0], platform_tags, vendored, ())
 
 
-def posixpath_name(member: str) -> str:
-    return member.rsplit("/", 1)[-1]
+def _refuse_what_no_repair_fixes(wheel: Path) -> None:
+    """MinGW's runtime DLLs and the legacy CRT are build mistakes, not dependencies to vendor: named before
+    delvewheel runs (it would stop at the first one it cannot find, with a traceback)."""
+    with tempfile.TemporaryDirectory(prefix=".repair-check-") as tmp, zipfile.ZipFile(wheel) as archive:
+        problems = []
+        for member in dll_members(wheel):
+            path = Path(archive.extract(member, tmp))
+            wrong = import_problems(read_pe(path), [], kinds=("mingw_runtime", "legacy_crt"))
+            problems += [f"{member}: imports {'; '.join(wrong)}"] if wrong else []
+    if problems:
+        raise ToolkitError(f"{wheel.name}: " + "; ".join(problems),
+                           hint="a plugin EP DLL loads in any process with ONNX Runtime, where no MinGW runtime is "
+                                "found: link it in (the mingw toolchain's -static)")

@@ -32,8 +32,8 @@ def check_stage(b: Build) -> Stage:
         return [f"{b.library_file(n)} must export exactly {', '.join(e)}" for n, e in b.expected() if e] + [
             f"offload bundles must hold exactly these GPU targets: {targets}"]
 
-    return Stage("check", lambda: {"expected": b.expected(), "gpu_targets": derive.facts(b)["gpu_targets"]}, [],
-                 run, plan)
+    return Stage("check", lambda: {"expected": b.expected(), "gpu_targets": derive.facts(b)["gpu_targets"],
+                                   "platform": b.toolchain().platform}, [], run, plan)
 
 
 def _is_pattern(entry: str) -> bool:

@@ -1,0 +1,66 @@
+"""The repair of a win_amd64 wheel (toolkit/wheel/repair_windows.py): delvewheel, then the toolkit's own check of
+what every DLL imports. A DLL that needs MinGW's runtime DLLs is refused by name."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.support.windows_support import TRIPLET, inside
+from toolkit.util.errors import ToolkitError
+from toolkit.wheel.repair_windows import repair_windows_wheel
+
+# iostream and an exception: what makes a DLL need libstdc++ and libgcc unless they are linked in.
+SOURCE = r"""
+#include <iostream>
+#include <stdexcept>
+extern "C" __declspec(dllexport) int CreateEpFactories(int n) {
+  std::cout << "probe" << std::endl;
+  if (n < 0) throw std::runtime_error("negative");
+  return n;
+}
+"""
+
+
+def windows_wheel(folder: Path, dll: Path, tag: str = "win_amd64") -> Path:
+    wheel = folder / f"probe-0.1.0-py3-none-{tag}.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.write(dll, f"probe/{dll.name}")
+        archive.writestr("probe/__init__.py", "")
+        archive.writestr("probe-0.1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: probe\nVersion: 0.1.0\n")
+        archive.writestr("probe-0.1.0.dist-info/WHEEL",
+                         f"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: py3-none-{tag}\n")
+        archive.writestr("probe-0.1.0.dist-info/RECORD", "")
+    return wheel
+
+
+def test_a_linux_wheel_is_not_a_windows_repairs_input(tmp_path: Path) -> None:
+    dll = tmp_path / "probe.dll"
+    dll.write_bytes(b"MZ")
+    with pytest.raises(ToolkitError, match="a Windows repair takes a win_\\* wheel, not linux_x86_64"):
+        repair_windows_wheel(windows_wheel(tmp_path, dll, "linux_x86_64"), tmp_path / "out")
+
+
+@pytest.mark.parametrize("static", [True, False], ids=["runtime-linked-in", "needs-mingw-dlls"])
+def test_repair_keeps_a_self_contained_dll_and_refuses_one_that_needs_mingws_runtime(
+        windows_root: Path, tmp_path: Path, static: bool) -> None:
+    (tmp_path / "probe.cc").write_text(SOURCE)
+    dll = tmp_path / "probe.dll"
+    built = inside(windows_root, [f"{TRIPLET}-g++", "-shared", "-O2", "-o", str(dll), str(tmp_path / "probe.cc"),
+                                  *(["-static"] if static else [])], [tmp_path])
+    assert built.returncode == 0, built.stderr
+    wheel = windows_wheel(tmp_path, dll)
+    out = tmp_path / "out"
+    if static:
+        result = repair_windows_wheel(wheel, out)
+        assert result.tag == "win_amd64" and result.grafted == ()
+        assert [p.name for p in out.iterdir()] == [wheel.name]
+        return
+    with pytest.raises(ToolkitError) as error:
+        repair_windows_wheel(wheel, out)
+    assert str(error.value).startswith(f"{wheel.name}: probe/probe.dll: imports ")
+    assert "libstdc++-6.dll (MinGW's runtime DLL: link it in statically, -static)" in str(error.value)
+    assert "Traceback" not in str(error.value)
+    assert not list(out.glob("*.whl"))  # nothing half-done
