@@ -163,3 +163,39 @@ def test_the_public_label_releases_one_build_per_variant_under_the_plain_version
     with pytest.raises(ToolkitError, match=r"\[release\] public = 'glibc2.17': no matrix entry has that label") as err:
         plan_matrix(from_table(load_toml(wrong).table("release"), recipe.parent))
     assert err.value.hint == "the entries' labels: glibc2.28, glibc2.28.hipdnn"
+
+
+WINDOWS = """\
+[recipe]
+name = "amdgpu-ep"
+
+[release]
+axes = ["toolchain", "features"]
+features = [[]]
+
+[[release.toolchain]]
+name = "linux"
+toolchain = "system"
+
+[[release.toolchain]]
+name = "win"
+toolchain = "mingw"
+root = "debian-sid-windows"
+"""
+
+
+def test_a_toolchain_set_with_a_root_is_built_in_that_roots_container(tmp_path):
+    # The Windows toolchain's compilers and Wine are in their own root, as ROCm 7's are: its entries say so, and a
+    # release on the host runs them there (toolkit/release/in_root.py).
+    from toolkit.release.in_root import root_for, roots_of
+
+    entries = plan_matrix(_settings(tmp_path, WINDOWS))
+    assert [(e.id, e.root) for e in entries] == [("linux", None), ("win", "debian-sid-windows")]
+    assert [e.get("root") for e in json.loads(matrix_json(entries))["include"]] == [None, "debian-sid-windows"]
+    assert roots_of(entries) == ["debian-sid-windows"]
+    assert root_for(entries[1]) == "debian-sid-windows" and root_for(entries[0]) is None
+
+
+def test_a_toolchain_sets_root_must_be_a_package_set(tmp_path):
+    with pytest.raises(RecipeError, match=r"key 'release.toolchain\[1\].root'.*no-such-root"):
+        _settings(tmp_path, WINDOWS.replace('"debian-sid-windows"', '"no-such-root"'))

@@ -15,8 +15,9 @@
 
     [[release.toolchain]]                  # with the "toolchain" axis: one entry per C/C++ toolchain and floor
     name = "glibc2.28"                     # part of the entry id and of the wheel's local version
-    toolchain = "zig"                      # "system" or "zig" ([build] toolchain)
+    toolchain = "zig"                      # "system", "zig" or "mingw" ([build] toolchain)
     glibc_floor = "2.28"                   # zig's glibc floor ([build] glibc_floor)
+    root = "debian-sid-windows"            # optional: built in a container of this root (mingw's is this one)
 
     [[release.rocm]]                       # with the "rocm" axis: one entry per ROCm major, each built in its root
     name = "rocm7"                         # a variant of [wheel.rocm_variants]: the wheel must link its HIP soname
@@ -66,8 +67,12 @@ class TargetSet:
 @dataclass(frozen=True)
 class ToolchainSet:
     name: str = field(metadata=doc("The entry's name, part of the entry id and of the wheel's local version."))
-    toolchain: str = field(metadata=doc("`system` or `zig` (as `[build] toolchain`)."))
+    toolchain: str = field(metadata=doc("`system`, `zig` or `mingw` (as `[build] toolchain`)."))
     glibc_floor: str | None = field(default=None, metadata=doc("zig's glibc floor (as `[build] glibc_floor`)."))
+    # mingw's compilers and Wine are in their own root (debian-sid-windows), as ROCm 7's are in theirs.
+    root: str | None = field(default=None, metadata=doc(
+        "The build root (`containers/roots/NAME.toml`) in whose container this set's entries are built, as a "
+        "`[[release.rocm]]` root is; default: where the release runs."))
 
 
 @recipe_table("release.rocm[]")
@@ -187,22 +192,29 @@ def _toolchain_set(t: Table) -> ToolchainSet:
     if not _NAME.match(name):
         raise t.error("name", f"expected lower-case letters, digits, '_' or '.', got {name!r} "
                       "(it becomes part of the matrix entry id and the wheel's local version)")
+    root = t.str("root", None)
+    if root is not None:
+        _check_root(t, root)
     t.done()
-    return ToolchainSet(name, toolchain, floor)
+    return ToolchainSet(name, toolchain, floor, root)
 
 
 def _rocm_set(t: Table) -> RocmSet:
-
     name = t.str("name")
     if not _NAME.match(name):
         raise t.error("name", f"expected a variant name like \"rocm7\", got {name!r}")
     root = t.str("root")
+    _check_root(t, root)
+    t.done()
+    return RocmSet(name, root)
+
+
+def _check_root(t: Table, root: str) -> None:
+    """A `root` key names a build root's package set (containers/roots/NAME.toml)."""
     try:
         packageset.find(root)
     except ToolkitError as exc:
         raise t.error("root", f"{exc.message}; {exc.hint}") from None
-    t.done()
-    return RocmSet(name, root)
 
 
 def _target_set(t: Table) -> TargetSet:

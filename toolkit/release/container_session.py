@@ -120,9 +120,10 @@ def _recipe_named(given: argparse.Namespace | None) -> Path | None:
 
 
 def _session_root(session_name: str, given: argparse.Namespace | None, settings: ReleaseSettings) -> str | None:
-    """The build root whose image runs a `release` of a recipe with a ROCm axis: the root of the entries its --only
-    selects (they must share one). None for other sessions and recipes: [release.container] decides."""
-    if session_name != "release" or not settings.rocm or given is None:
+    """The build root whose image runs a `release` of a recipe whose entries name roots (a ROCm axis, a toolchain
+    set's root): the root of the entries its --only selects (they must share one). None for other sessions and
+    recipes: [release.container] decides."""
+    if session_name != "release" or given is None:
         return None
     roots = roots_of(matrix.select(matrix.plan_matrix(settings), given.only or None))
     if len(roots) > 1:

@@ -1,4 +1,5 @@
-"""Release entries of a ROCm axis: each is built in a container of its own build root ([[release.rocm]] root).
+"""Release entries with a build root of their own ([[release.rocm]] root, [[release.toolchain]] root): each is built
+in a container of that root.
 
 A release started on the host builds each such entry with `container ... release --only ID` in a container of
 that root, reads back the wheel and the entry's build facts, and publishes every entry into ONE dist folder (with
@@ -45,21 +46,21 @@ def entry_of_host_release() -> str | None:
 
 def root_for(entry: Entry) -> str | None:
     """The root whose image must build `entry`; None when it is built here."""
-    if entry.rocm is None:
+    if entry.root is None:
         return None
     here = current_root()
-    if here == entry.rocm.root:
+    if here == entry.root:
         return None
     if here is not None:
-        raise ToolkitError(f"release entry {entry.id} is built in build root {entry.rocm.root}, and this is {here}",
+        raise ToolkitError(f"release entry {entry.id} is built in build root {entry.root}, and this is {here}",
                            hint="start the release on the host, which runs each entry in a container of its root, or "
                                 "select this root's entries with --only")
-    return entry.rocm.root
+    return entry.root
 
 
 def roots_of(entries: list[Entry]) -> list[str]:
-    """The distinct roots the entries' ROCm axis names, in matrix order."""
-    return list(dict.fromkeys(e.rocm.root for e in entries if e.rocm is not None))
+    """The distinct roots the entries are built in (their ROCm variant's or toolchain set's), in matrix order."""
+    return list(dict.fromkeys(e.root for e in entries if e.root is not None))
 
 
 def build_in_root_image(recipe: Path, entry: Entry, work_dir: Path, *, release_args: list[str],
@@ -67,7 +68,7 @@ def build_in_root_image(recipe: Path, entry: Entry, work_dir: Path, *, release_a
     """`container --recipe RECIPE release --only ID` in a container of the entry's root, its build folder in
     `work_dir`; the wheel it wrote and the facts of its build. `release_args` are the build options passed on
     (PASSED_INTO_ROOT), `env` what the release adds to the environment of that command."""
-    root = entry.rocm.root if entry.rocm else "?"   # only entries of a ROCm axis come here
+    root = entry.root or "?"   # only entries with a root come here
     build = work_dir / "build"
     build.mkdir(parents=True, exist_ok=True)
     facts_inside = f"{container.BUILD}/{FACTS_FILE}"

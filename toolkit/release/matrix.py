@@ -29,6 +29,13 @@ class Entry:
     public: bool = False         # released under the plain version ([release] public names its label)
 
     @property
+    def root(self) -> str | None:
+        """The build root whose container builds it: its ROCm variant's, else its toolchain set's (None: here)."""
+        if self.rocm is not None:
+            return self.rocm.root
+        return self.toolchain.root if self.toolchain is not None else None
+
+    @property
     def python_tag(self) -> str | None:
         return "cp" + self.python.replace(".", "") if self.python else None
 
@@ -61,7 +68,9 @@ class Entry:
             out.update(toolchain=self.toolchain.toolchain, toolchain_name=self.toolchain.name,
                        glibc_floor=self.toolchain.glibc_floor)
         if self.rocm is not None:
-            out.update(rocm=self.rocm.name, root=self.rocm.root)
+            out.update(rocm=self.rocm.name)
+        if self.root is not None:
+            out.update(root=self.root)
         return out
 
 
