@@ -43,7 +43,8 @@ CORPUS = ROOT / "tests" / "data" / "cuda_corpus"
 OURS = """
 import json, sys, time
 sys.path.insert(0, {root!r})
-from toolkit.hipify import HipifySettings, hipify_tree
+from toolkit.hipify import hipify_tree
+from toolkit.recipe.hipify import HipifySettings
 start = time.perf_counter()
 report = hipify_tree(HipifySettings(), {src!r}, {out!r}, jobs={jobs}, progress=False)
 print(json.dumps({{"seconds": time.perf_counter() - start, "converted": len(report.converted)}}))

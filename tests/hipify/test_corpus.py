@@ -11,7 +11,8 @@ import pytest
 from tests.support.hipify_support import HIP_TARGETS, hip_env, require_hipcc
 from tests.support.tools import DATA, ROOT
 from toolkit.binary.offload_bundle import gpu_targets
-from toolkit.hipify import HipifySettings, hipify_tree
+from toolkit.hipify import hipify_tree
+from toolkit.recipe.hipify import HipifySettings
 
 CORPUS = DATA / "cuda_corpus"
 EXPECTED = DATA / "cuda_corpus_expected"

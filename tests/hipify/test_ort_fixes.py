@@ -6,10 +6,10 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from toolkit.hipify import HipifySettings, hipify_tree
+from toolkit.hipify import hipify_tree
 from toolkit.hipify.engine import convert_text
 from toolkit.hipify.tables import load_tables
-from toolkit.recipe.hipify import Exclude, Rename, Substitution
+from toolkit.recipe.hipify import Exclude, HipifySettings, Rename, Substitution
 
 
 def convert(src: str, **kw):

@@ -11,10 +11,10 @@ import pytest
 
 from tests.support.tools import DATA
 from toolkit.cli.main import build_parser, main
-from toolkit.hipify import HipifySettings, hipify_tree
+from toolkit.hipify import hipify_tree
 from toolkit.hipify import tree as hipify_tree_module
 from toolkit.hipify.tree import CACHE_NAME
-from toolkit.recipe.hipify import Exclude, Rename
+from toolkit.recipe.hipify import Exclude, HipifySettings, Rename
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 

@@ -1,10 +1,9 @@
 """The built-in CUDA-to-HIP converter: mapping tables as data, out-of-tree, incremental, strict.
 
-Public API for the pipeline: HipifySettings / from_table (recipe [hipify]) and hipify_tree().
+Its entry point is hipify_tree() (tree.py), with a recipe's [hipify] settings, which toolkit/recipe/hipify.py reads.
 """
 
 from toolkit.hipify.report import HipifyReport
 from toolkit.hipify.tree import hipify_tree
-from toolkit.recipe.hipify import HipifySettings, from_table
 
-__all__ = ["HipifyReport", "HipifySettings", "from_table", "hipify_tree"]
+__all__ = ["HipifyReport", "hipify_tree"]

@@ -45,14 +45,15 @@ class Stage:
 
 @dataclass(frozen=True)
 class StageSpec:
-    """A stage as the package that owns it provides it: its name, when a build has it, how to make it."""
+    """A stage as its adapter (pipeline/adapters/) declares it: its name, how to make it, when a build has it."""
 
     name: str
     # One line for `build --help`, the dry run and the stage reference.
     summary: str
-    # Whether this build has the stage at all (its recipe section exists, the series has such patches, ...).
-    applies: Callable[[Build], bool]
     make: Callable[[Build], Stage]
+    # Whether this build has the stage at all (its recipe section exists, the series has such patches, ...); a
+    # recipe's [recipe] stages list leaves out any stage besides (pipeline/stages.py).
+    applies: Callable[[Build], bool] = lambda b: True
     # Only when a wheel is asked for (--wheel, --smoke, release builds).
     packaging: bool = False
 

@@ -1,10 +1,10 @@
-"""Following upstream: moving a recipe to a new revision of its tree (`bump`), surveying what a revision
-needs (`survey`), and checking the system APIs a tree calls before it compiles (the api-check stage).
+"""Following upstream: moving a recipe to a new revision of its tree (`bump`) and surveying what a revision
+needs (`survey`).
 
 Modules: resolve.py (a revision to a commit), patches.py (the series judged on the new revision), surface.py
-(options and installed libraries against the recipe), dep_changes.py (FetchContent requests against the recipe,
-pinning new versions), survey.py (a configure with the dependency provider in survey mode), apis.py +
-cxxscan.py + compiledb.py (the API check; data/system_apis.toml), stage.py + settings.py (the api-check stage
-and [api_check]), staging.py + edit.py + commit.py (the new recipe on a scratch copy, written all or nothing),
-report.py (Markdown), bump.py (the command), cli.py (`bump`, `survey`).
+(options and installed libraries against the recipe), exports.py (what a revision's libraries export, as its link
+declares it), dep_changes.py (FetchContent requests against the recipe, pinning new versions), survey.py (a
+configure with the dependency provider in survey mode), staging.py + edit.py + commit.py (the new recipe on a
+scratch copy, written all or nothing), report.py (Markdown), bump.py (the command). The API check lives in
+toolkit/apicheck/, the commands in toolkit/cli/upstream.py.
 """

@@ -1,8 +1,10 @@
-"""The wheel stage: package the built EP libraries, repair them for manylinux, inspect and smoke-test.
+"""Wheels: package the built EP libraries, repair them (auditwheel for manylinux, delvewheel for Windows), inspect
+them, and the code that ships inside them (templates/).
 
-Entry points the pipeline calls:
+Entry points the pipeline's adapters call:
     build_wheel(settings, lib_dir, build_info, out_dir) -> Path
     repair_wheel(wheel, out_dir, excludes, components, rocm_paths) -> RepairResult
+    repair_windows_wheel(wheel, out_dir) -> RepairResult
     inspect_wheel(path) -> WheelReport
-    run_smoke(wheel_paths, settings, ...) -> int
+Smoke-testing a wheel is toolkit/smoke/'s.
 """

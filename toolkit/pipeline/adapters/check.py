@@ -11,7 +11,6 @@ from toolkit.binary.offload_bundle import gpu_targets
 from toolkit.binary.pe import read_pe
 from toolkit.binary.windows import describe_imports, import_problems, reproducibility_problems
 from toolkit.pipeline import derive
-from toolkit.pipeline.adapters.configure import has_cmake_build
 from toolkit.pipeline.adapters.outputs import check_needed
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
@@ -133,4 +132,4 @@ def check_code_objects(b: Build) -> None:
 
 
 STAGE = StageSpec("check", "the libraries export exactly the entry points, link what they must, carry the GPU targets",
-                  applies=has_cmake_build, make=check_stage)
+                  make=check_stage)

@@ -11,7 +11,7 @@ from toolkit.binary.elf import read_elf
 from toolkit.binary.patchelf import set_runpath
 from toolkit.cmake.commands import build_command, find_cmake, read_cache
 from toolkit.pipeline import derive
-from toolkit.pipeline.adapters.configure import configure_defines, has_cmake_build
+from toolkit.pipeline.adapters.configure import configure_defines
 from toolkit.pipeline.adapters.outputs import install_staging, installed
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
@@ -96,4 +96,4 @@ def strip_build_runpath(lib: Path) -> None:
 
 
 STAGE = StageSpec("build", "Ninja builds the tree; exactly the recipe's libraries are collected into lib/",
-                  applies=has_cmake_build, make=build_stage)
+                  make=build_stage)

@@ -143,13 +143,8 @@ def switches_compiler(b: Build) -> bool:
     return bool(cached) and cached != wanted and bool(wanted or (cached or "").startswith(ours))
 
 
-def has_cmake_build(b: Build) -> bool:
-    """Every recipe that does not leave the CMake stages out of its [recipe] stages builds with CMake."""
-    return True
-
-
 STAGE = StageSpec("configure", "CMake configures the patched tree with the features' and the toolkit's defines",
-                  applies=has_cmake_build, make=configure_stage)
+                  make=configure_stage)
 
 
 def configure_ran(b: Build) -> list[str] | None:

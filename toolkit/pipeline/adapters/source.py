@@ -38,4 +38,4 @@ def source_stage(b: Build) -> Stage:
 
 
 STAGE = StageSpec("source", "bring the recipe's source into the work tree (build/<recipe>/<variant>/source); "
-                  "every build runs it, named in a recipe's stages or not", applies=lambda b: True, make=source_stage)
+                  "every build runs it, named in a recipe's stages or not", make=source_stage)

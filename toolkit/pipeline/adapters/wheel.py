@@ -89,5 +89,6 @@ def _has_wheel(b: Build) -> bool:
 
 WHEEL = StageSpec("wheel", "package lib/ as a py3-none wheel with scikit-build-core (--wheel)",
                   applies=_has_wheel, make=wheel_stage, packaging=True)
-REPAIR = StageSpec("repair", "auditwheel repair, ROCm libraries left external, into wheelhouse/ (--wheel)",
+REPAIR = StageSpec("repair", "auditwheel repair, ROCm libraries left external (delvewheel for a Windows build), into "
+                   "wheelhouse/ (--wheel)",
                    applies=_has_wheel, make=repair_stage, packaging=True)
