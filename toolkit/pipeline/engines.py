@@ -8,9 +8,9 @@ from typing import Any
 
 from toolkit.pipeline import stages
 from toolkit.pipeline.adapters.compile_check import REPORT_NAME, compile_check_stage
-from toolkit.pipeline.build import prepared, print_sources_plan
+from toolkit.pipeline.build import prepared
 from toolkit.pipeline.options import BuildOptions
-from toolkit.pipeline.runner import StageResult, StageRunner
+from toolkit.pipeline.runner import StageResult
 from toolkit.util import log
 from toolkit.util.fsutil import JSON
 
@@ -35,8 +35,7 @@ def run_engine(options: BuildOptions, engine: str, sample: bool = False,
         steps.append(compile_check_stage(b, sample=sample, enforce=False))  # the caller judges every engine
         if options.dry_run:
             log.info(f"{engine}: work tree {b.workspace.root} (dry run: nothing is created)")
-            print_sources_plan(b)
-        results = StageRunner(b.workspace.state, dry_run=options.dry_run, force=options.force).run(steps)
+        results = stages.run_stages(b, steps)
     hipify_result = next(r for r in results if r.name == "hipify")
     if options.dry_run:
         return hipify_result, None

@@ -23,7 +23,7 @@ from toolkit.pipeline.adapters import source as source_stage
 from toolkit.pipeline.adapters import wheel as wheel_stage
 from toolkit.pipeline.build import Build, prepared, print_sources_plan
 from toolkit.pipeline.options import BuildOptions
-from toolkit.pipeline.runner import StageResult, StageRunner, StageSpec
+from toolkit.pipeline.runner import Stage, StageResult, StageRunner, StageSpec
 from toolkit.util import log
 from toolkit.util.errors import RecipeError, ToolkitError
 
@@ -84,6 +84,14 @@ def run_build(options: BuildOptions, until: str | None = None, package: bool = F
         return b, _run_stages(b, options, until, package)
 
 
+def run_stages(b: Build, steps: list[Stage]) -> list[StageResult]:
+    """Run `steps` on the build's work tree as its options say (--dry-run: the sources' plan, then each stage's;
+    --force: every stage, whatever its fingerprint)."""
+    if b.options.dry_run:
+        print_sources_plan(b)
+    return StageRunner(b.workspace.state, dry_run=b.options.dry_run, force=b.options.force).run(steps)
+
+
 def _run_stages(b: Build, options: BuildOptions, until: str | None, package: bool) -> list[StageResult]:
     log.info(f"work tree {b.workspace.root}" + (" (dry run: nothing is created)" if options.dry_run else ""))
     packaging = package or any(s.name == until and s.packaging for s in ORDER)
@@ -91,10 +99,7 @@ def _run_stages(b: Build, options: BuildOptions, until: str | None, package: boo
     if until is not None:
         specs = _until(specs, until, b)
     log.info("stages: " + " -> ".join(s.name for s in specs))
-    if options.dry_run:
-        print_sources_plan(b)
-    runner = StageRunner(b.workspace.state, dry_run=options.dry_run, force=options.force)
-    results = runner.run([spec.make(b) for spec in specs])
+    results = run_stages(b, [spec.make(b) for spec in specs])
     if not options.dry_run:
         _summarize(b, results, packaging)
     return results

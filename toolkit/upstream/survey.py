@@ -14,10 +14,9 @@ import shutil
 from pathlib import Path
 
 from toolkit.apicheck import apis, compiledb
-from toolkit.cmake.commands import configure_command, find_cmake, find_ninja
 from toolkit.pipeline import stages
 from toolkit.pipeline.adapters.api_check import cmake_texts, libraries
-from toolkit.pipeline.adapters.configure import configure_defines
+from toolkit.pipeline.adapters.configure import tree_configure_command
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.options import BuildOptions
 from toolkit.sources.fetchcontent import REPORT_NAME, read_report
@@ -38,10 +37,8 @@ def survey(options: BuildOptions) -> JSON | None:
     ws = b.workspace
     binary = ws.root / "survey"
     log_file = ws.root / "logs" / "survey.log"
-    defines = {**configure_defines(b), **survey_define(binary), "CMAKE_EXPORT_COMPILE_COMMANDS": "ON",
-               "TOOLKIT_PROVIDER_REPORT": (binary / REPORT_NAME).as_posix()}
-    cmd = configure_command(find_cmake(), ws.source, binary, b.recipe.build.generator, find_ninja(), defines,
-                            b.recipe.build.list_defines)
+    cmd = tree_configure_command(b, binary, {**survey_define(binary), "CMAKE_EXPORT_COMPILE_COMMANDS": "ON",
+                                             "TOOLKIT_PROVIDER_REPORT": (binary / REPORT_NAME).as_posix()})
     if options.dry_run:
         log.stage("survey", "would run: a configure with the dependency provider in survey mode")
         for line in [f"toolchain {b.toolchain().describe()}", f"fresh CMake folder {binary} (removed first)",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from pathlib import Path
 
 from toolkit.cmake.commands import (
     check_cmake_version,
@@ -87,8 +89,7 @@ def configure_stage(b: Build) -> Stage:
     _, kernel_env, kernel_note = hip_kernels(b)
 
     def command() -> list[str]:
-        return configure_command(cmake, ws.source, ws.cmake, b.recipe.build.generator, ninja, configure_defines(b),
-                                 b.recipe.build.list_defines)
+        return tree_configure_command(b, ws.cmake, cmake=cmake, ninja=ninja)
 
     def inputs() -> JSON:
         # The tools' identity, not their paths: each nox session or venv has its own copy of CMake.
@@ -141,6 +142,15 @@ def switches_compiler(b: Build) -> bool:
     wanted = b.toolchain().defines(b.toolchain_dir).get("CMAKE_CXX_COMPILER")
     ours = str(b.toolchain_dir) + "/"
     return bool(cached) and cached != wanted and bool(wanted or (cached or "").startswith(ours))
+
+
+def tree_configure_command(b: Build, binary: Path, extra: Mapping[str, str] | None = None, *,
+                           cmake: Path | None = None, ninja: Path | None = None) -> list[str]:
+    """The command that configures the build's patched tree into `binary`: the build's defines, `extra` on top
+    (the survey's), with the recipe's generator."""
+    return configure_command(cmake or find_cmake(), b.workspace.source, binary, b.recipe.build.generator,
+                             ninja or find_ninja(), {**configure_defines(b), **(extra or {})},
+                             b.recipe.build.list_defines)
 
 
 STAGE = StageSpec("configure", "CMake configures the patched tree with the features' and the toolkit's defines",

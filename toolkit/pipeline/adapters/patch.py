@@ -5,16 +5,16 @@ leaves differ.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from toolkit import patching
 from toolkit.pipeline import derive
+from toolkit.pipeline.adapters.source import copy_into
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log
-from toolkit.util.fsutil import JSON, make_temp_dir, sync_tree
+from toolkit.util.fsutil import JSON
 
 # What each phase patches, and where the patched copy goes.
 _PHASES: dict[str, tuple[str, Callable[[Build], Path], Callable[[Build], Path]]] = {
@@ -38,22 +38,17 @@ def patch_stage(b: Build, phase: str) -> Stage:
                 "active": derive.patch_pins(b, phase)}
 
     def run() -> None:
-        tmp = make_temp_dir(b.workspace.root, out.name)
-        try:
-            # .git and hipify's per-file cache are not part of the tree the build reads.
-            shutil.copytree(tree, tmp, symlinks=True, dirs_exist_ok=True,
-                            ignore=shutil.ignore_patterns(".git", ".hipify-cache.json"))
-            patched: set[str] = set()
+        patched: set[str] = set()
+
+        def apply(copy: Path) -> None:
             series = b.series()
             if series is not None:
-                for analysis in patching.apply_series(series, tmp, phase, sorted(b.enabled())):
+                for analysis in patching.apply_series(series, copy, phase, sorted(b.enabled())):
                     log.stage(name, str(analysis))
                     patched.update(analysis.changes)
-            # Sync rather than replace: unchanged files keep their mtimes, so ninja rebuilds nothing.
-            written = sync_tree(tmp, out)
-            log.stage(name, f"{len(patched)} file(s) patched; {len(written)} file(s) rewritten in {out}")
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+
+        written = copy_into(tree, out, b.workspace.root, apply)
+        log.stage(name, f"{len(patched)} file(s) patched; {len(written)} file(s) rewritten in {out}")
 
     def plan() -> list[str]:
         lines = [f"{'source' if phase == 'base' else 'hipified tree'} {tree}", f"patched copy -> {out}"]

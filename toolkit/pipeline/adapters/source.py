@@ -5,6 +5,8 @@ recipe that only hipifies and compile-checks needs the tree as much as one that 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
+from pathlib import Path
 
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
@@ -15,6 +17,19 @@ from toolkit.util.fsutil import JSON, make_temp_dir, sync_tree
 SKIP = shutil.ignore_patterns(".git", ".hipify-cache.json")
 
 
+def copy_into(tree: Path, out: Path, work_root: Path, edit: Callable[[Path], None] = lambda copy: None) -> list[Path]:
+    """`tree` copied into a scratch folder of the work tree, changed there by `edit` (the patch stage applies its
+    series), then synced into `out`; returns the files written. Sync rather than replace: unchanged files keep
+    their mtimes, so ninja rebuilds nothing, and a failed edit leaves `out` as it was."""
+    tmp = make_temp_dir(work_root, out.name)
+    try:
+        shutil.copytree(tree, tmp, symlinks=True, dirs_exist_ok=True, ignore=SKIP)
+        edit(tmp)
+        return sync_tree(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def source_stage(b: Build) -> Stage:
     tree, out = b.source_dir, b.workspace.source
 
@@ -22,13 +37,7 @@ def source_stage(b: Build) -> Stage:
         return {"source": str(tree), "digest": b.source_digest()}
 
     def run() -> None:
-        tmp = make_temp_dir(b.workspace.root, out.name)
-        try:
-            shutil.copytree(tree, tmp, symlinks=True, dirs_exist_ok=True, ignore=SKIP)
-            # Sync rather than replace: unchanged files keep their mtimes, so ninja rebuilds nothing.
-            written = sync_tree(tmp, out)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        written = copy_into(tree, out, b.workspace.root)
         log.stage("source", f"{len(written)} file(s) copied or updated in {out}")
 
     def plan() -> list[str]:
