@@ -33,8 +33,15 @@ REVIEWED: dict[str, tuple[str, ...]] = {
     "toolkit/upstream/resolve.py": ("git_revision", "git_url", "git_url_problem"),
     "toolkit/cmake/commands.py": ("cmake_defines",),
     "toolkit/pipeline/adapters/configure.py": ("via toolkit/cmake/commands.py: configure_command",),
-    "toolkit/pipeline/adapters/cmake_build.py": ("toolkit-made paths and --jobs (an integer); outputs.py's install",),
+    "toolkit/pipeline/adapters/build.py": ("toolkit-made paths and --jobs (an integer); outputs.py's install",),
     "toolkit/cmake/toolchain.py": ("zig wrappers and toolkit-made paths",),
+    "toolkit/smoke/wine.py": ("Windows paths of toolkit-made files; the EP name from the wheel's _wheel_info.json "
+                              "and the recipe's [smoke] session_config as KEY=VALUE operands after the harness (it "
+                              "parses no options)",),
+    "toolkit/smoke/wine_inputs.py": ("pinned requirements and sha256 from toolkit/smoke/data/windows.toml; the MinGW "
+                                     "compiler, wine and wineserver with toolkit-made paths",),
+    "toolkit/wheel/repair_windows.py": ("delvewheel from this Python on a toolkit-made wheel; DLL names from its "
+                                        "members glued to --exclude=",),
     "toolkit/upstream/survey.py": ("via toolkit/cmake/commands.py: configure_command",),
     "toolkit/container/engine.py": ("image_name", "env_assignment"),
     "toolkit/container/local_rootfs.py": ("plain",),
@@ -196,7 +203,7 @@ def test_the_walk_sees_the_known_call_sites():
     trees = dict(_modules())
     assert _runner_calls(trees["toolkit/sources/git.py"]) and _runner_calls(trees["toolkit/container/engine.py"])
     assert _runner_calls(trees["toolkit/buildroot/make.py"])
-    assert _runner_calls(trees["toolkit/pipeline/adapters/cmake_build.py"])
+    assert _runner_calls(trees["toolkit/pipeline/adapters/build.py"])
     assert _runner_calls(trees["toolkit/compile_check/run.py"])  # run_in_root imported from toolkit.buildroot
     bad = ast.parse("import subprocess as sp\nfrom os import system\nsp.run(['x'])\nsystem('x')\n")
     aliases = _aliases(bad)

@@ -13,12 +13,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from toolkit.pipeline.adapters import api_check as api_check_stage
+from toolkit.pipeline.adapters import build as build_stage
 from toolkit.pipeline.adapters import check as check_stage
-from toolkit.pipeline.adapters import cmake_build as build_stage
 from toolkit.pipeline.adapters import compile_check as compile_check_stage
 from toolkit.pipeline.adapters import configure as configure_stage
 from toolkit.pipeline.adapters import hipify as hipify_stage
 from toolkit.pipeline.adapters import patch as patch_stage
+from toolkit.pipeline.adapters import repair as repair_stage
 from toolkit.pipeline.adapters import source as source_stage
 from toolkit.pipeline.adapters import wheel as wheel_stage
 from toolkit.pipeline.build import Build, prepared, print_sources_plan
@@ -37,8 +38,8 @@ ORDER: tuple[StageSpec, ...] = (
     api_check_stage.STAGE,
     build_stage.STAGE,
     check_stage.STAGE,
-    wheel_stage.WHEEL,
-    wheel_stage.REPAIR,
+    wheel_stage.STAGE,
+    repair_stage.STAGE,
 )
 STAGE_NAMES = tuple(spec.name for spec in ORDER)
 # Every build's first stage, named in a recipe's `stages` or not: every later stage reads the tree it brings.

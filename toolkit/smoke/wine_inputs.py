@@ -9,7 +9,6 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import zipfile
@@ -89,7 +88,7 @@ def harness(mingw: MingwPin, ort_include: Path, cache: Path) -> Path:
     header = ort_include / "onnxruntime_c_api.h"
     if not header.is_file():
         raise ToolkitError(f"{header} not found: the harness compiles against ORT's C API headers")
-    version = subprocess.run([compiler, "-dumpfullversion"], capture_output=True, text=True).stdout.strip()
+    version = run([compiler, "-dumpfullversion"], "the harness compiler's version").stdout.strip()
     key = hashlib.sha256(HARNESS.read_bytes() + header.read_bytes() + f"{compiler} {version}".encode()).hexdigest()
     exe = cache / "windows" / "harness" / key[:16] / "harness.exe"
     if not exe.is_file():
@@ -107,7 +106,7 @@ def wine_prefix(cache: Path) -> Path:
     if wine is None:
         raise ToolkitError("the Windows smoke runs under Wine, which this machine lacks",
                            hint="run it in the debian-sid-windows build root, which has wine")
-    version = subprocess.run([wine, "--version"], capture_output=True, text=True).stdout.strip() or "wine"
+    version = run([wine, "--version"], "wine --version").stdout.strip() or "wine"
     prefix = cache / "windows" / "wine" / re.sub(r"[^A-Za-z0-9.]+", "-", version).strip("-")
     with WorkLock(prefix):
         done = prefix / ".toolkit-ready"

@@ -43,7 +43,7 @@ def repair_windows_wheel(wheel: Path, out_dir: Path, env: Mapping[str, str] | No
     before = dll_members(wheel)
     _refuse_what_no_repair_fixes(wheel)
     # What the wheel carries is its own, where it is: delvewheel must neither vendor nor move it.
-    carried = ["--exclude", ":".join(sorted({m.rsplit("/", 1)[-1] for m in before}))] if before else []
+    carried = ["--exclude=" + ":".join(sorted({m.rsplit("/", 1)[-1] for m in before}))] if before else []
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".repair-", dir=out_dir) as tmp:
         produced = Path(tmp) / "out"

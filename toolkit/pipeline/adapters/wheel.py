@@ -1,6 +1,5 @@
-"""The wheel stages: the built libraries packaged with scikit-build-core (wheel), then repaired by auditwheel
-with every ROCm library left external, or by delvewheel for a Windows build (repair), into
-build/<recipe>/<variant>/wheelhouse."""
+"""The wheel stage: the built libraries packaged with scikit-build-core into build/<recipe>/<variant>/wheel-raw
+(repair.py repairs it into wheelhouse/)."""
 
 from __future__ import annotations
 
@@ -13,11 +12,9 @@ from toolkit.pipeline import derive
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import JSON, make_temp_dir, replace_dir
+from toolkit.util.fsutil import JSON
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.data import read_text
-from toolkit.wheel.repair import repair_wheel
-from toolkit.wheel.repair_windows import repair_windows_wheel
 
 if TYPE_CHECKING:
     from toolkit.recipe.wheel import WheelSettings
@@ -58,37 +55,9 @@ def wheel_stage(b: Build) -> Stage:
                           f"-> {ws.wheel_raw}"])
 
 
-def repair_stage(b: Build) -> Stage:
-    settings = wheel_settings(b)
-    ws = b.workspace
-
-    windows = b.toolchain().platform == "windows"
-
-    def run() -> None:
-        wheels = sorted(ws.wheel_raw.glob("*.whl"))
-        tmp = make_temp_dir(ws.root, "wheelhouse")
-        try:
-            if windows:
-                repair_windows_wheel(wheels[0], tmp, env=b.env)
-            else:
-                repair_wheel(wheels[0], tmp, settings.excludes, settings.components,
-                             [b.options.rocm_path] if b.options.rocm_path else [], env=b.env,
-                             platform=settings.platform)
-            replace_dir(tmp, ws.wheelhouse)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-    tool = ("delvewheel repair (what the DLLs import checked: Windows' own DLLs and the wheel's)" if windows else
-            "auditwheel repair (ROCm libraries excluded)")
-    return Stage("repair", lambda: {}, [ws.wheelhouse], run, lambda: [f"{tool} -> {ws.wheelhouse}"])
-
-
-def _has_wheel(b: Build) -> bool:
+def has_wheel(b: Build) -> bool:
     return b.recipe.wheel is not None
 
 
-WHEEL = StageSpec("wheel", "package lib/ as a py3-none wheel with scikit-build-core (--wheel)",
-                  applies=_has_wheel, make=wheel_stage, packaging=True)
-REPAIR = StageSpec("repair", "auditwheel repair, ROCm libraries left external (delvewheel for a Windows build), into "
-                   "wheelhouse/ (--wheel)",
-                   applies=_has_wheel, make=repair_stage, packaging=True)
+STAGE = StageSpec("wheel", "package lib/ as a py3-none wheel with scikit-build-core (--wheel)",
+                  applies=has_wheel, make=wheel_stage, packaging=True)
