@@ -7,9 +7,9 @@ import argparse
 from toolkit.cmake.commands import describe_tools
 from toolkit.pipeline import patches as workflow
 from toolkit.pipeline import stages
+from toolkit.pipeline.adapters import smoke as smoke_stage
 from toolkit.pipeline.options import BUILD_ONLY, BuildOptions, add_build_arguments, add_options, options_from_args
 from toolkit.util import log
-from toolkit.util.errors import ToolkitError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -60,26 +60,9 @@ def _run(args: argparse.Namespace) -> int:
         for line in describe_tools():
             log.debug(line)
     package = args.wheel or args.smoke
-    b, _ = stages.run_build(options, until=args.until, package=package)
-    if args.smoke and not options.dry_run:
-        from toolkit.smoke.run import run_smoke
-
-        smoke = b.recipe.smoke
-        if smoke is None:
-            raise ToolkitError(f"recipe {b.recipe.name} has no [smoke] section ({b.recipe.file})",
-                               hint="add [smoke] (what to install beside the wheel, env, expected log lines)")
-        toolchain = b.toolchain()
-        if toolchain.mingw is not None:  # a Windows wheel: the harness under Wine, against ORT's Windows DLLs
-            from toolkit.smoke.wine import run_wine_smoke
-
-            ort = b.ort_home or options.ort_home
-            headers = sorted(ort.rglob("onnxruntime_c_api.h")) if ort is not None else []
-            if not headers:
-                raise ToolkitError(f"the Windows smoke needs ORT's C API headers, and the build has none ({ort})",
-                                   hint="give the recipe an [ort] package, or --ort-home DIR")
-            return run_wine_smoke(stages.built_wheels(b)[0], smoke, mingw=toolchain.mingw,
-                                  ort_include=headers[0].parent, cache=b.fetch.cache.root)
-        return run_smoke(stages.built_wheels(b), smoke, require_gpu=args.require_gpu)
+    with stages.built(options, until=args.until, package=package) as b:
+        if args.smoke and not options.dry_run:
+            return smoke_stage.smoke(b, require_gpu=args.require_gpu)
     return 0
 
 

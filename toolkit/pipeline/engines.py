@@ -36,8 +36,8 @@ def run_engine(options: BuildOptions, engine: str, sample: bool = False,
         if options.dry_run:
             log.info(f"{engine}: work tree {b.workspace.root} (dry run: nothing is created)")
         results = stages.run_stages(b, steps)
-    hipify_result = next(r for r in results if r.name == "hipify")
-    if options.dry_run:
-        return hipify_result, None
-    report = json.loads((b.workspace.root / REPORT_NAME).read_text())
-    return hipify_result, report
+        hipify_result = next(r for r in results if r.name == "hipify")
+        if options.dry_run:
+            return hipify_result, None
+        # Read while the work tree is locked: another build of this engine's tree would rewrite the report.
+        return hipify_result, json.loads((b.workspace.root / REPORT_NAME).read_text())

@@ -9,7 +9,8 @@ inputs are unchanged (see runner.py); `--dry-run` prints every stage's plan and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from toolkit.pipeline.adapters import api_check as api_check_stage
@@ -77,12 +78,23 @@ def _until(specs: list[StageSpec], until: str, b: Build) -> list[StageSpec]:
     return specs[: names.index(until) + 1]
 
 
-def run_build(options: BuildOptions, until: str | None = None, package: bool = False,
-              env: Mapping[str, str] | None = None) -> tuple[Build, list[StageResult]]:
-    """Run the build's stages in order (with `package`, also wheel and repair); `until` stops after a stage.
-    `env` is added to the environment of the tools the stages run (a release's: Build.env)."""
+@contextmanager
+def built(options: BuildOptions, until: str | None = None, package: bool = False,
+          env: Mapping[str, str] | None = None) -> Iterator[Build]:
+    """Run the build's stages in order (with `package`, also wheel and repair; `until` stops after a stage), then
+    hand the build to the caller's block with the work tree still locked: what reads or writes the tree after its
+    stages (the smoke, a release's provenance, the survey) runs before another build of it can start. `env` is
+    added to the environment of the tools the stages run (a release's: Build.env)."""
     with prepared(options, env=env) as b:
-        return b, _run_stages(b, options, until, package)
+        _run_stages(b, options, until, package)
+        yield b
+
+
+def run_build(options: BuildOptions, until: str | None = None, package: bool = False,
+              env: Mapping[str, str] | None = None) -> list[StageResult]:
+    """Run the build's stages, as built() does, for a caller that needs nothing of the tree afterwards."""
+    with prepared(options, env=env) as b:
+        return _run_stages(b, options, until, package)
 
 
 def run_stages(b: Build, steps: list[Stage]) -> list[StageResult]:

@@ -12,7 +12,7 @@ from toolkit.pipeline import derive
 from toolkit.pipeline.adapters.configure import configure_ran
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.options import BuildOptions, build_argv, option_argv
-from toolkit.pipeline.stages import built_wheels, run_build
+from toolkit.pipeline.stages import built, built_wheels
 from toolkit.release.matrix import Entry
 from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.fsutil import JSON
@@ -39,7 +39,12 @@ def build_release_entry(recipe_path: Path, entry: Entry, work_dir: Path, no_wait
     """Build, package and repair one release matrix entry; returns its wheel and the facts for provenance.
     `env` is what the release adds to the environment of the build's tools (Build.env)."""
     options = entry_options(recipe_path, entry, no_wait, overrides)
-    b, _ = run_build(options, package=True, env=env)
+    # The provenance is read from the work tree while it is still locked: no other build can change it meanwhile.
+    with built(options, package=True, env=env) as b:
+        return _entry_facts(b, options, entry)
+
+
+def _entry_facts(b: Build, options: BuildOptions, entry: Entry) -> tuple[Path, JSON]:
     wheels = built_wheels(b)
     patches = [{"name": name, "sha256": sha, "phase": phase} for phase in ("base", "hipified")
                for name, sha in derive.patch_pins(b, phase)]

@@ -32,14 +32,19 @@ TAIL = 40
 
 def survey(options: BuildOptions) -> JSON | None:
     """The survey's result; None in a dry run, which prints the plan (the pipeline's up to `patch`, then the
-    survey's configure) and creates nothing."""
-    b, _ = stages.run_build(options, until="patch")
+    survey's configure) and creates nothing. The survey configures into the work tree, which stays locked until
+    it is done."""
+    with stages.built(options, until="patch") as b:
+        return _survey(b, options.dry_run)
+
+
+def _survey(b: Build, dry_run: bool) -> JSON | None:
     ws = b.workspace
     binary = ws.root / "survey"
     log_file = ws.root / "logs" / "survey.log"
     cmd = tree_configure_command(b, binary, {**survey_define(binary), "CMAKE_EXPORT_COMPILE_COMMANDS": "ON",
                                              "TOOLKIT_PROVIDER_REPORT": (binary / REPORT_NAME).as_posix()})
-    if options.dry_run:
+    if dry_run:
         log.stage("survey", "would run: a configure with the dependency provider in survey mode")
         for line in [f"toolchain {b.toolchain().describe()}", f"fresh CMake folder {binary} (removed first)",
                      "$ " + " ".join(cmd), f"its output -> {log_file}"]:
