@@ -13,8 +13,10 @@ import zipfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from packaging.version import InvalidVersion, Version
+from twine.utils import DEFAULT_REPOSITORY, TEST_REPOSITORY
 
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
@@ -22,6 +24,8 @@ from toolkit.wheel.wheelfile import dist_info_dir, parse_wheel_filename, read_he
 
 RULES_FILE = Path(__file__).resolve().parent / "index_rules.json"
 MIB = 1024 * 1024
+# twine's own repositories, by the names its configuration gives them.
+TWINE_REPOSITORIES = {"pypi": DEFAULT_REPOSITORY, "testpypi": TEST_REPOSITORY}
 # Where a dist-info folder keeps license files without PEP 639 (setuptools before 2.4 metadata wrote them there).
 _LICENSE_NAMES = ("LICENSE*", "LICENCE*", "COPYING*")
 
@@ -30,7 +34,7 @@ _LICENSE_NAMES = ("LICENSE*", "LICENCE*", "COPYING*")
 class IndexRules:
     name: str
     title: str
-    upload_origins: tuple[str, ...]
+    upload_urls: tuple[str, ...]
     size_limit_mib: float | None
     size_by_option: bool               # the limit came from --size-limit, not from the index's rules
     refused_platform_tags: tuple[str, ...]
@@ -64,17 +68,26 @@ def rules_named(name: str, size_limit_mib: float | None = None) -> IndexRules:
         raise ToolkitError(f"--index-rules {name}: no such set of index rules in {RULES_FILE.name}",
                            hint=f"choose one of {', '.join(names())}")
     limit = entry["size_limit_mib"] if size_limit_mib is None else size_limit_mib
-    return IndexRules(name, entry["title"], tuple(entry["upload_origins"]), limit, size_limit_mib is not None,
+    return IndexRules(name, entry["title"], _upload_urls(entry), limit, size_limit_mib is not None,
                       tuple(entry["refused_platform_tags"]), tuple(entry["allowed_platform_tags"]),
                       bool(entry["public_versions_only"]), bool(entry["license_file"]),
                       {key.removesuffix("_hint"): value for key, value in entry.items() if key.endswith("_hint")})
+
+
+def _upload_urls(entry: JSON) -> tuple[str, ...]:
+    return tuple(TWINE_REPOSITORIES[name] for name in entry["twine_repositories"])
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}/"
 
 
 def rules_for(url: str, name: str | None = None, size_limit_mib: float | None = None) -> IndexRules:
     """The rules of the index `url` uploads to: those named, else the set whose upload origins hold the URL."""
     if name is None:
         name = next((key for key, entry in _table().items()
-                     if url.startswith(tuple(entry["upload_origins"]))), "none")
+                     if url.startswith(tuple(_origin(u) for u in _upload_urls(entry)))), "none")
     return rules_named(name, size_limit_mib)
 
 
