@@ -58,7 +58,7 @@ def test_a_wheel_without_its_license_is_refused_for_pypi(tmp_path, licenses, nam
     dist, wheel = _dist_with(tmp_path, license_files=licenses, license_named=named)
     info = f"{VARIANTS[0].replace('-', '_')}-{SETTINGS.version}.dist-info"
     print(error_line(run_publish(dist, PYPI, "--dry-run"), f"{wheel}: " + needle.format(info=info),
-                      "hint: a wheel carries its license in .dist-info/licenses/"))
+                      "hint: a wheel carries its license files in .dist-info/licenses/"))
 
 
 def test_a_wheel_over_pypis_size_limit_is_refused(tmp_path):
