@@ -14,6 +14,7 @@ from toolkit.recipe.wheel import Component, WheelSettings
 from toolkit.util.fsutil import JSON, atomic_write_text
 from toolkit.wheel.buildinfo import BuildInfo
 from toolkit.wheel.data import install_hint, onnxruntime_flavours, read_text
+from toolkit.wheel.licenses import copy_tree_licenses
 
 # The generated package's Python works on every interpreter ORT supports; the libraries do not use
 # the Python ABI, hence one py3-none wheel per platform.
@@ -37,7 +38,27 @@ def _toml_list(values: list[str]) -> str:
     return "[" + ", ".join(_toml_str(v) for v in values) + "]"
 
 
-def pyproject_text(settings: WheelSettings) -> str:
+def _author(name: str | None, email: str | None) -> str:
+    return "{ " + ", ".join(f"{key} = {_toml_str(value)}" for key, value in (("name", name), ("email", email))
+                            if value is not None) + " }"
+
+
+def project_metadata(settings: WheelSettings, license_files: tuple[str, ...]) -> list[str]:
+    """[project]'s license (PEP 639: the expression, and the files scikit-build-core puts in .dist-info/licenses/),
+    authors, URLs and classifiers, from the recipe's [wheel]."""
+    lines = [f"license = {_toml_str(settings.license)}"] if settings.license else []
+    # Always a list, never scikit-build-core's default globs: what the wheel carries is what the tree has.
+    lines.append(f"license-files = {_toml_list(list(license_files))}")
+    if settings.authors:
+        lines.append(f"authors = [{', '.join(_author(a.name, a.email) for a in settings.authors)}]")
+    if settings.urls:
+        lines.append("urls = { " + ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in settings.urls) + " }")
+    if settings.classifiers:
+        lines.append(f"classifiers = {_toml_list(list(settings.classifiers))}")
+    return lines
+
+
+def pyproject_text(settings: WheelSettings, license_files: tuple[str, ...] = ()) -> str:
     lines = [
         "[build-system]",
         f"requires = {_toml_list([SCIKIT_BUILD_CORE])}",
@@ -49,6 +70,7 @@ def pyproject_text(settings: WheelSettings) -> str:
         f"description = {_toml_str(settings.summary)}",
         'readme = { file = "README.md", content-type = "text/markdown" }',
         f"requires-python = {_toml_str(REQUIRES_PYTHON)}",
+        *project_metadata(settings, license_files),
         # No ONNX Runtime: it comes in flavours that share the `onnxruntime` module (onnxruntime,
         # onnxruntime-migraphx, ...), and a dependency on one replaces the flavour a user has. The self-check
         # checks the one that is imported against the range instead.
@@ -59,7 +81,6 @@ def pyproject_text(settings: WheelSettings) -> str:
         "wheel.reproducible = true",
         'wheel.py-api = "py3"',
         f"wheel.packages = {_toml_list(['src/' + settings.import_package])}",
-        "wheel.license-files = []",
         'build-dir = "build"',
         "",
     ]
@@ -170,8 +191,10 @@ def generate_project(
     info: BuildInfo,
     dest: Path,
     needs: dict[str, tuple[str, ...]] | None = None,
+    source_dir: Path | None = None,
 ) -> Path:
-    """Write the project into `dest` (which must not exist yet) and return it."""
+    """Write the project into `dest` (which must not exist yet) and return it; `source_dir`: the EP's source tree,
+    whose license files the wheel carries."""
     dest = Path(dest)
     dest.mkdir(parents=True)
     package = dest / "src" / settings.import_package
@@ -183,7 +206,8 @@ def generate_project(
     cmake = _template("CMakeLists.txt.in")
     cmake = cmake.replace("@LIBRARY_FILES@", library_files).replace("@IMPORT_PACKAGE@", settings.import_package)
     atomic_write_text(dest / "CMakeLists.txt", cmake)
-    atomic_write_text(dest / "pyproject.toml", pyproject_text(settings))
+    license_files = copy_tree_licenses(source_dir, dest) if source_dir is not None else ()
+    atomic_write_text(dest / "pyproject.toml", pyproject_text(settings, license_files))
     atomic_write_text(dest / "README.md", readme_text(settings, components, info))
     init = _template("package_init.py").replace("@IMPORT_PACKAGE@", settings.import_package)
     atomic_write_text(package / "__init__.py", init, mode=0o644)

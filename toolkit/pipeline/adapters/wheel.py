@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolkit.pipeline import derive
@@ -15,6 +16,7 @@ from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON, make_temp_dir, replace_dir
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.data import read_text
+from toolkit.wheel.licenses import tree_license_files
 from toolkit.wheel.repair import repair_wheel
 
 if TYPE_CHECKING:
@@ -39,17 +41,31 @@ def templates_digest() -> str:
     return digest.hexdigest()
 
 
+def license_tree(b: Build) -> Path:
+    """The tree whose license files the wheel carries: the patched copy the build compiled, once it exists."""
+    return b.workspace.source if b.workspace.source.is_dir() else b.source_dir
+
+
+def licenses_digest(tree: Path) -> str:
+    digest = hashlib.sha256()
+    for name in tree_license_files(tree):
+        digest.update(name.encode() + b"\0" + (tree / name).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def wheel_stage(b: Build) -> Stage:
     settings = wheel_settings(b)
     ws = b.workspace
 
     def run() -> None:
         shutil.rmtree(ws.wheel_raw, ignore_errors=True)
-        build_wheel(settings, ws.lib, derive.facts(b), ws.wheel_raw, env=b.env)
+        build_wheel(settings, ws.lib, derive.facts(b), ws.wheel_raw, env=b.env, source_dir=license_tree(b))
 
-    # The templates are what the wheel's Python is made of (its self-check included): a change rebuilds the wheel.
+    # The templates are what the wheel's Python is made of (its self-check included), the tree's license files
+    # what its licenses are: a change of either rebuilds the wheel.
     def inputs() -> JSON:
-        return {"facts": derive.facts(b), "settings": repr(settings), "templates": templates_digest()}
+        return {"facts": derive.facts(b), "settings": repr(settings), "templates": templates_digest(),
+                "licenses": licenses_digest(license_tree(b))}
 
     return Stage("wheel", inputs, [ws.wheel_raw], run,
                  lambda: [f"scikit-build-core wheel {settings.distribution} {settings.version} from {ws.lib} "
