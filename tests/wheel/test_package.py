@@ -51,7 +51,7 @@ def test_wheel_holds_the_components_of_the_features_that_are_on(tmp_path):
     assert "Requires-Dist" not in metadata
     assert "Needs ONNX Runtime `>=1.24` (the plugin EP API)" in metadata
     assert "`onnxruntime-migraphx` (AMD's build with its MIGraphX EP" in metadata
-    assert "`python -m onnxruntime_ep_amdgpu` says whether this machine can run the EP" in metadata
+    assert "```sh\npython -m onnxruntime_ep_amdgpu\n```\n\nsays whether this machine can run the EP" in metadata
     assert "Source revision: 0123abc" in metadata and "ROCm version: 7.2.0" in metadata
     assert "Patches applied: 0001-rename-hipep-to-hipdnn.patch" in metadata
     assert "GPU targets: gfx90a, gfx1030" in metadata

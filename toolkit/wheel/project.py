@@ -88,7 +88,8 @@ def pyproject_text(settings: WheelSettings, license_files: tuple[str, ...] = ())
 
 
 def readme_text(settings: WheelSettings, components: tuple[Component, ...], info: BuildInfo) -> str:
-    """The long description: the build facts in words, for anyone reading the index page or METADATA."""
+    """The long description, the index page: how to use the EP first (a snippet tests run as printed), what the
+    machine needs, the self-check, then the build facts."""
     def listing(values: tuple[str, ...]) -> str:
         return ", ".join(values) if values else "none"
 
@@ -97,6 +98,30 @@ def readme_text(settings: WheelSettings, components: tuple[Component, ...], info
         "",
         settings.summary + ".",
         "",
+        "## Use it",
+        "",
+        "Register the EP with ONNX Runtime, then give a session its devices:",
+        "",
+        "```python",
+        *usage_snippet(settings),
+        "```",
+        "",
+        "The registration name is the EP name: ORT names the devices after it, so registering the library under "
+        "another name finds none of them.",
+        "",
+        "## What it needs",
+        "",
+        f"- {rocm_need(info)}",
+        f"- ONNX Runtime `{settings.onnxruntime}` (the plugin EP API).",
+        "",
+        *onnxruntime_words(settings),
+        "",
+    ]
+    if settings.variant:
+        rows += [*variant_words(settings, info), ""]
+    rows += ["## Check a machine", "", "```sh", f"python -m {settings.import_package}", "```", "",
+             "says whether this machine can run the EP and, when it cannot, what to install or change.", ""]
+    rows += [
         "## Build",
         "",
         f"- Upstream commit: {info.upstream_commit or 'not known (a local tree or an archive of no known commit)'}",
@@ -116,12 +141,38 @@ def readme_text(settings: WheelSettings, components: tuple[Component, ...], info
     for c in components:
         what = f"EP `{c.ep_name}`" if c.ep_name else "backend"
         rows.append(f"- `{c.filename}` ({what})" + (f": {c.runtime}" if c.runtime else ""))
-    rows += ["", *onnxruntime_words(settings), ""]
-    if settings.variant:
-        rows += [*variant_words(settings, info), ""]
-    rows += ["## Check a machine", "", f"`python -m {settings.import_package}` says whether this machine can run the "
-             "EP and, when it cannot, what to install or change.", ""]
-    return "\n".join(rows)
+    return "\n".join([*rows, ""])
+
+
+def usage_snippet(settings: WheelSettings) -> list[str]:
+    """The page's first lines of code: tests/wheel/test_readme_snippet.py runs them, as printed, beside a model.onnx."""
+    return [
+        "import onnxruntime as ort",
+        f"import {settings.import_package} as ep",
+        "",
+        "devices = ep.register_execution_provider_library()  # registered under ep.get_ep_name(); [] without a GPU",
+        "options = ort.SessionOptions()",
+        "if devices:",
+        "    options.add_provider_for_devices(devices, {})",
+        'session = ort.InferenceSession("model.onnx", sess_options=options)  # without devices: ORT\'s CPU EP',
+        "print(ep.get_ep_name(), len(devices), session.get_providers())",
+    ]
+
+
+def rocm_need(info: BuildInfo) -> str:
+    """The ROCm the machine needs, by major: the one whose HIP runtime the libraries link."""
+    majors = sorted({soname.rsplit(".so.", 1)[1].split(".")[0] for soname in info.rocm_libraries
+                     if soname.startswith("libamdhip64.so.")})
+    if majors:
+        return (f"ROCm {' or '.join(majors)} (its HIP runtime, {listing_or_none(info.rocm_libraries)}), and an AMD "
+                "GPU it supports.")
+    if info.rocm_libraries:
+        return f"A ROCm install that provides {listing_or_none(info.rocm_libraries)}, and an AMD GPU."
+    return "No ROCm library: the libraries link none (what they load at run time is listed below)."
+
+
+def listing_or_none(values: tuple[str, ...]) -> str:
+    return ", ".join(values) if values else "none"
 
 
 def onnxruntime_words(settings: WheelSettings) -> list[str]:
