@@ -43,7 +43,7 @@ def test_the_page_says_how_to_use_it_first_and_the_build_facts_last(sample_wheel
     assert snippet and text.index("## Use it") < snippet.start() < text.index("## What it needs")
     assert f"import {PACKAGE} as ep" in snippet.group(1)
     assert "ep.register_execution_provider_library()" in snippet.group(1)
-    assert "- ONNX Runtime `>=1.24` (the plugin EP API)." in text
+    assert "- Needs ONNX Runtime `>=1.24` (the plugin EP API), from whichever distribution" in text
     # The sample links no ROCm library, and says so instead of naming a major.
     assert "- No ROCm library: the libraries link none" in text
     assert f"```sh\npython -m {PACKAGE}\n```" in text

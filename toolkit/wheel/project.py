@@ -112,9 +112,7 @@ def readme_text(settings: WheelSettings, components: tuple[Component, ...], info
         "## What it needs",
         "",
         f"- {rocm_need(info)}",
-        f"- ONNX Runtime `{settings.onnxruntime}` (the plugin EP API).",
-        "",
-        *onnxruntime_words(settings),
+        *(f"- {line}" for line in onnxruntime_words(settings)),
         "",
     ]
     if settings.variant:
