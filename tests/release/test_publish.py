@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -16,52 +15,19 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.support.package_index import metadata_wheel, package_index, release_dist, simple_page
-from tests.support.tools import ROOT
-from toolkit.recipe.wheel import from_table
+from tests.support.package_index import metadata_wheel, package_index, release_dist
+from tests.support.publishing import META, PASSWORD, SETTINGS, USER, VARIANTS, error_line, index_files, run_publish
 from toolkit.release import checksums
-from toolkit.util.tomlread import load_toml
-
-USER, PASSWORD = "releaser", "pw-Zq7/x+y@1"
-RECIPE = ROOT / "recipes" / "umbrella-ep-real.toml"
-SETTINGS = from_table(load_toml(RECIPE).table("wheel"), RECIPE.parent)
-META = SETTINGS.distribution                                    # onnxruntime-ep-amdgpu
-VARIANTS = [f"{META}-{variant}" for variant, _ in SETTINGS.rocm_variants]
 
 
 def _release(folder: Path) -> Path:
     return release_dist(folder, SETTINGS)
 
 
-def _publish(dist: Path, url: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("TWINE_")}
-    # keyring stays out of the way: credentials come only from what the test gives
-    clean.update({"PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring", "PYTHONPATH": str(ROOT)}, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "toolkit", "publish", str(dist), "--repository-url", url, *args],
-                          cwd=ROOT, capture_output=True, text=True, env=clean, timeout=300)
-
-
-def _files(base: str) -> list[str]:
-    """The wheels the index lists on its /simple/ pages of the meta-package and the variants."""
-    pages = "".join(simple_page(base, name) for name in [META, *VARIANTS])
-    return sorted(set(re.findall(r">([^<>]+\.whl)<", pages)))
-
-
 @pytest.fixture
 def index(tmp_path):
     with package_index(tmp_path / "index", {USER: PASSWORD}) as base:
         yield base
-
-
-def _error_line(proc: subprocess.CompletedProcess, *needles: str) -> str:
-    """The one `error:` line of a failed publish (exit 2, no traceback) with its hint: each needle is in them."""
-    lines = proc.stderr.splitlines()
-    errors = [n for n, line in enumerate(lines) if line.startswith("error:")]
-    assert proc.returncode == 2 and len(errors) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    said = "\n".join(lines[errors[0]:errors[0] + 2])
-    for needle in needles:
-        assert needle in said, (needle, said)
-    return said
 
 
 def _secret_free(proc: subprocess.CompletedProcess) -> None:
@@ -92,12 +58,12 @@ def _digest(dist: Path, name: str) -> str:
 
 def test_publish_uploads_the_meta_package_last_and_pip_installs_what_was_published(tmp_path, index):
     dist = _release(tmp_path / "dist")
-    proc = _publish(dist, index + "/", env={"TWINE_USERNAME": USER, "TWINE_PASSWORD": PASSWORD})
+    proc = run_publish(dist, index + "/", env={"TWINE_USERNAME": USER, "TWINE_PASSWORD": PASSWORD})
     assert proc.returncode == 0, proc.stderr
     uploads = [line for line in proc.stderr.splitlines() if "publish: uploading " in line]
     assert len(uploads) == 3 and f"{META.replace('-', '_')}-{SETTINGS.version}-py3-none-any.whl" in uploads[-1]
     assert "done: 3 uploaded" in proc.stderr.splitlines()[-1]
-    assert _files(index) == sorted(p.name for p in dist.glob("*.whl"))
+    assert index_files(index) == sorted(p.name for p in dist.glob("*.whl"))
     # The meta-package brings its default variant; any other variant installs by its own name.
     default = f"{META}-{SETTINGS.default_variant}"
     assert _pip_installs(tmp_path, index, META) == {META: _digest(dist, META), default: _digest(dist, default)}
@@ -112,42 +78,42 @@ def test_publish_uploads_the_meta_package_last_and_pip_installs_what_was_publish
 def test_dry_run_prints_the_order_and_uploads_nothing(tmp_path, index):
     dist = _release(tmp_path / "dist")
     url = f"http://{USER}:{quote(PASSWORD, safe='')}@{index.removeprefix('http://')}/"
-    proc = _publish(dist, url, "--dry-run")
+    proc = run_publish(dist, url, "--dry-run")
     assert proc.returncode == 0, proc.stderr
     planned = [line.split()[0] for line in proc.stdout.splitlines() if line.startswith("  ") and ".whl" in line]
     assert planned[-1].startswith(META.replace("-", "_") + "-") and len(planned) == 3
     assert "http://***@127.0.0.1" in proc.stdout and "nothing was uploaded" in proc.stdout
     _secret_free(proc)
-    assert _files(index) == []
+    assert index_files(index) == []
 
 
 def test_a_wrong_password_is_one_error_line_without_it(tmp_path, index):
     dist = _release(tmp_path / "dist")
     wrong = "not-the-Secret-42"
-    proc = _publish(dist, index + "/", env={"TWINE_USERNAME": USER, "TWINE_PASSWORD": wrong})
-    _error_line(proc, "refused the credentials (HTTP 403)", "uploading " + VARIANTS[0].replace("-", "_"))
+    proc = run_publish(dist, index + "/", env={"TWINE_USERNAME": USER, "TWINE_PASSWORD": wrong})
+    error_line(proc, "refused the credentials (HTTP 403)", "uploading " + VARIANTS[0].replace("-", "_"))
     assert "hint: they came from TWINE_USERNAME/TWINE_PASSWORD in the environment" in proc.stderr
     assert wrong not in proc.stdout + proc.stderr
-    assert _files(index) == []
+    assert index_files(index) == []
 
 
 def test_a_password_in_the_url_never_appears(tmp_path, index):
     dist = _release(tmp_path / "dist")
     url = f"http://{USER}:{quote(PASSWORD, safe='')}@{index.removeprefix('http://')}/"
-    proc = _publish(dist, url, "-v")     # -v: every line twine prints, and every command run
+    proc = run_publish(dist, url, "-v")     # -v: every line twine prints, and every command run
     assert proc.returncode == 0, proc.stderr
     assert "twine: " in proc.stderr and "http://***@127.0.0.1" in proc.stderr
     _secret_free(proc)
-    assert len(_files(index)) == 3
+    assert len(index_files(index)) == 3
 
 
 def test_a_tampered_wheel_stops_before_any_upload(tmp_path, index):
     dist = _release(tmp_path / "dist")
     wheel = next(dist.glob(f"{VARIANTS[0].replace('-', '_')}-*.whl"))
     wheel.write_bytes(wheel.read_bytes() + b"\0")
-    proc = _publish(dist, index + "/", env={"TWINE_USERNAME": USER, "TWINE_PASSWORD": PASSWORD})
-    _error_line(proc, wheel.name, "does not match its SHA-256 in SHA256SUMS", "nothing was uploaded")
-    assert "uploading" not in proc.stderr and _files(index) == []
+    proc = run_publish(dist, index + "/", env={"TWINE_USERNAME": USER, "TWINE_PASSWORD": PASSWORD})
+    error_line(proc, wheel.name, "does not match its SHA-256 in SHA256SUMS", "nothing was uploaded")
+    assert "uploading" not in proc.stderr and index_files(index) == []
 
 
 def test_a_wheel_failing_twine_check_stops_before_any_upload(tmp_path, index):
@@ -155,9 +121,9 @@ def test_a_wheel_failing_twine_check_stops_before_any_upload(tmp_path, index):
     bad = metadata_wheel(dist, VARIANTS[0], SETTINGS.version, content_type="text/x-rst",
                          description="Title\n=====\n\n:nosuchrole:`x`\n")
     checksums.write(dist, [p.name for p in dist.iterdir() if p.name != checksums.FILENAME])
-    proc = _publish(dist, index + "/", env={"TWINE_USERNAME": USER, "TWINE_PASSWORD": PASSWORD})
-    _error_line(proc, "twine check --strict", bad.name, "syntax errors in markup", "nothing was uploaded")
-    assert "uploading" not in proc.stderr and _files(index) == []
+    proc = run_publish(dist, index + "/", env={"TWINE_USERNAME": USER, "TWINE_PASSWORD": PASSWORD})
+    error_line(proc, "twine check --strict", bad.name, "syntax errors in markup", "nothing was uploaded")
+    assert "uploading" not in proc.stderr and index_files(index) == []
 
 
 def test_skip_existing_lets_a_second_publish_succeed(tmp_path, index):
@@ -169,23 +135,23 @@ def test_skip_existing_lets_a_second_publish_succeed(tmp_path, index):
     early.mkdir()
     shutil.copy(second, early)
     checksums.write(early, [second.name])
-    assert _publish(early, index + "/", env=creds).returncode == 0
-    again = _publish(dist, index + "/", env=creds)
-    _error_line(again, f"{second.name} is already on {index}/ (HTTP 400) (the 1 wheel(s) before it are on the index)",
+    assert run_publish(early, index + "/", env=creds).returncode == 0
+    again = run_publish(dist, index + "/", env=creds)
+    error_line(again, f"{second.name} is already on {index}/ (HTTP 400) (the 1 wheel(s) before it are on the index)",
                 "hint: an index takes a file name once: rerun with --skip-existing")
-    skipping = _publish(dist, index + "/", "--skip-existing", env=creds)
+    skipping = run_publish(dist, index + "/", "--skip-existing", env=creds)
     assert skipping.returncode == 0, skipping.stderr
     assert "done: 1 uploaded" in skipping.stderr and "2 already there" in skipping.stderr
-    assert _files(index) == sorted(p.name for p in dist.glob("*.whl"))
+    assert index_files(index) == sorted(p.name for p in dist.glob("*.whl"))
 
 
 def test_no_credentials_and_an_unreachable_index_say_what_to_do(tmp_path, index):
     dist = _release(tmp_path / "dist")
-    missing = _publish(dist, index + "/")
-    _error_line(missing, f"no credentials for {index}/")
+    missing = run_publish(dist, index + "/")
+    error_line(missing, f"no credentials for {index}/")
     assert "hint: set TWINE_USERNAME and TWINE_PASSWORD" in missing.stderr and "USER:TOKEN@" in missing.stderr
     closed = f"http://127.0.0.1:{_closed_port()}/"
-    _error_line(_publish(dist, closed, env={"TWINE_USERNAME": USER, "TWINE_PASSWORD": PASSWORD}),
+    error_line(run_publish(dist, closed, env={"TWINE_USERNAME": USER, "TWINE_PASSWORD": PASSWORD}),
                 f"cannot reach {closed}", "Connection refused")
 
 
@@ -207,23 +173,23 @@ def _closed_port() -> int:
 def test_a_dist_folder_that_cannot_be_published_is_one_error_line(tmp_path, breaks, needles):
     dist = _release(tmp_path / "dist")
     breaks(dist)
-    _error_line(_publish(dist, "http://127.0.0.1:9/"), *needles)
+    error_line(run_publish(dist, "http://127.0.0.1:9/"), *needles)
 
 
 def test_bad_arguments_are_one_error_line(tmp_path):
-    _error_line(_publish(tmp_path / "none", "http://127.0.0.1:9/"), "not a folder")
+    error_line(run_publish(tmp_path / "none", "http://127.0.0.1:9/"), "not a folder")
     dist = _release(tmp_path / "dist")
-    refused = _publish(dist, "ftp://u:hunter2@host/")
-    _error_line(refused, "not an http(s) URL", "ftp://***@host/")
+    refused = run_publish(dist, "ftp://u:hunter2@host/")
+    error_line(refused, "not an http(s) URL", "ftp://***@host/")
     assert "hunter2" not in refused.stderr
-    _error_line(_publish(dist, "https://host:port/"), "https://host:port/: not an http(s) URL with a host")
+    error_line(run_publish(dist, "https://host:port/"), "https://host:port/: not an http(s) URL with a host")
 
 
 def test_pypi_is_refused_a_local_version_before_any_upload(tmp_path):
     dist = _release(tmp_path / "dist")
     local = metadata_wheel(dist, VARIANTS[0], f"{SETTINGS.version}+glibc2.28")
     checksums.write(dist, [p.name for p in dist.iterdir() if p.name != checksums.FILENAME])
-    _error_line(_publish(dist, "https://upload.pypi.org/legacy/", "--dry-run"),
+    error_line(run_publish(dist, "https://upload.pypi.org/legacy/", "--dry-run"),
                 f"{local.name}: version {SETTINGS.version}+glibc2.28 has a local part (+...), which PyPI refuses")
 
 
@@ -232,18 +198,18 @@ def test_an_index_without_authentication_takes_the_wheels_without_credentials(tm
     without any (twine alone would stop at `no credentials`)."""
     dist = _release(tmp_path / "dist")
     with package_index(tmp_path / "index", None) as open_index:
-        planned = _publish(dist, open_index + "/", "--dry-run")
+        planned = run_publish(dist, open_index + "/", "--dry-run")
         assert planned.returncode == 0, planned.stderr
         assert "(credentials: none: the index takes uploads without authentication)" in planned.stdout
-        assert _files(open_index) == []
-        proc = _publish(dist, open_index + "/")
+        assert index_files(open_index) == []
+        proc = run_publish(dist, open_index + "/")
         assert proc.returncode == 0, proc.stderr
         assert "done: 3 uploaded" in proc.stderr.splitlines()[-1]
-        assert _files(open_index) == sorted(p.name for p in dist.glob("*.whl"))
+        assert index_files(open_index) == sorted(p.name for p in dist.glob("*.whl"))
 
 
 def test_a_dry_run_to_an_index_that_needs_credentials_says_none_are_given(tmp_path, index):
     dist = _release(tmp_path / "dist")
-    refused = _publish(dist, index + "/", "--dry-run")
-    _error_line(refused, f"no credentials for {index}/, which asks for them (HTTP 401)", "nothing was uploaded")
+    refused = run_publish(dist, index + "/", "--dry-run")
+    error_line(refused, f"no credentials for {index}/, which asks for them (HTTP 401)", "nothing was uploaded")
     assert "hint: set TWINE_USERNAME and TWINE_PASSWORD" in refused.stderr and refused.stdout == ""

@@ -1,5 +1,5 @@
-"""A real package index for tests: pypiserver on 127.0.0.1, and small wheels of pure metadata to put on it (alone,
-or as a release's dist folder: ROCm variants, the meta-package, SHA256SUMS).
+"""A real package index for tests: pypiserver on 127.0.0.1, and small wheels of pure metadata with a license to put
+on it (alone, or as a release's dist folder: ROCm variants, the meta-package, SHA256SUMS).
 
     with package_index(tmp_path / "index", {"alice": "secret"}) as base:
         ...  # upload to base + "/", install from base + "/simple/"
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from toolkit.recipe.wheel import WheelSettings
 from toolkit.release import checksums
-from toolkit.wheel.meta import meta_wheel_bytes
+from toolkit.wheel.meta import meta_wheel_bytes, variant_licenses
 
 READY_SECONDS = 30
 
@@ -104,19 +104,33 @@ def _record_line(name: str, data: bytes) -> str:
     return f"{name},sha256={digest},{len(data)}"
 
 
+LICENSE_TEXT = "MIT License\n\nCopyright (c) the publish tests\n"
+
+
 def metadata_wheel(folder: Path, name: str, version: str, *, description: str = "# A test wheel\n",
-                   content_type: str = "text/markdown", files: dict[str, str] | None = None) -> Path:
-    """A small pure-Python wheel (`py3-none-any`) with a full METADATA (a description twine check --strict
-    passes, unless `description`/`content_type` say otherwise) and `files` (archive name -> text)."""
+                   content_type: str = "text/markdown", files: dict[str, str | bytes] | None = None,
+                   tag: str = "py3-none-any", license_files: dict[str, str] | None = None,
+                   license_named: tuple[str, ...] | None = None) -> Path:
+    """A small wheel (`tag`, pure Python by default) with a full METADATA (a description twine check --strict
+    passes, unless `description`/`content_type` say otherwise), `files` (archive name -> text) and its license
+    (PEP 639): `license_files` in .dist-info/licenses/ (default a LICENSE; {} for none), METADATA's License-File
+    lines naming `license_named` (default: those files)."""
     stem = f"{name.replace('-', '_')}-{version}"
     info = f"{stem}.dist-info"
-    metadata = (f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\nSummary: {name} for the publish tests\n"
-                f"Requires-Python: >=3.10\nDescription-Content-Type: {content_type}\n\n{description}")
-    members = {**{k: v.encode() for k, v in (files or {}).items()}, f"{info}/METADATA": metadata.encode(),
-               f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    licenses = {"LICENSE": LICENSE_TEXT} if license_files is None else license_files
+    named = tuple(licenses) if license_named is None else license_named
+    pep639 = "".join(f"License-File: {n}\n" for n in named) + ("License-Expression: MIT\n" if licenses else "")
+    metadata = (f"Metadata-Version: 2.4\nName: {name}\nVersion: {version}\nSummary: {name} for the publish tests\n"
+                f"{pep639}Requires-Python: >=3.10\nDescription-Content-Type: {content_type}\n\n{description}")
+    purelib = "true" if tag.endswith("-any") else "false"
+    members = {**{k: v if isinstance(v, bytes) else v.encode() for k, v in (files or {}).items()},
+               **{f"{info}/licenses/{k}": v.encode() for k, v in licenses.items()},
+               f"{info}/METADATA": metadata.encode(),
+               f"{info}/WHEEL": (f"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: {purelib}\n"
+                                 f"Tag: {tag}\n").encode()}
     record = "\n".join([*(_record_line(n, d) for n, d in members.items()), f"{info}/RECORD,,"]) + "\n"
     members[f"{info}/RECORD"] = record.encode()
-    path = folder / f"{stem}-py3-none-any.whl"
+    path = folder / f"{stem}-{tag}.whl"
     folder.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         for member, data in members.items():
@@ -132,7 +146,7 @@ def release_dist(folder: Path, settings: WheelSettings) -> Path:
         name = f"{settings.distribution}-{variant}"
         metadata_wheel(folder, name, settings.version,
                        files={f"{settings.import_package}/__init__.py": f"VARIANT = {name!r}\n"})
-    meta_name, data = meta_wheel_bytes(settings, 1700000000)
+    meta_name, data = meta_wheel_bytes(settings, 1700000000, variant_licenses(settings, folder))
     (folder / meta_name).write_bytes(data)
     (folder / f"{meta_name}.cdx.json").write_text("{}\n")
     checksums.write(folder, [p.name for p in folder.iterdir()])

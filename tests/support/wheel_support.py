@@ -14,6 +14,8 @@ from tests.support.tools import need, require_tool
 from toolkit.patching import load_series
 from toolkit.recipe.smoke import SmokeSettings
 from toolkit.recipe.wheel import Component, WheelSettings
+from toolkit.wheel.licenses import LicenseSource
+from toolkit.wheel.repair import RepairResult, repair_wheel
 
 EP_SOURCE = r"""
 #include <stddef.h>
@@ -91,6 +93,24 @@ def shared_library(folder: Path, soname: str, needs: list[str] = (), file: str |
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 0, f"{' '.join(cmd)}:\n{done.stderr}"
     return out
+
+
+def stand_in_licenses(folder: Path) -> LicenseSource:
+    """A license table naming the made-up libraries tests bundle (any lib*), and a system root holding their text:
+    repair's license step as it runs against a build root, without one."""
+    text = folder / "license-root" / "usr/share/doc/libstandin/copyright"
+    text.parent.mkdir(parents=True, exist_ok=True)
+    text.write_text("Files: *\nCopyright: nobody (a library made up by a test)\nLicense: MIT\n")
+    table = folder / "licenses.json"
+    table.write_text(json.dumps({"bundled": [
+        {"soname": "lib*", "name": "a test's stand-in", "license": "MIT", "source": "https://example.org/standin",
+         "texts": ["usr/share/doc/libstandin/copyright"], "common_licenses": []}]}))
+    return LicenseSource(table, folder / "license-root")
+
+
+def repair_bundling(wheel: Path, out_dir: Path, **kwargs) -> RepairResult:
+    """repair_wheel for a wheel that bundles libraries a test made up: their licenses from stand_in_licenses."""
+    return repair_wheel(wheel, out_dir, license_source=stand_in_licenses(Path(out_dir).parent / ".licenses"), **kwargs)
 
 
 def auditwheel_sym_tag(wheel: Path) -> str:

@@ -11,12 +11,11 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import need
-from tests.support.wheel_support import SETTINGS, build_c_library, shared_library, stand_in_lib_dir
+from tests.support.wheel_support import SETTINGS, build_c_library, repair_bundling, shared_library, stand_in_lib_dir
 from toolkit.binary.elf import read_elf
 from toolkit.release import sbom
 from toolkit.util.errors import ToolkitError
 from toolkit.wheel.build import build_wheel
-from toolkit.wheel.repair import repair_wheel
 
 INFO = {"source_revision": "0123abc", "patches": [], "features": [], "rocm_version": None, "gpu_targets": []}
 
@@ -60,7 +59,7 @@ def test_every_rocm_soname_stays_external_and_the_rest_is_bundled(tmp_path, monk
     monkeypatch.setenv("LD_LIBRARY_PATH", str(folder))
     wheel = wheel_linking(tmp_path, folder, ["libplainhelper.so.2", *ROCM_SONAMES[:17]], ROCM_SONAMES[17:])
 
-    result = repair_wheel(wheel, tmp_path / "repaired")
+    result = repair_bundling(wheel, tmp_path / "repaired")
     inside = names_in(result.wheel)
     assert [n for n in inside if n.startswith("libplainhelper-")], inside
     grafted = [g.rsplit("/", 1)[-1] for g in result.grafted]
@@ -83,7 +82,7 @@ def test_a_library_inside_a_rocm_install_stays_external_whatever_its_name(tmp_pa
     # Found through the versioned folder, named through the symlink: both spellings are the install.
     monkeypatch.setenv("LD_LIBRARY_PATH", str(install / "lib"))
     monkeypatch.setenv("ROCM_PATH", str(tmp_path / "rocm"))
-    result = repair_wheel(wheel_linking(tmp_path, install / "lib", ["libvendorblob.so.4"]), tmp_path / "repaired")
+    result = repair_bundling(wheel_linking(tmp_path, install / "lib", ["libvendorblob.so.4"]), tmp_path / "repaired")
     assert not [n for n in names_in(result.wheel) if n.startswith("libvendorblob")]
     assert result.excluded == ("libvendorblob.so.4",)
     reason = next(n.reason for n in result.needs if n.soname == "libvendorblob.so.4")
@@ -96,9 +95,9 @@ def test_a_library_inside_a_rocm_install_stays_external_whatever_its_name(tmp_pa
     # The same library outside any ROCm install is bundled, with what it needs: the place decided.
     monkeypatch.delenv("ROCM_PATH")
     with pytest.raises(ToolkitError, match=r"libdeepdep\.so\.1, needed by libvendorblob\.so\.4"):
-        repair_wheel(wheel_linking(tmp_path / "a", install / "lib", ["libvendorblob.so.4"]), tmp_path / "r1")
+        repair_bundling(wheel_linking(tmp_path / "a", install / "lib", ["libvendorblob.so.4"]), tmp_path / "r1")
     shared_library(install / "lib", "libdeepdep.so.1")
-    control = repair_wheel(wheel_linking(tmp_path / "b", install / "lib", ["libvendorblob.so.4"]), tmp_path / "r2")
+    control = repair_bundling(wheel_linking(tmp_path / "b", install / "lib", ["libvendorblob.so.4"]), tmp_path / "r2")
     assert [n for n in names_in(control.wheel) if n.startswith(("libvendorblob-", "libdeepdep-"))] != []
     assert control.excluded == ()
     # /opt/rocm and its versioned spellings are ROCm installs without being named anywhere.
@@ -144,7 +143,7 @@ def test_a_library_a_rocm_package_owns_stays_external_and_its_folder_may_be_a_ru
     monkeypatch.setenv("LD_LIBRARY_PATH", str(root / "usr/lib/x86_64-linux-gnu/other"))
     wheel = wheel_linking(tmp_path, built, ["libzzblob.so.2"], ["libyyblob.so.1"],
                           umbrella_flags=[f"-Wl,-rpath,{root}{private}", "-Wl,--enable-new-dtags"])
-    result = repair_wheel(wheel, tmp_path / "repaired")
+    result = repair_bundling(wheel, tmp_path / "repaired")
     inside = names_in(result.wheel)
     assert not [n for n in inside if n.startswith("libzzblob")]
     assert [n for n in inside if n.startswith("libyyblob-")], inside
@@ -164,7 +163,7 @@ def test_a_library_neither_rocm_nor_system_that_cannot_be_found_fails_the_repair
     for file in folder.glob("lib*"):
         file.unlink()  # a missing ROCm library is the ROCm install's business; a missing other one is ours
     with pytest.raises(ToolkitError) as err:
-        repair_wheel(wheel, tmp_path / "repaired")
+        repair_bundling(wheel, tmp_path / "repaired")
     message = str(err.value)
     assert "libghost.so.3, needed by onnxruntime_ep_amdgpu/libamdgpu-ep.so" in message
     assert "amdhip64" not in message.split("hint:")[0]

@@ -10,10 +10,9 @@ import re
 import zipfile
 from dataclasses import replace
 
-from tests.support.wheel_support import SETTINGS, build_c_library, shared_library
+from tests.support.wheel_support import SETTINGS, build_c_library, repair_bundling, shared_library
 from toolkit.binary.elf import read_elf
 from toolkit.wheel.build import build_wheel
-from toolkit.wheel.repair import repair_wheel
 
 
 def test_linux_platform_bundles_what_the_libraries_link_and_keeps_the_tag(tmp_path, monkeypatch):
@@ -25,7 +24,7 @@ def test_linux_platform_bundles_what_the_libraries_link_and_keeps_the_tag(tmp_pa
     wheel = build_wheel(settings, libs, {"source_revision": "x"}, tmp_path / "raw")
     assert wheel.name.endswith("-linux_x86_64.whl")
     monkeypatch.setenv("LD_LIBRARY_PATH", str(dep.parent))
-    repaired = repair_wheel(wheel, tmp_path / "out", components=settings.components, platform="linux")
+    repaired = repair_bundling(wheel, tmp_path / "out", components=settings.components, platform="linux")
     assert repaired.wheel.name == wheel.name  # the tag is kept
     folder = f"{SETTINGS.import_package}.libs"
     names = zipfile.ZipFile(repaired.wheel).namelist()

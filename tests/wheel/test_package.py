@@ -15,13 +15,12 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import require_tool
-from tests.support.wheel_support import SETTINGS, auditwheel_sym_tag, build_c_library, stand_in_lib_dir
+from tests.support.wheel_support import SETTINGS, auditwheel_sym_tag, build_c_library, repair_bundling, stand_in_lib_dir
 from toolkit.binary.offload_bundle import offload_report
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import sha256_file
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.inspection import inspect_wheel
-from toolkit.wheel.repair import repair_wheel
 
 INFO = {"source_revision": "0123abc", "patches": ["0001-rename-hipep-to-hipdnn.patch"], "features": [],
         "rocm_version": "7.2.0", "gpu_targets": ["gfx90a", "gfx1030"]}
@@ -52,7 +51,7 @@ def test_wheel_holds_the_components_of_the_features_that_are_on(tmp_path):
     assert "Requires-Dist" not in metadata
     assert "Needs ONNX Runtime `>=1.24` (the plugin EP API)" in metadata
     assert "`onnxruntime-migraphx` (AMD's build with its MIGraphX EP" in metadata
-    assert "`python -m onnxruntime_ep_amdgpu` says whether this machine can run the EP" in metadata
+    assert "```sh\npython -m onnxruntime_ep_amdgpu\n```\n\nsays whether this machine can run the EP" in metadata
     assert "Source revision: 0123abc" in metadata and "ROCm version: 7.2.0" in metadata
     assert "Patches applied: 0001-rename-hipep-to-hipdnn.patch" in metadata
     assert "GPU targets: gfx90a, gfx1030" in metadata
@@ -94,12 +93,12 @@ def test_two_builds_and_repairs_are_byte_identical_and_honour_source_date_epoch(
     first = build_wheel(SETTINGS, libs, INFO, tmp_path / "a")
     second = build_wheel(SETTINGS, libs, INFO, tmp_path / "b")
     assert sha256_file(first) == sha256_file(second)
-    assert (sha256_file(repair_wheel(first, tmp_path / "ra").wheel)
-            == sha256_file(repair_wheel(second, tmp_path / "rb").wheel))
+    assert (sha256_file(repair_bundling(first, tmp_path / "ra").wheel)
+            == sha256_file(repair_bundling(second, tmp_path / "rb").wheel))
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # 2023-11-14 22:13:20 UTC
     dated = build_wheel(SETTINGS, libs, INFO, tmp_path / "c")
-    repaired = repair_wheel(dated, tmp_path / "rc").wheel
+    repaired = repair_bundling(dated, tmp_path / "rc").wheel
     for wheel in (dated, repaired):
         with zipfile.ZipFile(wheel) as archive:
             assert {i.date_time for i in archive.infolist()} == {(2023, 11, 14, 22, 13, 20)}
@@ -111,7 +110,7 @@ def test_repair_excludes_rocm_grafts_the_rest_and_reports_auditwheels_tag(tmp_pa
     libs = stand_in_lib_dir(tmp_path / "lib",
                             umbrella_libs=["-l:libamdhip64.so.5", "-l:libnuma.so.1", "-l:libzstd.so.1"])
     wheel = build_wheel(SETTINGS, libs, INFO, tmp_path / "out")
-    result = repair_wheel(wheel, tmp_path / "repaired")
+    result = repair_bundling(wheel, tmp_path / "repaired")
     with zipfile.ZipFile(result.wheel) as archive:
         names = archive.namelist()
         tags = archive.read("onnxruntime_ep_amdgpu-0.1.0.dist-info/WHEEL").decode()
@@ -135,13 +134,13 @@ def test_tag_is_the_one_auditwheel_computes_from_the_symbols(tmp_path):
     libs = stand_in_lib_dir(tmp_path / "lib")
     wheel = build_wheel(SETTINGS, libs, INFO, tmp_path / "out")
     expected = auditwheel_sym_tag(wheel)
-    result = repair_wheel(wheel, tmp_path / "repaired")
+    result = repair_bundling(wheel, tmp_path / "repaired")
     assert result.tag == expected
     # A newer glibc symbol moves the tag: it is computed from the libraries, not asserted.
     (tmp_path / "new.c").write_text("#include <sys/random.h>\nint draw(void){char b; return getrandom(&b,1,0);}\n")
     build_c_library(libs / "libamdgpu-ep.so", [str(tmp_path / "new.c")])
     newer = build_wheel(SETTINGS, libs, INFO, tmp_path / "out2")
-    newer_result = repair_wheel(newer, tmp_path / "repaired2")
+    newer_result = repair_bundling(newer, tmp_path / "repaired2")
     assert newer_result.tag == auditwheel_sym_tag(newer) != result.tag
 
 
@@ -159,7 +158,7 @@ def test_repair_refuses_unsafe_libraries(tmp_path, flags, message):
     libs = stand_in_lib_dir(tmp_path / "lib", umbrella_flags=flags)
     wheel = build_wheel(SETTINGS, libs, INFO, tmp_path / "out")
     with pytest.raises(ToolkitError) as err:
-        repair_wheel(wheel, tmp_path / "repaired")
+        repair_bundling(wheel, tmp_path / "repaired")
     assert message in str(err.value)
     assert not list((tmp_path / "repaired").glob("*.whl")), "a failed repair must leave no wheel"
 
@@ -167,7 +166,7 @@ def test_repair_refuses_unsafe_libraries(tmp_path, flags, message):
 def test_rocm_and_origin_runpaths_are_accepted(tmp_path):
     libs = stand_in_lib_dir(tmp_path / "lib", umbrella_flags=["-Wl,-rpath,$ORIGIN:/opt/rocm/lib:/opt/rocm-7.2.0/lib",
                                                                  "-Wl,--enable-new-dtags"])
-    result = repair_wheel(build_wheel(SETTINGS, libs, INFO, tmp_path / "out"), tmp_path / "repaired")
+    result = repair_bundling(build_wheel(SETTINGS, libs, INFO, tmp_path / "out"), tmp_path / "repaired")
     umbrella = next(lib for lib in inspect_wheel(result.wheel).libraries if lib.path.endswith("libamdgpu-ep.so"))
     assert umbrella.runpath == ("$ORIGIN", "/opt/rocm/lib", "/opt/rocm-7.2.0/lib")
 

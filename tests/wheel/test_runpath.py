@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.wheel_support import EP_SOURCE, build_c_library, shared_library
+from tests.support.wheel_support import EP_SOURCE, build_c_library, repair_bundling, shared_library
 from toolkit.binary.elf import read_elf
 from toolkit.recipe.wheel import Component, WheelSettings, from_table
 from toolkit.release import sbom
@@ -20,7 +20,6 @@ from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.util.fsutil import sha256_file
 from toolkit.util.tomlread import load_toml
 from toolkit.wheel.build import build_wheel
-from toolkit.wheel.repair import repair_wheel
 
 INFO = {"source_revision": "0123abc", "patches": [], "features": [], "rocm_version": None, "gpu_targets": []}
 ROCM = ["libmigraphx_c.so.3", "libamdhip64.so.6", "librocm-core.so.1", "libamdhip64.so"]
@@ -68,7 +67,7 @@ def test_bare_name_backend_loads_from_the_installed_wheel_and_rocm_stays_externa
     lib, rocm = built_libraries(tmp_path)
     monkeypatch.setenv("LD_LIBRARY_PATH", str(rocm))
     wheel = build_wheel(settings(("$ORIGIN",)), lib, INFO, tmp_path / "out")
-    result = repair_wheel(wheel, tmp_path / "repaired", components=settings(("$ORIGIN",)).components)
+    result = repair_bundling(wheel, tmp_path / "repaired", components=settings(("$ORIGIN",)).components)
 
     with zipfile.ZipFile(result.wheel) as archive:
         names = archive.namelist()
@@ -78,7 +77,7 @@ def test_bare_name_backend_loads_from_the_installed_wheel_and_rocm_stays_externa
     umbrella = read_elf(tmp_path / "unpacked/onnxruntime_ep_amdgpu/libamdgpu-ep.so")
     assert (umbrella.runpath or umbrella.rpath) == ("$ORIGIN", "$ORIGIN/../onnxruntime_ep_amdgpu.libs")
     assert result.excluded == tuple(sorted(ROCM))
-    again = repair_wheel(wheel, tmp_path / "again", components=settings(("$ORIGIN",)).components)
+    again = repair_bundling(wheel, tmp_path / "again", components=settings(("$ORIGIN",)).components)
     assert sha256_file(again.wheel) == sha256_file(result.wheel)  # setting the RUNPATH keeps repairs reproducible
 
     # The SBOM names what the ROCm install must provide as external components.
@@ -113,7 +112,7 @@ def test_a_bare_name_sibling_that_would_not_resolve_fails_the_repair_naming_the_
     monkeypatch.setenv("LD_LIBRARY_PATH", str(rocm))
     wheel = build_wheel(settings(()), lib, INFO, tmp_path / "out")
     with pytest.raises(ToolkitError) as err:
-        repair_wheel(wheel, tmp_path / "repaired", components=settings(()).components)
+        repair_bundling(wheel, tmp_path / "repaired", components=settings(()).components)
     assert ('onnxruntime_ep_amdgpu/libamdgpu-ep.so: dlopen("libmigraphx-backend.so") would not find '
             "onnxruntime_ep_amdgpu/libmigraphx-backend.so") in str(err.value)
     assert "give component 'amdgpu-ep' runpath = \"$ORIGIN\"" in str(err.value)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from toolkit.recipe.smoke import from_table as smoke_from_table
-from toolkit.recipe.wheel import Component, from_table
+from toolkit.recipe.wheel import Author, Component, from_table
 from toolkit.util.errors import RecipeError
 from toolkit.util.tomlread import load_toml
 
@@ -17,6 +17,10 @@ GOOD = '''
 version = "0.2.0"
 onnxruntime = "~=1.24.0"
 excludes = ["libhsakmt.so.*"]
+license = "mit OR apache-2.0"
+authors = [{ name = "AMD", email = "ep@example.org" }, { name = "someone else" }]
+classifiers = ["Programming Language :: Python :: 3"]
+urls = { Source = "https://example.org/ep" }
 [[wheel.components]]
 library = "amdgpu-ep"
 ep_name = "AMDGPUExecutionProvider"
@@ -49,6 +53,10 @@ def test_reads_a_full_recipe(tmp_path):
     assert wheel.excludes == ("libhsakmt.so.*",)
     assert [c.filename for c in wheel.components_for(frozenset())] == ["libamdgpu-ep.so", "libmigraphx-backend.so"]
     assert wheel.components_for(frozenset({"hipdnn"}))[-1] == Component("hipdnn-backend", None, "hipdnn")
+    assert wheel.license == "MIT OR Apache-2.0"  # canonical SPDX spelling
+    assert wheel.authors == (Author("AMD", "ep@example.org"), Author("someone else"))
+    assert wheel.urls == (("Source", "https://example.org/ep"),)
+    assert wheel.classifiers == ("Programming Language :: Python :: 3",)
     smoke = smoke_from_table(table.table("smoke"), tmp_path)
     assert smoke.packages == ("onnxruntime-ep-webgpu",)
     assert smoke.env == {"AMDGPU_MIGRAPHX_EP_LIBRARY": "{library:onnxruntime_ep_webgpu}"}
@@ -66,6 +74,15 @@ def test_reads_a_full_recipe(tmp_path):
          "key 'wheel.components[1].library': expected a library name"),
         ('feature = "hipdnn"', 'feture = "hipdnn"', "key 'wheel.components[2].feture': unknown key"),
         ('ep_name = "AMDGPUExecutionProvider"', '', "key 'wheel.components': no component has an ep_name"),
+        ('license = "mit OR apache-2.0"', 'license = "MIT License"',
+         "key 'wheel.license': 'MIT License' is not an SPDX license expression"),
+        ('classifiers = ["Programming Language :: Python :: 3"]', 'classifiers = ["License :: OSI Approved"]',
+         "key 'wheel.classifiers[0]': no 'License ::' classifier: the [wheel] license key says it"),
+        ('classifiers = ["Programming Language :: Python :: 3"]', 'classifiers = ["Python 3"]',
+         "key 'wheel.classifiers[0]': 'Python 3' is not a classifier"),
+        ('{ name = "someone else" }', '{ nam = "someone else" }', "key 'wheel.authors[1].nam': unknown key"),
+        ('Source = "https://example.org/ep"', 'Source = "example.org"',
+         "key 'wheel.urls.Source': expected an https:// URL"),
         ("atol = 1e-3", 'atol = "small"', "key 'smoke.atol': expected a number, got string 'small'"),
         ("expect_log = ['^", "expect_log = ['(^", "key 'smoke.expect_log[0]': not a valid regular expression"),
         ('packages = ["onnxruntime-ep-webgpu"]', 'packages = ["not a requirement!"]', "key 'smoke.packages[0]'"),

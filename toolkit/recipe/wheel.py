@@ -18,6 +18,11 @@
     runtime = "MIGraphX and HIP from ROCm"      # optional: what it needs at run time (the wheel's description)
     dlopens = ["libhipgpu.so"]                  # optional: libraries outside the wheel it loads by bare name at
                                                 # run time; the self-check looks for them
+    license = "MIT"                             # optional: the EP's SPDX license expression (License-Expression)
+    authors = [{ name = "...", email = "..." }] # optional, as pyproject's [project] authors
+    classifiers = ["Programming Language :: Python :: 3"]
+    [wheel.urls]                                # optional: the index page's links, label = URL
+    Source = "https://..."
     [wheel.rocm_variants]                       # optional: one distribution per ROCm major, by HIP soname:
     rocm6 = "libamdhip64.so.6"                  # a build linking it is <distribution>-rocm6; `meta-wheel`
     rocm7 = "libamdhip64.so.7"                  # writes <distribution>, which installs the newest (rocm7)
@@ -26,6 +31,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -47,6 +53,9 @@ _LIBRARY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 _VARIANT = re.compile(r"^[a-z][a-z0-9]*$")
 _SONAME = re.compile(r"^lib[A-Za-z0-9._+-]+\.so\.\d+$")
 _DLOPEN_NAME = re.compile(r"^lib[A-Za-z0-9._+-]+\.so(\.[0-9.]+)?$")
+# Core metadata's rules (PyPI refuses a project URL label over 32 characters); a classifier is "Topic :: Sub".
+_URL_LABEL_MAX = 32
+_CLASSIFIER = re.compile(r"^[A-Za-z0-9][^:]*( :: [^:]+)+$")
 
 
 @recipe_table("wheel.components[]")
@@ -84,6 +93,13 @@ class Component:
         return (self.feature is None or self.feature in features) and self.unless not in features
 
 
+@recipe_table("wheel.authors[]")
+@dataclass(frozen=True)
+class Author:
+    name: str | None = field(default=None, metadata=doc("The author's (a person's or an organisation's) name."))
+    email: str | None = field(default=None, metadata=doc("Their e-mail address."))
+
+
 @recipe_table("wheel")
 @dataclass(frozen=True)
 class WheelSettings:
@@ -118,6 +134,16 @@ class WheelSettings:
     test_only: dict[str, str] = field(default_factory=dict, metadata=doc(
         "Features whose build is for tests only, each with why: `{ mock = \"...\" }`. A wheel built with one on "
         "says so in its build facts and its self-check's verdict, and a release refuses it."))
+    license: str | None = field(default=None, metadata=doc(
+        "The EP's license, an SPDX expression (`MIT`): the wheel's `License-Expression`; the source tree's LICENSE, "
+        "LICENSE.*, COPYING and LICENSES/ files go into the wheel beside it (`License-File`), and repair adds the "
+        "licenses of the libraries it bundles."))
+    authors: tuple[Author, ...] = field(default=(), metadata=doc(
+        "The wheel's authors, as pyproject's `[project] authors`: `[{ name = \"...\", email = \"...\" }]`."))
+    urls: tuple[tuple[str, str], ...] = field(default=(), metadata=doc(
+        "The index page's links, label = URL (`Source = \"https://...\"`), as pyproject's `[project.urls]`."))
+    classifiers: tuple[str, ...] = field(default=(), metadata=doc(
+        "Trove classifiers (`Programming Language :: Python :: 3`); no `License ::` one: `license` says it."))
 
     def test_build(self, features: frozenset[str] | set[str] | tuple[str, ...]) -> dict[str, str]:
         """The test-only features among `features`, with why each is."""
@@ -218,6 +244,66 @@ def _components(t: Table) -> list[Component]:
     return components
 
 
+def spdx_tools() -> tuple[Callable[[str], str], type[Exception]]:
+    """packaging's SPDX expression parser, which came in packaging 24.2. The dependency floor stays lower: raising
+    it changes the dependency list the build roots' toolkit venvs are keyed by, and every root would make one anew."""
+    try:
+        from packaging.licenses import InvalidLicenseExpression, canonicalize_license_expression
+    except ImportError:
+        raise ToolkitError("[wheel] license needs packaging >= 24.2 (SPDX license expressions)",
+                           "pip install -U 'packaging>=24.2'") from None
+    return canonicalize_license_expression, InvalidLicenseExpression
+
+
+def _license(t: Table) -> str | None:
+    value = t.str("license", None)
+    if value is None:
+        return None
+    canonicalize, invalid = spdx_tools()
+    try:
+        return str(canonicalize(value))
+    except invalid:
+        raise t.error("license", f"{value!r} is not an SPDX license expression such as 'MIT' or "
+                                 "'Apache-2.0 WITH LLVM-exception'") from None
+
+
+def _authors(t: Table) -> tuple[Author, ...]:
+    authors = []
+    for at in t.tables("authors", []):
+        name, email = at.str("name", None), at.str("email", None)
+        at.done()
+        if name is None and email is None:
+            raise at.error("name", "an author needs a name, an email or both")
+        if email is not None and not re.match(r"^[^@\s<>,]+@[^@\s<>,]+$", email):
+            raise at.error("email", f"{email!r} is not an e-mail address")
+        authors.append(Author(name, email))
+    return tuple(authors)
+
+
+def _urls(t: Table) -> tuple[tuple[str, str], ...]:
+    urls = tuple(t.str_map("urls", {}).items())
+    for label, url in urls:
+        if len(label) > _URL_LABEL_MAX:
+            raise t.error(f"urls.{label}", f"a label has at most {_URL_LABEL_MAX} characters (core metadata's rule)")
+        if not url.startswith("https://"):
+            raise t.error(f"urls.{label}", f"expected an https:// URL, got {url!r}")
+    return urls
+
+
+def _classifiers(t: Table) -> tuple[str, ...]:
+    classifiers = tuple(t.str_list("classifiers", []))
+    for i, classifier in enumerate(classifiers):
+        if not _CLASSIFIER.match(classifier):
+            raise t.error(f"classifiers[{i}]", f"{classifier!r} is not a classifier such as "
+                                               "'Programming Language :: Python :: 3'")
+        # PEP 639: License-Expression replaces them, and scikit-build-core refuses both.
+        if classifier.startswith("License ::"):
+            raise t.error(f"classifiers[{i}]", "no 'License ::' classifier: the [wheel] license key says it")
+        if classifier in classifiers[:i]:
+            raise t.error(f"classifiers[{i}]", f"{classifier!r} is listed twice")
+    return classifiers
+
+
 def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
     """Read `[wheel]`."""
     distribution = t.str("distribution", DEFAULT_DISTRIBUTION)
@@ -252,6 +338,7 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
     test_only = t.str_map("test_only", {})
     platform = t.str("platform", "manylinux", choices=("manylinux", "linux"))
     components = _components(t)
+    license, authors, urls, classifiers = _license(t), _authors(t), _urls(t), _classifiers(t)
     t.done()
     return WheelSettings(
         version=version,
@@ -265,4 +352,8 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
         trace_env=trace_env,
         test_only=test_only,
         platform=platform,
+        license=license,
+        authors=authors,
+        urls=urls,
+        classifiers=classifiers,
     )

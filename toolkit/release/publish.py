@@ -1,9 +1,11 @@
 """`publish`: a release's dist folder checked, then its wheels uploaded to a package index with twine.
 
 Nothing is uploaded until everything is checked: the folder holds wheels, every file SHA256SUMS lists has its
-digest (and every wheel is listed), and `twine check --strict` passes for each wheel. The wheels then go up one
-twine run each, in dependency order: a wheel that requires another distribution of the folder (the meta-package
-requires its ROCm variants) goes after it, so an index never serves a meta-package whose variant is missing.
+digest (and every wheel is listed), nothing the index is known to refuse is in it (index_rules.py: PyPI's
+platform tags, size limit, public versions, license files), and `twine check --strict` passes for each wheel. The
+wheels then go up one twine run each, in dependency order: a wheel that requires another distribution of the
+folder (the meta-package requires its ROCm variants) goes after it, so an index never serves a meta-package whose
+variant is missing.
 
 Credentials are twine's own (TWINE_USERNAME/TWINE_PASSWORD, keyring) or a URL's userinfo, which is taken off the
 URL and handed to twine through its environment, never its command line. Given none of those, the index is asked
@@ -28,7 +30,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from twine.utils import DEFAULT_REPOSITORY, TEST_REPOSITORY
 
-from toolkit.release import checksums
+from toolkit.release import checksums, index_rules
 from toolkit.util import log, process
 from toolkit.util.errors import ToolkitError
 from toolkit.util.redact import MASK, redact_text, redact_url, shorten, strip_userinfo
@@ -68,7 +70,7 @@ class Target:
     @property
     def is_pypi(self) -> bool:
         """PyPI or TestPyPI: where twine itself handles --skip-existing (it refuses the option for any other
-        index), and an index that takes public versions only."""
+        index)."""
         return self.url.startswith(tuple(_origin(url) for url in (DEFAULT_REPOSITORY, TEST_REPOSITORY)))
 
 
@@ -86,6 +88,8 @@ class PublishOptions:
     repository_url: str
     dry_run: bool = False
     skip_existing: bool = False
+    index_rules: str | None = None        # a set of index_rules.json; None: the one whose upload URLs hold the URL
+    size_limit_mib: float | None = None   # the index's per-file limit, over the rules' (a project PyPI granted more)
 
 
 def _origin(url: str) -> str:
@@ -176,18 +180,6 @@ def upload_order(wheels: list[Wheel]) -> list[Wheel]:
         order += ready
         pending = [w for w in pending if w not in ready]
     return order
-
-
-def check_index_rules(wheels: list[Wheel], where: Target) -> None:
-    """What the index is known to refuse, said before anything is uploaded."""
-    if not where.is_pypi:
-        return
-    local = [w for w in wheels if "+" in w.version]
-    if local:
-        raise ToolkitError(f"{local[0].path}: version {local[0].version} has a local part (+...), which PyPI refuses"
-                           + (f" (and {len(local) - 1} more)" if len(local) > 1 else ""),
-                           hint="PyPI takes public versions only (PEP 440); release without a local version, or "
-                                "publish to an index of your own")
 
 
 def _secrets(where: Target) -> list[str]:
@@ -356,9 +348,10 @@ def publish(options: PublishOptions) -> int:
     where = target(options.repository_url)
     wheels = verify_dist(options.dist)
     log.stage("publish", f"{options.dist}: {len(wheels)} wheel(s) match SHA256SUMS")
+    rules = index_rules.rules_for(where.url, options.index_rules, options.size_limit_mib)
+    index_rules.check(wheels, rules)
     check_wheels(wheels, where)
     order = upload_order([read_wheel(path) for path in wheels])
-    check_index_rules(order, where)
     where = credentials_needed(where, options.dry_run)
     if options.dry_run:
         print_plan(order, where, options.skip_existing)

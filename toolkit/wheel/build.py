@@ -23,6 +23,7 @@ from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
 from toolkit.wheel.buildinfo import BuildInfo
 from toolkit.wheel.data import ep_entry_points, rocm_excludes
+from toolkit.wheel.licenses import tree_license_files
 from toolkit.wheel.project import generate_project
 from toolkit.wheel.repair import matches_any
 
@@ -61,8 +62,10 @@ def build_wheel(
     build_info: BuildInfo | Mapping[str, Any],
     out_dir: Path,
     env: Mapping[str, str] | None = None,
+    source_dir: Path | None = None,
 ) -> Path:
-    """Package `lib_dir`'s libraries as the recipe's wheel in `out_dir`; returns the wheel's path.
+    """Package `lib_dir`'s libraries as the recipe's wheel in `out_dir`; returns the wheel's path. `source_dir`: the
+    EP's source tree, whose LICENSE, COPYING and LICENSES/ files the wheel carries (licenses.py).
 
     The wheel is tagged py3-none-linux_<arch>: `repair_wheel` gives it the manylinux tag auditwheel
     computes. SOURCE_DATE_EPOCH (this process's, or `env`'s: what the caller adds to the build's
@@ -77,9 +80,12 @@ def build_wheel(
     info = dataclasses.replace(info, rocm_libraries=linked_rocm(lib_dir, components, info.platform))
     settings = settings.for_linked(info.rocm_libraries, f"[wheel] of the recipe ({lib_dir})")
     info = dataclasses.replace(info, rocm_variant=settings.variant)
+    if source_dir is not None and not tree_license_files(source_dir):
+        log.warn(f"{source_dir}: no LICENSE, COPYING or LICENSES/ file, so the wheel carries no license of the EP; "
+                 "publish refuses such a wheel")
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".wheel-build-", dir=out_dir) as tmp:
-        project = generate_project(settings, components, lib_dir, info, Path(tmp) / "project", needs)
+        project = generate_project(settings, components, lib_dir, info, Path(tmp) / "project", needs, source_dir)
         dist = Path(tmp) / "dist"
         cmd = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(project)]
         log.stage("wheel", f"building {settings.distribution} {settings.version} from {len(components)} libraries")

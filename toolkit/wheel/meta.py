@@ -5,7 +5,9 @@ NVIDIA's `onnxruntime-ep-nv-tensorrt-rtx` installs its CUDA 13 build. Every othe
 variants share the import package, so two would overwrite each other.
 
 It is pure metadata, so it is written here as a zip with the three dist-info files a wheel needs (PEP 427),
-members sorted and dated by SOURCE_DATE_EPOCH (else 1980-01-01): the same settings give the same bytes.
+members sorted and dated by SOURCE_DATE_EPOCH (else 1980-01-01): the same settings give the same bytes. Written
+beside its default variant's wheel (a release writes it last), it carries that wheel's license files and
+License-Expression (PEP 639): it installs that code, and an index is not sent a wheel without a license.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import io
 import os
 import time
 import zipfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
@@ -23,9 +26,30 @@ from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_bytes
 from toolkit.util.redact import shorten
 from toolkit.wheel.project import REQUIRES_PYTHON, onnxruntime_words
-from toolkit.wheel.wheelfile import record_hash
+from toolkit.wheel.wheelfile import dist_info_dir, read_headers, record_hash
 
 TAG = "py3-none-any"
+
+
+@dataclass(frozen=True)
+class Licenses:
+    """A wheel's license: its License-Expression and its license files (path under licenses/ -> bytes)."""
+    expression: str | None = None
+    files: dict[str, bytes] = field(default_factory=dict)
+
+
+def variant_licenses(settings: WheelSettings, folder: Path) -> Licenses:
+    """The license of the default variant's wheel of this version in `folder` (none when it is not there)."""
+    stem = f"{_file_stem(settings.distribution)}_{settings.default_variant}-{settings.version}-"
+    wheels = sorted(p for p in Path(folder).glob(f"{stem}*.whl") if p.is_file()) if Path(folder).is_dir() else []
+    if not wheels:
+        return Licenses()
+    with zipfile.ZipFile(wheels[0]) as archive:
+        info = dist_info_dir(archive)
+        headers = read_headers(archive, "METADATA")
+        files = {name.removeprefix(f"{info}/licenses/"): archive.read(name) for name in sorted(archive.namelist())
+                 if name.startswith(f"{info}/licenses/") and not name.endswith("/")}
+    return Licenses(headers.get("License-Expression") if headers else None, files)
 
 
 def _file_stem(name: str) -> str:
@@ -33,11 +57,15 @@ def _file_stem(name: str) -> str:
     return canonicalize_name(name).replace("-", "_")
 
 
-def metadata_text(settings: WheelSettings) -> str:
+def metadata_text(settings: WheelSettings, licenses: Licenses | None = None) -> str:
     name, default = settings.distribution, settings.default_variant
-    lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {settings.version}",
-             f"Summary: {settings.summary} (installs the {default} build)",
-             f"Requires-Python: {REQUIRES_PYTHON}", f"Requires-Dist: {name}-{default}=={settings.version}",
+    licenses = licenses or Licenses()
+    # PEP 639's fields need Metadata-Version 2.4; without a license the older version says no less.
+    lines = [f"Metadata-Version: {'2.4' if licenses.files else '2.1'}", f"Name: {name}", f"Version: {settings.version}",
+             f"Summary: {settings.summary} (installs the {default} build)"]
+    lines += [f"License-Expression: {licenses.expression}"] if licenses.expression else []
+    lines += [f"License-File: {path}" for path in licenses.files]
+    lines += [f"Requires-Python: {REQUIRES_PYTHON}", f"Requires-Dist: {name}-{default}=={settings.version}",
              "Description-Content-Type: text/markdown", "", f"# {name}", "",
              "One distribution per ROCm major, all installing the import package "
              f"`{settings.import_package}`: install exactly one.", ""]
@@ -53,14 +81,15 @@ def _record_line(name: str, data: bytes) -> str:
     return f"{name},{record_hash(data)},{len(data)}"
 
 
-def meta_wheel_bytes(settings: WheelSettings, epoch: int) -> tuple[str, bytes]:
-    """(file name, bytes) of the meta-package's wheel."""
+def meta_wheel_bytes(settings: WheelSettings, epoch: int, licenses: Licenses | None = None) -> tuple[str, bytes]:
+    """(file name, bytes) of the meta-package's wheel, carrying `licenses`."""
     if not settings.rocm_variants:
         raise ToolkitError(f"{settings.distribution}: the recipe's [wheel] has no rocm_variants, so there is no "
                            f"meta-package to write", hint="add [wheel.rocm_variants] (variant = HIP soname)")
     stem = f"{_file_stem(settings.distribution)}-{settings.version}"
     info = f"{stem}.dist-info"
-    files = {f"{info}/METADATA": metadata_text(settings).encode(),
+    files = {f"{info}/METADATA": metadata_text(settings, licenses).encode(),
+             **{f"{info}/licenses/{path}": data for path, data in (licenses or Licenses()).files.items()},
              f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: ort-amdgpu-toolkit\nRoot-Is-Purelib: true\n"
                               f"Tag: {TAG}\n".encode()}
     record = "\n".join([*(_record_line(n, d) for n, d in sorted(files.items())), f"{info}/RECORD,,"]) + "\n"
@@ -88,8 +117,8 @@ def write_meta_wheel(settings: WheelSettings, out_dir: Path, source_date_epoch: 
         raise ToolkitError(f"env SOURCE_DATE_EPOCH={shorten(text, 40)!r}: expected seconds since 1970 (digits "
                            f"only, at most {ZIP_LAST}: the last date a zip entry holds, 2107-12-31)")
     epoch = int(text)
-    name, data = meta_wheel_bytes(settings, epoch)
     out_dir = Path(out_dir)
+    name, data = meta_wheel_bytes(settings, epoch, variant_licenses(settings, out_dir))
     if out_dir.exists() and not out_dir.is_dir():
         raise ToolkitError(f"meta-wheel --out {shorten(out_dir, 200)}: is a file, not a folder")
     path = out_dir / name

@@ -14,6 +14,7 @@ from toolkit.recipe.wheel import Component, WheelSettings
 from toolkit.util.fsutil import JSON, atomic_write_text
 from toolkit.wheel.buildinfo import BuildInfo
 from toolkit.wheel.data import install_hint, onnxruntime_flavours, read_text
+from toolkit.wheel.licenses import copy_tree_licenses
 
 # The generated package's Python works on every interpreter ORT supports; the libraries do not use
 # the Python ABI, hence one py3-none wheel per platform.
@@ -37,7 +38,27 @@ def _toml_list(values: list[str]) -> str:
     return "[" + ", ".join(_toml_str(v) for v in values) + "]"
 
 
-def pyproject_text(settings: WheelSettings) -> str:
+def _author(name: str | None, email: str | None) -> str:
+    return "{ " + ", ".join(f"{key} = {_toml_str(value)}" for key, value in (("name", name), ("email", email))
+                            if value is not None) + " }"
+
+
+def project_metadata(settings: WheelSettings, license_files: tuple[str, ...]) -> list[str]:
+    """[project]'s license (PEP 639: the expression, and the files scikit-build-core puts in .dist-info/licenses/),
+    authors, URLs and classifiers, from the recipe's [wheel]."""
+    lines = [f"license = {_toml_str(settings.license)}"] if settings.license else []
+    # Always a list, never scikit-build-core's default globs: what the wheel carries is what the tree has.
+    lines.append(f"license-files = {_toml_list(list(license_files))}")
+    if settings.authors:
+        lines.append(f"authors = [{', '.join(_author(a.name, a.email) for a in settings.authors)}]")
+    if settings.urls:
+        lines.append("urls = { " + ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in settings.urls) + " }")
+    if settings.classifiers:
+        lines.append(f"classifiers = {_toml_list(list(settings.classifiers))}")
+    return lines
+
+
+def pyproject_text(settings: WheelSettings, license_files: tuple[str, ...] = ()) -> str:
     lines = [
         "[build-system]",
         f"requires = {_toml_list([SCIKIT_BUILD_CORE])}",
@@ -49,6 +70,7 @@ def pyproject_text(settings: WheelSettings) -> str:
         f"description = {_toml_str(settings.summary)}",
         'readme = { file = "README.md", content-type = "text/markdown" }',
         f"requires-python = {_toml_str(REQUIRES_PYTHON)}",
+        *project_metadata(settings, license_files),
         # No ONNX Runtime: it comes in flavours that share the `onnxruntime` module (onnxruntime,
         # onnxruntime-migraphx, ...), and a dependency on one replaces the flavour a user has. The self-check
         # checks the one that is imported against the range instead.
@@ -59,7 +81,6 @@ def pyproject_text(settings: WheelSettings) -> str:
         "wheel.reproducible = true",
         'wheel.py-api = "py3"',
         f"wheel.packages = {_toml_list(['src/' + settings.import_package])}",
-        "wheel.license-files = []",
         'build-dir = "build"',
         "",
     ]
@@ -67,7 +88,8 @@ def pyproject_text(settings: WheelSettings) -> str:
 
 
 def readme_text(settings: WheelSettings, components: tuple[Component, ...], info: BuildInfo) -> str:
-    """The long description: the build facts in words, for anyone reading the index page or METADATA."""
+    """The long description, the index page: how to use the EP first (a snippet tests run as printed), what the
+    machine needs, the self-check, then the build facts."""
     def listing(values: tuple[str, ...]) -> str:
         return ", ".join(values) if values else "none"
 
@@ -76,6 +98,28 @@ def readme_text(settings: WheelSettings, components: tuple[Component, ...], info
         "",
         settings.summary + ".",
         "",
+        "## Use it",
+        "",
+        "Register the EP with ONNX Runtime, then give a session its devices:",
+        "",
+        "```python",
+        *usage_snippet(settings),
+        "```",
+        "",
+        "The registration name is the EP name: ORT names the devices after it, so registering the library under "
+        "another name finds none of them.",
+        "",
+        "## What it needs",
+        "",
+        f"- {rocm_need(info)}",
+        *(f"- {line}" for line in onnxruntime_words(settings)),
+        "",
+    ]
+    if settings.variant:
+        rows += [*variant_words(settings, info), ""]
+    rows += ["## Check a machine", "", "```sh", f"python -m {settings.import_package}", "```", "",
+             "says whether this machine can run the EP and, when it cannot, what to install or change.", ""]
+    rows += [
         "## Build",
         "",
         f"- Upstream commit: {info.upstream_commit or 'not known (a local tree or an archive of no known commit)'}",
@@ -95,12 +139,38 @@ def readme_text(settings: WheelSettings, components: tuple[Component, ...], info
     for c in components:
         what = f"EP `{c.ep_name}`" if c.ep_name else "backend" if c.plugin else LOADED_LIBRARY
         rows.append(f"- `{c.file(info.platform)}` ({what})" + (f": {c.runtime}" if c.runtime else ""))
-    rows += ["", *onnxruntime_words(settings), ""]
-    if settings.variant:
-        rows += [*variant_words(settings, info), ""]
-    rows += ["## Check a machine", "", f"`python -m {settings.import_package}` says whether this machine can run the "
-             "EP and, when it cannot, what to install or change.", ""]
-    return "\n".join(rows)
+    return "\n".join([*rows, ""])
+
+
+def usage_snippet(settings: WheelSettings) -> list[str]:
+    """The page's first lines of code: tests/wheel/test_readme_snippet.py runs them, as printed, beside a model.onnx."""
+    return [
+        "import onnxruntime as ort",
+        f"import {settings.import_package} as ep",
+        "",
+        "devices = ep.register_execution_provider_library()  # registered under ep.get_ep_name(); [] without a GPU",
+        "options = ort.SessionOptions()",
+        "if devices:",
+        "    options.add_provider_for_devices(devices, {})",
+        'session = ort.InferenceSession("model.onnx", sess_options=options)  # without devices: ORT\'s CPU EP',
+        "print(ep.get_ep_name(), len(devices), session.get_providers())",
+    ]
+
+
+def rocm_need(info: BuildInfo) -> str:
+    """The ROCm the machine needs, by major: the one whose HIP runtime the libraries link."""
+    majors = sorted({soname.rsplit(".so.", 1)[1].split(".")[0] for soname in info.rocm_libraries
+                     if soname.startswith("libamdhip64.so.")})
+    if majors:
+        return (f"ROCm {' or '.join(majors)} (its HIP runtime, {listing_or_none(info.rocm_libraries)}), and an AMD "
+                "GPU it supports.")
+    if info.rocm_libraries:
+        return f"A ROCm install that provides {listing_or_none(info.rocm_libraries)}, and an AMD GPU."
+    return "No ROCm library: the libraries link none (what they load at run time is listed below)."
+
+
+def listing_or_none(values: tuple[str, ...]) -> str:
+    return ", ".join(values) if values else "none"
 
 
 # A component that is no plugin EP (hip-ep's compiler): what the description and the self-check call it.
@@ -175,8 +245,10 @@ def generate_project(
     info: BuildInfo,
     dest: Path,
     needs: dict[str, tuple[str, ...]] | None = None,
+    source_dir: Path | None = None,
 ) -> Path:
-    """Write the project into `dest` (which must not exist yet) and return it."""
+    """Write the project into `dest` (which must not exist yet) and return it; `source_dir`: the EP's source tree,
+    whose license files the wheel carries."""
     dest = Path(dest)
     dest.mkdir(parents=True)
     package = dest / "src" / settings.import_package
@@ -189,7 +261,8 @@ def generate_project(
     cmake = _template("CMakeLists.txt.in")
     cmake = cmake.replace("@LIBRARY_FILES@", library_files).replace("@IMPORT_PACKAGE@", settings.import_package)
     atomic_write_text(dest / "CMakeLists.txt", cmake)
-    atomic_write_text(dest / "pyproject.toml", pyproject_text(settings))
+    license_files = copy_tree_licenses(source_dir, dest) if source_dir is not None else ()
+    atomic_write_text(dest / "pyproject.toml", pyproject_text(settings, license_files))
     atomic_write_text(dest / "README.md", readme_text(settings, components, info))
     init = _template("package_init.py").replace("@IMPORT_PACKAGE@", settings.import_package)
     atomic_write_text(package / "__init__.py", init, mode=0o644)

@@ -9,7 +9,8 @@ classified on this machine (rocm.py): ROCm libraries, by name, by where they res
 that owns them, are excluded and stay external; a library that must be bundled but cannot be found fails
 here, by name. After it, every ELF file in the repaired wheel must have a non-executable stack, search
 paths that stay inside the wheel or point at a ROCm install, no ROCm library inside, and the RUNPATH and
-bare-name siblings its component declares. A failed check leaves nothing in `out_dir`.
+bare-name siblings its component declares, and each library bundled gets its license in the wheel's
+.dist-info/licenses/ (licenses.py). A failed check leaves nothing in `out_dir`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import give_umask_mode
 from toolkit.util.process import run
-from toolkit.wheel import runpath
+from toolkit.wheel import licenses, runpath
 from toolkit.wheel.graft import graft
 from toolkit.wheel.rocm import BY_RECIPE, Need, Resolver, missing_error
 from toolkit.wheel.wheelfile import parse_wheel_filename
@@ -171,13 +172,14 @@ def _epoch_of(wheel: Path, env: Mapping[str, str]) -> str:
 
 def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), components: Iterable[Component] = (),
                  rocm_paths: Iterable[str | Path] = (), env: Mapping[str, str] | None = None,
-                 platform: str = "manylinux") -> RepairResult:
+                 platform: str = "manylinux", license_source: licenses.LicenseSource | None = None) -> RepairResult:
     """Repair `wheel` into `out_dir`.
 
     excludes: soname patterns to leave external beyond ROCm's (the recipe's extras); components: the recipe's
     [wheel] components (their runpath and loads); rocm_paths: ROCm installs besides /opt/rocm* and $ROCM_PATH;
     env: what the caller adds to auditwheel's environment (a release's SOURCE_DATE_EPOCH); platform: the recipe's
-    [wheel] platform (`linux`: tagged linux_<arch>, for libraries newer than every manylinux policy).
+    [wheel] platform (`linux`: tagged linux_<arch>, for libraries newer than every manylinux policy);
+    license_source: where the licenses of the libraries it bundles come from (licenses.py).
     """
     wheel, out_dir = Path(wheel), Path(out_dir)
     if not wheel.is_file():
@@ -212,19 +214,8 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
             repaired = _auditwheel(staged, wheel, tmp_path / "out", patterns, patchelf, env or {})
         platform_tags = parse_wheel_filename(repaired.name).platform_tags
         unpacked = tmp_path / "unpacked"
-        with zipfile.ZipFile(repaired) as archive:
-            archive.extractall(unpacked)
-        before = set(_elf_names(wheel))
-        problems = [str(v) for v in check_tree(unpacked, patterns, resolver.rocm_directory, before)]
-        problems += runpath.verify(unpacked, runpath.component_members(elf_members(unpacked), components))
-        if problems:
-            lines = "\n".join(f"  {p}" for p in problems)
-            raise ToolkitError(
-                f"repaired wheel {repaired.name} fails its checks:\n{lines}",
-                "link with -z noexecstack, give libraries RUNPATH $ORIGIN (or a ROCm folder) only, and set "
-                "runpath on the components whose bare-name dlopens must find their siblings",
-            )
-        grafted = tuple(m for m in elf_members(unpacked) if m not in before)
+        repaired, grafted = _checked(repaired, wheel, unpacked, (patterns, resolver), components, needs,
+                                     license_source or licenses.LicenseSource())
         glibc = highest_glibc(unpacked)
         final = out_dir / repaired.name
         give_umask_mode(repaired)  # auditwheel ran under the fixed umask; the file is the user's
@@ -239,6 +230,42 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
                         f"from this machine's glibc), {len(grafted)} grafted, {len(rocm)} libraries left external")
     return RepairResult(final, platform_tags[0], platform_tags, grafted, tuple(sorted(n.soname for n in rocm)),
                         tuple(needs))
+
+
+def _checked(repaired: Path, wheel: Path, unpacked: Path, rules: tuple[tuple[str, ...], Resolver],
+             components: Iterable[Component], needs: list[Need],
+             license_source: licenses.LicenseSource) -> tuple[Path, tuple[str, ...]]:
+    """The repaired wheel checked, unpacked into `unpacked`, with the licenses of what it bundles (licenses.py);
+    returns it (a new file beside `unpacked` when libraries were bundled) and the archive paths of those."""
+    with zipfile.ZipFile(repaired) as archive:
+        archive.extractall(unpacked)
+    before = set(_elf_names(wheel))
+    patterns, resolver = rules
+    problems = [str(v) for v in check_tree(unpacked, patterns, resolver.rocm_directory, before)]
+    problems += runpath.verify(unpacked, runpath.component_members(elf_members(unpacked), components))
+    if problems:
+        lines = "\n".join(f"  {p}" for p in problems)
+        raise ToolkitError(
+            f"repaired wheel {repaired.name} fails its checks:\n{lines}",
+            "link with -z noexecstack, give libraries RUNPATH $ORIGIN (or a ROCm folder) only, and set "
+            "runpath on the components whose bare-name dlopens must find their siblings",
+        )
+    grafted = tuple(m for m in elf_members(unpacked) if m not in before)
+    bundled = [licenses.Bundled(m, _build_path(m, needs)) for m in grafted if licenses.is_bundled_member(m)]
+    if bundled:
+        repaired = licenses.add_bundled_licenses(repaired, unpacked, bundled, unpacked.parent / "licensed",
+                                                 license_source)
+    missing = licenses.license_problems(repaired)
+    if missing:
+        raise ToolkitError(f"repaired wheel {repaired.name} lacks licenses: {'; '.join(missing)}",
+                           "see toolkit/wheel/data/licenses.json")
+    return repaired, grafted
+
+
+def _build_path(member: str, needs: list[Need]) -> str | None:
+    """Where this machine has the library that `member` (a bundled copy) was copied from."""
+    name = licenses.original_name(posixpath.basename(member))
+    return next((n.path for n in needs if n.path and name in (n.soname, posixpath.basename(n.path))), None)
 
 
 def _graft(wheel: Path, source: Path, needs: list[Need], runpaths_set: list[str], out: Path) -> Path:

@@ -97,8 +97,8 @@ def _bare_name_problem(root: Path, member: str, search: tuple[str, ...], target:
 
 def rewrite_wheel(src: Path, dest: Path, root: Path, changed: Iterable[str], added: Iterable[str] = ()) -> None:
     """Copy `src` to `dest` with the `changed` members taken from `root`: same order, dates and modes;
-    the `added` members (files of `root`) written before the dist-info, dated as the wheel's first entry; RECORD
-    updated."""
+    the `added` members (files of `root`) dated as the wheel's first entry, libraries (mode 755) before the
+    dist-info, dist-info files (license texts, mode 644) just before RECORD; RECORD updated."""
     changed, added = set(changed), list(added)
     with zipfile.ZipFile(src) as archive:
         infos = archive.infolist()
@@ -115,13 +115,17 @@ def rewrite_wheel(src: Path, dest: Path, root: Path, changed: Iterable[str], add
         csv.writer(out, lineterminator="\n").writerows(rows)
         new_data[record_name] = out.getvalue().encode("utf-8")
         first_dist_info = next(i for i, info in enumerate(infos) if ".dist-info/" in info.filename)
-        new_infos = []
+        record_at = next(i for i, info in enumerate(infos) if info.filename == record_name)
+        libraries: list[zipfile.ZipInfo] = []
+        metadata: list[zipfile.ZipInfo] = []
         for name in added:
             info = zipfile.ZipInfo(name, date_time=infos[0].date_time)
-            info.external_attr = (0o100755 << 16)
+            in_dist_info = name.split("/", 1)[0].endswith(".dist-info")
+            info.external_attr = ((0o100644 if in_dist_info else 0o100755) << 16)
             info.compress_type = zipfile.ZIP_DEFLATED
-            new_infos.append(info)
+            (metadata if in_dist_info else libraries).append(info)
         with zipfile.ZipFile(dest, "w") as target:
-            for info in [*infos[:first_dist_info], *new_infos, *infos[first_dist_info:]]:
+            for info in [*infos[:first_dist_info], *libraries, *infos[first_dist_info:record_at], *metadata,
+                         *infos[record_at:]]:
                 data = new_data.get(info.filename)
                 target.writestr(info, archive.read(info) if data is None else data, compress_type=info.compress_type)

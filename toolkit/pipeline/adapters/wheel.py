@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolkit.pipeline import derive
@@ -15,6 +16,7 @@ from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.data import read_text
+from toolkit.wheel.licenses import tree_license_files
 
 if TYPE_CHECKING:
     from toolkit.recipe.wheel import WheelSettings
@@ -24,7 +26,7 @@ TEMPLATES = ("CMakeLists.txt.in", "package_init.py", "package_main.py", "selfche
 
 def wheel_settings(b: Build) -> WheelSettings:
     settings = b.recipe.wheel
-    if settings is None:  # the stage applies only where the recipe has one (_has_wheel)
+    if settings is None:  # the stage applies only where the recipe has one (has_wheel)
         raise ToolkitError(f"recipe {b.recipe.name} has no [wheel] section ({b.recipe.file})")
     if b.options.local_version:
         settings = dataclasses.replace(settings, version=f"{settings.version}+{b.options.local_version}")
@@ -38,17 +40,31 @@ def templates_digest() -> str:
     return digest.hexdigest()
 
 
+def license_tree(b: Build) -> Path:
+    """The tree whose license files the wheel carries: the patched copy the build compiled, once it exists."""
+    return b.workspace.source if b.workspace.source.is_dir() else b.source_dir
+
+
+def licenses_digest(tree: Path) -> str:
+    digest = hashlib.sha256()
+    for name in tree_license_files(tree):
+        digest.update(name.encode() + b"\0" + (tree / name).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def wheel_stage(b: Build) -> Stage:
     settings = wheel_settings(b)
     ws = b.workspace
 
     def run() -> None:
         shutil.rmtree(ws.wheel_raw, ignore_errors=True)
-        build_wheel(settings, ws.lib, derive.facts(b), ws.wheel_raw, env=b.env)
+        build_wheel(settings, ws.lib, derive.facts(b), ws.wheel_raw, env=b.env, source_dir=license_tree(b))
 
-    # The templates are what the wheel's Python is made of (its self-check included): a change rebuilds the wheel.
+    # The templates are what the wheel's Python is made of (its self-check included), the tree's license files
+    # what its licenses are: a change of either rebuilds the wheel.
     def inputs() -> JSON:
-        return {"facts": derive.facts(b), "settings": repr(settings), "templates": templates_digest()}
+        return {"facts": derive.facts(b), "settings": repr(settings), "templates": templates_digest(),
+                "licenses": licenses_digest(license_tree(b))}
 
     return Stage("wheel", inputs, [ws.wheel_raw], run,
                  lambda: [f"scikit-build-core wheel {settings.distribution} {settings.version} from {ws.lib} "
