@@ -38,7 +38,12 @@ def test_windows_build_checks_its_dlls_and_packages_a_win_amd64_wheel(windows_bu
         names = archive.namelist()
         assert "Tag: py3-none-win_amd64" in archive.read(
             "onnxruntime_ep_amdgpu_sample-0.1.0.dist-info/WHEEL").decode()
+        metadata = archive.read("onnxruntime_ep_amdgpu_sample-0.1.0.dist-info/METADATA").decode()
     assert sorted(n.split("/")[-1] for n in names if n.endswith(".dll")) == sorted(DLLS)
+    # The sample's license, and the classifier of the platform the wheel is for (the recipe names no OS).
+    assert "onnxruntime_ep_amdgpu_sample-0.1.0.dist-info/licenses/LICENSE" in names
+    assert "License-File: LICENSE" in metadata and "License-Expression: MIT" in metadata
+    assert "Classifier: Operating System :: Microsoft :: Windows" in metadata and "POSIX" not in metadata
     for name in DLLS:
         facts = read_pe(windows_build / "lib" / name)
         assert facts.exports == ENTRY_POINTS, name

@@ -62,7 +62,9 @@ def test_the_wheel_carries_the_tree_license_and_the_recipe_metadata(licensed_whe
     assert headers.get_all("License-File") == ["LICENSE"]
     assert headers["Author"] == "the ort-amdgpu-toolkit authors"
     assert headers.get_all("Project-URL") == ["Source, https://example.org/ep"]
-    assert headers.get_all("Classifier") == ["Programming Language :: Python :: 3"]
+    # The recipe's classifiers, and the operating system of the wheel's platform, which the toolkit adds.
+    assert headers.get_all("Classifier") == ["Operating System :: POSIX :: Linux",
+                                             "Programming Language :: Python :: 3"]
     assert license_problems(licensed_wheel) == []
 
 

@@ -78,6 +78,9 @@ def test_reads_a_full_recipe(tmp_path):
          "key 'wheel.license': 'MIT License' is not an SPDX license expression"),
         ('classifiers = ["Programming Language :: Python :: 3"]', 'classifiers = ["License :: OSI Approved"]',
          "key 'wheel.classifiers[0]': no 'License ::' classifier: the [wheel] license key says it"),
+        ('classifiers = ["Programming Language :: Python :: 3"]', 'classifiers = ["Operating System :: Any"]',
+         "key 'wheel.classifiers[0]': no 'Operating System ::' classifier: the toolkit gives each wheel its "
+         "platform's"),
         ('classifiers = ["Programming Language :: Python :: 3"]', 'classifiers = ["Python 3"]',
          "key 'wheel.classifiers[0]': 'Python 3' is not a classifier"),
         ('{ name = "someone else" }', '{ nam = "someone else" }', "key 'wheel.authors[1].nam': unknown key"),

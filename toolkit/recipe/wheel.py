@@ -143,7 +143,8 @@ class WheelSettings:
     urls: tuple[tuple[str, str], ...] = field(default=(), metadata=doc(
         "The index page's links, label = URL (`Source = \"https://...\"`), as pyproject's `[project.urls]`."))
     classifiers: tuple[str, ...] = field(default=(), metadata=doc(
-        "Trove classifiers (`Programming Language :: Python :: 3`); no `License ::` one: `license` says it."))
+        "Trove classifiers (`Programming Language :: Python :: 3`); no `License ::` one (`license` says it) and no "
+        "`Operating System ::` one (each wheel gets its platform's)."))
 
     def test_build(self, features: frozenset[str] | set[str] | tuple[str, ...]) -> dict[str, str]:
         """The test-only features among `features`, with why each is."""
@@ -299,6 +300,9 @@ def _classifiers(t: Table) -> tuple[str, ...]:
         # PEP 639: License-Expression replaces them, and scikit-build-core refuses both.
         if classifier.startswith("License ::"):
             raise t.error(f"classifiers[{i}]", "no 'License ::' classifier: the [wheel] license key says it")
+        if classifier.startswith("Operating System ::"):
+            raise t.error(f"classifiers[{i}]", "no 'Operating System ::' classifier: the toolkit gives each wheel "
+                                               "its platform's (a Linux or a Windows build of the same recipe)")
         if classifier in classifiers[:i]:
             raise t.error(f"classifiers[{i}]", f"{classifier!r} is listed twice")
     return classifiers

@@ -43,9 +43,13 @@ def _author(name: str | None, email: str | None) -> str:
                             if value is not None) + " }"
 
 
-def project_metadata(settings: WheelSettings, license_files: tuple[str, ...]) -> list[str]:
+# The operating system classifier of a wheel, by the platform its libraries are for (recipe.core.LIBRARY_AFFIXES).
+OS_CLASSIFIERS = {"linux": "Operating System :: POSIX :: Linux", "windows": "Operating System :: Microsoft :: Windows"}
+
+
+def project_metadata(settings: WheelSettings, license_files: tuple[str, ...], platform: str = "linux") -> list[str]:
     """[project]'s license (PEP 639: the expression, and the files scikit-build-core puts in .dist-info/licenses/),
-    authors, URLs and classifiers, from the recipe's [wheel]."""
+    authors, URLs and classifiers, from the recipe's [wheel], with the classifier of the wheel's platform."""
     lines = [f"license = {_toml_str(settings.license)}"] if settings.license else []
     # Always a list, never scikit-build-core's default globs: what the wheel carries is what the tree has.
     lines.append(f"license-files = {_toml_list(list(license_files))}")
@@ -53,12 +57,11 @@ def project_metadata(settings: WheelSettings, license_files: tuple[str, ...]) ->
         lines.append(f"authors = [{', '.join(_author(a.name, a.email) for a in settings.authors)}]")
     if settings.urls:
         lines.append("urls = { " + ", ".join(f"{_toml_str(k)} = {_toml_str(v)}" for k, v in settings.urls) + " }")
-    if settings.classifiers:
-        lines.append(f"classifiers = {_toml_list(list(settings.classifiers))}")
+    lines.append(f"classifiers = {_toml_list(sorted([*settings.classifiers, OS_CLASSIFIERS[platform]]))}")
     return lines
 
 
-def pyproject_text(settings: WheelSettings, license_files: tuple[str, ...] = ()) -> str:
+def pyproject_text(settings: WheelSettings, license_files: tuple[str, ...] = (), platform: str = "linux") -> str:
     lines = [
         "[build-system]",
         f"requires = {_toml_list([SCIKIT_BUILD_CORE])}",
@@ -70,7 +73,7 @@ def pyproject_text(settings: WheelSettings, license_files: tuple[str, ...] = ())
         f"description = {_toml_str(settings.summary)}",
         'readme = { file = "README.md", content-type = "text/markdown" }',
         f"requires-python = {_toml_str(REQUIRES_PYTHON)}",
-        *project_metadata(settings, license_files),
+        *project_metadata(settings, license_files, platform),
         # No ONNX Runtime: it comes in flavours that share the `onnxruntime` module (onnxruntime,
         # onnxruntime-migraphx, ...), and a dependency on one replaces the flavour a user has. The self-check
         # checks the one that is imported against the range instead.
@@ -262,7 +265,7 @@ def generate_project(
     cmake = cmake.replace("@LIBRARY_FILES@", library_files).replace("@IMPORT_PACKAGE@", settings.import_package)
     atomic_write_text(dest / "CMakeLists.txt", cmake)
     license_files = copy_tree_licenses(source_dir, dest) if source_dir is not None else ()
-    atomic_write_text(dest / "pyproject.toml", pyproject_text(settings, license_files))
+    atomic_write_text(dest / "pyproject.toml", pyproject_text(settings, license_files, info.platform))
     atomic_write_text(dest / "README.md", readme_text(settings, components, info))
     init = _template("package_init.py").replace("@IMPORT_PACKAGE@", settings.import_package)
     atomic_write_text(package / "__init__.py", init, mode=0o644)
