@@ -27,6 +27,7 @@ suite = "sid"
 apt_suites = ["sid"]
 apt_options = ['Acquire::Check-Valid-Until "false";']
 path_exclude = ["/usr/share/doc/*"]
+path_include = ["/usr/share/doc/*/copyright"]
 
 [packages]
 tiny = ["hello"]
@@ -103,8 +104,11 @@ def test_record_holds_every_installed_package(in_cache):
     assert not list((root / "var/cache/apt/archives").glob("*.deb"))
     assert list((cache / "roots/apt-archives").glob("hello_*.deb"))
     assert not (root / "etc/dpkg/dpkg.cfg.d/toolkit-unsafe-io").exists()
-    # path_exclude: dpkg left the docs out, the package still counts as installed
-    assert (root / "usr/bin/hello").is_file() and not (root / "usr/share/doc/hello").exists()
+    # path_exclude: dpkg left the docs out, the package still counts as installed; path_include took the
+    # copyright file back
+    assert (root / "usr/bin/hello").is_file() and not (root / "usr/share/doc/hello/NEWS.gz").exists()
+    assert (root / "usr/share/doc/hello/copyright").is_file()
+    assert [p.name for p in (root / "usr/share/doc/hello").iterdir()] == ["copyright"]
     assert (root / "usr/share/info/hello.info.gz").is_file()
 
 
@@ -268,6 +272,7 @@ def test_env_buildroot_is_taken_as_is(tmp_path, monkeypatch, tiny_root):
     (('suite = "sid"', 'mirror = "http://127.0.0.1:9/debian"\nsuite = "sid"'),
      "key 'root.mirror': a package set names no Debian mirror"),
     (('"/usr/share/doc/*"', '"usr/share/doc/*"'), "key 'root.path_exclude[0]': expected an absolute path glob"),
+    (('"/usr/share/doc/*/copyright"', '"copyright"'), "key 'root.path_include[0]': expected an absolute path glob"),
 ])
 def test_bad_package_set_names_file_and_key(tmp_path, edit, message):
     path = tmp_path / "bad.toml"

@@ -136,7 +136,7 @@ def _make(spec: PackageSet, work: Path, roots: Path) -> JSON:
     # is thrown away anyway. Placed before debootstrap, whose own dpkg runs read it too.
     unsafe_io = work / "etc/dpkg/dpkg.cfg.d/toolkit-unsafe-io"
     atomic_write_text(unsafe_io, "force-unsafe-io\n")
-    if spec.path_exclude:
+    if spec.path_exclude or spec.path_include:
         atomic_write_text(work / "etc/dpkg/dpkg.cfg.d/toolkit-path-exclude", spec.dpkg_excludes())
 
     log.stage("root", f"{spec.name}: debootstrap --variant={spec.variant} {spec.suite} from {mirror.url} "

@@ -55,6 +55,9 @@ class PackageSet:
     from_root: tuple[str, ...] = ()
     groups: tuple[tuple[str, tuple[str, ...]], ...] = ()   # [packages] by group, as the file (and its base) give
     extends: str | None = None      # the set this one is based on ([root] extends)
+    # dpkg --path-include globs: files kept inside an excluded folder (the copyright files in /usr/share/doc, which
+    # a wheel that bundles a library from the root carries as its license)
+    path_include: tuple[str, ...] = ()
 
     @property
     def lock_file(self) -> Path:
@@ -66,6 +69,8 @@ class PackageSet:
             "apt_suites": self.apt_suites, "components": self.components, "apt_options": self.apt_options,
             "pins": [[list(p.packages), p.release, p.priority] for p in self.pins],
             "path_exclude": self.path_exclude,
+            # Only where a set has some: sets without keep the digest, and their roots, they had.
+            **({"path_include": self.path_include} if self.path_include else {}),
             "packages": self.packages,
         }
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
@@ -79,7 +84,10 @@ class PackageSet:
         return "".join(f"{option}\n" for option in self.apt_options)
 
     def dpkg_excludes(self) -> str:
-        return "".join(f"path-exclude={glob}\n" for glob in self.path_exclude)
+        """dpkg's path filters: the excludes, then the includes that take files back out of them (dpkg reads them
+        in order, the last match wins)."""
+        return "".join([*(f"path-exclude={glob}\n" for glob in self.path_exclude),
+                        *(f"path-include={glob}\n" for glob in self.path_include)])
 
     def preferences(self) -> str:
         return "\n".join(f"Package: {' '.join(p.packages)}\nPin: release {p.release}\nPin-Priority: {p.priority}\n"
@@ -134,9 +142,11 @@ def _load(path: Path, seen: tuple[Path, ...]) -> PackageSet:
             raise root.error(f"apt_options[{i}]", f"an apt.conf option is one line, got {option!r}")
     pins = (base.pins if base else ()) + tuple(_pin(t) for t in root.tables("pin", []))
     path_exclude = tuple(root.str_list("path_exclude", list(base.path_exclude) if base else []))
-    for i, glob in enumerate(path_exclude):
-        if not glob.startswith("/") or "\n" in glob:
-            raise root.error(f"path_exclude[{i}]", f"expected an absolute path glob, got {glob!r}")
+    path_include = tuple(root.str_list("path_include", list(base.path_include) if base else []))
+    for key, globs in (("path_exclude", path_exclude), ("path_include", path_include)):
+        for i, glob in enumerate(globs):
+            if not glob.startswith("/") or "\n" in glob:
+                raise root.error(f"{key}[{i}]", f"expected an absolute path glob, got {glob!r}")
     root.done()
 
     groups = dict(base.groups) if base else {}
@@ -162,7 +172,7 @@ def _load(path: Path, seen: tuple[Path, ...]) -> PackageSet:
         raise ToolkitError(f"{path}: a root's name (the file's stem) must be letters, digits, '.', '_' or '-'")
     return PackageSet(name, path, suite, variant, apt_suites, components, apt_options, pins,
                       path_exclude, tuple(sorted(packages)), from_root, tuple(sorted(groups.items())),
-                      base.name if base else None)
+                      base.name if base else None, path_include)
 
 
 def _base(root: Table, path: Path, seen: tuple[Path, ...]) -> PackageSet | None:
