@@ -53,6 +53,13 @@ def test_stage_reference_is_the_pipelines():
     assert [tuple(r) for r in rows] == stages.stage_table()
 
 
+def test_layout_recipes_row_names_every_recipe():
+    text = (ROOT / "docs" / "explanation" / "layout.md").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| `recipes/` |"))
+    recipes = {p.name for p in (ROOT / "recipes").glob("*.toml") if not p.name.endswith(".lock.toml")}
+    assert {name for name in recipes if f"`{name}`" not in row} == set()
+
+
 def test_layout_package_table_matches_the_tree():
     text = (ROOT / "docs" / "explanation" / "layout.md").read_text()
     listed = set(re.findall(r"^\| `toolkit/([a-z_]+)/` \|", text, flags=re.M))
