@@ -8,6 +8,7 @@
     onnxruntime = ">=1.24"                      # the ORT it works with: checked at run time, never a dependency
     trace_env = "AMDGPU_EP_VERBOSE"             # optional: the variable (=1) that makes the EP say what it does
     excludes = ["libhsakmt.so.*"]               # repair excludes beyond the ROCm list
+    named_features = ["hipdnn"]                 # optional: a build with one on is <distribution>[-<variant>]-hipdnn
     [[wheel.components]]
     library = "amdgpu-ep"                       # the file lib<library>.so in the build's lib/
     ep_name = "AMDGPUExecutionProvider"         # optional: only registrable EP libraries have one
@@ -102,6 +103,14 @@ class WheelSettings:
         "libraries link makes the wheel `<distribution>-<variant>`, and `meta-wheel` writes `<distribution>`, "
         "which installs the newest (the highest HIP soname version)."))
     variant: str | None = None  # the variant this wheel is (set by for_linked)
+    # A build with an opt-in feature holds other libraries under the same version: were it named as the plain build,
+    # a wheelhouse, an index and pip could not tell the two apart (a build tag or a local version would make pip
+    # pick one of them for the plain name). Its own distribution name keeps both installable by name.
+    named_features: tuple[str, ...] = field(default=(), metadata=doc(
+        "Features whose builds are distributions of their own: with one on, the wheel is "
+        "`<distribution>[-<variant>]-<feature>` (`onnxruntime-ep-amdgpu-rocm7-hipdnn`), so it never has the plain "
+        "build's file name; the meta-package installs the plain build only."))
+    feature_suffix: str | None = None  # the named features this wheel carries, "-"-joined (set by for_features)
     trace_env: str | None = field(default=None, metadata=doc(
         "The variable that, set to 1, makes the EP print what it does; the self-check's hints name it."))
     # hip-ep: built in sid against LLVM 22, its compiler needs GLIBC_2.43, newer than every manylinux policy.
@@ -128,13 +137,25 @@ class WheelSettings:
 
     @property
     def base_distribution(self) -> str:
-        """The distribution without the variant's suffix (the meta-package's name)."""
-        return self.distribution.removesuffix(f"-{self.variant}") if self.variant else self.distribution
+        """The distribution without the variant's and the named features' suffixes (the meta-package's name)."""
+        name = self.distribution.removesuffix(f"-{self.feature_suffix}") if self.feature_suffix else self.distribution
+        return name.removesuffix(f"-{self.variant}") if self.variant else name
+
+    def _named(self, variant: str | None, suffix: str | None) -> str:
+        return "-".join(part for part in (self.base_distribution, variant, suffix) if part)
 
     def install_name(self, variant: str) -> str:
-        """What `pip install` names to get `variant`: the meta-package for the default one, else the variant."""
-        base = self.base_distribution
-        return base if variant == self.default_variant else f"{base}-{variant}"
+        """What `pip install` names to get `variant`: the meta-package for the default one (which installs the plain
+        build only), else the variant's own distribution."""
+        if variant == self.default_variant and not self.feature_suffix:
+            return self.base_distribution
+        return self._named(variant, self.feature_suffix)
+
+    def for_features(self, features: frozenset[str] | set[str] | tuple[str, ...]) -> WheelSettings:
+        """These settings for a build with `features` on: named `<distribution>[-<variant>]-<feature>` when one of
+        them is a named feature (unchanged otherwise)."""
+        suffix = "-".join(name for name in self.named_features if name in features) or None
+        return replace(self, distribution=self._named(self.variant, suffix), feature_suffix=suffix)
 
     def for_linked(self, sonames: tuple[str, ...], where: str) -> WheelSettings:
         """These settings for the ROCm variant whose soname the libraries link (unchanged without variants)."""
@@ -146,7 +167,7 @@ class WheelSettings:
             raise ToolkitError(f"{where}: the libraries link {', '.join(sonames) or 'no ROCm library'}, which "
                                f"{'no' if not chosen else 'more than one'} [wheel.rocm_variants] entry names "
                                f"({listed})", hint="add the ROCm major these libraries were built for")
-        return replace(self, distribution=f"{self.distribution}-{chosen[0][0]}", variant=chosen[0][0])
+        return replace(self, distribution=self._named(chosen[0][0], self.feature_suffix), variant=chosen[0][0])
 
     def components_for(self, features: frozenset[str]) -> tuple[Component, ...]:
         return tuple(c for c in self.components if c.wanted(features))
@@ -246,6 +267,7 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
             raise t.error(f"rocm_variants.{name}", f"expected a versioned soname such as 'libamdhip64.so.6', "
                                                    f"got {soname!r}")
     test_only = t.str_map("test_only", {})
+    named_features = tuple(t.str_list("named_features", []))
     platform = t.str("platform", "manylinux", choices=("manylinux", "linux"))
     components = _components(t)
     t.done()
@@ -261,4 +283,5 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
         trace_env=trace_env,
         test_only=test_only,
         platform=platform,
+        named_features=named_features,
     )

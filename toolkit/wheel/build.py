@@ -74,7 +74,8 @@ def build_wheel(
     components = select_components(settings, lib_dir, info)
     needs = {c.filename: linked_rocm(lib_dir, (c,)) for c in components}
     info = dataclasses.replace(info, rocm_libraries=linked_rocm(lib_dir, components))
-    settings = settings.for_linked(info.rocm_libraries, f"[wheel] of the recipe ({lib_dir})")
+    settings = settings.for_features(info.features).for_linked(info.rocm_libraries,
+                                                               f"[wheel] of the recipe ({lib_dir})")
     info = dataclasses.replace(info, rocm_variant=settings.variant)
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".wheel-build-", dir=out_dir) as tmp:

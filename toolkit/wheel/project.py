@@ -153,6 +153,7 @@ def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: Whe
         "rocm_variant": settings.variant,
         "rocm_variants": dict(settings.rocm_variants),
         "meta_distribution": settings.base_distribution,
+        "feature_suffix": settings.feature_suffix,
         "default_variant": settings.default_variant,
         "onnxruntime": settings.onnxruntime,
         "onnxruntime_flavours": onnxruntime_flavours(),

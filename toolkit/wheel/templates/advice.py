@@ -27,10 +27,14 @@ def _rocm_name(info: dict[str, Any]) -> str:
 
 
 def variant_choices(info: dict[str, Any]) -> list[tuple[str, str]]:
-    """(variant, the pip command that installs it) for every ROCm variant of this wheel's family."""
-    base, default = info.get("meta_distribution"), info.get("default_variant")
-    return [(v, f"pip install {base if v == default else f'{base}-{v}'}") for v in sorted(info.get("rocm_variants")
-                                                                                          or {})]
+    """(variant, the pip command that installs it) for every ROCm variant of this wheel's family. A build with a
+    named feature (`-hipdnn`) installs by its own name for every variant: the meta-package installs the plain one."""
+    base, default, suffix = info.get("meta_distribution"), info.get("default_variant"), info.get("feature_suffix")
+
+    def name(variant: str) -> str:
+        parts = (base,) if variant == default and not suffix else (base, variant, suffix)
+        return "-".join(str(p) for p in parts if p)
+    return [(v, f"pip install {name(v)}") for v in sorted(info.get("rocm_variants") or {})]
 
 
 def _other_variants(info: dict[str, Any], soname: str) -> str:
@@ -38,7 +42,9 @@ def _other_variants(info: dict[str, Any], soname: str) -> str:
     variants, ours = info.get("rocm_variants") or {}, info.get("rocm_variant")
     if not ours or variants.get(ours) != soname:
         return ""
-    remove = " ".join(sorted({info["distribution"], info.get("meta_distribution") or info["distribution"]}))
+    # The meta-package installs the plain build only: a named feature's build came without it.
+    meta = None if info.get("feature_suffix") else info.get("meta_distribution")
+    remove = " ".join(sorted({info["distribution"], meta or info["distribution"]}))
     others = [f"for ROCm {v.removeprefix('rocm')} instead: pip uninstall {remove}, then {command}"
               for v, command in variant_choices(info) if v != ours]
     return "".join(f"; {text}" for text in others)
