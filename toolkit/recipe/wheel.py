@@ -81,6 +81,22 @@ class Component:
         return (self.feature is None or self.feature in features) and self.unless not in features
 
 
+# hip-ep offers AMD GPUs only and its CPU device (which its tests run sessions on) is off unless a variable is set:
+# a self-check that says "0 devices" must say why, and what turns a device on.
+@recipe_table("wheel.no_device")
+@dataclass(frozen=True)
+class NoDevice:
+    why: str = field(metadata=doc("Why the EP may register and offer no device (the self-check says it beside a "
+                                  "registration with zero devices)."))
+    env: tuple[tuple[str, str], ...] = field(metadata=doc(
+        "The variables that turn a device on (`{ MORPHIZEN_EP_ENABLE_CPU_DEVICE = \"1\" }`); the self-check says "
+        "whether each is set."))
+    enables: str = field(metadata=doc("What they turn on, in words (`its CPU device`)."))
+
+    def to_json(self) -> dict[str, object]:
+        return {"why": self.why, "env": dict(self.env), "enables": self.enables}
+
+
 @recipe_table("wheel")
 @dataclass(frozen=True)
 class WheelSettings:
@@ -111,6 +127,9 @@ class WheelSettings:
         "`<distribution>[-<variant>]-<feature>` (`onnxruntime-ep-amdgpu-rocm7-hipdnn`), so it never has the plain "
         "build's file name; the meta-package installs the plain build only."))
     feature_suffix: str | None = None  # the named features this wheel carries, "-"-joined (set by for_features)
+    no_device: NoDevice | None = field(default=None, metadata=doc(
+        "Why the EP may offer no device and what turns one on (`why`, `env`, `enables`): the self-check's report "
+        "and verdict say it when the EP registers with zero devices."))
     trace_env: str | None = field(default=None, metadata=doc(
         "The variable that, set to 1, makes the EP print what it does; the self-check's hints name it."))
     # hip-ep: built in sid against LLVM 22, its compiler needs GLIBC_2.43, newer than every manylinux policy.
@@ -235,6 +254,18 @@ def _components(t: Table) -> list[Component]:
     return components
 
 
+def _no_device(t: Table) -> NoDevice | None:
+    nt = t.table("no_device", None)
+    if nt is None:
+        return None
+    env = tuple(nt.str_map("env").items())
+    if not env or not all(IDENTIFIER.match(name) for name, _ in env):
+        raise nt.error("env", "expected at least one variable, such as { MORPHIZEN_EP_ENABLE_CPU_DEVICE = \"1\" }")
+    why, enables = nt.str("why"), nt.str("enables")
+    nt.done()
+    return NoDevice(why, env, enables)
+
+
 def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
     """Read `[wheel]`."""
     distribution = t.str("distribution", DEFAULT_DISTRIBUTION)
@@ -268,6 +299,7 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
                                                    f"got {soname!r}")
     test_only = t.str_map("test_only", {})
     named_features = tuple(t.str_list("named_features", []))
+    no_device = _no_device(t)
     platform = t.str("platform", "manylinux", choices=("manylinux", "linux"))
     components = _components(t)
     t.done()
@@ -284,4 +316,5 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
         test_only=test_only,
         platform=platform,
         named_features=named_features,
+        no_device=no_device,
     )

@@ -166,6 +166,7 @@ def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: Whe
                        for c in components],
         "build": info.to_dict(),
         "test_build": settings.test_build(info.features),
+        "no_device": settings.no_device.to_json() if settings.no_device else None,
     }
 
 

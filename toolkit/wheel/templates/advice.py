@@ -100,13 +100,18 @@ def _library_piece(lib: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
 
 def _gpu_piece(facts: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
     gpu, ep, trace = facts["gpus"], facts["ep_name"], info.get("trace_env")
+    said = info.get("no_device")
     if not gpu["amd"]:
         nodes = ", ".join(f"{n['node']} of vendor {n['vendor']}" for n in gpu["render_nodes"]) or "none"
+        # The recipe says why this EP offers nothing here, and what turns a device on ([wheel.no_device]).
+        why = f" ({said['why']})" if said else ""
+        enable = (f"to run a session on {ep} here, set {' '.join(f'{k}={v}' for k, v in said['env'].items())}: it "
+                  f"turns on {said['enables']}; otherwise " if said else "")
         return _piece(f"no AMD GPU here (render nodes: {nodes}; none of vendor {AMD_VENDOR}; /dev/kfd "
-                      f"{'present' if gpu['kfd'] else 'absent'}): {ep} registers and offers zero devices",
-                      "on this machine models run on ONNX Runtime's CPUExecutionProvider (a session without this "
-                      "EP's devices); to run on the GPU, use a machine with an AMD GPU and the amdgpu kernel "
-                      "driver (/dev/kfd and a render node of vendor 0x1002; a container needs --device /dev/kfd "
+                      f"{'present' if gpu['kfd'] else 'absent'}): {ep} registers and offers zero devices{why}",
+                      f"{enable}on this machine models run on ONNX Runtime's CPUExecutionProvider (a session "
+                      "without this EP's devices); to run on the GPU, use a machine with an AMD GPU and the amdgpu "
+                      "kernel driver (/dev/kfd and a render node of vendor 0x1002; a container needs --device /dev/kfd "
                       "--device /dev/dri)")
     if not gpu["kfd_access"]:
         if gpu["kfd"]:

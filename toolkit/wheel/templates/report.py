@@ -66,11 +66,22 @@ def report_lines(facts: dict[str, Any]) -> list[str]:
              else f"registered{' already, in this process' if reg.get('already_registered') else ''}, "
                   f"{len(reg['devices'])} device(s): {devices}")
     lines.append(f"ORT registration of {facts['ep_name']}: {state}")
+    lines += no_device_lines(facts)
     lines += [f"  the EP said: {line}" for line in reg["log"]]
     if facts["todo"]:
         lines.append("what to do:")
         lines += [f"  - {p['what']}{'' if p['blocking'] else ' (optional)'}: {p['do']}" for p in facts["todo"]]
     return lines
+
+
+def no_device_lines(facts: dict[str, Any]) -> list[str]:
+    """Beside a registration with zero devices: why (the recipe's [wheel.no_device]), and what turns one on."""
+    reg, said = facts["registration"], facts.get("no_device")
+    if not said or reg["devices"] or reg["error"] or not reg.get("attempted", True):
+        return []
+    turns_on = " ".join(f"{name}={value}" for name, value in said["env"].items())
+    set_here = "set here, yet it offers none" if all(said.get("set", {}).values()) else "not set here"
+    return [f"  why no device: {said['why']}; {turns_on} turns on {said['enables']} ({set_here})"]
 
 
 def main(argv: list[str] | None = None) -> int:

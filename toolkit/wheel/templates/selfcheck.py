@@ -295,6 +295,16 @@ def runtime_libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def no_device(info: dict[str, Any]) -> dict[str, Any] | None:
+    """Why the EP may offer no device and what turns one on (the recipe's [wheel.no_device]), with whether each of
+    those variables is set here as it asks."""
+    said = info.get("no_device")
+    if not said:
+        return None
+    env = said.get("env") or {}
+    return {**said, "set": {name: os.environ.get(name) == value for name, value in env.items()}}
+
+
 def check() -> dict[str, Any]:
     """Everything `python -m <package>` reports, as a dict; 'ready' is True when the EP offers a device here,
     'missing' names the first piece missing and what to do, 'todo' every piece (optional ones too)."""
@@ -309,6 +319,7 @@ def check() -> dict[str, Any]:
         "rocm_libraries": rocm_libraries(info), "runtime_libraries": runtime_libraries(info), "gpus": gpus(),
         "onnxruntime": ort, "libraries": libraries(info),
         "registration": register(main["ep_name"], os.path.join(HERE, main["file"]), ort),
+        "no_device": no_device(info),
     }
     from ._advice import missing_pieces  # here, not at the top: the unit tests load this file outside its package
 
