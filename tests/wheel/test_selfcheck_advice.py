@@ -117,5 +117,12 @@ def test_a_test_build_is_never_ready_and_says_why(advice):
     hip = facts(ep_name="hip", installed_as=["onnxruntime-ep-hipgpu"])
     [piece] = advice.missing_pieces(hip, info({"mock": True}))
     assert piece["blocking"] and piece["what"].startswith("this is a test build (feature mock: the mock runtime")
-    assert "install a release of onnxruntime-ep-hipgpu" in piece["do"]
+    # No index has a release of it: the verdict gives the command that builds the real runtime's wheel, which the
+    # guide shows, and never points to a release.
+    assert settings.real_build and "--without-mock" in settings.real_build.split()
+    assert piece["do"] == (f"build the wheel without mock with the ort-amdgpu toolkit ({settings.real_build}) and "
+                           "install that one")
+    assert "release" not in piece["do"]
+    guide = (ROOT / "docs" / "guides" / "building-hip-ep.md").read_text(encoding="utf-8")
+    assert f"\n{settings.real_build}\n" in guide
     assert advice.missing_pieces(hip, info({"mock": False})) == []

@@ -143,6 +143,11 @@ class WheelSettings:
         "Features whose build is for tests only, each with why: `{ mock = \"...\" }`. A wheel built with one on "
         "says so in its build facts and its self-check's verdict, and a release refuses it."))
 
+    # No index has a release of hip-ep's wheel: a test build's verdict gives the command that builds the real one.
+    real_build: str | None = field(default=None, metadata=doc(
+        "The command that builds the wheel users run (every `test_only` feature off), for a recipe whose default is "
+        "a test build: a test build's self-check gives it."))
+
     def test_build(self, features: frozenset[str] | set[str] | tuple[str, ...]) -> dict[str, str]:
         """The test-only features among `features`, with why each is."""
         return {name: why for name, why in self.test_only.items() if name in features}
@@ -300,6 +305,11 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
     test_only = t.str_map("test_only", {})
     named_features = tuple(t.str_list("named_features", []))
     no_device = _no_device(t)
+    real_build = t.str("real_build", None)
+    for name in test_only if real_build is not None else ():
+        if f"--without-{name}" not in real_build.split():
+            raise t.error("real_build", f"the command must build without the test-only feature {name!r} "
+                                        f"(--without-{name})")
     platform = t.str("platform", "manylinux", choices=("manylinux", "linux"))
     components = _components(t)
     t.done()
@@ -317,4 +327,5 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
         platform=platform,
         named_features=named_features,
         no_device=no_device,
+        real_build=real_build,
     )

@@ -167,6 +167,7 @@ def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: Whe
         "build": info.to_dict(),
         "test_build": settings.test_build(info.features),
         "no_device": settings.no_device.to_json() if settings.no_device else None,
+        "real_build": settings.real_build,
     }
 
 

@@ -129,8 +129,12 @@ def missing_pieces(facts: dict[str, Any], info: dict[str, Any]) -> list[dict[str
     """Every missing piece in the order a user should take them; empty when the EP offers a device here."""
     pieces = []
     for feature, why in sorted((info.get("test_build") or {}).items()):
-        pieces.append(_piece(f"this is a test build (feature {feature}: {why}): it does not run models",
-                             f"install a release of {info['distribution']}, which is never built with {feature}"))
+        # No index need have a release of it: the recipe names the command that builds the wheel users run.
+        build = info.get("real_build")
+        do = (f"build the wheel without {feature} with the ort-amdgpu toolkit ({build}) and install that one"
+              if build else f"build {info['distribution']} without {feature} (--without-{feature} --wheel) and "
+                            f"install that one")
+        pieces.append(_piece(f"this is a test build (feature {feature}: {why}): it does not run models", do))
     if len(facts.get("installed_as") or []) > 1:
         names = facts["installed_as"]
         choices = "; ".join(f"ROCm {v.removeprefix('rocm')}: {c}" for v, c in variant_choices(info))
