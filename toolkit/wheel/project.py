@@ -13,7 +13,7 @@ from pathlib import Path
 from toolkit.recipe.wheel import Component, WheelSettings
 from toolkit.util.fsutil import JSON, atomic_write_text
 from toolkit.wheel.buildinfo import BuildInfo
-from toolkit.wheel.data import install_hint, onnxruntime_flavours, read_text
+from toolkit.wheel.data import install_source, onnxruntime_flavours, read_text
 
 # The generated package's Python works on every interpreter ORT supports; the libraries do not use
 # the Python ABI, hence one py3-none wheel per platform.
@@ -158,7 +158,7 @@ def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: Whe
         "onnxruntime": settings.onnxruntime,
         "onnxruntime_flavours": onnxruntime_flavours(),
         "trace_env": settings.trace_env,
-        "install": {name: install_hint(name) for name in outside},
+        "install": {name: install_source(name) for name in outside},
         "components": [{"file": c.filename, "ep_name": c.ep_name, "plugin": c.plugin, "feature": c.feature,
                         "runtime": c.runtime,
                         "runpath": list(c.runpath), "rocm_needed": list(needs.get(c.filename, ())),

@@ -50,9 +50,38 @@ def _other_variants(info: dict[str, Any], soname: str) -> str:
     return "".join(f"; {text}" for text in others)
 
 
-def _rocm_piece(lib: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+def debian_suite(system: dict[str, Any] | None) -> str | None:
+    """The Debian suite this machine runs (from /etc/os-release): its codename, or sid for unstable and testing,
+    whose os-release has no VERSION_ID; None elsewhere (Ubuntu, Fedora, ...)."""
+    if not system or system.get("id") != "debian":
+        return None
+    return system.get("codename") if system.get("version_id") else "sid"
+
+
+def install_words(source: Any, system: dict[str, Any] | None) -> str:
+    """What to install for a library, for this machine: the Debian package only where its distribution has it (the
+    suites the wheel's data records), else the ROCm release (or upstream) and where it comes from."""
+    if isinstance(source, str):   # a wheel made before the sources were structured
+        return source
+    if "install" in source:
+        return str(source["install"])
+    suites, suite = source.get("debian_suites") or [], debian_suite(system)
+    if source.get("debian") and suite is not None and suite in suites:
+        return f"{source['what']}: Debian's {source['debian']}, or {source['rocm']}"
+    if source.get("debian") and suite == "sid" and "experimental" in suites:
+        return (f"{source['what']}: Debian's {source['debian']} from experimental (add experimental to apt's "
+                f"sources), or {source['rocm']}")
+    return f"{source['what']}: {source['rocm']}"
+
+
+def _install(info: dict[str, Any], facts: dict[str, Any], soname: str) -> str:
+    source = (info.get("install") or {}).get(soname)
+    return install_words(source, facts.get("system")) if source else f"the package that provides {soname}"
+
+
+def _rocm_piece(lib: dict[str, Any], info: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
     soname, rocm = lib["soname"], _rocm_name(info)
-    install = (info.get("install") or {}).get(soname, f"the package that provides {soname}")
+    install = _install(info, facts, soname)
     if lib["found"]:
         return _piece(f"needs {rocm}: {soname} at {lib['path']} does not load: {lib['error']}",
                       f"reinstall {install}; the loader's error above names what it lacks")
@@ -90,9 +119,10 @@ def _onnxruntime_piece(ort: dict[str, Any], info: dict[str, Any]) -> dict[str, A
     return None
 
 
-def _library_piece(lib: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+def _library_piece(lib: dict[str, Any], info: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
     missing = re.search(r"(lib[\w.+-]+\.so[\w.]*): cannot open shared object file", lib["error"] or "")
-    hint = (info.get("install") or {}).get(missing.group(1)) if missing else None
+    hint = _install(info, facts, missing.group(1)) if missing and missing.group(1) in (info.get("install") or {}) \
+        else None
     do = (f"install {hint}" if hint else
           "the loader's error names what it lacks: install the package that provides it")
     return _piece(f"{lib['file']} does not load here: {lib['error']}", do)
@@ -143,12 +173,12 @@ def missing_pieces(facts: dict[str, Any], info: dict[str, Any]) -> list[dict[str
                              f"keep one: pip uninstall {' '.join(names)}, then install the one this machine "
                              f"needs" + (f" ({choices})" if choices else "")))
     rocm = [lib for lib in facts["rocm_libraries"] if not (lib["found"] and lib["loads"])]
-    pieces += [_rocm_piece(lib, info) for lib in rocm]
+    pieces += [_rocm_piece(lib, info, facts) for lib in rocm]
     ort = _onnxruntime_piece(facts["onnxruntime"], info)
     pieces += [ort] if ort else []
     broken = [lib for lib in facts["libraries"] if not lib["loads"]]
     # A packaged library that fails for a ROCm library named above needs nothing more than that one.
-    pieces += [_library_piece(lib, info) for lib in broken
+    pieces += [_library_piece(lib, info, facts) for lib in broken
                if not any(f"{r['soname']}:" in (lib["error"] or "") for r in rocm)]
     registration = facts["registration"]
     if registration["error"] and not broken:
@@ -158,7 +188,7 @@ def missing_pieces(facts: dict[str, Any], info: dict[str, Any]) -> list[dict[str
                              "the error is ONNX Runtime's; the facts above say what the EP found"))
     for lib in facts["runtime_libraries"]:
         if not lib["found"]:
-            install = (info.get("install") or {}).get(lib["name"], f"the package that provides {lib['name']}")
+            install = _install(info, facts, lib["name"])
             pieces.append(_piece(f"{lib['name']} not found (loaded by {lib['needed_by']} at run time)",
                                  f"install {install}", blocking=False))
     if not registration["devices"] and not [p for p in pieces if p["blocking"]]:

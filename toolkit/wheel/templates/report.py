@@ -45,6 +45,7 @@ def report_lines(facts: dict[str, Any]) -> list[str]:
     for lib in facts["runtime_libraries"]:
         state = f"found {lib['path']} ({lib['how']})" if lib["found"] else "NOT FOUND"
         lines.append(f"  {lib['name']} (loaded at run time by {lib['needed_by']}): {state}")
+    lines.append(f"system: {(facts.get('system') or {}).get('name') or 'unknown (no /etc/os-release)'}")
     gpu = facts["gpus"]
     nodes = _join(f"{n['node']} vendor {n['vendor']} device {n['device']}" for n in gpu["render_nodes"])
     lines.append(f"GPUs: /dev/kfd {'present' if gpu['kfd'] else 'absent'}; render nodes: {nodes}; "

@@ -295,6 +295,21 @@ def runtime_libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def system() -> dict[str, Any]:
+    """This machine's distribution, from os-release: the advice names a distribution's package only where it has it."""
+    fields: dict[str, str] = {}
+    for path in ("/etc/os-release", "/usr/lib/os-release"):
+        text = _read(path)
+        if text is not None:
+            for line in text.splitlines():
+                key, sep, value = line.partition("=")
+                if sep:
+                    fields[key.strip()] = value.strip().strip('"').strip("'")
+            break
+    return {"id": fields.get("ID"), "version_id": fields.get("VERSION_ID"),
+            "codename": fields.get("VERSION_CODENAME"), "name": fields.get("PRETTY_NAME")}
+
+
 def no_device(info: dict[str, Any]) -> dict[str, Any] | None:
     """Why the EP may offer no device and what turns one on (the recipe's [wheel.no_device]), with whether each of
     those variables is set here as it asks."""
@@ -319,7 +334,7 @@ def check() -> dict[str, Any]:
         "rocm_libraries": rocm_libraries(info), "runtime_libraries": runtime_libraries(info), "gpus": gpus(),
         "onnxruntime": ort, "libraries": libraries(info),
         "registration": register(main["ep_name"], os.path.join(HERE, main["file"]), ort),
-        "no_device": no_device(info),
+        "no_device": no_device(info), "system": system(),
     }
     from ._advice import missing_pieces  # here, not at the top: the unit tests load this file outside its package
 
