@@ -73,13 +73,15 @@ def build_wheel(
     ensure_tools()
     components = select_components(settings, lib_dir, info)
     needs = {c.filename: linked_rocm(lib_dir, (c,)) for c in components}
+    external = {c.filename: linked_external(lib_dir, c, settings.excludes) for c in components}
     info = dataclasses.replace(info, rocm_libraries=linked_rocm(lib_dir, components))
     settings = settings.for_features(info.features).for_linked(info.rocm_libraries,
                                                                f"[wheel] of the recipe ({lib_dir})")
     info = dataclasses.replace(info, rocm_variant=settings.variant)
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".wheel-build-", dir=out_dir) as tmp:
-        project = generate_project(settings, components, lib_dir, info, Path(tmp) / "project", needs)
+        project = generate_project(settings, components, lib_dir, info, Path(tmp) / "project", needs,
+                                   external)
         dist = Path(tmp) / "dist"
         cmd = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(project)]
         log.stage("wheel", f"building {settings.distribution} {settings.version} from {len(components)} libraries")
@@ -99,6 +101,13 @@ def linked_rocm(lib_dir: Path, components: tuple[Component, ...]) -> tuple[str, 
     which ROCm the wheel needs at run time, e.g. libamdhip64.so.6 (HIP 6) and libmigraphx_c.so.3."""
     needed = {name for c in components for name in read_elf(Path(lib_dir) / c.filename).needed}
     return tuple(sorted(name for name in needed if matches_any(name, rocm_excludes())))
+
+
+def linked_external(lib_dir: Path, component: Component, excludes: tuple[str, ...]) -> tuple[str, ...]:
+    """The sonames `component` links that repair leaves external by the recipe's excludes and that are not ROCm
+    (hip-ep's libLLVM.so.22.1): the self-check reports them apart from ROCm's."""
+    needed = read_elf(Path(lib_dir) / component.filename).needed
+    return tuple(sorted(n for n in needed if matches_any(n, excludes) and not matches_any(n, rocm_excludes())))
 
 
 def _build_env(added: Mapping[str, str]) -> dict[str, str]:

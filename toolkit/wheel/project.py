@@ -141,11 +141,15 @@ def toolchain_words(identity: JSON | None) -> str:
 
 
 def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: WheelSettings,
-               needs: dict[str, tuple[str, ...]] | None = None) -> JSON:
+               needs: dict[str, tuple[str, ...]] | None = None,
+               external: dict[str, tuple[str, ...]] | None = None) -> JSON:
     """_wheel_info.json: what the package's functions and its self-check (_selfcheck.py) read. `needs`: the ROCm
     sonames each library links (its ELF NEEDED entries, read at build time)."""
-    needs = needs or {}
-    outside = sorted({*info.rocm_libraries, *(name for c in components for name in c.dlopens)})
+    needs, external = needs or {}, external or {}
+    # Libraries left external that are not ROCm (the recipe's excludes: hip-ep's libLLVM): the self-check looks them
+    # up and loads them as it does ROCm's, under their own heading.
+    others = sorted({name for names in external.values() for name in names})
+    outside = sorted({*info.rocm_libraries, *others, *(name for c in components for name in c.dlopens)})
     return {
         "distribution": settings.distribution,
         "import_package": settings.import_package,
@@ -162,10 +166,12 @@ def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: Whe
         "components": [{"file": c.filename, "ep_name": c.ep_name, "plugin": c.plugin, "feature": c.feature,
                         "runtime": c.runtime,
                         "runpath": list(c.runpath), "rocm_needed": list(needs.get(c.filename, ())),
+                        "external_needed": list(external.get(c.filename, ())),
                         "dlopens": list(c.dlopens)}
                        for c in components],
         "build": info.to_dict(),
         "test_build": settings.test_build(info.features),
+        "external_libraries": others,
         "no_device": settings.no_device.to_json() if settings.no_device else None,
         "real_build": settings.real_build,
     }
@@ -178,6 +184,7 @@ def generate_project(
     info: BuildInfo,
     dest: Path,
     needs: dict[str, tuple[str, ...]] | None = None,
+    external: dict[str, tuple[str, ...]] | None = None,
 ) -> Path:
     """Write the project into `dest` (which must not exist yet) and return it."""
     dest = Path(dest)
@@ -200,6 +207,6 @@ def generate_project(
     atomic_write_text(package / "__main__.py", main, mode=0o644)
     for shipped, template in SELFCHECK_FILES.items():
         atomic_write_text(package / shipped, _template(template), mode=0o644)
-    info_json = json.dumps(wheel_info(components, info, settings, needs), indent=2, sort_keys=True) + "\n"
+    info_json = json.dumps(wheel_info(components, info, settings, needs, external), indent=2, sort_keys=True) + "\n"
     atomic_write_text(package / INFO_FILE, info_json, mode=0o644)
     return dest

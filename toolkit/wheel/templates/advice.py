@@ -95,6 +95,16 @@ def _rocm_piece(lib: dict[str, Any], info: dict[str, Any], facts: dict[str, Any]
                   + _other_variants(info, soname))
 
 
+def _external_piece(lib: dict[str, Any], info: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
+    """A library left external that is not ROCm (hip-ep's libLLVM): this machine must provide it."""
+    soname, install = lib["soname"], _install(info, facts, lib["soname"])
+    if lib["found"]:
+        return _piece(f"needs {soname}: {soname} at {lib['path']} does not load: {lib['error']}",
+                      f"reinstall {install}; the loader's error above names what it lacks")
+    return _piece(f"needs {soname} (not found; the wheel leaves it external)",
+                  f"install {install}, or put the folder that holds {soname} on LD_LIBRARY_PATH")
+
+
 def _flavours(info: dict[str, Any], spec: str, first: str | None) -> str:
     flavours = info.get("onnxruntime_flavours") or [{"distribution": "onnxruntime", "what": "the CPU build"}]
     flavours = sorted(flavours, key=lambda f: f["distribution"] != first)
@@ -174,6 +184,9 @@ def missing_pieces(facts: dict[str, Any], info: dict[str, Any]) -> list[dict[str
                              f"needs" + (f" ({choices})" if choices else "")))
     rocm = [lib for lib in facts["rocm_libraries"] if not (lib["found"] and lib["loads"])]
     pieces += [_rocm_piece(lib, info, facts) for lib in rocm]
+    external = [lib for lib in facts.get("external_libraries") or [] if not (lib["found"] and lib["loads"])]
+    pieces += [_external_piece(lib, info, facts) for lib in external]
+    rocm += external
     ort = _onnxruntime_piece(facts["onnxruntime"], info)
     pieces += [ort] if ort else []
     broken = [lib for lib in facts["libraries"] if not lib["loads"]]

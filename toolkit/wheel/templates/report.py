@@ -21,6 +21,14 @@ def _join(values: Iterable[str]) -> str:
     return ", ".join(values) if values else "none"
 
 
+def _linked_line(lib: dict[str, Any]) -> str:
+    state = (f"found {lib['path']} ({lib['how']})" if lib["found"] else
+             "NOT FOUND" + (f" (present in {_join(lib['elsewhere'])}, not on the loader's path)"
+                            if lib["elsewhere"] else ""))
+    load = "loads" if lib["loads"] else f"does not load: {lib['error']}"
+    return f"  {lib['soname']} (needed by {_join(lib['needed_by'])}): {state}; {load}"
+
+
 def report_lines(facts: dict[str, Any]) -> list[str]:
     b = facts["build"]
     toolchain = b.get("toolchain") or {}
@@ -34,12 +42,12 @@ def report_lines(facts: dict[str, Any]) -> list[str]:
              + (f", glibc floor {toolchain['glibc_floor']}" if toolchain.get("glibc_floor") else ""),
              f"  built against: {b.get('rocm_version') or 'no ROCm (no HIP headers)'}",
              "ROCm libraries it links:" + ("" if facts["rocm_libraries"] else " none")]
-    for lib in facts["rocm_libraries"]:
-        state = (f"found {lib['path']} ({lib['how']})" if lib["found"] else
-                 "NOT FOUND" + (f" (present in {_join(lib['elsewhere'])}, not on the loader's path)"
-                                if lib["elsewhere"] else ""))
-        load = "loads" if lib["loads"] else f"does not load: {lib['error']}"
-        lines.append(f"  {lib['soname']} (needed by {_join(lib['needed_by'])}): {state}; {load}")
+    lines += [_linked_line(lib) for lib in facts["rocm_libraries"]]
+    # Not ROCm, and not bundled either (hip-ep's libLLVM, which Debian's ROCm 7 links too): this machine provides it.
+    external = facts.get("external_libraries") or []
+    if external:
+        lines.append("other libraries it links, left external (not ROCm; this machine provides them):")
+    lines += [_linked_line(lib) for lib in external]
     if facts["runtime_libraries"]:
         lines.append("libraries its backends load at run time:")
     for lib in facts["runtime_libraries"]:

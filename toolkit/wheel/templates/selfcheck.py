@@ -116,10 +116,21 @@ def try_load(target: str) -> tuple[bool, str | None, str | None]:
 
 
 def rocm_libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
+    return linked_libraries(info, info["build"].get("rocm_libraries", []), "rocm_needed")
+
+
+def external_libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
+    """The libraries left external that are not ROCm (the recipe's excludes: hip-ep's libLLVM), looked up likewise."""
+    return linked_libraries(info, info.get("external_libraries") or [], "external_needed")
+
+
+def linked_libraries(info: dict[str, Any], sonames: list[str], key: str) -> list[dict[str, Any]]:
+    """Each soname the packaged libraries link (`key`: which of a component's lists names it), found and loaded as
+    the loader would."""
     cache = ld_cache()
     out = []
-    for soname in info["build"].get("rocm_libraries", []):
-        users = [c for c in info["components"] if soname in c.get("rocm_needed", [])]
+    for soname in sonames:
+        users = [c for c in info["components"] if soname in c.get(key, [])]
         runpath = [entry for c in users for entry in c.get("runpath", [])]
         path, how = search(soname, runpath, cache)
         loads, loaded, error = try_load(path or soname)
@@ -331,7 +342,8 @@ def check() -> dict[str, Any]:
         "package_dir": HERE, "ep_name": main["ep_name"], "build": dict(info["build"]),
         "test_build": dict(info.get("test_build") or {}),
         "installed_as": providers_of(info.get("import_package") or os.path.basename(HERE)),
-        "rocm_libraries": rocm_libraries(info), "runtime_libraries": runtime_libraries(info), "gpus": gpus(),
+        "rocm_libraries": rocm_libraries(info), "external_libraries": external_libraries(info),
+        "runtime_libraries": runtime_libraries(info), "gpus": gpus(),
         "onnxruntime": ort, "libraries": libraries(info),
         "registration": register(main["ep_name"], os.path.join(HERE, main["file"]), ort),
         "no_device": no_device(info), "system": system(),
