@@ -14,7 +14,7 @@ from packaging.requirements import Requirement
 
 from toolkit.smoke.selfcheck import available_versions, range_ends
 from toolkit.smoke.venvs import clean_env, create_venv, pip_install
-from toolkit.wheel.data import install_source
+from toolkit.wheel import data as wheel_data
 
 PACKAGE = "onnxruntime_ep_amdgpu"
 # What the self-check says to do where no ONNX Runtime is installed: the flavours, one only.
@@ -42,7 +42,7 @@ def this_system() -> dict:
 
 def install_text(soname: str, system: dict | None = None) -> str:
     """What the self-check tells this machine (or `system`) to install for `soname`."""
-    return load_template("advice").install_words(install_source(soname), system or this_system())
+    return load_template("advice").install_words(wheel_data.install_source(soname), system or this_system())
 
 
 def hip_not_found(major: str, system: dict | None = None) -> str:
