@@ -1,6 +1,6 @@
 """Build times of ROCm/hip-ep (recipe hip-ep, mock runtime, wheel included) inside the ROCm 7 build root.
 
-    python benchmarks/hip_ep_build.py [--jobs N] [--skip-cold] [--units N]
+    .nox/toolkit/bin/python benchmarks/hip_ep_build.py [--skip-cold] [--real] [--units N]
 
 Prints, for one machine:
   cold build          a fresh build folder and an empty ccache of its own: ninja's step count, the wall time
@@ -11,7 +11,9 @@ Prints, for one machine:
   machine             CPUs, memory, load average before the run, kernel
 
 With --skip-cold the first build uses the toolkit's own ccache (warm from earlier builds here) instead of an empty
-one, so only the warm numbers are new. Every toolkit command runs without network (bwrap --unshare-net).
+one, so only the warm numbers are new. --real builds the real runtime (--without-mock: its GPU kernels too) instead
+of the mock. Every toolkit command runs with -j<CPUs> and without network (bwrap --unshare-net).
+docs/guides/building-hip-ep.md quotes these commands, not their figures, which are one machine's.
 """
 
 from __future__ import annotations
@@ -34,9 +36,9 @@ from toolkit.buildroot.sandbox import ccache_dir  # noqa: E402
 from toolkit.util.cachedir import default_cache_dir  # noqa: E402
 
 
-def build(root: Path, python: Path, build_dir: Path, ccache: Path) -> float:
+def build(root: Path, python: Path, build_dir: Path, ccache: Path, extra: tuple[str, ...] = ()) -> float:
     started = time.monotonic()
-    proc = toolkit(root, python, build_args(build_dir, "--wheel"), env={"CCACHE_DIR": str(ccache)})
+    proc = toolkit(root, python, build_args(build_dir, "--wheel", *extra), env={"CCACHE_DIR": str(ccache)})
     took = time.monotonic() - started
     if proc.returncode != 0:
         sys.exit(f"build failed (exit {proc.returncode}):\n{(proc.stdout + proc.stderr)[-4000:]}")
@@ -55,6 +57,7 @@ def ninja_steps(cmake_dir: Path) -> list[tuple[float, str]]:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--skip-cold", action="store_true", help="first build with the toolkit's warm ccache")
+    p.add_argument("--real", action="store_true", help="build the real runtime (--without-mock) instead of the mock")
     p.add_argument("--units", type=int, default=10, help="how many of the slowest steps to list (default 10)")
     args = p.parse_args()
     root = ensure_root(ROOT_NAME)
@@ -64,16 +67,18 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="hip-ep-bench.", dir=PROJECT / "build"))
     ccache = ccache_dir(default_cache_dir()) if args.skip_cold else work / "ccache"
     ccache.mkdir(parents=True, exist_ok=True)
+    extra = ("--without-mock",) if args.real else ()
+    print(f"runtime: {'real (--without-mock)' if args.real else 'mock'}")
     try:
-        first = build(root, python, work / "a", ccache)
+        first = build(root, python, work / "a", ccache, extra)
         steps = ninja_steps(work / "a" / "hip-ep" / "release" / "cmake")
         total = sum(s for s, _ in steps)
         print(f"{'cold build' if not args.skip_cold else 'first build (warm toolkit ccache)'}: {first:.1f} s, "
               f"{len(steps)} ninja steps, summed step time {total:.0f} s (configure + build + check + wheel + repair)")
         for seconds, output in steps[:args.units]:
             print(f"  {seconds:7.1f} s  {100 * seconds / total:4.1f}%  {output}")
-        print(f"no-op rebuild: {build(root, python, work / 'a', ccache):.1f} s")
-        warm = build(root, python, work / "b", ccache)
+        print(f"no-op rebuild: {build(root, python, work / 'a', ccache, extra):.1f} s")
+        warm = build(root, python, work / "b", ccache, extra)
         print(f"ccache-warm build, fresh build folder: {warm:.1f} s")
         wheel = next((work / "b" / "hip-ep" / "release" / "wheelhouse").glob("*.whl"))
         print(f"wheel: {wheel.name}, {wheel.stat().st_size / 2**20:.1f} MiB")

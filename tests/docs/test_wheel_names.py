@@ -20,11 +20,12 @@ def distributions() -> tuple[set[str], set[str]]:
         wheel = load_recipe(path).wheel
         if wheel is None:
             continue
+        names = {wheel.distribution}
         if wheel.rocm_variants:
             meta.add(wheel.distribution)
-            built.update(f"{wheel.distribution}-{variant}" for variant, _ in wheel.rocm_variants)
-        else:
-            built.add(wheel.distribution)
+            names = {f"{wheel.distribution}-{variant}" for variant, _ in wheel.rocm_variants}
+        # A named feature's build (--with-hipdnn) is a distribution of its own: <name>-hipdnn.
+        built.update(names, (f"{name}-{feature}" for name in names for feature in wheel.named_features))
     return built, meta
 
 
@@ -34,7 +35,8 @@ def sentences(text: str) -> list[str]:
 
 def test_documented_wheel_names_are_built_ones():
     built, meta = distributions()
-    assert "onnxruntime-ep-amdgpu-rocm6" in built and meta == {"onnxruntime-ep-amdgpu"}
+    assert {"onnxruntime-ep-amdgpu-rocm6", "onnxruntime-ep-amdgpu-rocm7-hipdnn"} <= built
+    assert meta == {"onnxruntime-ep-amdgpu"}
     wrong = []
     for page in documentation_pages():
         where = page.relative_to(ROOT).as_posix()

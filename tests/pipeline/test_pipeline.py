@@ -1,5 +1,5 @@
-"""The pipeline's stages: provided by their packages, ordered in one list, kept per recipe; the CLI's
-`--until`, the dry run and README's stage table all come from that list."""
+"""The pipeline's stages: one adapter each in toolkit/pipeline/adapters/, ordered in one list, kept per recipe; the
+CLI's `--until`, the dry run and README's stage table all come from that list."""
 
 from __future__ import annotations
 
@@ -51,6 +51,25 @@ def test_stage_reference_is_the_pipelines():
     rows = [[cell.strip().strip("`").replace("&lt;", "<") for cell in line.strip("|").split("|")]
             for line in table.strip().splitlines()[1:]]
     assert [tuple(r) for r in rows] == stages.stage_table()
+
+
+def test_where_stages_live_is_said_as_it_is():
+    """stages.py's docstring and the stages page name the modules the stage table names, and no other."""
+    modules = {module for _, _, module in stages.stage_table()}
+    assert {m.rsplit("/", 1)[0] for m in modules} == {"toolkit/pipeline/adapters"}
+    texts = {"toolkit/pipeline/stages.py": stages.__doc__,
+             "docs/explanation/stages-and-caching.md": (ROOT / "docs/explanation/stages-and-caching.md").read_text()}
+    for where, text in texts.items():
+        named = set(re.findall(r"\b(?:toolkit/)?((?:[a-z_]+/)+[a-z_]+\.py)\b", text))
+        assert {n for n in named if not (ROOT / "toolkit" / n).is_file() and not (ROOT / n).is_file()} == set(), where
+        assert "pipeline/adapters/" in text and "provided by the package" not in text, where
+
+
+def test_layout_recipes_row_names_every_recipe():
+    text = (ROOT / "docs" / "explanation" / "layout.md").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| `recipes/` |"))
+    recipes = {p.name for p in (ROOT / "recipes").glob("*.toml") if not p.name.endswith(".lock.toml")}
+    assert {name for name in recipes if f"`{name}`" not in row} == set()
 
 
 def test_layout_package_table_matches_the_tree():

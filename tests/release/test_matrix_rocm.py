@@ -75,6 +75,9 @@ def test_a_wheel_of_another_rocm_is_refused(tmp_path):
     _, rocm7 = plan_matrix(release_settings(tmp_path, ROCM))
     variants = {"rocm6": "libamdhip64.so.6", "rocm7": "libamdhip64.so.7"}
     in_root.check_rocm_variant(rocm7, Path("onnxruntime_ep_amdgpu_rocm7-0.1.0+glibc2.28-py3-none-any.whl"), variants)
+    # A --with-hipdnn build is a distribution of its own, the variant before the feature ([wheel] named_features).
+    hipdnn = Path("onnxruntime_ep_amdgpu_rocm7_hipdnn-0.1.0+glibc2.28.hipdnn-py3-none-any.whl")
+    in_root.check_rocm_variant(rocm7, hipdnn, variants)
     with pytest.raises(ToolkitError, match="rocm7-glibc2.28-hipdnn .* built onnxruntime_ep_amdgpu_rocm6-0.1.0"):
         in_root.check_rocm_variant(rocm7, Path("onnxruntime_ep_amdgpu_rocm6-0.1.0+glibc2.28-py3-none-any.whl"),
                                    variants)

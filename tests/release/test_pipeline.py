@@ -19,8 +19,8 @@ def test_release_one_entry_end_to_end(tmp_path):
     assert proc.returncode == 0, proc.stderr[-4000:]
     wheels = sorted(out.glob("*.whl"))
     assert [w.name for w in wheels] == [
-        "onnxruntime_ep_amdgpu_sample-0.1.0+rdna.hipdnn-py3-none-manylinux_2_34_x86_64.whl"] or \
-        wheels[0].name.startswith("onnxruntime_ep_amdgpu_sample-0.1.0+rdna.hipdnn-py3-none-manylinux_")
+        "onnxruntime_ep_amdgpu_sample_hipdnn-0.1.0+rdna.hipdnn-py3-none-manylinux_2_34_x86_64.whl"] or \
+        wheels[0].name.startswith("onnxruntime_ep_amdgpu_sample_hipdnn-0.1.0+rdna.hipdnn-py3-none-manylinux_")
     names = zipfile.ZipFile(wheels[0]).namelist()
     assert "onnxruntime_ep_amdgpu/libhipdnn-backend.so" in names
     assert not [n for n in names if "libamdhip64" in n]  # ROCm is never bundled

@@ -68,7 +68,7 @@ def test_the_publish_jobs_steps_check_the_release_and_put_the_meta_package_last(
         subprocess.run("sha256sum -- * > SHA256SUMS", shell=True, cwd=entry, check=True)
     local = tmp_path / "release" / "dist-local"
     local.mkdir()
-    metadata_wheel(local, f"{settings.distribution}-rocm7", "0.1.0+glibc2.28.hipdnn")
+    metadata_wheel(local, f"{settings.distribution}-rocm7-hipdnn", "0.1.0+glibc2.28.hipdnn")
     subprocess.run("sha256sum -- * > SHA256SUMS", shell=True, cwd=local, check=True)
     (tmp_path / "release" / "meta").mkdir()
     shutil.copy(meta, tmp_path / "release" / "meta")

@@ -14,7 +14,7 @@ from packaging.requirements import Requirement
 
 from toolkit.smoke.selfcheck import available_versions, range_ends
 from toolkit.smoke.venvs import clean_env, create_venv, pip_install
-from toolkit.wheel.data import install_hint
+from toolkit.wheel import data as wheel_data
 
 PACKAGE = "onnxruntime_ep_amdgpu"
 # What the self-check says to do where no ONNX Runtime is installed: the flavours, one only.
@@ -31,10 +31,26 @@ def other_variant(major: str) -> str:
             f"then {command}")
 
 
-def hip_not_found(major: str) -> str:
-    """The verdict of a rocmN wheel where the loader finds no HIP runtime: what is missing, what provides it."""
+# Debian 12's os-release, as the self-check reads it: a distribution without Debian's ROCm 6 or 7 packages.
+BOOKWORM = {"id": "debian", "version_id": "12", "codename": "bookworm", "name": "Debian GNU/Linux 12 (bookworm)"}
+
+
+def this_system() -> dict:
+    """This machine's distribution as the self-check reads it (templates/selfcheck.py: system)."""
+    return load_template("selfcheck").system()
+
+
+def install_text(soname: str, system: dict | None = None) -> str:
+    """What the self-check tells this machine (or `system`) to install for `soname`."""
+    return load_template("advice").install_words(wheel_data.install_source(soname), system or this_system())
+
+
+def hip_not_found(major: str, system: dict | None = None) -> str:
+    """The verdict of a rocmN wheel where the loader finds no HIP runtime, on this machine (or `system`): what is
+    missing, what provides it."""
     soname = f"libamdhip64.so.{major}"
-    return (f"not ready: needs ROCm {major} ({soname} not found). What to do: install {install_hint(soname)}, or put "
+    return (f"not ready: needs ROCm {major} ({soname} not found). What to do: install "
+            f"{install_text(soname, system)}, or put "
             f"the folder that holds {soname} on LD_LIBRARY_PATH; {other_variant(major)}")
 
 

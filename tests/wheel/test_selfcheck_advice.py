@@ -6,9 +6,12 @@ from the real recipes, as the wheel stage writes it."""
 
 from __future__ import annotations
 
+import json
+import tomllib
+
 import pytest
 
-from tests.support.selfcheck_support import load_template
+from tests.support.selfcheck_support import BOOKWORM, load_template
 from tests.support.tools import ROOT
 from toolkit.recipe.wheel import from_table
 from toolkit.util.tomlread import load_toml
@@ -117,5 +120,47 @@ def test_a_test_build_is_never_ready_and_says_why(advice):
     hip = facts(ep_name="hip", installed_as=["onnxruntime-ep-hipgpu"])
     [piece] = advice.missing_pieces(hip, info({"mock": True}))
     assert piece["blocking"] and piece["what"].startswith("this is a test build (feature mock: the mock runtime")
-    assert "install a release of onnxruntime-ep-hipgpu" in piece["do"]
+    # No index has a release of it: the verdict gives the command that builds the real runtime's wheel, which the
+    # guide shows, and never points to a release.
+    assert settings.real_build and "--without-mock" in settings.real_build.split()
+    assert piece["do"] == (f"build the wheel without mock with the ort-amdgpu toolkit ({settings.real_build}) and "
+                           "install that one")
+    assert "release" not in piece["do"]
+    guide = (ROOT / "docs" / "guides" / "building-hip-ep.md").read_text(encoding="utf-8")
+    assert f"\n{settings.real_build}\n" in guide
     assert advice.missing_pieces(hip, info({"mock": False})) == []
+
+
+SID = {"id": "debian", "version_id": None, "codename": "forky", "name": "Debian GNU/Linux forky/sid"}
+
+
+@pytest.mark.parametrize("system, hip, migraphx", [
+    (BOOKWORM, None, None),   # Debian 12 has neither package: the ROCm release and where it comes from
+    (SID, "Debian's libamdhip64-7 from experimental (add experimental to apt's sources)", "Debian's libmigraphx-c3"),
+    ({"id": "ubuntu", "version_id": "24.04", "codename": "noble", "name": "Ubuntu 24.04"}, None, None),
+])
+def test_a_debian_package_is_named_only_where_the_distribution_has_it(advice, system, hip, migraphx):
+    missing = [{"soname": soname, "found": False, "loads": False, "path": None, "error": None, "elsewhere": [],
+                "needed_by": ["libamdgpu-ep.so"]} for soname in REAL7[1]]
+    pieces = advice.missing_pieces(facts(rocm_libraries=missing, system=system), info_of(*REAL7))
+    hip_do, migraphx_do = pieces[0]["do"], pieces[1]["do"]
+    assert hip_do.startswith("install ROCm 7's HIP runtime: " + (f"{hip}, or " if hip else "") +
+                             "AMD's ROCm 7.x package hip-runtime-amd (in /opt/rocm-7.*/lib), from AMD's ROCm package "
+                             "repository for this distribution, or put"), hip_do
+    assert migraphx_do.startswith("install MIGraphX's C API: " + (f"{migraphx}, or " if migraphx else "") +
+                                  "AMD's ROCm package migraphx"), migraphx_do
+    if not hip:
+        assert "Debian's" not in hip_do + migraphx_do
+
+
+def test_the_debian_packages_named_are_in_the_build_roots_suites():
+    """runtime_sources.json's debian_suites are what the build roots installed (their lock files): a sid package at
+    a sid version, an experimental one at an experimental version (~exp)."""
+    data = json.loads((ROOT / "toolkit" / "wheel" / "data" / "runtime_sources.json").read_text())
+    locked: dict[str, str] = {}
+    for lock in sorted((ROOT / "containers" / "roots").glob("*.lock")):
+        locked.update(tomllib.loads(lock.read_text()).get("packages", {}))
+    assert data["debian_suites"], data
+    for package, suites in data["debian_suites"].items():
+        assert package in locked, f"{package}: in no build root's lock file"
+        assert ("experimental" in suites) == ("~exp" in locked[package]), (package, suites, locked[package])

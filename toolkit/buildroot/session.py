@@ -20,6 +20,7 @@ import re
 import shlex
 import shutil
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 from toolkit.buildroot import make, sandbox
@@ -122,6 +123,26 @@ def run_command(name: str, command: str, args: list[str], *, project: Path, bind
     log.stage("root", f"{spec.name}: python -m toolkit {shlex.join([command, *args])}")
     return sandbox.run_in_root(root, [str(python), "-m", "toolkit", command, *args], binds=all_binds,
                                env=inside_env, cwd=project, check=False).returncode
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """`root run`'s command as it runs inside a root."""
+    argv: tuple[str, ...]      # each host path it names resolved (hostargs)
+    binds: tuple[Path, ...]    # the project, each --bind, each host path it names that the root lacks
+    cwd: Path                  # the caller's folder when a bind holds it, else the project
+
+
+def run_plan(argv: list[str], binds: list[Path], *, root: Path, project: Path, cwd: Path | None = None) -> RunPlan:
+    """What `root run -- ARGV` binds and where it runs, as for a session (`container --root`): the project and each
+    host path the command names, at their own paths, so paths mean the same inside and out. A path the root has
+    itself (`/usr/lib/...`) is the root's: binding the host's over it would run the command against the host."""
+    here = Path(cwd or Path.cwd()).resolve()
+    given = host_arguments(argv, here)
+    named = [path for path in given.binds if not os.path.lexists(Path(root) / path.relative_to("/"))]
+    all_binds = tuple(dict.fromkeys([Path(project).resolve(), *(Path(b).resolve() for b in binds), *named]))
+    inside = any(here == bind or bind in here.parents for bind in all_binds)
+    return RunPlan(given.args, all_binds, here if inside else Path(project).resolve())
 
 
 def pinned_requirements() -> list[str]:

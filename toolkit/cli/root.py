@@ -7,8 +7,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from toolkit.buildroot import make, record, sandbox
+from toolkit.buildroot import make, record, sandbox, session
 from toolkit.recipe import packageset
+from toolkit.recipe.load import PROJECT_ROOT
 from toolkit.util import log
 from toolkit.util.debian_mirror import debian_mirror
 from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
@@ -45,7 +46,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     d = verb("diff", "list packages that differ between the root and the lock file (exit 1 if any)", cmd_diff)
     d.add_argument("--lock", type=Path, help="lock file to compare with (default: <name>.lock beside the set)")
     verb("lock", "write the lock file from the root's installed packages", cmd_lock)
-    r = verb("run", "run a command inside the root: root run [--name NAME] [--bind DIR]... -- CMD ARGS", cmd_run,
+    r = verb("run", "run a command inside the root: root run [--name NAME] [--bind DIR]... -- CMD ARGS (the project "
+             "and each host path CMD ARGS name are bound at their own paths; it runs in the project)", cmd_run,
              positional=False)
     r.add_argument("--bind", action="append", type=Path, default=[], metavar="DIR",
                    help="host folder to mount at the same path inside (repeatable)")
@@ -144,4 +146,5 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not command:
         raise ToolkitError("root run: no command given", hint="root run [--name NAME] [--bind DIR] -- CMD ARGS")
     root = make.ensure_root(args.name)
-    return sandbox.run_in_root(root, command, binds=args.bind, check=False).returncode
+    plan = session.run_plan(command, args.bind, root=root, project=PROJECT_ROOT)
+    return sandbox.run_in_root(root, list(plan.argv), binds=plan.binds, cwd=plan.cwd, check=False).returncode

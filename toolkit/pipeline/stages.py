@@ -1,8 +1,8 @@
-"""The build pipeline: the stages their packages provide, in the order a build runs them, filtered to the
-ones a recipe runs.
+"""The build pipeline: the stages, in the order a build runs them, filtered to the ones a recipe runs.
 
-Each stage lives in the package that owns its work (patching/stage.py, hipify/stage.py, ...) as a StageSpec:
-its name, when a build has it, how to make it. This module only orders and filters them; `--until`, the dry
+Each stage is a StageSpec in its adapter (pipeline/adapters/patch.py, pipeline/adapters/hipify.py, ...): its
+name, when a build has it, how to make it; the adapter reads the settled Build and calls the package that owns
+the work, which never sees a Build. This module only orders and filters them; `--until`, the dry
 run and the stage reference (docs/reference/stages.md) all come from ORDER. Each stage is skipped when its
 inputs are unchanged (see runner.py); `--dry-run` prints every stage's plan and creates nothing.
 """

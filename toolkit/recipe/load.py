@@ -229,3 +229,7 @@ def _check_feature_references(root: Table, recipe: Recipe) -> None:
             if name is not None and name not in features:
                 raise RecipeError(f"{root.file}: key 'wheel.components[{i}].{key}': no feature named "
                                   f"{name!r} (features: {', '.join(features)})")
+    for i, name in enumerate(recipe.wheel.named_features if recipe.wheel is not None else ()):
+        if name not in features:
+            raise RecipeError(f"{root.file}: key 'wheel.named_features[{i}]': no feature named {name!r} "
+                              f"(features: {', '.join(features)})")

@@ -8,6 +8,7 @@
     onnxruntime = ">=1.24"                      # the ORT it works with: checked at run time, never a dependency
     trace_env = "AMDGPU_EP_VERBOSE"             # optional: the variable (=1) that makes the EP say what it does
     excludes = ["libhsakmt.so.*"]               # repair excludes beyond the ROCm list
+    named_features = ["hipdnn"]                 # optional: a build with one on is <distribution>[-<variant>]-hipdnn
     [[wheel.components]]
     library = "amdgpu-ep"                       # the file lib<library>.so in the build's lib/
     ep_name = "AMDGPUExecutionProvider"         # optional: only registrable EP libraries have one
@@ -100,6 +101,22 @@ class Author:
     email: str | None = field(default=None, metadata=doc("Their e-mail address."))
 
 
+# hip-ep offers AMD GPUs only and its CPU device (which its tests run sessions on) is off unless a variable is set:
+# a self-check that says "0 devices" must say why, and what turns a device on.
+@recipe_table("wheel.no_device")
+@dataclass(frozen=True)
+class NoDevice:
+    why: str = field(metadata=doc("Why the EP may register and offer no device (the self-check says it beside a "
+                                  "registration with zero devices)."))
+    env: tuple[tuple[str, str], ...] = field(metadata=doc(
+        "The variables that turn a device on (`{ MORPHIZEN_EP_ENABLE_CPU_DEVICE = \"1\" }`); the self-check says "
+        "whether each is set."))
+    enables: str = field(metadata=doc("What they turn on, in words (`its CPU device`)."))
+
+    def to_json(self) -> dict[str, object]:
+        return {"why": self.why, "env": dict(self.env), "enables": self.enables}
+
+
 @recipe_table("wheel")
 @dataclass(frozen=True)
 class WheelSettings:
@@ -122,6 +139,17 @@ class WheelSettings:
         "libraries link makes the wheel `<distribution>-<variant>`, and `meta-wheel` writes `<distribution>`, "
         "which installs the newest (the highest HIP soname version)."))
     variant: str | None = None  # the variant this wheel is (set by for_linked)
+    # A build with an opt-in feature holds other libraries under the same version: were it named as the plain build,
+    # a wheelhouse, an index and pip could not tell the two apart (a build tag or a local version would make pip
+    # pick one of them for the plain name). Its own distribution name keeps both installable by name.
+    named_features: tuple[str, ...] = field(default=(), metadata=doc(
+        "Features whose builds are distributions of their own: with one on, the wheel is "
+        "`<distribution>[-<variant>]-<feature>` (`onnxruntime-ep-amdgpu-rocm7-hipdnn`), so it never has the plain "
+        "build's file name; the meta-package installs the plain build only."))
+    feature_suffix: str | None = None  # the named features this wheel carries, "-"-joined (set by for_features)
+    no_device: NoDevice | None = field(default=None, metadata=doc(
+        "Why the EP may offer no device and what turns one on (`why`, `env`, `enables`): the self-check's report "
+        "and verdict say it when the EP registers with zero devices."))
     trace_env: str | None = field(default=None, metadata=doc(
         "The variable that, set to 1, makes the EP print what it does; the self-check's hints name it."))
     # hip-ep: built in sid against LLVM 22, its compiler needs GLIBC_2.43, newer than every manylinux policy.
@@ -146,6 +174,11 @@ class WheelSettings:
         "Trove classifiers (`Programming Language :: Python :: 3`); no `License ::` one (`license` says it) and no "
         "`Operating System ::` one (each wheel gets its platform's)."))
 
+    # No index has a release of hip-ep's wheel: a test build's verdict gives the command that builds the real one.
+    real_build: str | None = field(default=None, metadata=doc(
+        "The command that builds the wheel users run (every `test_only` feature off), for a recipe whose default is "
+        "a test build: a test build's self-check gives it."))
+
     def test_build(self, features: frozenset[str] | set[str] | tuple[str, ...]) -> dict[str, str]:
         """The test-only features among `features`, with why each is."""
         return {name: why for name, why in self.test_only.items() if name in features}
@@ -159,13 +192,25 @@ class WheelSettings:
 
     @property
     def base_distribution(self) -> str:
-        """The distribution without the variant's suffix (the meta-package's name)."""
-        return self.distribution.removesuffix(f"-{self.variant}") if self.variant else self.distribution
+        """The distribution without the variant's and the named features' suffixes (the meta-package's name)."""
+        name = self.distribution.removesuffix(f"-{self.feature_suffix}") if self.feature_suffix else self.distribution
+        return name.removesuffix(f"-{self.variant}") if self.variant else name
+
+    def _named(self, variant: str | None, suffix: str | None) -> str:
+        return "-".join(part for part in (self.base_distribution, variant, suffix) if part)
 
     def install_name(self, variant: str) -> str:
-        """What `pip install` names to get `variant`: the meta-package for the default one, else the variant."""
-        base = self.base_distribution
-        return base if variant == self.default_variant else f"{base}-{variant}"
+        """What `pip install` names to get `variant`: the meta-package for the default one (which installs the plain
+        build only), else the variant's own distribution."""
+        if variant == self.default_variant and not self.feature_suffix:
+            return self.base_distribution
+        return self._named(variant, self.feature_suffix)
+
+    def for_features(self, features: frozenset[str] | set[str] | tuple[str, ...]) -> WheelSettings:
+        """These settings for a build with `features` on: named `<distribution>[-<variant>]-<feature>` when one of
+        them is a named feature (unchanged otherwise)."""
+        suffix = "-".join(name for name in self.named_features if name in features) or None
+        return replace(self, distribution=self._named(self.variant, suffix), feature_suffix=suffix)
 
     def for_linked(self, sonames: tuple[str, ...], where: str) -> WheelSettings:
         """These settings for the ROCm variant whose soname the libraries link (unchanged without variants)."""
@@ -177,7 +222,7 @@ class WheelSettings:
             raise ToolkitError(f"{where}: the libraries link {', '.join(sonames) or 'no ROCm library'}, which "
                                f"{'no' if not chosen else 'more than one'} [wheel.rocm_variants] entry names "
                                f"({listed})", hint="add the ROCm major these libraries were built for")
-        return replace(self, distribution=f"{self.distribution}-{chosen[0][0]}", variant=chosen[0][0])
+        return replace(self, distribution=self._named(chosen[0][0], self.feature_suffix), variant=chosen[0][0])
 
     def components_for(self, features: frozenset[str]) -> tuple[Component, ...]:
         return tuple(c for c in self.components if c.wanted(features))
@@ -308,6 +353,18 @@ def _classifiers(t: Table) -> tuple[str, ...]:
     return classifiers
 
 
+def _no_device(t: Table) -> NoDevice | None:
+    nt = t.table("no_device", None)
+    if nt is None:
+        return None
+    env = tuple(nt.str_map("env").items())
+    if not env or not all(IDENTIFIER.match(name) for name, _ in env):
+        raise nt.error("env", "expected at least one variable, such as { MORPHIZEN_EP_ENABLE_CPU_DEVICE = \"1\" }")
+    why, enables = nt.str("why"), nt.str("enables")
+    nt.done()
+    return NoDevice(why, env, enables)
+
+
 def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
     """Read `[wheel]`."""
     distribution = t.str("distribution", DEFAULT_DISTRIBUTION)
@@ -340,6 +397,13 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
             raise t.error(f"rocm_variants.{name}", f"expected a versioned soname such as 'libamdhip64.so.6', "
                                                    f"got {soname!r}")
     test_only = t.str_map("test_only", {})
+    named_features = tuple(t.str_list("named_features", []))
+    no_device = _no_device(t)
+    real_build = t.str("real_build", None)
+    for name in test_only if real_build is not None else ():
+        if f"--without-{name}" not in real_build.split():
+            raise t.error("real_build", f"the command must build without the test-only feature {name!r} "
+                                        f"(--without-{name})")
     platform = t.str("platform", "manylinux", choices=("manylinux", "linux"))
     components = _components(t)
     license, authors, urls, classifiers = _license(t), _authors(t), _urls(t), _classifiers(t)
@@ -360,4 +424,7 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
         authors=authors,
         urls=urls,
         classifiers=classifiers,
+        named_features=named_features,
+        no_device=no_device,
+        real_build=real_build,
     )

@@ -107,8 +107,10 @@ def check_rocm_variant(entry: Entry, wheel: Path, variants: dict[str, str]) -> N
     its entry names would otherwise publish a wheel under the wrong ROCm."""
     if entry.rocm is None or not variants:
         return
+    # <distribution>_<variant>, or <distribution>_<variant>_<feature> for a named feature's build ([wheel]
+    # named_features): the variant is one of the name's parts either way.
     name = wheel.name.split("-", 1)[0]
-    if not name.endswith("_" + entry.rocm.name):
+    if entry.rocm.name not in name.split("_"):
         raise ToolkitError(f"release entry {entry.id} (ROCm variant {entry.rocm.name}, root {entry.rocm.root}) "
                            f"built {wheel.name}, whose libraries link another HIP "
                            f"(variants: {', '.join(f'{k}={v}' for k, v in variants.items())})",

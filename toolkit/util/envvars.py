@@ -110,6 +110,9 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
            "The umbrella library onnxruntime-genai registers on `append_provider(\"amdgpu\")` when none is "
            "registered (default `./libamdgpu-ep.so`)."),
     EnvVar("ORT_AMDGPU_TRACE_ROUTING", "AMD's EP", (), "`1`: AMD's real umbrella prints how it routes each session."),
+    EnvVar("MORPHIZEN_EP_ENABLE_CPU_DEVICE", "ROCm/hip-ep", ("recipes/hip-ep.toml", "tests/support/hip_ep_support.py"),
+           "`1`: the HIP EP (`libhipgpu.so`) offers its CPU device too, not AMD GPUs alone: what its tests run "
+           "sessions on; the self-check names it when the EP offers no device (`[wheel.no_device]`)."),
     EnvVar("LD_LIBRARY_PATH", SELFCHECK, ("toolkit/wheel/templates/selfcheck.py",),
            "Searched first for the ROCm libraries the wheel links, as the dynamic loader does."),
     EnvVar("CI", TESTS, ("tests/support/tools.py",), "`true`: a test whose tool is missing fails instead of skipping."),

@@ -76,16 +76,20 @@ def build_wheel(
     info = build_info if isinstance(build_info, BuildInfo) else BuildInfo.from_mapping(build_info)
     ensure_tools()
     components = select_components(settings, lib_dir, info)
-    needs = {c.file(info.platform): linked_rocm(lib_dir, components=(c,), platform=info.platform) for c in components}
+    needs = {c.file(info.platform): linked_rocm(lib_dir, (c,), info.platform) for c in components}
+    external = {c.file(info.platform): linked_external(lib_dir, c, settings.excludes, info.platform)
+                for c in components}
     info = dataclasses.replace(info, rocm_libraries=linked_rocm(lib_dir, components, info.platform))
-    settings = settings.for_linked(info.rocm_libraries, f"[wheel] of the recipe ({lib_dir})")
+    settings = settings.for_features(info.features).for_linked(info.rocm_libraries,
+                                                               f"[wheel] of the recipe ({lib_dir})")
     info = dataclasses.replace(info, rocm_variant=settings.variant)
     if source_dir is not None and not tree_license_files(source_dir):
         log.warn(f"{source_dir}: no LICENSE, COPYING or LICENSES/ file, so the wheel carries no license of the EP; "
                  "publish refuses such a wheel")
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".wheel-build-", dir=out_dir) as tmp:
-        project = generate_project(settings, components, lib_dir, info, Path(tmp) / "project", needs, source_dir)
+        project = generate_project(settings, components, lib_dir, info, Path(tmp) / "project", needs, source_dir,
+                                   external)
         dist = Path(tmp) / "dist"
         cmd = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(project)]
         log.stage("wheel", f"building {settings.distribution} {settings.version} from {len(components)} libraries")
@@ -111,6 +115,17 @@ def linked_rocm(lib_dir: Path, components: tuple[Component, ...], platform: str 
         return ()
     needed = {name for c in components for name in read_elf(Path(lib_dir) / c.filename).needed}
     return tuple(sorted(name for name in needed if matches_any(name, rocm_excludes())))
+
+
+def linked_external(lib_dir: Path, component: Component, excludes: tuple[str, ...],
+                    platform: str = "linux") -> tuple[str, ...]:
+    """The sonames `component` links that repair leaves external by the recipe's excludes and that are not ROCm
+    (hip-ep's libLLVM.so.22.1): the self-check reports them apart from ROCm's. None for a Windows build, whose
+    DLLs import only what Windows and the wheel have (the check stage's rule)."""
+    if platform != "linux":
+        return ()
+    needed = read_elf(Path(lib_dir) / component.filename).needed
+    return tuple(sorted(n for n in needed if matches_any(n, excludes) and not matches_any(n, rocm_excludes())))
 
 
 def _build_env(added: Mapping[str, str]) -> dict[str, str]:

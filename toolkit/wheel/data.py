@@ -6,6 +6,7 @@ import fnmatch
 import json
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from toolkit.recipe.core import library_file
 from toolkit.util.fsutil import JSON
@@ -43,13 +44,21 @@ def _runtime_sources() -> JSON:
     return data
 
 
-def install_hint(soname: str) -> str:
-    """What provides `soname`, in words, for the self-check to say (runtime_sources.json's first match)."""
+def install_source(soname: str) -> dict[str, Any]:
+    """What provides `soname` (runtime_sources.json's first match, {version} filled in): what it is, the ROCm release
+    (or upstream) and where that comes from, and its Debian package with the suites that have it. The self-check puts
+    it in words for the machine it runs on (templates/advice.py: install_words), naming the Debian package only where
+    the machine's distribution has it."""
     version = soname.rsplit(".so.", 1)[1].split(".")[0] if ".so." in soname else ""
-    for entry in _runtime_sources()["libraries"]:
+    data = _runtime_sources()
+    for entry in data["libraries"]:
         if fnmatch.fnmatchcase(soname, entry["soname"]):
-            return str(entry["install"]).replace("{version}", version)
-    return f"the package that provides {soname}"
+            out: dict[str, Any] = {key: str(value).replace("{version}", version) for key, value in entry.items()
+                                   if key != "soname"}
+            if "debian" in out:
+                out["debian_suites"] = list(data["debian_suites"].get(out["debian"], []))
+            return out
+    return {"install": f"the package that provides {soname}"}
 
 
 def onnxruntime_flavours() -> list[dict[str, str]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from toolkit.recipe.wheel import Component, WheelSettings
 from toolkit.util.fsutil import JSON, atomic_write_text
 from toolkit.wheel.buildinfo import BuildInfo
-from toolkit.wheel.data import install_hint, onnxruntime_flavours, read_text
+from toolkit.wheel.data import install_source, onnxruntime_flavours, read_text
 from toolkit.wheel.licenses import copy_tree_licenses
 
 # The generated package's Python works on every interpreter ORT supports; the libraries do not use
@@ -214,11 +214,15 @@ def toolchain_words(identity: JSON | None) -> str:
 
 
 def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: WheelSettings,
-               needs: dict[str, tuple[str, ...]] | None = None) -> JSON:
+               needs: dict[str, tuple[str, ...]] | None = None,
+               external: dict[str, tuple[str, ...]] | None = None) -> JSON:
     """_wheel_info.json: what the package's functions and its self-check (_selfcheck.py) read. `needs`: the ROCm
     sonames each library links (its ELF NEEDED entries, read at build time)."""
-    needs = needs or {}
-    outside = sorted({*info.rocm_libraries, *(name for c in components for name in c.dlopens)})
+    needs, external = needs or {}, external or {}
+    # Libraries left external that are not ROCm (the recipe's excludes: hip-ep's libLLVM): the self-check looks them
+    # up and loads them as it does ROCm's, under their own heading.
+    others = sorted({name for names in external.values() for name in names})
+    outside = sorted({*info.rocm_libraries, *others, *(name for c in components for name in c.dlopens)})
     return {
         "distribution": settings.distribution,
         "import_package": settings.import_package,
@@ -226,18 +230,23 @@ def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: Whe
         "rocm_variant": settings.variant,
         "rocm_variants": dict(settings.rocm_variants),
         "meta_distribution": settings.base_distribution,
+        "feature_suffix": settings.feature_suffix,
         "default_variant": settings.default_variant,
         "onnxruntime": settings.onnxruntime,
         "onnxruntime_flavours": onnxruntime_flavours(),
         "trace_env": settings.trace_env,
-        "install": {name: install_hint(name) for name in outside},
+        "install": {name: install_source(name) for name in outside},
         "components": [{"file": c.file(info.platform), "ep_name": c.ep_name, "plugin": c.plugin,
                         "feature": c.feature, "runtime": c.runtime, "runpath": list(c.runpath),
                         "rocm_needed": list(needs.get(c.file(info.platform), ())),
+                        "external_needed": list(external.get(c.file(info.platform), ())),
                         "dlopens": list(c.dlopens)}
                        for c in components],
         "build": info.to_dict(),
         "test_build": settings.test_build(info.features),
+        "external_libraries": others,
+        "no_device": settings.no_device.to_json() if settings.no_device else None,
+        "real_build": settings.real_build,
     }
 
 
@@ -249,6 +258,7 @@ def generate_project(
     dest: Path,
     needs: dict[str, tuple[str, ...]] | None = None,
     source_dir: Path | None = None,
+    external: dict[str, tuple[str, ...]] | None = None,
 ) -> Path:
     """Write the project into `dest` (which must not exist yet) and return it; `source_dir`: the EP's source tree,
     whose license files the wheel carries."""
@@ -274,6 +284,6 @@ def generate_project(
     atomic_write_text(package / "__main__.py", main, mode=0o644)
     for shipped, template in SELFCHECK_FILES.items():
         atomic_write_text(package / shipped, _template(template), mode=0o644)
-    info_json = json.dumps(wheel_info(components, info, settings, needs), indent=2, sort_keys=True) + "\n"
+    info_json = json.dumps(wheel_info(components, info, settings, needs, external), indent=2, sort_keys=True) + "\n"
     atomic_write_text(package / INFO_FILE, info_json, mode=0o644)
     return dest

@@ -30,7 +30,9 @@ def wheel_settings(b: Build) -> WheelSettings:
         raise ToolkitError(f"recipe {b.recipe.name} has no [wheel] section ({b.recipe.file})")
     if b.options.local_version:
         settings = dataclasses.replace(settings, version=f"{settings.version}+{b.options.local_version}")
-    return settings
+    # A named feature's build is a distribution of its own (the plan says so); the ROCm variant is added once the
+    # libraries are built (build_wheel).
+    return settings.for_features(b.enabled())
 
 
 def templates_digest() -> str:

@@ -27,10 +27,14 @@ def _rocm_name(info: dict[str, Any]) -> str:
 
 
 def variant_choices(info: dict[str, Any]) -> list[tuple[str, str]]:
-    """(variant, the pip command that installs it) for every ROCm variant of this wheel's family."""
-    base, default = info.get("meta_distribution"), info.get("default_variant")
-    return [(v, f"pip install {base if v == default else f'{base}-{v}'}") for v in sorted(info.get("rocm_variants")
-                                                                                          or {})]
+    """(variant, the pip command that installs it) for every ROCm variant of this wheel's family. A build with a
+    named feature (`-hipdnn`) installs by its own name for every variant: the meta-package installs the plain one."""
+    base, default, suffix = info.get("meta_distribution"), info.get("default_variant"), info.get("feature_suffix")
+
+    def name(variant: str) -> str:
+        parts = (base,) if variant == default and not suffix else (base, variant, suffix)
+        return "-".join(str(p) for p in parts if p)
+    return [(v, f"pip install {name(v)}") for v in sorted(info.get("rocm_variants") or {})]
 
 
 def _other_variants(info: dict[str, Any], soname: str) -> str:
@@ -38,15 +42,46 @@ def _other_variants(info: dict[str, Any], soname: str) -> str:
     variants, ours = info.get("rocm_variants") or {}, info.get("rocm_variant")
     if not ours or variants.get(ours) != soname:
         return ""
-    remove = " ".join(sorted({info["distribution"], info.get("meta_distribution") or info["distribution"]}))
+    # The meta-package installs the plain build only: a named feature's build came without it.
+    meta = None if info.get("feature_suffix") else info.get("meta_distribution")
+    remove = " ".join(sorted({info["distribution"], meta or info["distribution"]}))
     others = [f"for ROCm {v.removeprefix('rocm')} instead: pip uninstall {remove}, then {command}"
               for v, command in variant_choices(info) if v != ours]
     return "".join(f"; {text}" for text in others)
 
 
-def _rocm_piece(lib: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+def debian_suite(system: dict[str, Any] | None) -> str | None:
+    """The Debian suite this machine runs (from /etc/os-release): its codename, or sid for unstable and testing,
+    whose os-release has no VERSION_ID; None elsewhere (Ubuntu, Fedora, ...)."""
+    if not system or system.get("id") != "debian":
+        return None
+    return system.get("codename") if system.get("version_id") else "sid"
+
+
+def install_words(source: Any, system: dict[str, Any] | None) -> str:
+    """What to install for a library, for this machine: the Debian package only where its distribution has it (the
+    suites the wheel's data records), else the ROCm release (or upstream) and where it comes from."""
+    if isinstance(source, str):   # a wheel made before the sources were structured
+        return source
+    if "install" in source:
+        return str(source["install"])
+    suites, suite = source.get("debian_suites") or [], debian_suite(system)
+    if source.get("debian") and suite is not None and suite in suites:
+        return f"{source['what']}: Debian's {source['debian']}, or {source['rocm']}"
+    if source.get("debian") and suite == "sid" and "experimental" in suites:
+        return (f"{source['what']}: Debian's {source['debian']} from experimental (add experimental to apt's "
+                f"sources), or {source['rocm']}")
+    return f"{source['what']}: {source['rocm']}"
+
+
+def _install(info: dict[str, Any], facts: dict[str, Any], soname: str) -> str:
+    source = (info.get("install") or {}).get(soname)
+    return install_words(source, facts.get("system")) if source else f"the package that provides {soname}"
+
+
+def _rocm_piece(lib: dict[str, Any], info: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
     soname, rocm = lib["soname"], _rocm_name(info)
-    install = (info.get("install") or {}).get(soname, f"the package that provides {soname}")
+    install = _install(info, facts, soname)
     if lib["found"]:
         return _piece(f"needs {rocm}: {soname} at {lib['path']} does not load: {lib['error']}",
                       f"reinstall {install}; the loader's error above names what it lacks")
@@ -58,6 +93,16 @@ def _rocm_piece(lib: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
     return _piece(f"needs {rocm} ({soname} not found)",
                   f"install {install}, or put the folder that holds {soname} on LD_LIBRARY_PATH"
                   + _other_variants(info, soname))
+
+
+def _external_piece(lib: dict[str, Any], info: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
+    """A library left external that is not ROCm (hip-ep's libLLVM): this machine must provide it."""
+    soname, install = lib["soname"], _install(info, facts, lib["soname"])
+    if lib["found"]:
+        return _piece(f"needs {soname}: {soname} at {lib['path']} does not load: {lib['error']}",
+                      f"reinstall {install}; the loader's error above names what it lacks")
+    return _piece(f"needs {soname} (not found; the wheel leaves it external)",
+                  f"install {install}, or put the folder that holds {soname} on LD_LIBRARY_PATH")
 
 
 def _flavours(info: dict[str, Any], spec: str, first: str | None) -> str:
@@ -84,9 +129,10 @@ def _onnxruntime_piece(ort: dict[str, Any], info: dict[str, Any]) -> dict[str, A
     return None
 
 
-def _library_piece(lib: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+def _library_piece(lib: dict[str, Any], info: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
     missing = re.search(r"(lib[\w.+-]+\.so[\w.]*): cannot open shared object file", lib["error"] or "")
-    hint = (info.get("install") or {}).get(missing.group(1)) if missing else None
+    hint = _install(info, facts, missing.group(1)) if missing and missing.group(1) in (info.get("install") or {}) \
+        else None
     do = (f"install {hint}" if hint else
           "the loader's error names what it lacks: install the package that provides it")
     return _piece(f"{lib['file']} does not load here: {lib['error']}", do)
@@ -94,13 +140,18 @@ def _library_piece(lib: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
 
 def _gpu_piece(facts: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
     gpu, ep, trace = facts["gpus"], facts["ep_name"], info.get("trace_env")
+    said = info.get("no_device")
     if not gpu["amd"]:
         nodes = ", ".join(f"{n['node']} of vendor {n['vendor']}" for n in gpu["render_nodes"]) or "none"
+        # The recipe says why this EP offers nothing here, and what turns a device on ([wheel.no_device]).
+        why = f" ({said['why']})" if said else ""
+        enable = (f"to run a session on {ep} here, set {' '.join(f'{k}={v}' for k, v in said['env'].items())}: it "
+                  f"turns on {said['enables']}; otherwise " if said else "")
         return _piece(f"no AMD GPU here (render nodes: {nodes}; none of vendor {AMD_VENDOR}; /dev/kfd "
-                      f"{'present' if gpu['kfd'] else 'absent'}): {ep} registers and offers zero devices",
-                      "on this machine models run on ONNX Runtime's CPUExecutionProvider (a session without this "
-                      "EP's devices); to run on the GPU, use a machine with an AMD GPU and the amdgpu kernel "
-                      "driver (/dev/kfd and a render node of vendor 0x1002; a container needs --device /dev/kfd "
+                      f"{'present' if gpu['kfd'] else 'absent'}): {ep} registers and offers zero devices{why}",
+                      f"{enable}on this machine models run on ONNX Runtime's CPUExecutionProvider (a session "
+                      "without this EP's devices); to run on the GPU, use a machine with an AMD GPU and the amdgpu "
+                      "kernel driver (/dev/kfd and a render node of vendor 0x1002; a container needs --device /dev/kfd "
                       "--device /dev/dri)")
     if not gpu["kfd_access"]:
         if gpu["kfd"]:
@@ -118,8 +169,12 @@ def missing_pieces(facts: dict[str, Any], info: dict[str, Any]) -> list[dict[str
     """Every missing piece in the order a user should take them; empty when the EP offers a device here."""
     pieces = []
     for feature, why in sorted((info.get("test_build") or {}).items()):
-        pieces.append(_piece(f"this is a test build (feature {feature}: {why}): it does not run models",
-                             f"install a release of {info['distribution']}, which is never built with {feature}"))
+        # No index need have a release of it: the recipe names the command that builds the wheel users run.
+        build = info.get("real_build")
+        do = (f"build the wheel without {feature} with the ort-amdgpu toolkit ({build}) and install that one"
+              if build else f"build {info['distribution']} without {feature} (--without-{feature} --wheel) and "
+                            f"install that one")
+        pieces.append(_piece(f"this is a test build (feature {feature}: {why}): it does not run models", do))
     if len(facts.get("installed_as") or []) > 1:
         names = facts["installed_as"]
         choices = "; ".join(f"ROCm {v.removeprefix('rocm')}: {c}" for v, c in variant_choices(info))
@@ -128,12 +183,15 @@ def missing_pieces(facts: dict[str, Any], info: dict[str, Any]) -> list[dict[str
                              f"keep one: pip uninstall {' '.join(names)}, then install the one this machine "
                              f"needs" + (f" ({choices})" if choices else "")))
     rocm = [lib for lib in facts["rocm_libraries"] if not (lib["found"] and lib["loads"])]
-    pieces += [_rocm_piece(lib, info) for lib in rocm]
+    pieces += [_rocm_piece(lib, info, facts) for lib in rocm]
+    external = [lib for lib in facts.get("external_libraries") or [] if not (lib["found"] and lib["loads"])]
+    pieces += [_external_piece(lib, info, facts) for lib in external]
+    rocm += external
     ort = _onnxruntime_piece(facts["onnxruntime"], info)
     pieces += [ort] if ort else []
     broken = [lib for lib in facts["libraries"] if not lib["loads"]]
     # A packaged library that fails for a ROCm library named above needs nothing more than that one.
-    pieces += [_library_piece(lib, info) for lib in broken
+    pieces += [_library_piece(lib, info, facts) for lib in broken
                if not any(f"{r['soname']}:" in (lib["error"] or "") for r in rocm)]
     registration = facts["registration"]
     if registration["error"] and not broken:
@@ -143,7 +201,7 @@ def missing_pieces(facts: dict[str, Any], info: dict[str, Any]) -> list[dict[str
                              "the error is ONNX Runtime's; the facts above say what the EP found"))
     for lib in facts["runtime_libraries"]:
         if not lib["found"]:
-            install = (info.get("install") or {}).get(lib["name"], f"the package that provides {lib['name']}")
+            install = _install(info, facts, lib["name"])
             pieces.append(_piece(f"{lib['name']} not found (loaded by {lib['needed_by']} at run time)",
                                  f"install {install}", blocking=False))
     if not registration["devices"] and not [p for p in pieces if p["blocking"]]:

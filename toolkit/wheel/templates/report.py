@@ -21,6 +21,14 @@ def _join(values: Iterable[str]) -> str:
     return ", ".join(values) if values else "none"
 
 
+def _linked_line(lib: dict[str, Any]) -> str:
+    state = (f"found {lib['path']} ({lib['how']})" if lib["found"] else
+             "NOT FOUND" + (f" (present in {_join(lib['elsewhere'])}, not on the loader's path)"
+                            if lib["elsewhere"] else ""))
+    load = "loads" if lib["loads"] else f"does not load: {lib['error']}"
+    return f"  {lib['soname']} (needed by {_join(lib['needed_by'])}): {state}; {load}"
+
+
 def report_lines(facts: dict[str, Any]) -> list[str]:
     b = facts["build"]
     toolchain = b.get("toolchain") or {}
@@ -34,17 +42,18 @@ def report_lines(facts: dict[str, Any]) -> list[str]:
              + (f", glibc floor {toolchain['glibc_floor']}" if toolchain.get("glibc_floor") else ""),
              f"  built against: {b.get('rocm_version') or 'no ROCm (no HIP headers)'}",
              "ROCm libraries it links:" + ("" if facts["rocm_libraries"] else " none")]
-    for lib in facts["rocm_libraries"]:
-        state = (f"found {lib['path']} ({lib['how']})" if lib["found"] else
-                 "NOT FOUND" + (f" (present in {_join(lib['elsewhere'])}, not on the loader's path)"
-                                if lib["elsewhere"] else ""))
-        load = "loads" if lib["loads"] else f"does not load: {lib['error']}"
-        lines.append(f"  {lib['soname']} (needed by {_join(lib['needed_by'])}): {state}; {load}")
+    lines += [_linked_line(lib) for lib in facts["rocm_libraries"]]
+    # Not ROCm, and not bundled either (hip-ep's libLLVM, which Debian's ROCm 7 links too): this machine provides it.
+    external = facts.get("external_libraries") or []
+    if external:
+        lines.append("other libraries it links, left external (not ROCm; this machine provides them):")
+    lines += [_linked_line(lib) for lib in external]
     if facts["runtime_libraries"]:
         lines.append("libraries its backends load at run time:")
     for lib in facts["runtime_libraries"]:
         state = f"found {lib['path']} ({lib['how']})" if lib["found"] else "NOT FOUND"
         lines.append(f"  {lib['name']} (loaded at run time by {lib['needed_by']}): {state}")
+    lines.append(f"system: {(facts.get('system') or {}).get('name') or 'unknown (no /etc/os-release)'}")
     gpu = facts["gpus"]
     nodes = _join(f"{n['node']} vendor {n['vendor']} device {n['device']}" for n in gpu["render_nodes"])
     lines.append(f"GPUs: /dev/kfd {'present' if gpu['kfd'] else 'absent'}; render nodes: {nodes}; "
@@ -66,11 +75,22 @@ def report_lines(facts: dict[str, Any]) -> list[str]:
              else f"registered{' already, in this process' if reg.get('already_registered') else ''}, "
                   f"{len(reg['devices'])} device(s): {devices}")
     lines.append(f"ORT registration of {facts['ep_name']}: {state}")
+    lines += no_device_lines(facts)
     lines += [f"  the EP said: {line}" for line in reg["log"]]
     if facts["todo"]:
         lines.append("what to do:")
         lines += [f"  - {p['what']}{'' if p['blocking'] else ' (optional)'}: {p['do']}" for p in facts["todo"]]
     return lines
+
+
+def no_device_lines(facts: dict[str, Any]) -> list[str]:
+    """Beside a registration with zero devices: why (the recipe's [wheel.no_device]), and what turns one on."""
+    reg, said = facts["registration"], facts.get("no_device")
+    if not said or reg["devices"] or reg["error"] or not reg.get("attempted", True):
+        return []
+    turns_on = " ".join(f"{name}={value}" for name, value in said["env"].items())
+    set_here = "set here, yet it offers none" if all(said.get("set", {}).values()) else "not set here"
+    return [f"  why no device: {said['why']}; {turns_on} turns on {said['enables']} ({set_here})"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -116,10 +116,21 @@ def try_load(target: str) -> tuple[bool, str | None, str | None]:
 
 
 def rocm_libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
+    return linked_libraries(info, info["build"].get("rocm_libraries", []), "rocm_needed")
+
+
+def external_libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
+    """The libraries left external that are not ROCm (the recipe's excludes: hip-ep's libLLVM), looked up likewise."""
+    return linked_libraries(info, info.get("external_libraries") or [], "external_needed")
+
+
+def linked_libraries(info: dict[str, Any], sonames: list[str], key: str) -> list[dict[str, Any]]:
+    """Each soname the packaged libraries link (`key`: which of a component's lists names it), found and loaded as
+    the loader would."""
     cache = ld_cache()
     out = []
-    for soname in info["build"].get("rocm_libraries", []):
-        users = [c for c in info["components"] if soname in c.get("rocm_needed", [])]
+    for soname in sonames:
+        users = [c for c in info["components"] if soname in c.get(key, [])]
         runpath = [entry for c in users for entry in c.get("runpath", [])]
         path, how = search(soname, runpath, cache)
         loads, loaded, error = try_load(path or soname)
@@ -295,6 +306,31 @@ def runtime_libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def system() -> dict[str, Any]:
+    """This machine's distribution, from os-release: the advice names a distribution's package only where it has it."""
+    fields: dict[str, str] = {}
+    for path in ("/etc/os-release", "/usr/lib/os-release"):
+        text = _read(path)
+        if text is not None:
+            for line in text.splitlines():
+                key, sep, value = line.partition("=")
+                if sep:
+                    fields[key.strip()] = value.strip().strip('"').strip("'")
+            break
+    return {"id": fields.get("ID"), "version_id": fields.get("VERSION_ID"),
+            "codename": fields.get("VERSION_CODENAME"), "name": fields.get("PRETTY_NAME")}
+
+
+def no_device(info: dict[str, Any]) -> dict[str, Any] | None:
+    """Why the EP may offer no device and what turns one on (the recipe's [wheel.no_device]), with whether each of
+    those variables is set here as it asks."""
+    said = info.get("no_device")
+    if not said:
+        return None
+    env = said.get("env") or {}
+    return {**said, "set": {name: os.environ.get(name) == value for name, value in env.items()}}
+
+
 def check() -> dict[str, Any]:
     """Everything `python -m <package>` reports, as a dict; 'ready' is True when the EP offers a device here,
     'missing' names the first piece missing and what to do, 'todo' every piece (optional ones too)."""
@@ -306,9 +342,11 @@ def check() -> dict[str, Any]:
         "package_dir": HERE, "ep_name": main["ep_name"], "build": dict(info["build"]),
         "test_build": dict(info.get("test_build") or {}),
         "installed_as": providers_of(info.get("import_package") or os.path.basename(HERE)),
-        "rocm_libraries": rocm_libraries(info), "runtime_libraries": runtime_libraries(info), "gpus": gpus(),
+        "rocm_libraries": rocm_libraries(info), "external_libraries": external_libraries(info),
+        "runtime_libraries": runtime_libraries(info), "gpus": gpus(),
         "onnxruntime": ort, "libraries": libraries(info),
         "registration": register(main["ep_name"], os.path.join(HERE, main["file"]), ort),
+        "no_device": no_device(info), "system": system(),
     }
     from ._advice import missing_pieces  # here, not at the top: the unit tests load this file outside its package
 
