@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import pefile
-
 from toolkit.util.errors import ToolkitError
 
 _MACHINES = {0x8664: "x86_64", 0xAA64: "aarch64", 0x14C: "i386"}
@@ -40,6 +38,9 @@ def is_pe(path: Path) -> bool:
 
 
 def read_pe(path: Path) -> PeFacts:
+    # Imported here: a command line is read (in a release image too) without the packages only a Windows build uses.
+    import pefile
+
     try:
         pe = pefile.PE(str(path), fast_load=True)
     except (OSError, pefile.PEFormatError) as exc:
