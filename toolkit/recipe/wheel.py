@@ -32,7 +32,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -42,6 +41,7 @@ from packaging.version import InvalidVersion, Version
 
 from toolkit.recipe.core import library_file
 from toolkit.recipe.schema import doc, recipe_table
+from toolkit.recipe.wheel_metadata import Author, read_authors, read_classifiers, read_license, read_urls
 from toolkit.util.argcheck import IDENTIFIER
 from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlread import Table
@@ -55,8 +55,6 @@ _VARIANT = re.compile(r"^[a-z][a-z0-9]*$")
 _SONAME = re.compile(r"^lib[A-Za-z0-9._+-]+\.so\.\d+$")
 _DLOPEN_NAME = re.compile(r"^lib[A-Za-z0-9._+-]+\.so(\.[0-9.]+)?$")
 # Core metadata's rules (PyPI refuses a project URL label over 32 characters); a classifier is "Topic :: Sub".
-_URL_LABEL_MAX = 32
-_CLASSIFIER = re.compile(r"^[A-Za-z0-9][^:]*( :: [^:]+)+$")
 
 
 @recipe_table("wheel.components[]")
@@ -92,13 +90,6 @@ class Component:
 
     def wanted(self, features: frozenset[str]) -> bool:
         return (self.feature is None or self.feature in features) and self.unless not in features
-
-
-@recipe_table("wheel.authors[]")
-@dataclass(frozen=True)
-class Author:
-    name: str | None = field(default=None, metadata=doc("The author's (a person's or an organisation's) name."))
-    email: str | None = field(default=None, metadata=doc("Their e-mail address."))
 
 
 # hip-ep offers AMD GPUs only and its CPU device (which its tests run sessions on) is off unless a variable is set:
@@ -290,69 +281,6 @@ def _components(t: Table) -> list[Component]:
     return components
 
 
-def spdx_tools() -> tuple[Callable[[str], str], type[Exception]]:
-    """packaging's SPDX expression parser, which came in packaging 24.2. The dependency floor stays lower: raising
-    it changes the dependency list the build roots' toolkit venvs are keyed by, and every root would make one anew."""
-    try:
-        from packaging.licenses import InvalidLicenseExpression, canonicalize_license_expression
-    except ImportError:
-        raise ToolkitError("[wheel] license needs packaging >= 24.2 (SPDX license expressions)",
-                           "pip install -U 'packaging>=24.2'") from None
-    return canonicalize_license_expression, InvalidLicenseExpression
-
-
-def _license(t: Table) -> str | None:
-    value = t.str("license", None)
-    if value is None:
-        return None
-    canonicalize, invalid = spdx_tools()
-    try:
-        return str(canonicalize(value))
-    except invalid:
-        raise t.error("license", f"{value!r} is not an SPDX license expression such as 'MIT' or "
-                                 "'Apache-2.0 WITH LLVM-exception'") from None
-
-
-def _authors(t: Table) -> tuple[Author, ...]:
-    authors = []
-    for at in t.tables("authors", []):
-        name, email = at.str("name", None), at.str("email", None)
-        at.done()
-        if name is None and email is None:
-            raise at.error("name", "an author needs a name, an email or both")
-        if email is not None and not re.match(r"^[^@\s<>,]+@[^@\s<>,]+$", email):
-            raise at.error("email", f"{email!r} is not an e-mail address")
-        authors.append(Author(name, email))
-    return tuple(authors)
-
-
-def _urls(t: Table) -> tuple[tuple[str, str], ...]:
-    urls = tuple(t.str_map("urls", {}).items())
-    for label, url in urls:
-        if len(label) > _URL_LABEL_MAX:
-            raise t.error(f"urls.{label}", f"a label has at most {_URL_LABEL_MAX} characters (core metadata's rule)")
-        if not url.startswith("https://"):
-            raise t.error(f"urls.{label}", f"expected an https:// URL, got {url!r}")
-    return urls
-
-
-def _classifiers(t: Table) -> tuple[str, ...]:
-    classifiers = tuple(t.str_list("classifiers", []))
-    for i, classifier in enumerate(classifiers):
-        if not _CLASSIFIER.match(classifier):
-            raise t.error(f"classifiers[{i}]", f"{classifier!r} is not a classifier such as "
-                                               "'Programming Language :: Python :: 3'")
-        # PEP 639: License-Expression replaces them, and scikit-build-core refuses both.
-        if classifier.startswith("License ::"):
-            raise t.error(f"classifiers[{i}]", "no 'License ::' classifier: the [wheel] license key says it")
-        if classifier.startswith("Operating System ::"):
-            raise t.error(f"classifiers[{i}]", "no 'Operating System ::' classifier: the toolkit gives each wheel "
-                                               "its platform's (a Linux or a Windows build of the same recipe)")
-        if classifier in classifiers[:i]:
-            raise t.error(f"classifiers[{i}]", f"{classifier!r} is listed twice")
-    return classifiers
-
-
 def _no_device(t: Table) -> NoDevice | None:
     nt = t.table("no_device", None)
     if nt is None:
@@ -406,7 +334,7 @@ def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
                                         f"(--without-{name})")
     platform = t.str("platform", "manylinux", choices=("manylinux", "linux"))
     components = _components(t)
-    license, authors, urls, classifiers = _license(t), _authors(t), _urls(t), _classifiers(t)
+    license, authors, urls, classifiers = read_license(t), read_authors(t), read_urls(t), read_classifiers(t)
     t.done()
     return WheelSettings(
         version=version,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from toolkit.recipe.wheel import spdx_tools
+from toolkit.recipe.wheel_metadata import spdx_tools
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
 from toolkit.util.process import run
