@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from toolkit.binary.elf import is_elf, read_elf
+from toolkit.binary.elf import highest_versions, is_elf, merge_highest, read_elf, version_needs
 from toolkit.recipe.wheel import Component, WheelSettings
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
@@ -74,7 +74,9 @@ def build_wheel(
     components = select_components(settings, lib_dir, info)
     needs = {c.filename: linked_rocm(lib_dir, (c,)) for c in components}
     external = {c.filename: linked_external(lib_dir, c, settings.excludes) for c in components}
-    info = dataclasses.replace(info, rocm_libraries=linked_rocm(lib_dir, components))
+    info = dataclasses.replace(info, rocm_libraries=linked_rocm(lib_dir, components),
+                               symbol_versions=merge_highest([highest_versions(version_needs(lib_dir / c.filename))
+                                                              for c in components]))
     settings = settings.for_features(info.features).for_linked(info.rocm_libraries,
                                                                f"[wheel] of the recipe ({lib_dir})")
     info = dataclasses.replace(info, rocm_variant=settings.variant)

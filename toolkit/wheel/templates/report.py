@@ -29,6 +29,14 @@ def _linked_line(lib: dict[str, Any]) -> str:
     return f"  {lib['soname']} (needed by {_join(lib['needed_by'])}): {state}; {load}"
 
 
+def _symbol_versions_line(needs: dict[str, str], here: dict[str, Any]) -> str:
+    """The symbol versions the build recorded (the oldest glibc and libstdc++ it loads with), beside this machine's."""
+    wants = ", ".join(f"{family}_{version}" for family, version in needs.items()) or "not recorded"
+    has = f"glibc {here.get('glibc') or 'unknown'}, libstdc++ " + \
+        (f"GLIBCXX_{here['glibcxx']}" if here.get("glibcxx") else "not found")
+    return f"  symbol versions it needs: {wants} at most (this machine: {has})"
+
+
 def report_lines(facts: dict[str, Any]) -> list[str]:
     b = facts["build"]
     toolchain = b.get("toolchain") or {}
@@ -41,6 +49,7 @@ def report_lines(facts: dict[str, Any]) -> list[str]:
              f"  toolchain: {toolchain.get('name', 'not recorded')}"
              + (f", glibc floor {toolchain['glibc_floor']}" if toolchain.get("glibc_floor") else ""),
              f"  built against: {b.get('rocm_version') or 'no ROCm (no HIP headers)'}",
+             _symbol_versions_line(b.get("symbol_versions") or {}, facts.get("c_runtime") or {}),
              "ROCm libraries it links:" + ("" if facts["rocm_libraries"] else " none")]
     lines += [_linked_line(lib) for lib in facts["rocm_libraries"]]
     # Not ROCm, and not bundled either (hip-ep's libLLVM, which Debian's ROCm 7 links too): this machine provides it.

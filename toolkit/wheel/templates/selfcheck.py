@@ -306,6 +306,30 @@ def runtime_libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def c_runtime() -> dict[str, Any]:
+    """This machine's glibc, and the highest GLIBCXX_ its libstdc++ defines: a wheel whose libraries need newer
+    symbol versions (the build recorded theirs) cannot load here, whatever is installed beside it."""
+    try:
+        said = os.confstr("CS_GNU_LIBC_VERSION") or ""  # "glibc 2.36"
+    except (ValueError, OSError, AttributeError):
+        said = ""
+    glibc = said.split()[-1] if said.startswith("glibc ") else None
+    if glibc is None:
+        import platform
+
+        name, version = platform.libc_ver()
+        glibc = version if name == "glibc" and version else None
+    _, path, _ = try_load("libstdc++.so.6")
+    glibcxx = None
+    try:
+        with open(path or "", "rb") as handle:
+            found = re.findall(rb"GLIBCXX_(\d+\.\d+(?:\.\d+)?)\0", handle.read())
+        glibcxx = ".".join(map(str, max(_release(v.decode()) for v in found))) if found else None
+    except OSError:
+        pass
+    return {"glibc": glibc, "libstdcxx": path, "glibcxx": glibcxx}
+
+
 def system() -> dict[str, Any]:
     """This machine's distribution, from os-release: the advice names a distribution's package only where it has it."""
     fields: dict[str, str] = {}
@@ -346,7 +370,7 @@ def check() -> dict[str, Any]:
         "runtime_libraries": runtime_libraries(info), "gpus": gpus(),
         "onnxruntime": ort, "libraries": libraries(info),
         "registration": register(main["ep_name"], os.path.join(HERE, main["file"]), ort),
-        "no_device": no_device(info), "system": system(),
+        "no_device": no_device(info), "system": system(), "c_runtime": c_runtime(),
     }
     from ._advice import missing_pieces  # here, not at the top: the unit tests load this file outside its package
 
