@@ -21,8 +21,7 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from tests.support.tools import need
-from tests.support.wheel_support import build_c_library
+from tests.support.wheel_support import needs_newer_c_runtime
 from toolkit.recipe.wheel import Component, WheelSettings
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.repair import repair_wheel
@@ -33,30 +32,10 @@ SETTINGS = WheelSettings(
 INFO = {"source_revision": "0123abc", "patches": [], "features": [], "rocm_version": None, "gpu_targets": []}
 
 
-def stand_in(folder: Path, soname: str, version: str, symbol: str) -> Path:
-    """A library named `soname` whose one symbol carries `version`: what links it needs that version."""
-    need("gcc")
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{symbol}.c").write_text(f"int {symbol}(void) {{ return 1; }}\n")
-    (folder / f"{symbol}.map").write_text(f"{version} {{ global: {symbol}; local: *; }};\n")
-    out = folder / soname
-    subprocess.run(["gcc", "-shared", "-fPIC", "-nostdlib", f"-Wl,-soname,{soname}",
-                    f"-Wl,--version-script={folder / f'{symbol}.map'}", "-o", str(out), str(folder / f"{symbol}.c")],
-                   check=True)
-    return out
-
-
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("newer")
-    stubs = work / "stubs"
-    stand_in(stubs, "libc.so.6", "GLIBC_2.99", "future_glibc")
-    stand_in(stubs, "libstdc++.so.6", "GLIBCXX_3.4.99", "future_cxx")
-    uses = work / "uses.c"
-    uses.write_text("int future_glibc(void); int future_cxx(void);\n"
-                    "int use_future(void) { return future_glibc() + future_cxx(); }\n")
-    build_c_library(work / "lib" / "libhipgpu.so", ["-nostdlib", str(uses)],
-                    [str(stubs / "libc.so.6"), str(stubs / "libstdc++.so.6")])
+    needs_newer_c_runtime(work / "lib" / "libhipgpu.so")
     return build_wheel(SETTINGS, work / "lib", INFO, work / "dist")
 
 

@@ -222,6 +222,30 @@ def _gpu_piece(facts: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
     return _piece(f"an AMD GPU is here but {ep} offers zero devices", how)
 
 
+def _runtime_piece(lib: dict[str, Any], info: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any] | None:
+    """A library a backend loads at run time, with the verdict it carries: missing or not loading, it costs that
+    backend only (optional); a test build found there is what the backend would run (blocking)."""
+    name, by, install = lib["name"], lib["needed_by"], _install(info, facts, lib["name"])
+    if not lib["found"]:
+        return _piece(f"{name} not found (loaded by {by} at run time)", f"install {install}", blocking=False)
+    wheel, where = lib.get("wheel") or {}, f"{name} at {lib['path']} (loaded by {by} at run time)"
+    if lib.get("loads") is False:
+        needs = versions_needed(lib["error"], wheel.get("symbol_versions"))
+        if needs:
+            words = cannot_run_words(needs, facts)
+            return _piece(f"{where} cannot run here: {wheel.get('distribution') or 'it'} {words} (the loader: "
+                          f"{lib['error']})", newer_system_do(needs), blocking=False)
+        return _piece(f"{where} does not load here: {lib['error']}",
+                      f"the loader's error names what it lacks; {name} comes from {install}", blocking=False)
+    test_only = sorted((wheel.get("test_build") or {}).items())
+    if test_only:
+        feature, why = test_only[0]
+        return _piece(f"{where} is a test build of {wheel['distribution']} (feature {feature}: {why}): {by} would "
+                      f"load it, and it runs no model", f"uninstall {wheel['distribution'].split()[0]} and install "
+                      f"{install}")
+    return None
+
+
 def missing_pieces(facts: dict[str, Any], info: dict[str, Any]) -> list[dict[str, Any]]:
     """Every missing piece in the order a user should take them; empty when the EP offers a device here."""
     pieces = []
@@ -256,11 +280,7 @@ def missing_pieces(facts: dict[str, Any], info: dict[str, Any]) -> list[dict[str
         pieces.append(_piece(f"registering {facts['ep_name']} with onnxruntime fails: {registration['error']}",
                              f"run with {trace}=1 to see what the EP does" if trace else
                              "the error is ONNX Runtime's; the facts above say what the EP found"))
-    for lib in facts["runtime_libraries"]:
-        if not lib["found"]:
-            install = _install(info, facts, lib["name"])
-            pieces.append(_piece(f"{lib['name']} not found (loaded by {lib['needed_by']} at run time)",
-                                 f"install {install}", blocking=False))
+    pieces += [p for p in (_runtime_piece(lib, info, facts) for lib in facts["runtime_libraries"]) if p]
     if not registration["devices"] and not [p for p in pieces if p["blocking"]]:
         pieces.append(_gpu_piece(facts, info))
     return pieces

@@ -37,6 +37,18 @@ def _symbol_versions_line(needs: dict[str, str], here: dict[str, Any]) -> str:
     return f"  symbol versions it needs: {wants} at most (this machine: {has})"
 
 
+def _runtime_line(lib: dict[str, Any]) -> str:
+    """A library a backend loads at run time: where it was found, whether it loads, what its own wheel says of it."""
+    if not lib["found"]:
+        return f"  {lib['name']} (loaded at run time by {lib['needed_by']}): NOT FOUND"
+    wheel = lib.get("wheel") or {}
+    state = f"found {lib['path']} ({lib['how']}); " + (f"does not load: {lib['error']}" if lib.get("loads") is False
+                                                       else "loads")
+    state += f"; from {wheel['distribution']}" if wheel.get("distribution") else ""
+    state += "".join(f" (TEST BUILD: {name}: {why})" for name, why in sorted((wheel.get("test_build") or {}).items()))
+    return f"  {lib['name']} (loaded at run time by {lib['needed_by']}): {state}"
+
+
 def report_lines(facts: dict[str, Any]) -> list[str]:
     b = facts["build"]
     toolchain = b.get("toolchain") or {}
@@ -59,9 +71,7 @@ def report_lines(facts: dict[str, Any]) -> list[str]:
     lines += [_linked_line(lib) for lib in external]
     if facts["runtime_libraries"]:
         lines.append("libraries its backends load at run time:")
-    for lib in facts["runtime_libraries"]:
-        state = f"found {lib['path']} ({lib['how']})" if lib["found"] else "NOT FOUND"
-        lines.append(f"  {lib['name']} (loaded at run time by {lib['needed_by']}): {state}")
+    lines += [_runtime_line(lib) for lib in facts["runtime_libraries"]]
     lines.append(f"system: {(facts.get('system') or {}).get('name') or 'unknown (no /etc/os-release)'}")
     gpu = facts["gpus"]
     nodes = _join(f"{n['node']} vendor {n['vendor']} device {n['device']}" for n in gpu["render_nodes"])
