@@ -113,6 +113,32 @@ def repair_bundling(wheel: Path, out_dir: Path, **kwargs) -> RepairResult:
     return repair_wheel(wheel, out_dir, license_source=stand_in_licenses(Path(out_dir).parent / ".licenses"), **kwargs)
 
 
+def stand_in(folder: Path, soname: str, version: str, symbol: str) -> Path:
+    """A library named `soname` whose one symbol carries `version`: what links it needs that version."""
+    need("gcc")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{symbol}.c").write_text(f"int {symbol}(void) {{ return 1; }}\n")
+    (folder / f"{symbol}.map").write_text(f"{version} {{ global: {symbol}; local: *; }};\n")
+    out = folder / soname
+    subprocess.run(["gcc", "-shared", "-fPIC", "-nostdlib", f"-Wl,-soname,{soname}",
+                    f"-Wl,--version-script={folder / f'{symbol}.map'}", "-o", str(out), str(folder / f"{symbol}.c")],
+                   check=True)
+    return out
+
+
+
+def needs_newer_c_runtime(out: Path) -> Path:
+    """A plugin-EP-shaped library needing GLIBC_2.99 and GLIBCXX_3.4.99, which stand-ins of libc.so.6 and
+    libstdc++.so.6 define and no real one does yet: this machine's loader refuses it in its own words."""
+    stubs = out.parent / f".{out.name}.stubs"
+    stand_in(stubs, "libc.so.6", "GLIBC_2.99", "future_glibc")
+    stand_in(stubs, "libstdc++.so.6", "GLIBCXX_3.4.99", "future_cxx")
+    (stubs / "uses.c").write_text("int future_glibc(void); int future_cxx(void);\n"
+                                  "int use_future(void) { return future_glibc() + future_cxx(); }\n")
+    return build_c_library(out, ["-nostdlib", str(stubs / "uses.c")],
+                           [str(stubs / "libc.so.6"), str(stubs / "libstdc++.so.6")])
+
+
 def auditwheel_sym_tag(wheel: Path) -> str:
     done = subprocess.run([sys.executable, "-m", "auditwheel", "show", "--json", str(wheel)],
                           capture_output=True, text=True)

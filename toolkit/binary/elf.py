@@ -167,3 +167,34 @@ def highest_version(needs: dict[str, tuple[str, ...]], prefix: str) -> str | Non
             if head == prefix and number and all(part.isdigit() for part in number.split(".")):
                 found.append(tuple(int(part) for part in number.split(".")))
     return ".".join(map(str, max(found))) if found else None
+
+
+# The symbol-version families that bound where a library loads: glibc's, then libstdc++'s (its library and its ABI).
+VERSION_FAMILIES = ("GLIBC", "GLIBCXX", "CXXABI")
+
+
+def highest_versions(needs: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    """{"GLIBC": "2.43", "GLIBCXX": "3.4.32", ...}: the highest version of each family in VERSION_FAMILIES that
+    `needs` (version_needs') names; a family it does not name is left out."""
+    found = {family: highest_version(needs, family) for family in VERSION_FAMILIES}
+    return {family: version for family, version in found.items() if version}
+
+
+def merge_highest(many: list[dict[str, str]]) -> dict[str, str]:
+    """The highest version of each family over several libraries' highest_versions."""
+    out: dict[str, str] = {}
+    for versions in many:
+        for family, version in versions.items():
+            if family not in out or _numbers(version) > _numbers(out[family]):
+                out[family] = version
+    return {family: out[family] for family in VERSION_FAMILIES if family in out}
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def versions_words(versions: dict[str, str]) -> str:
+    """'GLIBC_2.43 and GLIBCXX_3.4.32' (every family, in VERSION_FAMILIES' order); '' for none."""
+    names = [f"{family}_{version}" for family, version in versions.items()]
+    return " and ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else "".join(names)

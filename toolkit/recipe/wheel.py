@@ -72,7 +72,7 @@ class Component:
         "What it needs at run time, in words (the wheel's description and `get_runtime_needs()`)."))
     dlopens: tuple[str, ...] = field(default=(), metadata=doc(
         "Libraries outside the wheel it loads by bare name at run time (`libhipgpu.so`); the self-check looks for "
-        "them."))
+        "them, loads them and carries over their own wheel's verdict."))
     # hip-ep's GPU kernel libraries, which only its real runtime (mock off) builds.
     unless: str | None = field(default=None, metadata=doc("Packaged only when this feature is off."))
     # hip-ep's libhip-compiler.so: a library the EP loads, not an EP.

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from toolkit.binary.elf import read_elf
+from toolkit.binary.elf import highest_versions, merge_highest, read_elf, version_needs
 from toolkit.binary.library import is_library, read_library
 from toolkit.recipe.wheel import Component, WheelSettings
 from toolkit.util import log
@@ -79,7 +79,8 @@ def build_wheel(
     needs = {c.file(info.platform): linked_rocm(lib_dir, (c,), info.platform) for c in components}
     external = {c.file(info.platform): linked_external(lib_dir, c, settings.excludes, info.platform)
                 for c in components}
-    info = dataclasses.replace(info, rocm_libraries=linked_rocm(lib_dir, components, info.platform))
+    info = dataclasses.replace(info, rocm_libraries=linked_rocm(lib_dir, components, info.platform),
+                               symbol_versions=symbol_versions(lib_dir, components, info.platform))
     settings = settings.for_features(info.features).for_linked(info.rocm_libraries,
                                                                f"[wheel] of the recipe ({lib_dir})")
     info = dataclasses.replace(info, rocm_variant=settings.variant)
@@ -115,6 +116,14 @@ def linked_rocm(lib_dir: Path, components: tuple[Component, ...], platform: str 
         return ()
     needed = {name for c in components for name in read_elf(Path(lib_dir) / c.filename).needed}
     return tuple(sorted(name for name in needed if matches_any(name, rocm_excludes())))
+
+
+def symbol_versions(lib_dir: Path, components: tuple[Component, ...], platform: str) -> dict[str, str]:
+    """The highest GLIBC_, GLIBCXX_ and CXXABI_ versions the components need (ELF symbol versions; none for a
+    Windows build, whose DLLs version nothing that way)."""
+    if platform != "linux":
+        return {}
+    return merge_highest([highest_versions(version_needs(lib_dir / c.filename)) for c in components])
 
 
 def linked_external(lib_dir: Path, component: Component, excludes: tuple[str, ...],

@@ -29,12 +29,15 @@ class BuildInfo:
     hip_version: str | None = None
     # The ROCm variant the wheel is for ([wheel.rocm_variants], by the HIP soname linked): set by the wheel build.
     rocm_variant: str | None = None
+    # The highest GLIBC_, GLIBCXX_ and CXXABI_ symbol versions the packaged libraries need ({"GLIBC": "2.43", ...}):
+    # set by the wheel build from their .gnu.version_r, so a self-check says which glibc and libstdc++ it needs.
+    symbol_versions: JSON | None = None
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], where: str = "build info") -> BuildInfo:
         """Accept the pipeline's dict; `features` may be a list of names or a {name: bool} table."""
         known = {"source_revision", "patches", "features", "rocm_version", "gpu_targets", "toolchain",
-                 "rocm_libraries", "upstream_commit", "hip_version", "rocm_variant"}
+                 "rocm_libraries", "upstream_commit", "hip_version", "rocm_variant", "symbol_versions"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ToolkitError(f"{where}: unknown key {unknown[0]!r}", f"known keys: {', '.join(sorted(known))}")
@@ -53,6 +56,10 @@ class BuildInfo:
         toolchain = data.get("toolchain")
         if toolchain is not None and not (isinstance(toolchain, Mapping) and isinstance(toolchain.get("name"), str)):
             raise ToolkitError(f"{where}: 'toolchain' must be a table with a 'name' or null, got {toolchain!r}")
+        versions = data.get("symbol_versions")
+        if versions is not None and not (isinstance(versions, Mapping) and
+                                         all(isinstance(v, str) for v in [*versions, *versions.values()])):
+            raise ToolkitError(f"{where}: 'symbol_versions' must be a table of strings or null, got {versions!r}")
         return cls(
             source_revision=revision,
             patches=_strings(data.get("patches", ()), where, "patches"),
@@ -64,6 +71,7 @@ class BuildInfo:
             upstream_commit=data.get("upstream_commit"),
             hip_version=data.get("hip_version"),
             rocm_variant=data.get("rocm_variant"),
+            symbol_versions=dict(versions) if versions is not None else None,
         )
 
     @property

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.binary.elf import ELF_MAGIC, highest_version, read_elf, version_needs
+from toolkit.binary.elf import ELF_MAGIC, highest_versions, merge_highest, read_elf, version_needs, versions_words
 from toolkit.binary.patchelf import find_patchelf
 from toolkit.recipe.wheel import Component
 from toolkit.util import log
@@ -123,11 +123,10 @@ def check_library(library: str, path: Path, excludes: Iterable[str],
     return found
 
 
-def highest_glibc(root: Path) -> str | None:
-    """The highest GLIBC_x.y symbol version any library under `root` needs: what bounds its manylinux tag."""
-    found = [highest_version(version_needs(root / member), "GLIBC") for member in elf_members(root)]
-    versions = [tuple(int(n) for n in v.split(".")) for v in found if v]
-    return "GLIBC_" + ".".join(map(str, max(versions))) if versions else None
+def highest_needs(root: Path) -> dict[str, str]:
+    """The highest GLIBC_, GLIBCXX_ and CXXABI_ symbol versions any library under `root` needs: what bounds its
+    manylinux tag, and the oldest glibc and libstdc++ it loads with."""
+    return merge_highest([highest_versions(version_needs(root / member)) for member in elf_members(root)])
 
 
 def elf_members(root: Path) -> list[str]:
@@ -216,7 +215,7 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
         unpacked = tmp_path / "unpacked"
         repaired, grafted = _checked(repaired, wheel, unpacked, (patterns, resolver), components, needs,
                                      license_source or licenses.LicenseSource())
-        glibc = highest_glibc(unpacked)
+        versioned = versions_words(highest_needs(unpacked))  # every family: glibc's and libstdc++'s
         final = out_dir / repaired.name
         give_umask_mode(repaired)  # auditwheel ran under the fixed umask; the file is the user's
         os.replace(repaired, final)
@@ -226,7 +225,8 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
             log.stage("repair", f"left external ({label}): {', '.join(n.soname for n in group)}")
     how = ("kept: no manylinux policy holds its libraries, [wheel] platform = \"linux\"" if platform == "linux" else
            "computed by auditwheel from the glibc symbol versions its libraries need")
-    log.stage("repair", f"{final.name}: tag {platform_tags[0]} ({how}{f', {glibc} at most' if glibc else ''}, not "
+    most = f", {versioned} at most" if versioned else ""
+    log.stage("repair", f"{final.name}: tag {platform_tags[0]} ({how}{most}, not "
                         f"from this machine's glibc), {len(grafted)} grafted, {len(rocm)} libraries left external")
     return RepairResult(final, platform_tags[0], platform_tags, grafted, tuple(sorted(n.soname for n in rocm)),
                         tuple(needs))

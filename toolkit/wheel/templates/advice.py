@@ -82,6 +82,8 @@ def _install(info: dict[str, Any], facts: dict[str, Any], soname: str) -> str:
 def _rocm_piece(lib: dict[str, Any], info: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
     soname, rocm = lib["soname"], _rocm_name(info)
     install = _install(info, facts, soname)
+    if lib["found"] and versions_needed(lib["error"], None):
+        return _newer_library_piece(lib, install, facts)
     if lib["found"]:
         return _piece(f"needs {rocm}: {soname} at {lib['path']} does not load: {lib['error']}",
                       f"reinstall {install}; the loader's error above names what it lacks")
@@ -95,9 +97,18 @@ def _rocm_piece(lib: dict[str, Any], info: dict[str, Any], facts: dict[str, Any]
                   + _other_variants(info, soname))
 
 
+def _newer_library_piece(lib: dict[str, Any], install: str, facts: dict[str, Any]) -> dict[str, Any]:
+    """A library outside the wheel, found, that was built for a newer system than this one."""
+    words = cannot_run_words(versions_needed(lib["error"], None), facts)
+    return _piece(f"{lib['soname']} at {lib['path']} does not load: it {words} (the loader: {lib['error']})",
+                  f"install a build of {install} made for this system")
+
+
 def _external_piece(lib: dict[str, Any], info: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
     """A library left external that is not ROCm (hip-ep's libLLVM): this machine must provide it."""
     soname, install = lib["soname"], _install(info, facts, lib["soname"])
+    if lib["found"] and versions_needed(lib["error"], None):
+        return _newer_library_piece(lib, install, facts)
     if lib["found"]:
         return _piece(f"needs {soname}: {soname} at {lib['path']} does not load: {lib['error']}",
                       f"reinstall {install}; the loader's error above names what it lacks")
@@ -130,12 +141,58 @@ def _onnxruntime_piece(ort: dict[str, Any], info: dict[str, Any]) -> dict[str, A
 
 
 def _library_piece(lib: dict[str, Any], info: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
+    needs = versions_needed(lib["error"], (info.get("build") or {}).get("symbol_versions"))
+    if needs:  # no package provides a newer glibc or libstdc++: the wheel was built for a newer system
+        return _piece(f"{lib['file']} cannot run here: this wheel {cannot_run_words(needs, facts)} (the loader: "
+                      f"{lib['error']})", newer_system_do(needs))
     missing = re.search(r"(lib[\w.+-]+\.so[\w.]*): cannot open shared object file", lib["error"] or "")
     hint = _install(info, facts, missing.group(1)) if missing and missing.group(1) in (info.get("install") or {}) \
         else None
     do = (f"install {hint}" if hint else
           "the loader's error names what it lacks: install the package that provides it")
     return _piece(f"{lib['file']} does not load here: {lib['error']}", do)
+
+
+# The loader's words for a library that needs a symbol version this machine's glibc or libstdc++ does not define.
+VERSION_NOT_FOUND = re.compile(r"version [`'](GLIBC|GLIBCXX|CXXABI)_(\d+(?:\.\d+)*)' not found")
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def versions_needed(error: str | None, recorded: dict[str, str] | None) -> dict[str, str]:
+    """The symbol versions ({"GLIBC": "2.43", ...}) a library that fails to load with `error` needs: those the build
+    recorded (the highest its libraries need), raised to any the loader names; empty when the error names none."""
+    named = VERSION_NOT_FOUND.findall(error or "")
+    if not named:
+        return {}
+    out = dict(recorded or {})
+    for family, version in named:
+        if family not in out or _numbers(version) > _numbers(out[family]):
+            out[family] = version
+    return out
+
+
+def cannot_run_words(needs: dict[str, str], facts: dict[str, Any]) -> str:
+    """'needs glibc >= 2.43 and the libstdc++ it was built with (GLIBCXX_3.4.32 or newer); this machine has glibc
+    2.36 and libstdc++ up to GLIBCXX_3.4.30, so it cannot run here'."""
+    here = facts.get("c_runtime") or {}
+    cxx = [f"{family}_{needs[family]}" for family in ("GLIBCXX", "CXXABI") if family in needs]
+    wants = [f"glibc >= {needs['GLIBC']}"] if "GLIBC" in needs else []
+    wants += [f"the libstdc++ it was built with ({' and '.join(cxx)} or newer)"] if cxx else []
+    has = [f"glibc {here.get('glibc') or '(version unknown)'}"]
+    if cxx:
+        has.append(f"libstdc++ up to GLIBCXX_{here['glibcxx']}" if here.get("glibcxx") else
+                   "no libstdc++.so.6 the loader finds")
+    return f"needs {' and '.join(wants)}; this machine has {' and '.join(has)}, so it cannot run here"
+
+
+def newer_system_do(needs: dict[str, str]) -> str:
+    floor = f"glibc {needs['GLIBC']} or newer" if "GLIBC" in needs else "a newer libstdc++"
+    return (f"no package installs a newer glibc or libstdc++ beside this system's: run it on a system with {floor} "
+            f"(a newer distribution release, or a container of one), or use a build of the wheel made for this "
+            f"system's glibc")
 
 
 def _gpu_piece(facts: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
@@ -163,6 +220,30 @@ def _gpu_piece(facts: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
     how = f"run with {trace}=1 to see what it does with the GPU" if trace else \
         "check that the installed ROCm supports this GPU (rocminfo lists the agents it sees)"
     return _piece(f"an AMD GPU is here but {ep} offers zero devices", how)
+
+
+def _runtime_piece(lib: dict[str, Any], info: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any] | None:
+    """A library a backend loads at run time, with the verdict it carries: missing or not loading, it costs that
+    backend only (optional); a test build found there is what the backend would run (blocking)."""
+    name, by, install = lib["name"], lib["needed_by"], _install(info, facts, lib["name"])
+    if not lib["found"]:
+        return _piece(f"{name} not found (loaded by {by} at run time)", f"install {install}", blocking=False)
+    wheel, where = lib.get("wheel") or {}, f"{name} at {lib['path']} (loaded by {by} at run time)"
+    if lib.get("loads") is False:
+        needs = versions_needed(lib["error"], wheel.get("symbol_versions"))
+        if needs:
+            words = cannot_run_words(needs, facts)
+            return _piece(f"{where} cannot run here: {wheel.get('distribution') or 'it'} {words} (the loader: "
+                          f"{lib['error']})", newer_system_do(needs), blocking=False)
+        return _piece(f"{where} does not load here: {lib['error']}",
+                      f"the loader's error names what it lacks; {name} comes from {install}", blocking=False)
+    test_only = sorted((wheel.get("test_build") or {}).items())
+    if test_only:
+        feature, why = test_only[0]
+        return _piece(f"{where} is a test build of {wheel['distribution']} (feature {feature}: {why}): {by} would "
+                      f"load it, and it runs no model", f"uninstall {wheel['distribution'].split()[0]} and install "
+                      f"{install}")
+    return None
 
 
 def missing_pieces(facts: dict[str, Any], info: dict[str, Any]) -> list[dict[str, Any]]:
@@ -199,11 +280,7 @@ def missing_pieces(facts: dict[str, Any], info: dict[str, Any]) -> list[dict[str
         pieces.append(_piece(f"registering {facts['ep_name']} with onnxruntime fails: {registration['error']}",
                              f"run with {trace}=1 to see what the EP does" if trace else
                              "the error is ONNX Runtime's; the facts above say what the EP found"))
-    for lib in facts["runtime_libraries"]:
-        if not lib["found"]:
-            install = _install(info, facts, lib["name"])
-            pieces.append(_piece(f"{lib['name']} not found (loaded by {lib['needed_by']} at run time)",
-                                 f"install {install}", blocking=False))
+    pieces += [p for p in (_runtime_piece(lib, info, facts) for lib in facts["runtime_libraries"]) if p]
     if not registration["devices"] and not [p for p in pieces if p["blocking"]]:
         pieces.append(_gpu_piece(facts, info))
     return pieces

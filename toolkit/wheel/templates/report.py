@@ -29,6 +29,26 @@ def _linked_line(lib: dict[str, Any]) -> str:
     return f"  {lib['soname']} (needed by {_join(lib['needed_by'])}): {state}; {load}"
 
 
+def _symbol_versions_line(needs: dict[str, str], here: dict[str, Any]) -> str:
+    """The symbol versions the build recorded (the oldest glibc and libstdc++ it loads with), beside this machine's."""
+    wants = ", ".join(f"{family}_{version}" for family, version in needs.items()) or "not recorded"
+    has = f"glibc {here.get('glibc') or 'unknown'}, libstdc++ " + \
+        (f"GLIBCXX_{here['glibcxx']}" if here.get("glibcxx") else "not found")
+    return f"  symbol versions it needs: {wants} at most (this machine: {has})"
+
+
+def _runtime_line(lib: dict[str, Any]) -> str:
+    """A library a backend loads at run time: where it was found, whether it loads, what its own wheel says of it."""
+    if not lib["found"]:
+        return f"  {lib['name']} (loaded at run time by {lib['needed_by']}): NOT FOUND"
+    wheel = lib.get("wheel") or {}
+    state = f"found {lib['path']} ({lib['how']}); " + (f"does not load: {lib['error']}" if lib.get("loads") is False
+                                                       else "loads")
+    state += f"; from {wheel['distribution']}" if wheel.get("distribution") else ""
+    state += "".join(f" (TEST BUILD: {name}: {why})" for name, why in sorted((wheel.get("test_build") or {}).items()))
+    return f"  {lib['name']} (loaded at run time by {lib['needed_by']}): {state}"
+
+
 def report_lines(facts: dict[str, Any]) -> list[str]:
     b = facts["build"]
     toolchain = b.get("toolchain") or {}
@@ -41,6 +61,7 @@ def report_lines(facts: dict[str, Any]) -> list[str]:
              f"  toolchain: {toolchain.get('name', 'not recorded')}"
              + (f", glibc floor {toolchain['glibc_floor']}" if toolchain.get("glibc_floor") else ""),
              f"  built against: {b.get('rocm_version') or 'no ROCm (no HIP headers)'}",
+             _symbol_versions_line(b.get("symbol_versions") or {}, facts.get("c_runtime") or {}),
              "ROCm libraries it links:" + ("" if facts["rocm_libraries"] else " none")]
     lines += [_linked_line(lib) for lib in facts["rocm_libraries"]]
     # Not ROCm, and not bundled either (hip-ep's libLLVM, which Debian's ROCm 7 links too): this machine provides it.
@@ -50,9 +71,7 @@ def report_lines(facts: dict[str, Any]) -> list[str]:
     lines += [_linked_line(lib) for lib in external]
     if facts["runtime_libraries"]:
         lines.append("libraries its backends load at run time:")
-    for lib in facts["runtime_libraries"]:
-        state = f"found {lib['path']} ({lib['how']})" if lib["found"] else "NOT FOUND"
-        lines.append(f"  {lib['name']} (loaded at run time by {lib['needed_by']}): {state}")
+    lines += [_runtime_line(lib) for lib in facts["runtime_libraries"]]
     lines.append(f"system: {(facts.get('system') or {}).get('name') or 'unknown (no /etc/os-release)'}")
     gpu = facts["gpus"]
     nodes = _join(f"{n['node']} vendor {n['vendor']} device {n['device']}" for n in gpu["render_nodes"])

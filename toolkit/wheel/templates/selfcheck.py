@@ -294,16 +294,57 @@ def register(ep_name: str, path: str, ort_facts: dict[str, Any]) -> dict[str, An
 
 
 def runtime_libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
-    """Libraries outside the wheel that packaged libraries load by bare name at run time (the recipe's dlopens)."""
+    """Libraries outside the wheel that packaged libraries load by bare name at run time (the recipe's dlopens): each
+    found one is loaded as the packaged ones are, and carries its own wheel's verdict (test build, symbol versions)."""
     cache = ld_cache()
     out = []
     for c in info["components"]:
         for name in c.get("dlopens", []):
             path, how = search(name, c.get("runpath", []), cache)
             hints = [d for d in rocm_hint_dirs() if os.path.isfile(os.path.join(d, name))] if path is None else []
+            loads, _, error = try_load(path) if path else (False, None, None)
             out.append({"name": name, "needed_by": c["file"], "found": path is not None, "path": path, "how": how,
-                        "elsewhere": hints})
+                        "elsewhere": hints, "loads": loads, "error": error, "wheel": wheel_beside(path)})
     return out
+
+
+def wheel_beside(path: str | None) -> dict[str, Any]:
+    """What the wheel that installed a found library says of it (its _wheel_info.json beside it, when one lists that
+    library: onnxruntime-ep-hipgpu's): its name, its test-only features, the symbol versions it needs."""
+    try:
+        with open(os.path.join(os.path.dirname(path or ""), "_wheel_info.json"), encoding="utf-8") as handle:
+            other = json.load(handle)
+        if path and any(c.get("file") == os.path.basename(path) for c in other["components"]):
+            return {"distribution": f"{other['distribution']} {other['version']}",
+                    "test_build": dict(other.get("test_build") or {}),
+                    "symbol_versions": (other.get("build") or {}).get("symbol_versions")}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return {}
+
+
+def c_runtime() -> dict[str, Any]:
+    """This machine's glibc, and the highest GLIBCXX_ its libstdc++ defines: a wheel whose libraries need newer
+    symbol versions (the build recorded theirs) cannot load here, whatever is installed beside it."""
+    try:
+        said = os.confstr("CS_GNU_LIBC_VERSION") or ""  # "glibc 2.36"
+    except (ValueError, OSError, AttributeError):
+        said = ""
+    glibc = said.split()[-1] if said.startswith("glibc ") else None
+    if glibc is None:
+        import platform
+
+        name, version = platform.libc_ver()
+        glibc = version if name == "glibc" and version else None
+    _, path, _ = try_load("libstdc++.so.6")
+    glibcxx = None
+    try:
+        with open(path or "", "rb") as handle:
+            found = re.findall(rb"GLIBCXX_(\d+\.\d+(?:\.\d+)?)\0", handle.read())
+        glibcxx = ".".join(map(str, max(_release(v.decode()) for v in found))) if found else None
+    except OSError:
+        pass
+    return {"glibc": glibc, "libstdcxx": path, "glibcxx": glibcxx}
 
 
 def system() -> dict[str, Any]:
@@ -346,7 +387,7 @@ def check() -> dict[str, Any]:
         "runtime_libraries": runtime_libraries(info), "gpus": gpus(),
         "onnxruntime": ort, "libraries": libraries(info),
         "registration": register(main["ep_name"], os.path.join(HERE, main["file"]), ort),
-        "no_device": no_device(info), "system": system(),
+        "no_device": no_device(info), "system": system(), "c_runtime": c_runtime(),
     }
     from ._advice import missing_pieces  # here, not at the top: the unit tests load this file outside its package
 
