@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.flavours import Wheelhouse, installed
-from tests.support.real_umbrella_support import BUILD, binds, inside, toolkit
+from tests.support.real_umbrella_support import BUILD, NAMED, binds, inside, toolkit
 from tests.support.selfcheck_support import (
     PACKAGE,
     guide_snippets,
@@ -48,7 +48,7 @@ REGISTER = ("import onnxruntime as ort, onnxruntime_ep_amdgpu as ep\n"
 def not_found(sid) -> str:
     """The self-check's verdict for this variant's wheel where no ROCm is: its HIP soname, what provides it, and how
     to take the other variant instead."""
-    return hip_not_found(sid.variant.removeprefix("rocm"))
+    return hip_not_found(sid.variant.removeprefix("rocm"), named=NAMED)
 
 
 def _wheel(real_build):
@@ -206,7 +206,7 @@ def test_beside_onnxruntime_migraphx_outside_the_root_it_fails_as_its_self_check
     python = wheelhouse.venv(tmp_path / "venv", MIGRAPHX, _wheel(real_build))
     names = installed(python)
     assert "onnxruntime" not in names and names["onnxruntime-migraphx"] == "1.27.1", names
-    assert names[f"onnxruntime-ep-amdgpu-{sid.variant}"].startswith("0.1.0")
+    assert names[f"onnxruntime-ep-amdgpu-{sid.variant}{NAMED}"].startswith("0.1.0")
     assert run_python(python, PROVIDERS).stdout.strip() == "['MIGraphXExecutionProvider', 'CPUExecutionProvider']"
     done = run_selfcheck(python, cwd=tmp_path)
     print(done.stdout)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.real_umbrella_support import PROJECT, inside, toolkit
+from tests.support.real_umbrella_support import NAMED, PROJECT, inside, toolkit
 from toolkit.binary.elf import highest_version, read_elf, version_needs
 from toolkit.cmake.toolchain import resolve
 from toolkit.recipe.load import load_recipe
@@ -145,7 +145,8 @@ def test_package_follows_plugin_ep_conventions_and_names_its_rocm(sid, wheel):
     assert "libhipgpu.so" in description and "glibc 2.28 symbols at most" in description
     # The HIP soname picks the ROCm variant ([wheel.rocm_variants]); the description says which name installs which
     # (the meta-package is the newest ROCm's), and that no ONNX Runtime comes with it.
-    assert wheel.name.startswith(f"onnxruntime_ep_amdgpu_{sid.variant}-"), wheel.name
+    assert wheel.name.startswith(f"onnxruntime_ep_amdgpu_{sid.variant}{NAMED.replace('-', '_')}-"), wheel.name
     assert f"Name: onnxruntime-ep-amdgpu-{sid.variant}" in description and "Requires-Dist" not in description
-    assert "- ROCm with `libamdhip64.so.6`: `pip install onnxruntime-ep-amdgpu-rocm6`" in description
-    assert "- ROCm with `libamdhip64.so.7`: `pip install onnxruntime-ep-amdgpu`" in description
+    # A --with-hipdnn build is its own distribution per ROCm major, which no meta-package names.
+    assert f"- ROCm with `libamdhip64.so.6`: `pip install onnxruntime-ep-amdgpu-rocm6{NAMED}`" in description
+    assert f"- ROCm with `libamdhip64.so.7`: `pip install onnxruntime-ep-amdgpu-rocm7{NAMED}`" in description

@@ -57,6 +57,9 @@ def common(build: Path) -> list[str]:
 
 
 COMMON = common(BUILD)
+# The real-tree tests build with the hip backend (--with-hipdnn, tests/real_umbrella/conftest.py): such a build is a
+# distribution of its own, <distribution>-<variant> plus this ([wheel] named_features).
+NAMED = "-hipdnn"
 LIBS = {"libamdgpu-ep.so", "libmigraphx-backend.so", "libhip-backend.so"}
 
 

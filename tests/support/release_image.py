@@ -17,8 +17,10 @@ from tests.support.tools import ROOT, need
 RECIPE = "umbrella-ep-real"
 # The entries the tests release, one per ROCm variant: hip backend on, as the real tree's session builds
 # (tests/real_umbrella/conftest.py), whose ccache entries they then hit.
-ENTRY = "rocm6-glibc2.28-hipdnn"
-ENTRIES = (ENTRY, "rocm7-glibc2.28-hipdnn")
+# The plain builds: the meta-package installs them (a --with-hipdnn build is a distribution of its own, which the
+# meta-package does not name).
+ENTRY = "rocm6-glibc2.28"
+ENTRIES = (ENTRY, "rocm7-glibc2.28")
 
 
 def toolkit_cli(*args: str, timeout: float = 3600, env: dict | None = None) -> subprocess.CompletedProcess:

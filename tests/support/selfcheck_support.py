@@ -23,9 +23,13 @@ NO_ORT = ("not ready: no ONNX Runtime is installed (this EP needs onnxruntime>=1
           "(AMD's build with its MIGraphX EP, for ROCm 7); one only, they share the onnxruntime module")
 
 
-def other_variant(major: str) -> str:
-    """The self-check's advice for the other ROCm major: the meta-package installs rocm7, rocm6 by its name."""
+def other_variant(major: str, named: str = "") -> str:
+    """The self-check's advice for the other ROCm major: the meta-package installs rocm7, rocm6 by its name; a build
+    with a named feature (`named`: "-hipdnn") is its own distribution, which no meta-package names."""
     other = "7" if major == "6" else "6"
+    if named:
+        return (f"for ROCm {other} instead: pip uninstall onnxruntime-ep-amdgpu-rocm{major}{named}, "
+                f"then pip install onnxruntime-ep-amdgpu-rocm{other}{named}")
     command = "pip install onnxruntime-ep-amdgpu" if other == "7" else "pip install onnxruntime-ep-amdgpu-rocm6"
     return (f"for ROCm {other} instead: pip uninstall onnxruntime-ep-amdgpu onnxruntime-ep-amdgpu-rocm{major}, "
             f"then {command}")
@@ -45,13 +49,13 @@ def install_text(soname: str, system: dict | None = None) -> str:
     return load_template("advice").install_words(wheel_data.install_source(soname), system or this_system())
 
 
-def hip_not_found(major: str, system: dict | None = None) -> str:
+def hip_not_found(major: str, system: dict | None = None, named: str = "") -> str:
     """The verdict of a rocmN wheel where the loader finds no HIP runtime, on this machine (or `system`): what is
     missing, what provides it."""
     soname = f"libamdhip64.so.{major}"
     return (f"not ready: needs ROCm {major} ({soname} not found). What to do: install "
             f"{install_text(soname, system)}, or put "
-            f"the folder that holds {soname} on LD_LIBRARY_PATH; {other_variant(major)}")
+            f"the folder that holds {soname} on LD_LIBRARY_PATH; {other_variant(major, named)}")
 
 
 def venv_with(where: Path, wheel: Path) -> Path:

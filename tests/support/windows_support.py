@@ -20,6 +20,7 @@ def toolkit(root: Path, args: list[str], *, build_dir: Path = BUILD_DIR, network
             binds: tuple[Path, ...] = ()) -> subprocess.CompletedProcess[str]:
     """python -m toolkit ARGS --build-dir BUILD_DIR inside the root (network: the smoke fetches PyPI's wheels)."""
     python = toolkit_python(root, ROOT_NAME)
+    build_dir.mkdir(parents=True, exist_ok=True)  # bound into the root: it must exist (a fresh clone has no build/)
     return run_in_root(root, [str(python), "-m", "toolkit", *args, "--build-dir", str(build_dir)],
                        binds=[PROJECT, build_dir, *binds], cwd=PROJECT, env=toolkit_env(python), network=network,
                        check=False, capture=True, timeout=900)

@@ -40,6 +40,8 @@ REVIEWED: dict[str, tuple[str, ...]] = {
                               "parses no options)",),
     "toolkit/smoke/wine_inputs.py": ("pinned requirements and sha256 from toolkit/smoke/data/windows.toml; the MinGW "
                                      "compiler, wine and wineserver with toolkit-made paths",),
+    "toolkit/wheel/licenses.py": ("dpkg-query on absolute paths of the libraries repair resolved, and on a package "
+                                  "name dpkg-query itself gave",),
     "toolkit/wheel/repair_windows.py": ("delvewheel from this Python on a toolkit-made wheel; DLL names from its "
                                         "members glued to --exclude=",),
     "toolkit/upstream/survey.py": ("via toolkit/cmake/commands.py: configure_command",),
