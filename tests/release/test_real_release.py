@@ -46,7 +46,8 @@ def test_one_dist_folder_holds_both_variants_and_the_meta_package(two_releases):
     wheels = _wheels(first)
     assert len(wheels) == 3, wheels
     rocm6, rocm7 = (next(w for w in wheels if w.startswith(f"onnxruntime_ep_amdgpu_{v}-")) for v in ("rocm6", "rocm7"))
-    assert "+glibc2.28-py3-none-manylinux" in rocm6 and "+glibc2.28-py3-none-manylinux" in rocm7
+    # glibc2.28 is the recipe's public label ([release] public): its entries are released under the plain version.
+    assert "-0.1.0-py3-none-manylinux" in rocm6 and "-0.1.0-py3-none-manylinux" in rocm7
     assert "onnxruntime_ep_amdgpu-0.1.0-py3-none-any.whl" in wheels
     names = sorted(p.name for p in first.iterdir())
     assert names == sorted([*wheels, rocm6 + ".cdx.json", rocm7 + ".cdx.json", "provenance.json", "SHA256SUMS"])
