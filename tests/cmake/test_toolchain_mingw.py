@@ -11,13 +11,17 @@ from tests.support.tools import ROOT
 from toolkit.cmake.mingw import toolchain_file_text
 from toolkit.cmake.toolchain import resolve
 from toolkit.recipe.core import library_file
+from toolkit.wheel.buildinfo import BuildInfo
 
 
 def test_mingw_targets_windows_with_ucrt_and_links_the_runtime_in(tmp_path: Path) -> None:
     tc = resolve("mingw")
     assert tc.mingw is not None
     assert (tc.platform, tc.mingw.wheel_platform, tc.target) == ("windows", "win_amd64", "x86_64-w64-mingw32ucrt")
-    assert tc.identity()["crt"] == "ucrt" and tc.identity()["platform"] == "windows"
+    assert tc.identity()["crt"] == "ucrt"
+    # What the wheel stage reads: the platform follows from the toolchain the build facts record.
+    assert BuildInfo("tree@sha256:0", toolchain=tc.identity()).platform == "windows"
+    assert BuildInfo("tree@sha256:0", toolchain={"name": "zig"}).platform == "linux"
     defines = tc.defines(tmp_path)
     assert defines["CMAKE_TOOLCHAIN_FILE"] == str(tmp_path / "mingw-x86_64-w64-mingw32ucrt" / "toolchain.cmake")
     assert defines["CMAKE_CXX_COMPILER"].endswith("x86_64-w64-mingw32ucrt-g++")

@@ -36,7 +36,7 @@ class MingwPin:
         return shutil.which(name) or name
 
     def identity(self) -> JSON:
-        return {"name": "mingw", "platform": "windows", "wheel_platform": self.wheel_platform,
+        return {"name": "mingw", "wheel_platform": self.wheel_platform,
                 "triplet": self.triplet, "package": self.package, "crt": "ucrt", "cxx_runtime": "libstdc++ (static)",
                 "link_flags": list(self.link_flags)}
 

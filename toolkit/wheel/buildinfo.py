@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from toolkit.recipe.core import TOOLCHAIN_PLATFORMS
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
 
@@ -76,8 +77,8 @@ class BuildInfo:
 
     @property
     def platform(self) -> str:
-        """The operating system the libraries are for, as the toolchain's identity says (Linux unless it says)."""
-        return str((self.toolchain or {}).get("platform", "linux"))
+        """The operating system the libraries are for: the toolchain's (recipe.core.TOOLCHAIN_PLATFORMS)."""
+        return TOOLCHAIN_PLATFORMS.get(str((self.toolchain or {}).get("name")), "linux")
 
     @property
     def wheel_platform(self) -> str | None:

@@ -10,7 +10,6 @@ the wheel must import only Windows' own DLLs and the DLLs beside it. A failed ch
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import tempfile
 import zipfile
@@ -18,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from toolkit.binary.pe import read_pe
-from toolkit.binary.windows import import_problems
+from toolkit.binary.windows import REASONS, import_problems
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import give_umask_mode
@@ -54,13 +53,7 @@ def repair_windows_wheel(wheel: Path, out_dir: Path, env: Mapping[str, str] | No
         repaired = sorted(produced.glob("*.whl"))
         if len(repaired) != 1:
             raise ToolkitError(f"delvewheel wrote {len(repaired)} wheels into {produced}, expected one")
-        unpacked = Path(tmp) / "unpacked"
-        with zipfile.ZipFile(repaired[0]) as archive:
-            archive.extractall(unpacked)
-        dlls = sorted(p for p in unpacked.rglob("*") if p.suffix.lower() == ".dll")
-        own = [p.name for p in dlls]
-        problems = [f"{p.relative_to(unpacked)}: imports {'; '.join(wrong)}" for p in dlls
-                    if (wrong := import_problems(read_pe(p), own))]
+        problems = wheel_import_problems(repaired[0])
         if problems:
             lines = "\n".join(f"  {p}" for p in problems)
             raise ToolkitError(f"repaired wheel {repaired[0].name} fails its checks:\n{lines}",
@@ -71,7 +64,6 @@ def repair_windows_wheel(wheel: Path, out_dir: Path, env: Mapping[str, str] | No
         final = out_dir / repaired[0].name
         give_umask_mode(repaired[0])
         os.replace(repaired[0], final)
-        shutil.rmtree(unpacked, ignore_errors=True)
     platform_tags = parse_wheel_filename(final.name).platform_tags
     log.stage("repair", f"{final.name}: tag {platform_tags[0]} (the toolchain's target), delvewheel vendored "
                         f"{len(vendored)} DLL(s){': ' + ', '.join(vendored) if vendored else ''}; every DLL imports "
@@ -82,13 +74,21 @@ def repair_windows_wheel(wheel: Path, out_dir: Path, env: Mapping[str, str] | No
 def _refuse_what_no_repair_fixes(wheel: Path) -> None:
     """MinGW's runtime DLLs and the legacy CRT are build mistakes, not dependencies to vendor: named before
     delvewheel runs (it would stop at the first one it cannot find, with a traceback)."""
-    with tempfile.TemporaryDirectory(prefix=".repair-check-") as tmp, zipfile.ZipFile(wheel) as archive:
-        problems = []
-        for member in dll_members(wheel):
-            path = Path(archive.extract(member, tmp))
-            wrong = import_problems(read_pe(path), [], kinds=("mingw_runtime", "legacy_crt"))
-            problems += [f"{member}: imports {'; '.join(wrong)}"] if wrong else []
+    problems = wheel_import_problems(wheel, kinds=("mingw_runtime", "legacy_crt"))
     if problems:
         raise ToolkitError(f"{wheel.name}: " + "; ".join(problems),
                            hint="a plugin EP DLL loads in any process with ONNX Runtime, where no MinGW runtime is "
                                 "found: link it in (the mingw toolchain's -static)")
+
+
+def wheel_import_problems(wheel: Path, kinds: tuple[str, ...] = tuple(REASONS)) -> list[str]:
+    """`MEMBER: imports ...` for each DLL of the wheel that imports what it may not (of the given kinds), the DLLs
+    the wheel carries being its own."""
+    members = dll_members(wheel)
+    own = [m.rsplit("/", 1)[-1] for m in members]
+    problems = []
+    with tempfile.TemporaryDirectory(prefix=".repair-check-") as tmp, zipfile.ZipFile(wheel) as archive:
+        for member in members:
+            wrong = import_problems(read_pe(Path(archive.extract(member, tmp))), own, kinds)
+            problems += [f"{member}: imports {'; '.join(wrong)}"] if wrong else []
+    return problems
