@@ -1,9 +1,10 @@
 """Typed, strict reading of TOML tables, with errors that name the file and the dotted key.
 
-Every recipe section (sources, features, hipify, patches, wheel, release) is read through a Table, so
-a wrong key, type or value reads the same everywhere:
+Every TOML file the toolkit reads goes through a Table (recipes through the dataclass reader beside this module,
+toolkit/util/tomlclass.py), so a wrong key, type or value reads the same everywhere:
     recipes/amdgpu-ep.toml: key 'features.hipdnn.default': expected a boolean, got string 'yes'
-Unknown keys are errors too (call `done()` after reading a table), which catches typos early.
+Unknown keys are errors too (call `done()` after reading a table), which catches typos early. A Site names one
+value's place in a file, for the errors of the checks run on it.
 """
 
 from __future__ import annotations
@@ -12,17 +13,21 @@ import builtins
 import difflib
 import tomllib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from toolkit.util.errors import RecipeError
 
-_MISSING = object()
+# A key's default where it has none (the key is required), and what take() returns for a key left out.
+MISSING: Any = object()
+_MISSING = MISSING
 
 _TYPE_NAMES = {str: "string", bool: "boolean", int: "integer", float: "float", list: "array", dict: "table"}
 
 
-def _describe(value: Any) -> str:
+def describe(value: Any) -> str:
+    """A TOML value as an error names it: its type, and a scalar's value (`string 'yes'`, `array`)."""
     kind = _TYPE_NAMES.get(type(value), type(value).__name__)
     if isinstance(value, (dict, list)):
         return kind
@@ -40,13 +45,44 @@ def load_toml(path: Path) -> Table:
     return Table(data, path, "")
 
 
-class Table:
-    """A view of one TOML table that remembers which keys were read."""
+@dataclass(frozen=True)
+class Site:
+    """Where one value sits in a file (`hipify.exclude[2].reason`), for the errors about it: a check that refuses
+    a value raises `site.error(...)`. `context` is what the reader was handed for the checks (the folder relative
+    paths are relative to); `name`, the last key of the path (a table's name in a table of tables); `given`, at a
+    table's own site, the keys the table holds."""
 
-    def __init__(self, data: dict[str, Any], file: Path, prefix: str):
+    file: Path
+    path: str
+    context: Any = None
+    name: str = ""
+    given: frozenset[str] = frozenset()
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}: key '{self.path}'"
+
+    def key(self, name: str) -> Site:
+        return Site(self.file, f"{self.path}.{name}" if self.path else name, self.context, name)
+
+    def item(self, index: int) -> Site:
+        return Site(self.file, f"{self.path}[{index}]", self.context, self.name)
+
+    def has(self, key: str) -> bool:
+        return key in self.given
+
+    def error(self, message: str, hint: str | None = None) -> RecipeError:
+        return RecipeError(f"{self.where}: {message}", hint=hint)
+
+
+class Table:
+    """A view of one TOML table that remembers which keys were read; `name` is the key it sits under."""
+
+    def __init__(self, data: dict[str, Any], file: Path, prefix: str, name: str = ""):
         self.data = data
         self.file = file
         self.prefix = prefix
+        self.name = name
         self._seen: set[str] = set()
         self._asked: set[str] = set()  # keys has() was asked about: known to the reader, absent or not
 
@@ -65,21 +101,28 @@ class Table:
     def keys(self) -> list[str]:
         return list(self.data)
 
-    def _get(self, key: str, default: Any, types: tuple[type, ...], expected: str) -> Any:
+    def take(self, key: str, expected: str, required: bool) -> Any:
+        """The key's value as the file holds it, marked read; MISSING where the file leaves it out. A required key
+        left out is an error, `expected` saying what it holds."""
         self._seen.add(key)
-        if key not in self.data:
-            if default is _MISSING:
-                # A required key missing beside a key nobody reads that is spelled like it: name the typo.
-                unread = [k for k in self.data if k not in self._seen]
-                typo = difflib.get_close_matches(key, unread, n=1, cutoff=0.6)
-                if typo:
-                    raise self.error(typo[0], f"unknown key; did you mean '{key}' (required, expected {expected})?")
-                raise self.error(key, f"required, expected {expected}")
+        if key in self.data:
+            return self.data[key]
+        if required:
+            # A required key missing beside a key nobody reads that is spelled like it: name the typo.
+            unread = [k for k in self.data if k not in self._seen]
+            typo = difflib.get_close_matches(key, unread, n=1, cutoff=0.6)
+            if typo:
+                raise self.error(typo[0], f"unknown key; did you mean '{key}' (required, expected {expected})?")
+            raise self.error(key, f"required, expected {expected}")
+        return MISSING
+
+    def _get(self, key: str, default: Any, types: tuple[type, ...], expected: str) -> Any:
+        value = self.take(key, expected, default is _MISSING)
+        if value is MISSING:
             return default
-        value = self.data[key]
         # bool is an int subclass in Python; TOML keeps them apart, so do we.
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-            raise self.error(key, f"expected {expected}, got {_describe(value)}")
+            raise self.error(key, f"expected {expected}, got {describe(value)}")
         return value
 
     def str(self, key: str, default: Any = _MISSING, choices: Iterable[str] | None = None) -> Any:
@@ -107,7 +150,7 @@ class Table:
             return value
         for i, item in enumerate(value):
             if not isinstance(item, str):
-                raise self.error(f"{key}[{i}]", f"expected a string, got {_describe(item)}")
+                raise self.error(f"{key}[{i}]", f"expected a string, got {describe(item)}")
         return list(value)
 
     def str_list_list(self, key: builtins.str, default: Any = _MISSING,
@@ -121,7 +164,7 @@ class Table:
             return value
         for i, inner in enumerate(value):
             if not isinstance(inner, list) or not all(isinstance(s, str) for s in inner):
-                raise self.error(f"{key}[{i}]", f"expected {item}, got {_describe(inner)}")
+                raise self.error(f"{key}[{i}]", f"expected {item}, got {describe(inner)}")
         return [list(item) for item in value]
 
     def str_or_list(self, key: builtins.str, default: Any = _MISSING) -> Any:
@@ -137,14 +180,14 @@ class Table:
             return value
         for k, v in value.items():
             if not isinstance(v, str):
-                raise self.error(f"{key}.{k}", f"expected a string, got {_describe(v)}")
+                raise self.error(f"{key}.{k}", f"expected a string, got {describe(v)}")
         return dict(value)
 
     def table(self, key: builtins.str, default: Any = _MISSING) -> Any:
         value = self._get(key, default, (dict,), "a table")
         if value is default:
             return value
-        return Table(value, self.file, self.key_path(key))
+        return Table(value, self.file, self.key_path(key), key)
 
     def tables(self, key: builtins.str, default: Any = _MISSING) -> Any:
         """An array of tables ([[key]]), each as a Table named key[i]."""
@@ -154,8 +197,8 @@ class Table:
         out = []
         for i, item in enumerate(value):
             if not isinstance(item, dict):
-                raise self.error(f"{key}[{i}]", f"expected a table, got {_describe(item)}")
-            out.append(Table(item, self.file, f"{self.key_path(key)}[{i}]"))
+                raise self.error(f"{key}[{i}]", f"expected a table, got {describe(item)}")
+            out.append(Table(item, self.file, f"{self.key_path(key)}[{i}]", key))
         return out
 
     def subtables(self) -> list[tuple[builtins.str, Table]]:
