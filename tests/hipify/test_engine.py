@@ -11,8 +11,9 @@ import pytest
 
 from toolkit.hipify.engine import convert_text
 from toolkit.hipify.tables import TABLES_DIR, load_tables
-from toolkit.recipe.hipify import HipifySettings, Rename, Substitution, from_table, glob_match
+from toolkit.recipe.hipify import HipifySettings, Rename, Substitution, glob_match
 from toolkit.util.errors import RecipeError, ToolkitError
+from toolkit.util.tomlclass import read
 from toolkit.util.tomlread import Table
 
 
@@ -194,8 +195,8 @@ def _table(tmp_path: Path, text: str) -> Table:
     return load_toml(path).table("hipify")
 
 
-def test_settings_from_table(tmp_path):
-    s = from_table(_table(tmp_path, '''\
+def test_settings_read_from_a_table(tmp_path):
+    s = read(HipifySettings, _table(tmp_path, '''\
         [hipify]
         launch_syntax = "hipLaunchKernelGGL"
         dnn = "hipdnn"
@@ -211,7 +212,7 @@ def test_settings_from_table(tmp_path):
         [[hipify.substitute]]
         from = "GPU_WARP_SIZE = 32"
         to = "GPU_WARP_SIZE = 64"
-        '''), tmp_path)
+        '''))
     assert (s.launch_syntax, s.dnn, s.strict) == ("hipLaunchKernelGGL", "hipdnn", True)
     assert s.rename_path("core/cuda/cuda_ops.cu") == "core/rocm/rocm_ops.hip"
     assert s.excluded("a/cudnn_conv.cu").reason.startswith("cuDNN frontend")
@@ -228,7 +229,7 @@ def test_settings_from_table(tmp_path):
 ])
 def test_settings_errors_name_the_key(tmp_path, body, message):
     with pytest.raises(RecipeError, match=message):
-        from_table(_table(tmp_path, "[hipify]\n" + body + "\n"), tmp_path)
+        read(HipifySettings, _table(tmp_path, "[hipify]\n" + body + "\n"))
 
 
 def test_glob_match():

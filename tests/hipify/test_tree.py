@@ -303,13 +303,13 @@ def test_perl_warnings_off_runs_hipify_perl_quiet_and_keeps_apart(tree, tmp_path
 
 
 def test_perl_warnings_is_read_from_the_recipe(tmp_path):
-    from toolkit.recipe.hipify import from_table
+    from toolkit.util.tomlclass import read
     from toolkit.util.tomlread import Table
 
     table = Table({"engine": "hipify-perl", "perl_warnings": False}, tmp_path / "r.toml", "hipify")
-    assert from_table(table, tmp_path).perl_warnings is False
+    assert read(HipifySettings, table).perl_warnings is False
     with pytest.raises(ToolkitError, match="perl_warnings"):
-        from_table(Table({"perl_warnings": "no"}, tmp_path / "r.toml", "hipify"), tmp_path)
+        read(HipifySettings, Table({"perl_warnings": "no"}, tmp_path / "r.toml", "hipify"))
 
 
 REDUCE = """#include <cuda_runtime.h>

@@ -31,8 +31,9 @@ from tests.support.selfcheck_support import (
 )
 from toolkit.buildroot import run_in_root
 from toolkit.recipe.load import PROJECT_ROOT
-from toolkit.recipe.smoke import from_table as smoke_from_table
+from toolkit.recipe.smoke import SmokeSettings
 from toolkit.smoke.run import run_smoke
+from toolkit.util.tomlclass import read
 from toolkit.util.tomlread import load_toml
 from toolkit.wheel.inspection import format_report, inspect_wheel
 
@@ -89,7 +90,7 @@ def test_outside_the_root_beside_pypi_onnxruntime_it_names_the_hip_library(sid, 
 @pytest.mark.network  # the smoke venvs install onnxruntime, onnx and numpy from PyPI
 def test_the_recipes_smoke_outside_the_root_passes_on_the_self_checks_word(sid, real_build, tmp_path, capfd):
     recipe = PROJECT_ROOT / "recipes" / "umbrella-ep-real.toml"
-    settings = smoke_from_table(load_toml(recipe).table("smoke"), recipe.parent)
+    settings = read(SmokeSettings, load_toml(recipe).table("smoke"))
     assert settings.onnxruntime_range
     assert run_smoke([_wheel(real_build)], settings, work_dir=tmp_path / "smoke") == 0
     out = "".join(capfd.readouterr())

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from toolkit.recipe import schema
-from toolkit.recipe.schema import doc, recipe_table
+from toolkit.recipe.schema import recipe_table
+from toolkit.util.tomlfields import doc
 
 
 def test_meanings_follow_tables_fields_and_declared_keys(monkeypatch):
@@ -19,7 +20,7 @@ def test_meanings_follow_tables_fields_and_declared_keys(monkeypatch):
     @dataclass(frozen=True)
     class Item:
         from_: str = field(metadata=doc("Text replaced.", key="from"))
-        name: str = field(default="", metadata=doc("Its name.", default="the text replaced"))
+        name: str = field(default="", metadata=doc("Its name.", computed="the text replaced"))
         internal: int = 0   # no key of its own: no meaning
 
     @recipe_table("", keys={"demo": "A demo section."})

@@ -11,8 +11,9 @@ import pytest
 from tests.support.injection import processes_started, toolkit_here
 from tests.support.tools import need
 from toolkit.container import engine as container
-from toolkit.recipe.release import from_table
+from toolkit.recipe.release import ReleaseSettings
 from toolkit.util.errors import ToolkitError
+from toolkit.util.tomlclass import read
 from toolkit.util.tomlread import load_toml
 
 
@@ -61,5 +62,5 @@ def test_recipe_image_is_checked_where_it_is_read(tmp_path):
     recipe.write_text('[release]\npython = ["3.12"]\n\n[[release.target_set]]\ntargets = ["gfx90a"]\n\n'
                       '[release.container]\nimage = "--privileged"\n')
     with pytest.raises(ToolkitError) as err:
-        from_table(load_toml(recipe).table("release"), tmp_path)
+        read(ReleaseSettings, load_toml(recipe).table("release"))
     assert str(err.value).startswith(f"{recipe}: key 'release.container.image': '--privileged' starts with '-'")

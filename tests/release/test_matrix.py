@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from tests.support.tools import ROOT
-from toolkit.recipe.release import from_table
+from toolkit.recipe.release import ReleaseSettings
 from toolkit.release import checksums
 from toolkit.release.matrix import matrix_json, plan_matrix, select
 from toolkit.util.errors import RecipeError, ToolkitError
+from toolkit.util.tomlclass import read
 from toolkit.util.tomlread import load_toml
 
 FULL = """\
@@ -43,7 +44,7 @@ def _settings(tmp_path: Path, text: str):
     recipe = tmp_path / "recipes" / "r.toml"
     recipe.parent.mkdir(parents=True, exist_ok=True)
     recipe.write_text(text)
-    return from_table(load_toml(recipe).table("release"), recipe.parent)
+    return read(ReleaseSettings, load_toml(recipe).table("release"))
 
 
 def test_full_section_reads_into_typed_settings(tmp_path):
@@ -151,7 +152,7 @@ def test_the_public_label_releases_one_build_per_variant_under_the_plain_version
     from toolkit.release.entry import entry_options
 
     recipe = ROOT / "recipes" / "umbrella-ep-real.toml"
-    entries = plan_matrix(from_table(load_toml(recipe).table("release"), recipe.parent))
+    entries = plan_matrix(read(ReleaseSettings, load_toml(recipe).table("release")))
     assert {e.id: e.local_version for e in entries} == {
         "rocm6-glibc2.28": None, "rocm6-glibc2.28-hipdnn": "glibc2.28.hipdnn",
         "rocm7-glibc2.28": None, "rocm7-glibc2.28-hipdnn": "glibc2.28.hipdnn"}
@@ -161,7 +162,7 @@ def test_the_public_label_releases_one_build_per_variant_under_the_plain_version
     wrong = tmp_path / "umbrella-ep-real.toml"
     wrong.write_text(text)
     with pytest.raises(ToolkitError, match=r"\[release\] public = 'glibc2.17': no matrix entry has that label") as err:
-        plan_matrix(from_table(load_toml(wrong).table("release"), recipe.parent))
+        plan_matrix(read(ReleaseSettings, load_toml(wrong).table("release")))
     assert err.value.hint == "the entries' labels: glibc2.28, glibc2.28.hipdnn"
 
 

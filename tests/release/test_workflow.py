@@ -13,7 +13,8 @@ import yaml  # PyYAML comes with mkdocs, in the test extra
 
 from tests.support.package_index import metadata_wheel, release_dist
 from tests.support.tools import ROOT, need
-from toolkit.recipe.wheel import from_table
+from toolkit.recipe.wheel import WheelSettings
+from toolkit.util.tomlclass import read
 from toolkit.util.tomlread import load_toml
 
 WORKFLOW = ROOT / ".github" / "workflows" / "release.yml"
@@ -57,7 +58,7 @@ def test_the_publish_jobs_steps_check_the_release_and_put_the_meta_package_last(
     the meta-package, and an entry of a local version (not [release] public). The check passes, the local wheel is
     left out (PyPI refuses it), and the meta-package is the only wheel of the second upload."""
     recipe = ROOT / "recipes" / "umbrella-ep-real.toml"
-    settings = from_table(load_toml(recipe).table("wheel"), recipe.parent)
+    settings = read(WheelSettings, load_toml(recipe).table("wheel"))
     made = release_dist(tmp_path / "made", settings)
     meta = next(p for p in made.glob("*.whl") if p.name.startswith(settings.distribution.replace("-", "_") + "-"))
     for n, variant in enumerate(made.glob(f"{settings.distribution.replace('-', '_')}_*.whl")):

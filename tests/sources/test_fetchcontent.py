@@ -16,6 +16,7 @@ import pytest
 
 from tests.support.http import FaultServer
 from tests.support.tools import ROOT, require_tool
+from toolkit.recipe.load import load_recipe
 from toolkit.recipe.pinned import PinnedArchive
 from toolkit.recipe.sources import (
     FetchContentDep,
@@ -24,7 +25,6 @@ from toolkit.recipe.sources import (
     Requirements,
     SourceSettings,
     active_deps,
-    fetchcontent_from_tables,
 )
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
@@ -34,7 +34,6 @@ from toolkit.sources.lock import LockFile
 from toolkit.sources.plan import plan_lines
 from toolkit.sources.preflight import PreflightOptions, check, preflight
 from toolkit.util.errors import ToolkitError
-from toolkit.util.tomlread import load_toml
 
 FAST = DownloadOptions(connect_timeout=2, read_timeout=2, retries=1, backoff=0.01, progress=False)
 
@@ -143,7 +142,7 @@ def _umbrella_tree(root: Path) -> Path:
 
 def test_dry_run_plan_for_umbrella_shaped_tree(tmp_path):
     recipe = ROOT / "recipes" / "umbrella-ep-real.toml"
-    all_deps = fetchcontent_from_tables(load_toml(recipe).tables("fetchcontent"), recipe.parent)
+    all_deps = load_recipe(recipe).fetchcontent
     deps = active_deps(all_deps, ["amdgpu", "migraphx"])  # a Linux build: the DML-only deps drop out
     assert [d.name for d in deps] == UMBRELLA_NAMES and len(all_deps) == 12
     tree = _umbrella_tree(tmp_path / "amdgpu-ep")
@@ -160,7 +159,7 @@ def test_dry_run_plan_for_umbrella_shaped_tree(tmp_path):
     cache = Cache(tmp_path / "cache")
     pinned = {deps[0].archive.url: "b" * 64}
     ctx = FetchContext(cache, lock=LockFile(tmp_path / "x.lock.toml", pinned))
-    reqs = Requirements.from_table(load_toml(recipe).table("requires"), recipe.parent)
+    reqs = load_recipe(recipe).requires
     resolved = check(reqs, ["migraphx"], PreflightOptions(ort_home=ort, rocm_path=rocm, env={}))
     before = sorted(p.as_posix() for p in tmp_path.rglob("*"))
 

@@ -12,6 +12,7 @@ from toolkit.recipe.sources import SourceSettings
 from toolkit.sources.cache import Cache
 from toolkit.sources.git import fetch_git
 from toolkit.util.errors import RecipeError, ToolkitError
+from toolkit.util.tomlclass import read
 from toolkit.util.tomlread import load_toml
 
 COMMIT = "a" * 40
@@ -54,7 +55,7 @@ def test_hostile_recipe_source_names_file_and_key(tmp_path, key, value, problem)
     recipe = tmp_path / "r.toml"
     recipe.write_text("[source]\n" + "".join(f"{k} = {v!r}\n".replace("'", '"') for k, v in fields.items()))
     with processes_started() as started, pytest.raises(RecipeError) as err:
-        SourceSettings.from_table(load_toml(recipe).table("source"), tmp_path)
+        read(SourceSettings, load_toml(recipe).table("source"))
     assert str(err.value).startswith(f"{recipe}: key 'source.{key}': ") and problem in str(err.value)
     assert not started
 

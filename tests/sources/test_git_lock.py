@@ -19,6 +19,7 @@ from toolkit.sources.context import FetchContext
 from toolkit.sources.download import DownloadOptions
 from toolkit.sources.lock import LockFile, lock_path_for, lock_recipe, recipe_urls, require_pinned
 from toolkit.sources.source import resolve_source
+from toolkit.util import tomlclass
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.util.fsutil import tree_digest
 from toolkit.util.tomlread import load_toml
@@ -77,7 +78,7 @@ def test_git_wrong_commit_names_url_and_commit(repos, tmp_path):
 def test_source_settings_read_strictly(tmp_path):
     def read(text):
         (tmp_path / "r.toml").write_text(text)
-        return SourceSettings.from_table(load_toml(tmp_path / "r.toml").table("source"), tmp_path)
+        return tomlclass.read(SourceSettings, load_toml(tmp_path / "r.toml").table("source"))
 
     with pytest.raises(RecipeError, match="exactly one of 'path', 'url', 'git'"):
         read('[source]\npath = "x"\nurl = "https://e/x.tar.gz"\n')
@@ -143,7 +144,7 @@ def test_lock_pins_unpinned_urls_once_and_release_refuses_before(server, tmp_pat
     server.stop()
     server.stop = lambda: None
     ctx = FetchContext(cache, offline=True, lock=lock, release=True, options=FAST)
-    tree = resolve_source(SourceSettings.from_table(load_toml(recipe).table("source"), tmp_path), ctx,
+    tree = resolve_source(tomlclass.read(SourceSettings, load_toml(recipe).table("source")), ctx,
                           tmp_path / "build" / "source")
     assert (tree / "CMakeLists.txt").read_bytes() == b"project(tree)\n"
 

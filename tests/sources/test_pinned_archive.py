@@ -15,7 +15,7 @@ import pytest
 from tests.support.http import FaultServer
 from tests.support.real_umbrella_support import MIRROR
 from tests.support.tools import require_tool
-from toolkit.recipe.compile_check import from_table as compile_check_from_table
+from toolkit.recipe.compile_check import CompileCheckSettings
 from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
 from toolkit.recipe.pinned import PinnedArchive
 from toolkit.recipe.sources import FetchContentDep, OrtPackage, SourceSettings
@@ -26,6 +26,7 @@ from toolkit.sources.download import DownloadOptions
 from toolkit.sources.lock import LockFile, lock_recipe, recipe_urls, require_pinned
 from toolkit.sources.source import resolve_source
 from toolkit.util.errors import RecipeError, ToolkitError
+from toolkit.util.tomlclass import read
 from toolkit.util.tomlread import load_toml
 
 FAST = DownloadOptions(connect_timeout=2, read_timeout=2, retries=1, backoff=0.01, progress=False)
@@ -60,10 +61,10 @@ def test_every_holder_reads_the_same_pinned_archive(tmp_path):
     )
     root = load_toml(recipe)
     expected = PinnedArchive("https://example.invalid/x-1.0.tar.gz", SHA, CONTENT, ("include/**", "src/*.h"), 1)
-    source = SourceSettings.from_table(root.table("source"), tmp_path)
-    dep = FetchContentDep.from_table(root.tables("fetchcontent")[0], tmp_path)
-    package = OrtPackage.from_table(root.table("ort").tables("package")[0], tmp_path)
-    check = compile_check_from_table(root.table("compile_check"), tmp_path).deps[0]
+    source = read(SourceSettings, root.table("source"))
+    dep = read(FetchContentDep, root.tables("fetchcontent")[0])
+    package = read(OrtPackage, root.table("ort").tables("package")[0])
+    check = read(CompileCheckSettings, root.table("compile_check")).deps[0]
     assert source.archive == dep.archive == package.archive == check.archive == expected
     assert source.url == expected.url and source.sha256 == SHA  # what provenance records reads these
 
@@ -84,7 +85,7 @@ def test_bad_archive_keys_name_file_and_key(tmp_path, line, message):
     recipe = tmp_path / "r.toml"
     recipe.write_text(f"[source]\n{line}\n")
     with pytest.raises(RecipeError) as err:
-        SourceSettings.from_table(load_toml(recipe).table("source"), tmp_path)
+        read(SourceSettings, load_toml(recipe).table("source"))
     assert str(err.value).startswith(f"{recipe}: ") and message in str(err.value)
 
 
@@ -93,10 +94,10 @@ def test_compile_check_dep_must_be_pinned_in_the_recipe(tmp_path):
     recipe.write_text('[compile_check]\ntargets = ["gfx942"]\nunits = ["**/*.cc"]\n'
                       '[[compile_check.dep]]\nname = "x"\nurl = "https://e/x.tar.gz"\n')
     with pytest.raises(RecipeError, match=r"key 'compile_check\.dep\[0\]\.url': https://e/x.tar.gz needs a pin"):
-        compile_check_from_table(load_toml(recipe).table("compile_check"), tmp_path)
+        read(CompileCheckSettings, load_toml(recipe).table("compile_check"))
     # A content pin is a pin too.
     recipe.write_text(recipe.read_text() + f'content = "{CONTENT}"\n')
-    assert compile_check_from_table(load_toml(recipe).table("compile_check"), tmp_path).deps[0].archive.content
+    assert read(CompileCheckSettings, load_toml(recipe).table("compile_check")).deps[0].archive.content
 
 
 # -- a content pin over `paths`: upstream's whole archive and a mirror's subset ---------------------------
@@ -181,7 +182,7 @@ def test_lock_pins_an_archive_with_paths_by_content(served, tmp_path):
     require_pinned(items, lock, recipe)
     # A release build takes the lock's content pin for the recipe's archive.
     ctx = FetchContext(Cache(tmp_path / "cache"), lock=lock, release=True, options=FAST)
-    tree = resolve_source(SourceSettings.from_table(load_toml(recipe).table("source"), tmp_path), ctx, tmp_path / "s")
+    tree = resolve_source(read(SourceSettings, load_toml(recipe).table("source")), ctx, tmp_path / "s")
     assert (tree / "include/proj.h").is_file()
 
 

@@ -11,12 +11,13 @@ from pathlib import Path
 
 from tests.support.package_index import simple_page
 from tests.support.tools import ROOT
-from toolkit.recipe.wheel import from_table
+from toolkit.recipe.wheel import WheelSettings
+from toolkit.util.tomlclass import read
 from toolkit.util.tomlread import load_toml
 
 USER, PASSWORD = "releaser", "pw-Zq7/x+y@1"
 RECIPE = ROOT / "recipes" / "umbrella-ep-real.toml"
-SETTINGS = from_table(load_toml(RECIPE).table("wheel"), RECIPE.parent)
+SETTINGS = read(WheelSettings, load_toml(RECIPE).table("wheel"))
 META = SETTINGS.distribution                                    # onnxruntime-ep-amdgpu
 VARIANTS = [f"{META}-{variant}" for variant, _ in SETTINGS.rocm_variants]
 

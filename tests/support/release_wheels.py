@@ -13,8 +13,9 @@ import zipfile
 from pathlib import Path
 
 from tests.support.tools import need
-from toolkit.recipe.release import ReleaseSettings, TargetSet, from_table
+from toolkit.recipe.release import ReleaseSettings, TargetSet
 from toolkit.release.matrix import Entry, plan_matrix
+from toolkit.util.tomlclass import read
 from toolkit.util.tomlread import load_toml
 
 
@@ -98,4 +99,4 @@ def release_settings(tmp_path: Path, text: str) -> ReleaseSettings:
     """The [release] table of a recipe whose text is `text`, read as the recipe loader reads it."""
     recipe = tmp_path / "r.toml"
     recipe.write_text(text)
-    return from_table(load_toml(recipe).table("release"), tmp_path)
+    return read(ReleaseSettings, load_toml(recipe).table("release"))

@@ -75,7 +75,7 @@ REVIEWED: dict[str, tuple[str, ...]] = {
     "toolkit/wheel/build.py": ("pip/scikit-build-core with toolkit-made paths",),
     "toolkit/hipify/perl.py": ("hipify-perl with a toolkit-made path",),
     "toolkit/compile_check/run.py": ("protoc with the recipe's .proto paths, checked where read "
-                                     "(compile_check/settings.py: protoc_files), as arguments: no shell; the driver "
+                                     "(recipe/compile_check.py: _proto_file), as arguments: no shell; the driver "
                                      "with toolkit-made paths",),
     "toolkit/util/process.py": ("git_protocol_config",),
 }

@@ -20,7 +20,8 @@ from tests.support.selfcheck_support import (
 )
 from tests.support.tools import ROOT
 from tests.support.wheel_support import sample_build_info
-from toolkit.recipe.wheel import from_table
+from toolkit.recipe.wheel import WheelSettings
+from toolkit.util.tomlclass import read
 from toolkit.util.tomlread import load_toml
 from toolkit.wheel.build import build_wheel
 
@@ -40,7 +41,7 @@ NEEDS = ("not ready: onnxruntime-rocm 1.22.2.post3 is outside the range this EP 
 @pytest.fixture(scope="module")
 def sample_wheel(sample_libs, tmp_path_factory):
     """The sample's wheel as its recipe names it (onnxruntime-ep-amdgpu-sample), from the session's sample build."""
-    settings = from_table(load_toml(RECIPE).table("wheel"), RECIPE.parent)
+    settings = read(WheelSettings, load_toml(RECIPE).table("wheel"))
     return build_wheel(settings, sample_libs(), sample_build_info(False), tmp_path_factory.mktemp("flavour-dist"))
 
 

@@ -15,8 +15,9 @@ from tests.support.selfcheck_support import load_template
 from tests.support.tools import ROOT
 from tests.support.wheel_support import build_c_library, shared_library
 from toolkit.recipe.load import load_recipe
-from toolkit.recipe.wheel import WheelSettings, from_table
+from toolkit.recipe.wheel import WheelSettings
 from toolkit.util.errors import ToolkitError
+from toolkit.util.tomlclass import read
 from toolkit.util.tomlread import Table
 from toolkit.wheel.build import build_wheel
 
@@ -89,5 +90,5 @@ def test_both_builds_share_a_wheelhouse_and_pip_installs_each_by_its_name(tmp_pa
 
 def test_settings_without_named_features_keep_their_name():
     table = Table({"version": "0.1.0", "components": [{"library": "a", "ep_name": "A"}]}, "r.toml", "wheel")
-    settings = from_table(table, None)
+    settings = read(WheelSettings, table)
     assert settings.for_features({"hipdnn"}).distribution == "onnxruntime-ep-amdgpu"

@@ -10,8 +10,9 @@ from importlib.metadata import PathDistribution
 
 import pytest
 
-from toolkit.recipe.wheel import from_table
+from toolkit.recipe.wheel import WheelSettings
 from toolkit.util.errors import ToolkitError
+from toolkit.util.tomlclass import read
 from toolkit.util.tomlread import Table
 from toolkit.wheel.meta import meta_wheel_bytes, write_meta_wheel
 
@@ -21,7 +22,7 @@ WHEEL = {"distribution": "onnxruntime-ep-amdgpu", "version": "0.2.0",
 
 
 def _settings(**changes):
-    return from_table(Table({**WHEEL, **changes}, "r.toml", "wheel"), None)
+    return read(WheelSettings, Table({**WHEEL, **changes}, "r.toml", "wheel"))
 
 
 def test_the_linked_soname_names_the_variant():

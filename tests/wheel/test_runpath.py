@@ -14,8 +14,9 @@ import pytest
 
 from tests.support.wheel_support import EP_SOURCE, build_c_library, repair_bundling, shared_library
 from toolkit.binary.elf import read_elf
-from toolkit.recipe.wheel import Component, WheelSettings, from_table
+from toolkit.recipe.wheel import Component, WheelSettings
 from toolkit.release import sbom
+from toolkit.util import tomlclass
 from toolkit.util.errors import RecipeError, ToolkitError
 from toolkit.util.fsutil import sha256_file
 from toolkit.util.tomlread import load_toml
@@ -125,7 +126,7 @@ def test_runpath_and_loads_are_read_from_the_recipe_and_checked(tmp_path):
         path.write_text('[wheel]\nversion = "0.1.0"\n[[wheel.components]]\nlibrary = "amdgpu-ep"\n'
                         f'ep_name = "AMDGPUExecutionProvider"\n{extra}\n'
                         '[[wheel.components]]\nlibrary = "migraphx-backend"\n')
-        return from_table(load_toml(path).table("wheel"), tmp_path)
+        return tomlclass.read(WheelSettings, load_toml(path).table("wheel"))
 
     umbrella = read('runpath = "$ORIGIN"\nloads = ["migraphx-backend"]').components[0]
     assert umbrella.runpath == ("$ORIGIN",) and umbrella.loads == ("migraphx-backend",)

@@ -13,7 +13,8 @@ import pytest
 
 from tests.support.selfcheck_support import BOOKWORM, load_template
 from tests.support.tools import ROOT
-from toolkit.recipe.wheel import from_table
+from toolkit.recipe.wheel import WheelSettings
+from toolkit.util.tomlclass import read
 from toolkit.util.tomlread import load_toml
 from toolkit.wheel.buildinfo import BuildInfo
 from toolkit.wheel.project import wheel_info
@@ -29,7 +30,7 @@ def advice():
 def info_of(recipe: str, linked: tuple[str, ...] = ()) -> dict:
     """_wheel_info.json of a recipe's wheel whose libraries link `linked`, with every feature on."""
     path = ROOT / "recipes" / f"{recipe}.toml"
-    settings = from_table(load_toml(path).table("wheel"), path.parent).for_linked(linked, recipe)
+    settings = read(WheelSettings, load_toml(path).table("wheel")).for_linked(linked, recipe)
     build = BuildInfo.from_mapping({"source_revision": "x", "patches": [], "features": {"hipdnn": True},
                                     "rocm_version": None, "gpu_targets": [], "rocm_libraries": list(linked)})
     return wheel_info(settings.components_for(frozenset({"hipdnn"})), build, settings)
@@ -110,7 +111,7 @@ def test_a_test_build_is_never_ready_and_says_why(advice):
     """hip-ep's mock runtime ([wheel] test_only): even where the EP offers a device, the verdict names the test
     build first; the same wheel built without the feature needs nothing."""
     path = ROOT / "recipes" / "hip-ep.toml"
-    settings = from_table(load_toml(path).table("wheel"), path.parent)
+    settings = read(WheelSettings, load_toml(path).table("wheel"))
     components = settings.components_for(frozenset())
 
     def info(features: dict) -> dict:

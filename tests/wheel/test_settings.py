@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.recipe.smoke import from_table as smoke_from_table
-from toolkit.recipe.wheel import Author, Component, from_table
+from toolkit.recipe.smoke import SmokeSettings
+from toolkit.recipe.wheel import Author, Component, WheelSettings
+from toolkit.util import tomlclass
 from toolkit.util.errors import RecipeError
 from toolkit.util.tomlread import load_toml
 
@@ -46,7 +47,7 @@ def read(tmp_path: Path, text: str):
 
 def test_reads_a_full_recipe(tmp_path):
     table, _ = read(tmp_path, GOOD)
-    wheel = from_table(table.table("wheel"), tmp_path)
+    wheel = tomlclass.read(WheelSettings, table.table("wheel"))
     assert wheel.distribution == "onnxruntime-ep-amdgpu"
     assert wheel.import_package == "onnxruntime_ep_amdgpu"
     assert wheel.onnxruntime == "~=1.24.0" and wheel.trace_env is None
@@ -57,7 +58,7 @@ def test_reads_a_full_recipe(tmp_path):
     assert wheel.authors == (Author("AMD", "ep@example.org"), Author("someone else"))
     assert wheel.urls == (("Source", "https://example.org/ep"),)
     assert wheel.classifiers == ("Programming Language :: Python :: 3",)
-    smoke = smoke_from_table(table.table("smoke"), tmp_path)
+    smoke = tomlclass.read(SmokeSettings, table.table("smoke"))
     assert smoke.packages == ("onnxruntime-ep-webgpu",)
     assert smoke.env == {"AMDGPU_MIGRAPHX_EP_LIBRARY": "{library:onnxruntime_ep_webgpu}"}
     assert smoke.atol == 1e-3 and smoke.rtol == 1e-4
@@ -95,8 +96,8 @@ def test_errors_name_file_and_key(tmp_path, old, new, message):
     assert old in GOOD
     table, path = read(tmp_path, GOOD.replace(old, new))
     with pytest.raises(RecipeError) as err:
-        from_table(table.table("wheel"), tmp_path)
-        smoke_from_table(table.table("smoke"), tmp_path)
+        tomlclass.read(WheelSettings, table.table("wheel"))
+        tomlclass.read(SmokeSettings, table.table("smoke"))
     assert str(err.value).startswith(f"{path}: ")
     assert message in str(err.value)
 
@@ -114,4 +115,4 @@ def test_recipe_smoke_routes_by_profile_and_runs_genai(tmp_path):
     table, path = read(tmp_path, GOOD.replace("atol = 1e-3", "atol = 1e-3\nwrong_error = 'x'"))
     with pytest.raises(RecipeError,
                        match="key 'smoke.wrong_error': wrong_provider_options and wrong_error go together"):
-        smoke_from_table(table.table("smoke"), tmp_path)
+        tomlclass.read(SmokeSettings, table.table("smoke"))

@@ -139,7 +139,8 @@ def _protoc(dep: Dep, top: Path, work: Path, root: Path) -> Path:
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     # An argument list, no shell: the file names are the recipe's, each a plain relative .proto path that cannot read
-    # as an option (settings.protoc_files checked them); protoc takes no `--` end-of-options marker.
+    # as an option (the recipe reader checked them: recipe/compile_check.py, _proto_file); protoc takes no `--`
+    # end-of-options marker.
     run_in_root(root, ["protoc", f"--cpp_out={out}", *dep.protoc], binds=[work], cwd=top, capture=True,
                 what=f"compile check: protoc for {dep.name}")
     stamp.write_text(key)

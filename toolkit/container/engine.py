@@ -24,6 +24,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal, get_args
 
 from toolkit.container.rootfs import RootFS
 from toolkit.util import argcheck, hostview, log
@@ -32,7 +33,8 @@ from toolkit.util.process import run
 from toolkit.util.redact import redact_text
 
 ENV_ENGINE = "TOOLKIT_CONTAINER_ENGINE"
-ENGINES = ("podman", "docker")
+EngineName = Literal["podman", "docker"]
+ENGINES: tuple[str, ...] = get_args(EngineName)
 ENV_FILE = Path(__file__).resolve().parent / "container_env.json"
 
 PROJECT, SOURCE, CACHE, OUT, BUILD = "/work/project", "/work/source", "/cache", "/work/out", "/work/build"

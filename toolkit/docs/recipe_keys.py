@@ -12,6 +12,7 @@ checks that the keys given a meaning are exactly the recorded ones.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -21,7 +22,7 @@ from typing import Any
 
 from toolkit.recipe import schema
 from toolkit.recipe.load import PROJECT_ROOT
-from toolkit.util import tomlread
+from toolkit.util import tomlclass, tomlread, tomltypes
 
 _MISSING = tomlread._MISSING
 
@@ -102,6 +103,33 @@ class Recorder:
     def on_choices(self, table: tomlread.Table, key: str, choices: tuple[str, ...]) -> None:
         self.key(table.key_path(key)).choices = choices
 
+    def on_field(self, table: tomlread.Table, key: str, f: Any, hint: Any) -> None:
+        """A key the dataclass reader reads: its type, choices and default are the field's."""
+        tp = f.metadata.get("toml", hint)
+        entry = self.key(table.key_path(key))
+        entry.types.add(tomltypes.without_article(tomltypes.expected(tp)))
+        said = tomltypes.choices(tomltypes.without_none(tp)[0])
+        if said:
+            entry.choices = said
+        if tomlclass.required(f):
+            entry.required = True
+            return
+        entry.optional = True
+        default = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
+        if "toml" not in f.metadata and tomltypes.is_pairs(tomltypes.without_none(tp)[0]):
+            default = dict(default)
+        if default is not None and "computed" not in f.metadata and not _holds_tables(default):
+            if toml_value(default) not in entry.defaults and not ("toml" in f.metadata and not default):
+                entry.defaults.append(toml_value(default))
+
+
+def _holds_tables(value: object) -> bool:
+    return dataclasses.is_dataclass(value) or any(dataclasses.is_dataclass(v) for v in _items(value))
+
+
+def _items(value: object) -> list[object]:
+    return list(value) if isinstance(value, (list, tuple)) else []
+
 
 @contextmanager
 def recording() -> Iterator[Recorder]:
@@ -109,6 +137,11 @@ def recording() -> Iterator[Recorder]:
     recorder = Recorder()
     cls = tomlread.Table
     get, has, read_str = cls._get, cls.has, cls.str
+    read_key = tomlclass.read_key
+
+    def _read_key(table: tomlread.Table, key: str, f: Any, hint: Any, context: tomlclass.Context) -> Any:
+        recorder.on_field(table, key, f, hint)
+        return read_key(table, key, f, hint, context)
 
     def _get(self: tomlread.Table, key: str, default: Any, types: tuple[type, ...], expected: str) -> Any:
         recorder.on_get(self, key, default, expected)
@@ -126,10 +159,12 @@ def recording() -> Iterator[Recorder]:
 
     # Patched on the class for the length of one reading: every reader module reads through these.
     cls._get, cls.has, cls.str = _get, _has, _str  # type: ignore[method-assign]
+    tomlclass.read_key = _read_key
     try:
         yield recorder
     finally:
         cls._get, cls.has, cls.str = get, has, read_str  # type: ignore[method-assign]
+        tomlclass.read_key = read_key
 
 
 def recipe_files(project_root: Path) -> list[Path]:

@@ -11,6 +11,7 @@ from toolkit.pipeline.adapters.compile_check import REPORT_NAME, compile_check_s
 from toolkit.pipeline.build import prepared
 from toolkit.pipeline.options import BuildOptions
 from toolkit.pipeline.runner import StageResult
+from toolkit.recipe.hipify import Engine
 from toolkit.util import log
 from toolkit.util.fsutil import JSON
 
@@ -18,7 +19,7 @@ from toolkit.util.fsutil import JSON
 _BEFORE = ("source", "patch", "hipify", "patch-hipified")
 
 
-def run_engine(options: BuildOptions, engine: str, sample: bool = False,
+def run_engine(options: BuildOptions, engine: Engine, sample: bool = False,
                perl: str | None = None) -> tuple[StageResult, JSON | None]:
     """The recipe's stages up to compile-check with hipify.engine set to `engine`, in its own work tree
     (variant = engine name). Returns (hipify StageResult, compile report dict; None for a dry run, which only

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from toolkit.recipe.core import TOOLCHAIN_PLATFORMS, TOOLCHAINS, floor_problem
 from toolkit.recipe.hipify import ENGINES as HIPIFY_ENGINES
+from toolkit.recipe.hipify import Engine as HipifyEngine
 from toolkit.recipe.load import DEFAULT_RECIPE
 from toolkit.util.errors import ToolkitError
 
@@ -145,7 +146,7 @@ class BuildOptions:
                                       help="with the zig toolchain: build for this glibc instead of the recipe's "
                                            "[build] glibc_floor")
     # The hipify engine instead of the recipe's [hipify] engine (builtin, hipify-perl); `build` alone takes it.
-    hipify_engine: str | None = _option("--hipify-engine", default=None, choices=HIPIFY_ENGINES,
+    hipify_engine: HipifyEngine | None = _option("--hipify-engine", default=None, choices=HIPIFY_ENGINES,
                                         help="hipify with this engine instead of the recipe's [hipify] engine")
 
     def target_platform(self, recipe_toolchain: str) -> str:

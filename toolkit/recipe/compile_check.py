@@ -30,14 +30,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Literal, get_args
 
-from toolkit.recipe.pinned import ARCHIVE_KEYS, PinnedArchive
-from toolkit.recipe.schema import doc, recipe_table
+from toolkit.recipe.pinned import ARCHIVE_KEYS, PinnedArchive, require_pin
+from toolkit.recipe.schema import recipe_table
 from toolkit.util.globs import glob_match
-from toolkit.util.tomlread import Table
+from toolkit.util.tomlfields import doc, inline, problem
+from toolkit.util.tomlread import Site
 
-MODES = ("syntax-only", "object")
+Mode = Literal["syntax-only", "object"]
+MODES: tuple[str, ...] = get_args(Mode)
 # A .proto file of a dep's unpacked tree, handed to protoc as one argument: a relative path of plain characters.
 _PROTO = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*(?:/[A-Za-z0-9_][A-Za-z0-9_.+-]*)*\.proto$")
 
@@ -53,16 +55,27 @@ def min_rate_problem(value: float) -> str | None:
     return None
 
 
-def protoc_files(sub: Table) -> tuple[str, ...]:
-    """The dep's `protoc` list: each a relative `.proto` path inside the unpacked tree (no `..`, no leading `-`,
-    letters, digits and `_.+-` between the slashes), passed to protoc as one argument each."""
-    files = tuple(sub.str_list("protoc", []))
-    for i, name in enumerate(files):
-        if not _PROTO.match(name) or ".." in name.split("/"):
-            raise sub.error(f"protoc[{i}]", f"{name!r} is not a relative path to a .proto file in the dep's tree; "
-                                            "expected e.g. \"onnx/onnx-ml.proto\" (letters, digits and _.+- between "
-                                            "slashes, no '..', no leading '-')")
-    return files
+def _proto_file(name: str, site: Site) -> None:
+    """A `protoc` entry: a relative `.proto` path inside the unpacked tree (no `..`, no leading `-`, letters, digits
+    and `_.+-` between the slashes), passed to protoc as one argument."""
+    if not _PROTO.match(name) or ".." in name.split("/"):
+        raise site.error(f"{name!r} is not a relative path to a .proto file in the dep's tree; expected e.g. "
+                         "\"onnx/onnx-ml.proto\" (letters, digits and _.+- between slashes, no '..', no leading '-')")
+
+
+def _says_why(reason: str, site: Site) -> None:
+    if not reason.strip():
+        raise site.error("must say why the unit does not compile")
+
+
+def _inside(path: str, site: Site) -> None:
+    if path.startswith("/") or ".." in path.split("/"):
+        raise site.error("must be a relative path inside the generated-headers folder")
+
+
+def _some_target(targets: tuple[str, ...], site: Site) -> None:
+    if not targets:
+        raise site.error("list at least one GPU target, e.g. [\"gfx942\"]")
 
 
 @recipe_table("compile_check.expected_failure[]")
@@ -72,7 +85,7 @@ class ExpectedFailure:
 
     unit: str = field(metadata=doc("A glob over the check's units (paths in the hipified tree)."))
     reason: str = field(metadata=doc(
-        "Why it cannot compile there, in words (the warning when it compiles after all repeats it)."))
+        "Why it cannot compile there, in words (the warning when it compiles after all repeats it).", check=_says_why))
 
 
 @recipe_table("compile_check.dep[]", keys={
@@ -85,18 +98,19 @@ class Dep:
     """Third-party headers: a pinned archive (sha256 and/or content, as every archive a recipe names)."""
 
     name: str = field(metadata=doc("The dependency's name."))
-    archive: PinnedArchive
-    include: tuple[str, ...] = field(metadata=doc("Folders of the unpacked tree put on `-I`."))
-    fallback: tuple[str, ...] = field(metadata=doc("The build root's copy, used when the archive cannot be had."))
+    archive: PinnedArchive = field(metadata=inline(omit=("subdir",), check=require_pin))
+    include: tuple[str, ...] = field(default=(".",), metadata=doc("Folders of the unpacked tree put on `-I`."))
+    fallback: tuple[str, ...] = field(default=(), metadata=doc(
+        "The build root's copy, used when the archive cannot be had."))
     protoc: tuple[str, ...] = field(default=(), metadata=doc(
         "`.proto` files generated with the root's protoc: relative paths in the unpacked tree (no `..`, no leading "
-        "`-`), each handed to protoc as an argument."))
+        "`-`), each handed to protoc as an argument.", each=_proto_file))
 
 
 @recipe_table("compile_check.generated[]")
 @dataclass(frozen=True)
 class Generated:
-    path: str = field(metadata=doc("Relative path in the generated-headers folder."))
+    path: str = field(metadata=doc("Relative path in the generated-headers folder.", check=_inside))
     text: str = field(metadata=doc("Its contents."))
 
 
@@ -105,17 +119,19 @@ class Generated:
 class CompileCheckSettings:
     targets: tuple[str, ...] = field(metadata=doc(
         "GPU targets (`--offload-arch`) for HIP units; checked before a build starts (dry run too) with the build "
-        "root's compiler, or by their form while the root is not made."))
-    mode: str = field(metadata=doc("`syntax-only` or `object` (`-c`)."))
+        "root's compiler, or by their form while the root is not made.", check=_some_target))
     units: tuple[str, ...] = field(metadata=doc(
         "Globs over the hipified output: the translation units compiled."))
-    hip_units: tuple[str, ...] = field(metadata=doc("Which units compile as HIP (`-x hip`); the rest as C++."))
-    sample: tuple[str, ...] = field(metadata=doc("The fixed set of units `--sample` checks."))
-    flags: tuple[str, ...] = field(metadata=doc("Flags for every unit."))
-    include: tuple[str, ...] = field(metadata=doc(
+    mode: Mode = field(default="syntax-only", metadata=doc("`syntax-only` or `object` (`-c`)."))
+    hip_units: tuple[str, ...] = field(default=("**/*.cu",), metadata=doc(
+        "Which units compile as HIP (`-x hip`); the rest as C++."))
+    sample: tuple[str, ...] = field(default=(), metadata=doc("The fixed set of units `--sample` checks."))
+    flags: tuple[str, ...] = field(default=(), metadata=doc("Flags for every unit."))
+    include: tuple[str, ...] = field(default=(), metadata=doc(
         "Include folders; `{output}` and `{source}` are the hipified and source trees."))
-    deps: tuple[Dep, ...] = field(metadata=doc("Third-party headers at pinned versions.", key="dep"))
-    generated: tuple[Generated, ...] = field(metadata=doc("Headers the tree's configure step would write."))
+    deps: tuple[Dep, ...] = field(default=(), metadata=doc("Third-party headers at pinned versions.", key="dep"))
+    generated: tuple[Generated, ...] = field(default=(), metadata=doc(
+        "Headers the tree's configure step would write."))
     compiler: str = field(default="hipcc", metadata=doc("The compiler run in the build root."))
     hip_flags: tuple[str, ...] = field(default=(), metadata=doc("Flags for HIP units only."))
     cxx_flags: tuple[str, ...] = field(default=(), metadata=doc("Flags for C++ units only."))
@@ -125,50 +141,9 @@ class CompileCheckSettings:
     # Percent; None: no failure is allowed but the expected ones.
     min_rate: float | None = field(default=None, metadata=doc(
         "The percentage of units (0 to 100; 0 < rate <= 1 is refused as ambiguous) that must compile; set, it "
-        "replaces `expected_failure` as the rule; `compile-check --min-rate` overrides it."))
+        "replaces `expected_failure` as the rule; `compile-check --min-rate` overrides it.",
+        check=problem(min_rate_problem)))
 
     def expected_failure(self, unit: str) -> ExpectedFailure | None:
         return next((e for e in self.expected_failures if glob_match(e.unit, unit)), None)
 
-
-def from_table(t: Table, recipe_dir: Path) -> CompileCheckSettings:
-    targets = tuple(t.str_list("targets"))
-    if not targets:
-        raise t.error("targets", "list at least one GPU target, e.g. [\"gfx942\"]")
-    mode = t.str("mode", "syntax-only", choices=MODES)
-    units = tuple(t.str_list("units"))
-    hip_units = tuple(t.str_list("hip_units", ["**/*.cu"]))
-    sample = tuple(t.str_list("sample", []))
-    flags = tuple(t.str_list("flags", []))
-    hip_flags = tuple(t.str_list("hip_flags", []))
-    cxx_flags = tuple(t.str_list("cxx_flags", []))
-    include = tuple(t.str_list("include", []))
-    compiler = t.str("compiler", "hipcc")
-    deps = []
-    for sub in t.tables("dep", []):
-        name = sub.str("name")
-        archive = PinnedArchive.from_table(sub, subdir=False, require_pin=True)
-        deps.append(Dep(name, archive, tuple(sub.str_list("include", ["."])),
-                        tuple(sub.str_list("fallback", [])), protoc_files(sub)))
-        sub.done()
-    generated = []
-    for sub in t.tables("generated", []):
-        path = sub.str("path")
-        if path.startswith("/") or ".." in path.split("/"):
-            raise sub.error("path", "must be a relative path inside the generated-headers folder")
-        generated.append(Generated(path, sub.str("text")))
-        sub.done()
-    expected = []
-    for sub in t.tables("expected_failure", []):
-        unit, reason = sub.str("unit"), sub.str("reason")
-        if not reason.strip():
-            raise sub.error("reason", "must say why the unit does not compile")
-        expected.append(ExpectedFailure(unit, reason))
-        sub.done()
-    min_rate = t.number("min_rate", None)
-    problem = None if min_rate is None else min_rate_problem(min_rate)
-    if problem:
-        raise t.error("min_rate", problem)
-    t.done()
-    return CompileCheckSettings(targets, mode, units, hip_units, sample, flags, include, tuple(deps),
-                                tuple(generated), compiler, hip_flags, cxx_flags, tuple(expected), min_rate)

@@ -26,37 +26,63 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, Self, get_args
 
-from toolkit.recipe.schema import doc, recipe_table
+from toolkit.recipe.schema import recipe_table
 from toolkit.util.globs import glob_match
+from toolkit.util.tomlfields import doc
 
-if TYPE_CHECKING:  # recipes only: `python -m toolkit hipify` starts without the TOML reader
-    from toolkit.util.tomlread import Table
+if TYPE_CHECKING:  # a check is handed the site it names: `python -m toolkit hipify` starts without the TOML reader
+    from toolkit.util.tomlread import Site
 
-ENGINES = ("builtin", "hipify-perl")
-LAUNCH_SYNTAXES = ("chevron", "hipLaunchKernelGGL")
-DNN_TARGETS = ("miopen", "hipdnn")
+Engine = Literal["builtin", "hipify-perl"]
+LaunchSyntax = Literal["chevron", "hipLaunchKernelGGL"]
+DnnTarget = Literal["miopen", "hipdnn"]
+ENGINES: tuple[str, ...] = get_args(Engine)
+LAUNCH_SYNTAXES: tuple[str, ...] = get_args(LaunchSyntax)
+DNN_TARGETS: tuple[str, ...] = get_args(DnnTarget)
 DEFAULT_INCLUDE = (
     "**/*.cu", "**/*.cuh", "**/*.h", "**/*.hpp", "**/*.hh", "**/*.inl",
     "**/*.cc", "**/*.cpp", "**/*.cxx", "**/*.c",
 )
 
 
+def _says_why(reason: str, site: Site) -> None:
+    if not reason.strip():
+        raise site.error("must say why the files are excluded")
+
+
+def _not_empty(text: str, site: Site) -> None:
+    if not text:
+        raise site.error("must not be empty")
+
+
+def _a_suffix(new: str, site: Site) -> None:
+    if not site.name.startswith("."):
+        raise site.error("a suffix starts with '.', e.g. \".cu\" = \".hip\"")
+
+
+def _beside_the_recipe(command: str, site: Site) -> str:
+    """A relative path with a folder in it is relative to the recipe; a bare name is looked up on PATH."""
+    if "/" in command and not Path(command).is_absolute():
+        return str((site.context.folder / command).resolve())
+    return command
+
+
 @recipe_table("hipify.exclude[]")
 @dataclass(frozen=True)
 class Exclude:
     glob: str = field(metadata=doc("Glob of the files excluded."))
-    reason: str = field(metadata=doc("Why (required, not empty)."))
+    reason: str = field(metadata=doc("Why (required, not empty).", check=_says_why))
 
 
 @recipe_table("hipify.rename[]")
 @dataclass(frozen=True)
 class Rename:
     """Replace `from_` by `to` inside every path component (directories and file names)."""
-    from_: str = field(metadata=doc("Text replaced.", key="from"))
+    from_: str = field(metadata=doc("Text replaced.", key="from", check=_not_empty))
     to: str = field(metadata=doc("Replacement."))
 
 
@@ -67,21 +93,31 @@ class Substitution:
     to: str = field(metadata=doc("Replacement."))
     regex: bool = field(default=False, metadata=doc("`from` is a regular expression."))
     glob: str = field(default="**", metadata=doc("Only in output files matching this glob."))
-    engine: str | None = field(default=None, metadata=doc(
+    engine: Engine | None = field(default=None, metadata=doc(
         "Only with this engine (`builtin` or `hipify-perl`): a fix-up of what the other engine converts itself. "
         "Default: with either."))
 
     def applies(self, engine: str) -> bool:
         return self.engine is None or self.engine == engine
 
+    def validated(self, site: Site) -> Self:
+        if self.regex:
+            try:
+                re.compile(self.from_)
+            except re.error as exc:
+                raise site.key("from").error(f"not a valid regular expression: {exc}") from None
+        if not self.from_:
+            raise site.key("from").error("must not be empty")
+        return self
+
 
 @recipe_table("hipify")
 @dataclass(frozen=True)
 class HipifySettings:
-    engine: str = field(default="builtin", metadata=doc("`builtin` or `hipify-perl`; `--hipify-engine` overrides."))
-    launch_syntax: str = field(default="chevron", metadata=doc(
+    engine: Engine = field(default="builtin", metadata=doc("`builtin` or `hipify-perl`; `--hipify-engine` overrides."))
+    launch_syntax: LaunchSyntax = field(default="chevron", metadata=doc(
         "Kernel launches stay `<<<>>>` (`chevron`) or become `hipLaunchKernelGGL`."))
-    dnn: str = field(default="miopen", metadata=doc("cuDNN maps to `miopen` or `hipdnn`."))
+    dnn: DnnTarget = field(default="miopen", metadata=doc("cuDNN maps to `miopen` or `hipdnn`."))
     strict: bool = field(default=False, metadata=doc(
         "Fail the stage on any CUDA name no table maps, and on any `[[hipify.substitute]]` that matches nothing "
         "(otherwise a warning)."))
@@ -94,12 +130,13 @@ class HipifySettings:
     renames: tuple[Rename, ...] = field(default=(), metadata=doc(
         "Substring renames applied to every path component.", key="rename"))
     suffixes: tuple[tuple[str, str], ...] = field(default=(), metadata=doc(
-        "File suffix changes, `{ \".cu\" = \".hip\" }`."))
+        "File suffix changes, `{ \".cu\" = \".hip\" }`.", each=_a_suffix))
     substitutions: tuple[Substitution, ...] = field(default=(), metadata=doc(
         "Text substitutions applied to the output after conversion, in order: written against the HIP text. One "
         "that matches no file warns, naming the likely reason.", key="substitute"))
     hipify_perl: str = field(default="hipify-perl", metadata=doc(
-        "The hipify-perl executable (a relative path with `/` is relative to the recipe)."))
+        "The hipify-perl executable (a relative path with `/` is relative to the recipe).",
+        convert=_beside_the_recipe))
     perl_warnings: bool = field(default=True, metadata=doc(
         "hipify-perl's per-line warnings; `false` runs it with `-quiet-warnings` (the same output, most of its "
         "time saved)."))
@@ -108,6 +145,9 @@ class HipifySettings:
     only_units: tuple[str, ...] = ()
     unit_globs: tuple[str, ...] = ()
     recipe: str = ""  # the recipe file the settings come from, for messages ('' on the command line)
+
+    def validated(self, site: Site) -> Self:
+        return replace(self, recipe=str(site.file))
 
     # -- file selection and layout ---------------------------------------------------------------
     def excluded(self, rel: str) -> Exclude | None:
@@ -150,60 +190,3 @@ class HipifySettings:
             data.pop(selection_only)
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
-
-def from_table(t: Table, recipe_dir: Path) -> HipifySettings:
-    """Read the recipe's [hipify] table strictly (unknown keys are errors)."""
-    engine = t.str("engine", "builtin", choices=ENGINES)
-    launch = t.str("launch_syntax", "chevron", choices=LAUNCH_SYNTAXES)
-    dnn = t.str("dnn", "miopen", choices=DNN_TARGETS)
-    strict = t.bool("strict", False)
-    include = tuple(t.str_list("include", list(DEFAULT_INCLUDE)))
-    overlay = tuple(t.str_list("overlay", []))
-    perl = t.str("hipify_perl", "hipify-perl")
-    perl_warnings = t.bool("perl_warnings", True)
-    if "/" in perl and not Path(perl).is_absolute():
-        perl = str((recipe_dir / perl).resolve())
-
-    excludes = []
-    for sub in t.tables("exclude", []):
-        glob = sub.str("glob")
-        reason = sub.str("reason")
-        if not reason.strip():
-            raise sub.error("reason", "must say why the files are excluded")
-        sub.done()
-        excludes.append(Exclude(glob, reason))
-
-    renames = []
-    for sub in t.tables("rename", []):
-        old = sub.str("from")
-        if not old:
-            raise sub.error("from", "must not be empty")
-        renames.append(Rename(old, sub.str("to")))
-        sub.done()
-
-    suffixes = t.str_map("suffixes", {})
-    for old in suffixes:
-        if not old.startswith("."):
-            raise t.error(f"suffixes.{old}", "a suffix starts with '.', e.g. \".cu\" = \".hip\"")
-
-    subs = []
-    for sub in t.tables("substitute", []):
-        old, new = sub.str("from"), sub.str("to")
-        regex = sub.bool("regex", False)
-        glob = sub.str("glob", "**")
-        only = sub.str("engine", None, choices=ENGINES)
-        if regex:
-            try:
-                re.compile(old)
-            except re.error as exc:
-                raise sub.error("from", f"not a valid regular expression: {exc}") from None
-        if not old:
-            raise sub.error("from", "must not be empty")
-        sub.done()
-        subs.append(Substitution(old, new, regex, glob, only))
-    t.done()
-    return HipifySettings(
-        engine=engine, launch_syntax=launch, dnn=dnn, strict=strict, include=include, overlay=overlay,
-        exclude=tuple(excludes), renames=tuple(renames), suffixes=tuple(suffixes.items()),
-        substitutions=tuple(subs), hipify_perl=perl, perl_warnings=perl_warnings, recipe=str(t.file),
-    )

@@ -1,23 +1,24 @@
 """Recipes: what to build, read from recipes/<name>.toml into typed, validated settings.
 
-A recipe is data only. Every section is read strictly through tomlread.Table, so any wrong key, type or
-value fails with the file and the dotted key. Relative paths are relative to the recipe's folder.
+A recipe is data only. Every section is a frozen dataclass read by its fields (toolkit/util/tomlclass.py), so any
+wrong key, type or value fails with the file and the dotted key. Relative paths are relative to the recipe's folder.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from toolkit.recipe.confine import confined
-from toolkit.recipe.core import NAME, BuildSettings, Feature, Output, read_build, read_features, read_outputs
-from toolkit.recipe.schema import doc, recipe_table
+from toolkit.recipe.core import NAME, BuildSettings, Feature, Output
+from toolkit.recipe.schema import recipe_table
 from toolkit.util.errors import RecipeError
-from toolkit.util.tomlread import Table, load_toml
+from toolkit.util.tomlclass import read
+from toolkit.util.tomlfields import doc
+from toolkit.util.tomlread import Site, load_toml
 
-if TYPE_CHECKING:  # imported for real only where the recipe is read: see load_recipe and read_sections
+if TYPE_CHECKING:  # imported for real only where the recipe is read: see section_classes
     from toolkit.recipe.api_check import ApiCheckSettings
     from toolkit.recipe.compile_check import CompileCheckSettings
     from toolkit.recipe.hipify import HipifySettings
@@ -26,42 +27,89 @@ if TYPE_CHECKING:  # imported for real only where the recipe is read: see load_r
     from toolkit.recipe.sources import FetchContentDep, OrtSettings, Requirements, SourceSettings
     from toolkit.recipe.wheel import WheelSettings
 
-T = TypeVar("T")
+
+def _recipe_name(name: str, site: Site) -> None:
+    if not NAME.match(name):
+        raise site.error(f"expected lowercase letters, digits, '-' or '_', got {name!r}")
+    stem = site.file.stem
+    if name != stem:
+        # The name picks the work tree (build/<name>/) and `--recipe NAME` finds recipes/<name>.toml: a copy
+        # that kept another recipe's name would build into, and clean, that recipe's folders.
+        raise site.error(f"{name!r} is not the file's name; a recipe's name is its file's stem ({stem!r} for "
+                         f"{site.file.name})", hint=f"set name = \"{stem}\", or rename the file to {name}.toml")
+
+
+def _inside_allowed_folders(path: Path, site: Site) -> None:
+    confined(path, site.context.folder, site.where)
+
+
+def _a_fragment(path: Path, site: Site) -> None:
+    _inside_allowed_folders(path, site)
+    if not path.is_file():
+        raise site.error(f"no such file {path} (relative to {site.context.folder})")
+    if path == site.file:
+        raise site.error("a recipe cannot extend itself")
+
+
+def _feature_name(feature: Feature, site: Site) -> None:
+    if not NAME.match(site.name):
+        raise site.error("feature names use lowercase letters, digits, '-' or '_'")
+
+
+def _fetchcontent_once(deps: tuple[FetchContentDep, ...], site: Site) -> None:
+    from toolkit.recipe.sources import once_each
+
+    once_each(deps, site)
+
+
+def _known_features(features: dict[str, Feature], known: dict[str, Feature], site: Site) -> None:
+    """Each feature's `implies` names a feature of `known`."""
+    for name, feature in features.items():
+        for i, other in enumerate(feature.implies):
+            if other not in known:
+                raise site.key(name).key("implies").item(i).error(
+                    f"no feature named {other!r} (features: {', '.join(known)})")
 
 
 @recipe_table("", keys={
     "recipe": "The recipe's identity and shape.",
-    "recipe.extends": "A shared fragment (path relative to the recipe) whose `[features]` this recipe takes; the "
-                      "recipe's own features win by name.",
-    "features.<name>": "One feature.",
     "patches": "The patch series.",
 })
 @dataclass(frozen=True)
 class Recipe:
+    # The tables no field holds, whose keys fields name with a dot (`recipe.name`): what each is for.
+    TABLES: ClassVar[dict[str, str]] = {"recipe": "The recipe's identity and shape.", "patches": "The patch series."}
+
     name: str = field(metadata=doc(
         "The recipe's name: its file's stem (`recipes/NAME.toml` says `name = \"NAME\"`; any other is refused), "
-        "lowercase letters, digits, `-`, `_`; names the work tree `build/<name>/`.", key="recipe.name"))
-    summary: str = field(metadata=doc("One line shown by `list`.", key="recipe.summary"))
-    file: Path
+        "lowercase letters, digits, `-`, `_`; names the work tree `build/<name>/`.", key="recipe.name",
+        check=_recipe_name))
+    summary: str = field(default="", metadata=doc("One line shown by `list`.", key="recipe.summary"))
+    # Only [features] is shared: source, outputs, patches and the rest describe one tree and stay in its recipe.
+    extends: Path | None = field(default=None, metadata=doc(
+        "A shared fragment (path relative to the recipe) whose `[features]` this recipe takes; the recipe's own "
+        "features win by name.", key="recipe.extends", check=_a_fragment))
+    file: Path = Path()  # the recipe's file, set by its reader
     # None: the tree comes from --source
-    source: SourceSettings | None = field(metadata=doc(
+    source: SourceSettings | None = field(default=None, metadata=doc(
         "Where the tree to build comes from: exactly one of `path`, `url`, `git`. Left out: the tree must come "
         "from `--source`."))
-    build: BuildSettings = field(metadata=doc(
+    build: BuildSettings = field(default_factory=BuildSettings, metadata=doc(
         "How CMake configures and builds the tree, and how its libraries are collected."))
-    features: dict[str, Feature] = field(metadata=doc(
-        "Features: each turns a CMake option on or off (`--with-NAME`, `--without-NAME`)."))
-    outputs: tuple[Output, ...] = field(metadata=doc("Libraries the build must produce; `check` verifies them."))
-    series: Path | None = field(metadata=doc(
-        "Path of the `series` file, relative to the recipe.", key="patches.series"))
+    features: dict[str, Feature] = field(default_factory=dict, metadata=doc(
+        "Features: each turns a CMake option on or off (`--with-NAME`, `--without-NAME`).", each=_feature_name))
+    outputs: tuple[Output, ...] = field(default=(), metadata=doc(
+        "Libraries the build must produce; `check` verifies them."))
+    series: Path | None = field(default=None, metadata=doc(
+        "Path of the `series` file, relative to the recipe.", key="patches.series", required=True,
+        check=_inside_allowed_folders))
     # The stages this recipe runs, by name, in the pipeline's order; None: every stage that applies to it.
     stages: tuple[str, ...] | None = field(default=None, metadata=doc(
         "The stages this recipe runs, by name (see the stage reference); left out: every stage that applies.",
         key="recipe.stages"))
     # The optional sections, each used by one area of the toolkit and read by its own module here in recipe/ (the
     # areas sit above this package and read their settings from it); a field's name is its TOML section's, its doc()
-    # what the section is for. A new section is a module here, a field and its reader's line in read_sections (its
-    # keys' meanings are on its own class's fields: toolkit/recipe/schema.py).
+    # what the section is for. A new section is a module here, a field and its class's line in section_classes.
     hipify: HipifySettings | None = field(default=None, metadata=doc(
         "The hipify stage: which CUDA files are converted and how."))
     compile_check: CompileCheckSettings | None = field(default=None, metadata=doc(
@@ -75,7 +123,7 @@ class Recipe:
         "The api-check stage: the system APIs the tree calls must be in the headers it compiles with."))
     fetchcontent: tuple[FetchContentDep, ...] = field(default=(), metadata=doc(
         "The tree's FetchContent dependencies, served by the toolkit's dependency provider from verified "
-        "folders."))
+        "folders.", check=_fetchcontent_once))
     ort: OrtSettings | None = field(default=None, metadata=doc(
         "ONNX Runtime's packages (headers, library, CMake config) to build against, one per platform."))
     requires: Requirements | None = field(default=None, metadata=doc(
@@ -84,6 +132,20 @@ class Recipe:
     @property
     def dir(self) -> Path:
         return self.file.parent
+
+    def validated(self, site: Site) -> Self:
+        """The recipe with its file, the fragment's features beneath its own, and the CMake lists of both; every
+        feature another section names exists."""
+        inherited = _inherited(self.extends, site.file)
+        features = {**inherited, **self.features}
+        _known_features(self.features, features, site.key("features"))
+        # A feature's list-valued defines reach CMake as lists too: one set of list names per recipe.
+        lists = tuple(dict.fromkeys([*self.build.list_defines, *(n for f in features.values()
+                                                                  for n in f.list_defines)]))
+        recipe = replace(self, file=site.file, features=features, build=replace(self.build, list_defines=lists))
+        _check_outputs(recipe.outputs, features, site.key("outputs"))
+        _check_feature_references(recipe, site)
+        return recipe
 
 
 # The checkout the toolkit runs from: recipes/, patches/ and samples/ live beside the package.
@@ -120,116 +182,76 @@ def find_recipe(name_or_path: str, project_root: Path) -> Path:
 
 def load_recipe(path: Path) -> Recipe:
     path = Path(path).resolve()
-    root = load_toml(path)
-
-    meta = root.table("recipe")
-    name = meta.str("name")
-    if not NAME.match(name):
-        raise meta.error("name", f"expected lowercase letters, digits, '-' or '_', got {name!r}")
-    if name != path.stem:
-        # The name picks the work tree (build/<name>/) and `--recipe NAME` finds recipes/<name>.toml: a copy
-        # that kept another recipe's name would build into, and clean, that recipe's folders.
-        raise RecipeError(f"{path}: key 'recipe.name': {name!r} is not the file's name; a recipe's name is its "
-                          f"file's stem ({path.stem!r} for {path.name})",
-                          hint=f"set name = \"{path.stem}\", or rename the file to {name}.toml")
-    summary = meta.str("summary", "")
-    base = _load_base(meta, path)
-    # Read with a default, not after has(): a key read is a key done() names among the known ones.
-    named = meta.str_list("stages", None)
-    stages = tuple(named) if named is not None else None
-    meta.done()
-
-    # Imported here, as the sections' readers are (read_sections): reading a recipe's name needs none of them.
-    from toolkit.recipe.sources import SourceSettings
-
-    source = SourceSettings.from_table(root.table("source"), path.parent) if root.has("source") else None
-    build = read_build(root.table("build", None))
-    features = read_features(base.table("features", None)) if base is not None else {}
-    own = read_features(root.table("features", None), features)
-    features.update(own)
-    # A feature's list-valued defines reach CMake as lists too: one set of list names per recipe.
-    build = replace(build, list_defines=tuple(dict.fromkeys(
-        [*build.list_defines, *(name for f in features.values() for name in f.list_defines)])))
-    outputs = read_outputs(root, features)
-
-    series = None
-    if root.has("patches"):
-        patches = root.table("patches")
-        series = confined(path.parent / patches.str("series"), path.parent, f"{path}: key 'patches.series'")
-        patches.done()
-
-    recipe = read_sections(Recipe(name, summary, path, source, build, features, outputs, series, stages), root)
-    _check_feature_references(root, recipe)
-    root.done()
-    return recipe
+    return read(Recipe, load_toml(path), names=section_classes())
 
 
-def read_sections(recipe: Recipe, root: Table) -> Recipe:
-    """The recipe with its optional sections (the fields after `stages`) read from `root`, each by its own
-    section's reader. The readers are imported here, not at the top: `python -m toolkit` imports this module at
-    start-up, and a command that only names a recipe should not import every section's reader to read it."""
-    from toolkit.recipe.api_check import from_table as api_check
-    from toolkit.recipe.compile_check import from_table as compile_check
-    from toolkit.recipe.hipify import from_table as hipify
-    from toolkit.recipe.release import from_table as release
-    from toolkit.recipe.smoke import from_table as smoke
-    from toolkit.recipe.sources import OrtSettings, Requirements, fetchcontent_from_tables
-    from toolkit.recipe.wheel import from_table as wheel
+def section_classes() -> dict[str, Any]:
+    """The classes of the optional sections, by the names Recipe's fields give them. Imported here, not at the top:
+    `python -m toolkit` imports this module at start-up, and a command that only names a recipe should not import
+    every section's module to do so."""
+    from toolkit.recipe.api_check import ApiCheckSettings
+    from toolkit.recipe.compile_check import CompileCheckSettings
+    from toolkit.recipe.hipify import HipifySettings
+    from toolkit.recipe.release import ReleaseSettings
+    from toolkit.recipe.smoke import SmokeSettings
+    from toolkit.recipe.sources import FetchContentDep, OrtSettings, Requirements, SourceSettings
+    from toolkit.recipe.wheel import WheelSettings
 
-    where = recipe.dir
-    return replace(
-        recipe,
-        hipify=_section(root, "hipify", hipify, where),
-        compile_check=_section(root, "compile_check", compile_check, where),
-        release=_section(root, "release", release, where),
-        wheel=_section(root, "wheel", wheel, where),
-        smoke=_section(root, "smoke", smoke, where),
-        api_check=_section(root, "api_check", api_check, where),
-        # An array of tables, not a table: read whole by its own function.
-        fetchcontent=fetchcontent_from_tables(root.tables("fetchcontent"), where) if root.has("fetchcontent")
-        else (),
-        ort=_section(root, "ort", OrtSettings.from_table, where),
-        requires=_section(root, "requires", Requirements.from_table, where),
-    )
+    classes: list[type] = [ApiCheckSettings, CompileCheckSettings, HipifySettings, ReleaseSettings, SmokeSettings,
+                           FetchContentDep, OrtSettings, Requirements, SourceSettings, WheelSettings]
+    return {cls.__name__: cls for cls in classes}
 
 
-def _section(root: Table, name: str, read: Callable[[Table, Path], T], recipe_dir: Path) -> T | None:
-    """Section `name` read by `read`; None where the recipe has none (asked with has(): the reference shows
-    the section as optional)."""
-    return read(root.table(name), recipe_dir) if root.has(name) else None
+@dataclass(frozen=True)
+class Fragment:
+    """A shared recipe fragment (`extends`): [features] only."""
+
+    features: dict[str, Feature] = field(default_factory=dict, metadata=doc(
+        "The shared features.", each=_feature_name))
+
+    def validated(self, site: Site) -> Self:
+        _known_features(self.features, self.features, site.key("features"))
+        return self
 
 
-def _load_base(meta: Table, path: Path) -> Table | None:
-    """`extends = "FILE"`: a shared recipe fragment whose [features] this recipe takes (its own win per name).
-
-    Only [features] is shared: source, outputs, patches and the rest describe one tree and stay in its recipe.
-    Errors in the fragment name the fragment's file and key.
-    """
-    rel = meta.str("extends", None)
-    if rel is None:
-        return None
-    base_path = confined(path.parent / rel, path.parent, f"{path}: key 'recipe.extends'")
-    if not base_path.is_file():
-        raise meta.error("extends", f"no such file {base_path} (relative to {path.parent})")
-    if base_path == path:
-        raise meta.error("extends", "a recipe cannot extend itself")
-    base = load_toml(base_path)
+def _inherited(fragment: Path | None, recipe: Path) -> dict[str, Feature]:
+    """The features of the fragment the recipe extends; errors there name the fragment's file and key."""
+    if fragment is None:
+        return {}
+    base = load_toml(fragment)
     for key in base.keys():
         if key != "features":
-            raise base.error(key, f"a shared fragment (extended by {path.name}) holds only [features]")
-    return base
+            raise base.error(key, f"a shared fragment (extended by {recipe.name}) holds only [features]")
+    return dict(read(Fragment, base).features)
 
 
-def _check_feature_references(root: Table, recipe: Recipe) -> None:
+def _check_outputs(outputs: tuple[Output, ...], features: dict[str, Feature], site: Site) -> None:
+    """Each output's `feature` and `unless` name features; one without a library takes its feature's."""
+    named = ", ".join(features)
+    for i, output in enumerate(outputs):
+        at = site.item(i)
+        if output.feature is not None and output.feature not in features:
+            raise at.key("feature").error(f"no feature named {output.feature!r} (features: {named})")
+        if output.library is None:
+            if output.feature is None:
+                raise at.key("library").error("required when no 'feature' names where the library comes from")
+            if not any(s.library for s in features[output.feature].spellings):
+                raise at.key("library").error(f"required: feature {output.feature!r} declares no library")
+        if output.unless is not None and output.unless not in features:
+            raise at.key("unless").error(f"no feature named {output.unless!r} (features: {named})")
+
+
+def _check_feature_references(recipe: Recipe, site: Site) -> None:
     """Other sections name features (a wheel component only for hipdnn, say): they must exist."""
-    features = recipe.features
-    components = recipe.wheel.components if recipe.wheel is not None else ()
-    for i, component in enumerate(components):
+    if recipe.wheel is None:
+        return
+    named = ", ".join(recipe.features)
+    for i, component in enumerate(recipe.wheel.components):
         for key, name in (("feature", component.feature), ("unless", component.unless)):
-            if name is not None and name not in features:
-                raise RecipeError(f"{root.file}: key 'wheel.components[{i}].{key}': no feature named "
-                                  f"{name!r} (features: {', '.join(features)})")
-    for i, name in enumerate(recipe.wheel.named_features if recipe.wheel is not None else ()):
-        if name not in features:
-            raise RecipeError(f"{root.file}: key 'wheel.named_features[{i}]': no feature named {name!r} "
-                              f"(features: {', '.join(features)})")
+            if name is not None and name not in recipe.features:
+                raise site.key("wheel").key("components").item(i).key(key).error(
+                    f"no feature named {name!r} (features: {named})")
+    for i, name in enumerate(recipe.wheel.named_features):
+        if name not in recipe.features:
+            raise site.key("wheel").key("named_features").item(i).error(
+                f"no feature named {name!r} (features: {named})")

@@ -21,18 +21,19 @@ verified before anything uses the tree; `nox -s lock` writes the missing one int
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from toolkit.util import argcheck
 from toolkit.util.fsutil import iter_files, tree_digest
 from toolkit.util.globs import bad_glob, glob_match
 from toolkit.util.redact import public_url, redact_url, shorten
-from toolkit.util.tomlread import Table
+from toolkit.util.tomlfields import doc, problem
+from toolkit.util.tomlread import Site
 
 DEBIAN_SCHEME = "debian:"
 
-# What the keys PinnedArchive.from_table reads mean, for the tables that hold an archive's keys among their own:
+# What the keys of a PinnedArchive mean, for the tables that hold an archive's keys among their own:
 # each table declares them (toolkit/recipe/schema.py's recipe_table), overriding the meanings its use changes.
 ARCHIVE_KEYS = {
     "url": "Its archive.",
@@ -63,28 +64,50 @@ def url_problem(url: str) -> str | None:
     return None
 
 
-def read_sha256(t: Table, key: str = "sha256") -> str | None:
-    value: str | None = t.str(key, None)
-    if value is not None and not argcheck.is_sha256(value):
-        raise t.error(key, f"expected 64 lowercase hex digits, got {value!r}")
-    return value
+def _sha256(value: str, site: Site) -> None:
+    if not argcheck.is_sha256(value):
+        raise site.error(f"expected 64 lowercase hex digits, got {value!r}")
 
 
-def read_subdir(t: Table) -> str | None:
-    value: str | None = t.str("subdir", None)
-    if value is not None and (value.startswith("/") or ".." in Path(value).parts):
-        raise t.error("subdir", f"expected a relative path inside the tree, got {value!r}")
-    return value
+def check_subdir(value: str, site: Site) -> None:
+    """A folder inside an unpacked tree: relative, no `..`."""
+    if value.startswith("/") or ".." in Path(value).parts:
+        raise site.error(f"expected a relative path inside the tree, got {value!r}")
+
+
+def _some_globs(paths: tuple[str, ...], site: Site) -> None:
+    if not paths:
+        raise site.error("list at least one glob, or leave 'paths' out to pin the whole tree")
+
+
+def _glob(pattern: str, site: Site) -> None:
+    why = bad_glob(pattern)
+    if why:
+        raise site.error(f"{why}, got {pattern!r}")
+
+
+def _not_negative(value: int, site: Site) -> None:
+    if value < 0:
+        raise site.error(f"expected 0 or more, got {value}")
+
+
+def require_pin(archive: PinnedArchive, site: Site) -> None:
+    """For a table whose archive must carry its own pin (no lock file stands in for it): sha256 or content."""
+    if archive.sha256 is None and archive.content is None:
+        raise site.key("url").error(f"{redact_url(archive.url)} needs a pin: give 'sha256' (the archive's) or "
+                                    "'content' (the unpacked tree's digest)")
 
 
 @dataclass(frozen=True)
 class PinnedArchive:
-    url: str
-    sha256: str | None = None
-    content: str | None = None
-    paths: tuple[str, ...] = ()
-    strip_components: int | None = None
-    subdir: str | None = None
+    url: str = field(metadata=doc(ARCHIVE_KEYS["url"], check=problem(url_problem)))
+    sha256: str | None = field(default=None, metadata=doc(ARCHIVE_KEYS["sha256"], check=_sha256))
+    content: str | None = field(default=None, metadata=doc(ARCHIVE_KEYS["content"], check=_sha256))
+    paths: tuple[str, ...] = field(default=(), metadata=doc(ARCHIVE_KEYS["paths"], each=_glob, check=_some_globs))
+    strip_components: int | None = field(default=None, metadata=doc(ARCHIVE_KEYS["strip_components"],
+                                                                     check=_not_negative))
+    subdir: str | None = field(default=None, metadata=doc("The folder of the unpacked tree that is wanted.",
+                                                          check=check_subdir))
 
     @property
     def is_debian(self) -> bool:
@@ -117,29 +140,3 @@ class PinnedArchive:
                 break
             left = [p for p in left if not glob_match(p, rel.as_posix())]
         return left
-
-    @classmethod
-    def from_table(cls, t: Table, *, subdir: bool = True, require_pin: bool = False) -> PinnedArchive:
-        """Read url, sha256, content, paths, strip_components (and subdir) from `t`; the caller reads its own
-        keys and calls t.done(). require_pin: the table itself must give sha256 or content."""
-        url = t.str("url")
-        problem = url_problem(url)
-        if problem:
-            raise t.error("url", problem)
-        sha256 = read_sha256(t)
-        content = read_sha256(t, "content")
-        paths = tuple(t.str_list("paths", []))
-        if t.has("paths") and not paths:
-            raise t.error("paths", "list at least one glob, or leave 'paths' out to pin the whole tree")
-        for i, pattern in enumerate(paths):
-            why = bad_glob(pattern)
-            if why:
-                raise t.error(f"paths[{i}]", f"{why}, got {pattern!r}")
-        strip = t.int("strip_components", None)
-        if strip is not None and strip < 0:
-            raise t.error("strip_components", f"expected 0 or more, got {strip}")
-        if require_pin and sha256 is None and content is None:
-            raise t.error("url", f"{redact_url(url)} needs a pin: give 'sha256' (the archive's) or 'content' (the "
-                                 "unpacked tree's digest)")
-        return cls(url=url, sha256=sha256, content=content, paths=paths, strip_components=strip,
-                   subdir=read_subdir(t) if subdir else None)

@@ -31,17 +31,6 @@ T = TypeVar("T")
 _TABLES: list[tuple[str, type, dict[str, str]]] = []
 
 
-def doc(meaning: str, *, key: str | None = None, default: str | None = None) -> dict[str, str]:
-    """A field's metadata: what its recipe key means. `key`: the key's name where it is not the field's;
-    `default`: the default in words, where the reader computes it from other keys."""
-    metadata = {"doc": meaning}
-    if key is not None:
-        metadata["key"] = key
-    if default is not None:
-        metadata["default"] = default
-    return metadata
-
-
 def recipe_table(path: str, keys: dict[str, str] | None = None) -> Callable[[type[T]], type[T]]:
     """Class decorator (above @dataclass): the class is read from recipe table `path` ("" for the recipe's
     top level); `keys` are the meanings of keys of that table no field of the class holds."""
@@ -65,7 +54,7 @@ def _declared() -> list[tuple[str, str, str | None, str]]:
         for f in fields(cls):
             if "doc" in f.metadata:
                 out.append((_join(table, f.metadata.get("key", f.name)), f.metadata["doc"],
-                            f.metadata.get("default"), f"{where}.{f.name}"))
+                            f.metadata.get("computed"), f"{where}.{f.name}"))
     return out
 
 

@@ -1,7 +1,8 @@
 """Recipe sections owned by the sources layer: [source], [[fetchcontent]], [ort], [requires].
 
-Each section is a frozen dataclass read strictly through tomlread.Table. Every archive is a PinnedArchive
-(toolkit.recipe.pinned: url, sha256, content, paths, strip_components, subdir, read in one place). A URL
+Each section is a frozen dataclass, read by its fields (toolkit/util/tomlclass.py). Every archive is a PinnedArchive
+(toolkit.recipe.pinned: url, sha256, content, paths, strip_components, subdir), its keys those of the table holding
+it. A URL
 may be written without a pin in a recipe: its checksum then comes from the lock file beside the recipe
 (`nox -s lock`), and release builds refuse it while neither holds one.
 """
@@ -12,19 +13,38 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar, Literal, Self, get_args
 
-from toolkit.recipe.pinned import ARCHIVE_KEYS, PinnedArchive, read_subdir
-from toolkit.recipe.schema import doc, recipe_table
+from toolkit.recipe.confine import confined
+from toolkit.recipe.pinned import ARCHIVE_KEYS, PinnedArchive, check_subdir
+from toolkit.recipe.schema import recipe_table
 from toolkit.util import argcheck
 from toolkit.util.errors import RUN_TOOLKIT, RecipeError
 from toolkit.util.redact import redact_text, redact_url, shorten
-from toolkit.util.tomlread import Table
+from toolkit.util.tomlfields import doc, inline
+from toolkit.util.tomlread import Site
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 # FetchContent names become part of a CMake variable name (FETCHCONTENT_SOURCE_DIR_<NAME>).
 _CONTENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 _PLATFORM = re.compile(r"^[a-z0-9]+-[a-z0-9_]+$")
-COMPONENTS = ("ort", "rocm", "migraphx")
+Component = Literal["ort", "rocm", "migraphx"]
+COMPONENTS: tuple[str, ...] = get_args(Component)
+
+
+def _inside_allowed_folders(path: Path, site: Site) -> None:
+    confined(path, site.context.folder, site.where)
+
+
+def _git_url(url: str, site: Site) -> None:
+    problem = argcheck.git_url_problem(url)
+    if problem is not None:
+        raise site.error(f"{url!r} {problem}; expected a git URL ({argcheck.GIT_URL_FORMS})")
+
+
+def _commit(commit: str, site: Site) -> None:
+    if not _COMMIT.match(commit):
+        raise site.error(f"expected a full 40-hex commit id (a branch or tag can move), got {commit!r}")
 
 
 @recipe_table("source", keys={
@@ -44,17 +64,21 @@ class SourceSettings:
     `subdir` is the folder inside the tree that is built, for every kind.
     """
 
+    # Its table holds one of these, which says which kind of source it is (checked before its other keys).
+    ONE_OF: ClassVar[tuple[str, ...]] = ("path", "url", "git")
+
     path: Path | None = field(default=None, metadata=doc(
         "A local folder, relative to the recipe. It must lie inside the project, the recipe's own folder (for a "
         "recipe in a `recipes/` folder, that folder's parent too) or the toolkit cache; one elsewhere is "
-        "refused. Build a tree elsewhere with `--source PATH`."))
-    archive: PinnedArchive | None = None   # its keys are the table's own (see recipe_table above)
-    git: str | None = field(default=None, metadata=doc("A git URL (fetched shallow, mirror first)."))
+        "refused. Build a tree elsewhere with `--source PATH`.", check=_inside_allowed_folders))
+    # Its keys are the table's own; `subdir` is this class's, for every kind of source.
+    archive: PinnedArchive | None = field(default=None, metadata=inline(omit=("subdir",)))
+    git: str | None = field(default=None, metadata=doc("A git URL (fetched shallow, mirror first).", check=_git_url))
     commit: str | None = field(default=None, metadata=doc(
-        "With `git`: the full 40-hex commit (a branch or tag can move)."))
+        "With `git`: the full 40-hex commit (a branch or tag can move).", check=_commit))
     submodules: bool = field(default=False, metadata=doc("With `git`: fetch submodules too."))
     subdir: str | None = field(default=None, metadata=doc(
-        "The folder inside the tree that is built (any kind of source)."))
+        "The folder inside the tree that is built (any kind of source).", check=check_subdir))
 
     @property
     def kind(self) -> str:
@@ -76,37 +100,13 @@ class SourceSettings:
             return f"archive {redact_url(self.archive.url)}"
         return f"git {redact_url(self.git or '')} at {self.commit}"
 
-    @classmethod
-    def from_table(cls, t: Table, recipe_dir: Path) -> SourceSettings:
-        given = [k for k in ("path", "url", "git") if t.has(k)]
-        if len(given) != 1:
-            raise RecipeError(
-                f"{t.file}: table '{t.prefix or 'source'}': expected exactly one of 'path', 'url', 'git', "
-                f"got {', '.join(repr(g) for g in given) or 'none'}"
-            )
-        kind = given[0]
-        if kind == "path":
-            from toolkit.recipe.confine import confined
-
-            where = f"{t.file}: key '{t.key_path('path')}'"
-            path = confined(recipe_dir / t.str("path"), recipe_dir, where)
-            subdir = read_subdir(t)
-            t.done()
-            return cls(path=path, subdir=subdir)
-        if kind == "url":
-            value = cls(archive=PinnedArchive.from_table(t, subdir=False), subdir=read_subdir(t))
-            t.done()
-            return value
-        git = t.str("git")
-        problem = argcheck.git_url_problem(git)
-        if problem is not None:
-            raise t.error("git", f"{git!r} {problem}; expected a git URL ({argcheck.GIT_URL_FORMS})")
-        commit = t.str("commit")
-        if not _COMMIT.match(commit):
-            raise t.error("commit", f"expected a full 40-hex commit id (a branch or tag can move), got {commit!r}")
-        value = cls(git=git, commit=commit, submodules=t.bool("submodules", False), subdir=read_subdir(t))
-        t.done()
-        return value
+    def validated(self, site: Site) -> Self:
+        if self.git is not None and self.commit is None:
+            raise site.key("commit").error("required, expected a string")
+        for key in ("commit", "submodules"):
+            if self.git is None and site.has(key):
+                raise site.key(key).error(f"only with 'git'; this source is a {self.kind}")
+        return self
 
 
 def source_from_argument(value: str) -> SourceSettings:
@@ -151,6 +151,23 @@ def _not_a_tree(path: Path, shown: str) -> RecipeError:
                        hint="give the source tree's folder, an archive URL or git+URL@COMMIT")
 
 
+def _content_name(name: str, site: Site) -> None:
+    if not _CONTENT_NAME.match(name):
+        raise site.error(f"expected a FetchContent name (letters, digits, _ . + -), got {name!r}")
+
+
+def _platform(platform: str, site: Site) -> None:
+    if not _PLATFORM.match(platform):
+        raise site.error(f"expected OS-ARCH such as 'linux-x64', got {platform!r}")
+
+
+def _platforms_once(packages: tuple[OrtPackage, ...], site: Site) -> None:
+    platforms = [p.platform for p in packages]
+    for i, name in enumerate(platforms):
+        if name in platforms[:i]:
+            raise site.item(i).key("platform").error(f"platform {name!r} is listed twice")
+
+
 @recipe_table("fetchcontent[]", keys={
     **ARCHIVE_KEYS,
     "sha256": "The archive's sha256 (where upstream's is known).",
@@ -165,8 +182,8 @@ class FetchContentDep:
     unpacked tree, which GitHub's tag archive and a mirror's re-packed archive of the same tag share.
     """
 
-    name: str = field(metadata=doc("The name the tree's `FetchContent_Declare` uses."))
-    archive: PinnedArchive
+    name: str = field(metadata=doc("The name the tree's `FetchContent_Declare` uses.", check=_content_name))
+    archive: PinnedArchive = field(metadata=inline())
     # A feature name: mirrored only when that feature is on (e.g. DML-only deps).
     when: str | None = field(default=None, metadata=doc("Only when this feature is on."))
     # protobuf asks for absl.
@@ -189,19 +206,11 @@ class FetchContentDep:
         # CMake upper-cases the content name for this variable (FetchContent_Populate docs).
         return f"FETCHCONTENT_SOURCE_DIR_{self.name.upper()}"
 
-    @classmethod
-    def from_table(cls, t: Table, recipe_dir: Path) -> FetchContentDep:
-        name = t.str("name")
-        if not _CONTENT_NAME.match(name):
-            raise t.error("name", f"expected a FetchContent name (letters, digits, _ . + -), got {name!r}")
-        value = cls(name=name, archive=PinnedArchive.from_table(t), when=t.str("when", None),
-                    asked_by=t.str("asked_by", None), find_package=t.bool("find_package", False),
-                    files_only=t.bool("files_only", False), serves_find_package=t.bool("serves_find_package", False))
-        if value.find_package and value.serves_find_package:
-            raise t.error("serves_find_package", "give `find_package` (answered not-found) or `serves_find_package` "
-                          "(answered with the pin), not both")
-        t.done()
-        return value
+    def validated(self, site: Site) -> Self:
+        if self.find_package and self.serves_find_package:
+            raise site.key("serves_find_package").error(
+                "give `find_package` (answered not-found) or `serves_find_package` (answered with the pin), not both")
+        return self
 
 
 def active_deps(deps: Iterable[FetchContentDep], enabled_features: Collection[str]) -> tuple[FetchContentDep, ...]:
@@ -209,18 +218,15 @@ def active_deps(deps: Iterable[FetchContentDep], enabled_features: Collection[st
     return tuple(d for d in deps if d.when is None or d.when in enabled_features)
 
 
-def fetchcontent_from_tables(tables: list[Table], recipe_dir: Path) -> tuple[FetchContentDep, ...]:
-    deps: list[FetchContentDep] = []
+def once_each(deps: tuple[FetchContentDep, ...], site: Site) -> None:
+    """[[fetchcontent]]: each name once (CMake names ignore case)."""
     seen: dict[str, int] = {}
-    for i, t in enumerate(tables):
-        dep = FetchContentDep.from_table(t, recipe_dir)
+    for i, dep in enumerate(deps):
         key = dep.name.upper()
         if key in seen:
-            raise t.error("name",
-                          f"{dep.name!r} is listed twice (also fetchcontent[{seen[key]}]); CMake names ignore case")
+            raise site.item(i).key("name").error(
+                f"{dep.name!r} is listed twice (also fetchcontent[{seen[key]}]); CMake names ignore case")
         seen[key] = i
-        deps.append(dep)
-    return tuple(deps)
 
 
 @recipe_table("ort.package[]", keys={
@@ -233,17 +239,8 @@ class OrtPackage:
     """ORT's package for one platform: a release archive or a .deb; archive.subdir is the install prefix
     inside the unpacked package ("usr" for a .deb)."""
 
-    platform: str = field(metadata=doc("`OS-ARCH`, e.g. `linux-x64`."))
-    archive: PinnedArchive
-
-    @classmethod
-    def from_table(cls, t: Table, recipe_dir: Path) -> OrtPackage:
-        platform = t.str("platform")
-        if not _PLATFORM.match(platform):
-            raise t.error("platform", f"expected OS-ARCH such as 'linux-x64', got {platform!r}")
-        value = cls(platform=platform, archive=PinnedArchive.from_table(t))
-        t.done()
-        return value
+    platform: str = field(metadata=doc("`OS-ARCH`, e.g. `linux-x64`.", check=_platform))
+    archive: PinnedArchive = field(metadata=inline())
 
 
 @recipe_table("ort")
@@ -252,24 +249,14 @@ class OrtSettings:
     """ORT's release packages (headers, libraries, CMake config), one per platform."""
 
     version: str = field(metadata=doc("The ORT version they hold."))
-    packages: tuple[OrtPackage, ...] = field(metadata=doc("One package per platform.", key="package"))
+    packages: tuple[OrtPackage, ...] = field(default=(), metadata=doc(
+        "One package per platform.", key="package", check=_platforms_once))
 
     def package_for(self, platform: str) -> OrtPackage | None:
         return next((p for p in self.packages if p.platform == platform), None)
 
-    @classmethod
-    def from_table(cls, t: Table, recipe_dir: Path) -> OrtSettings:
-        version = t.str("version")
-        packages = tuple(OrtPackage.from_table(p, recipe_dir) for p in t.tables("package", []))
-        platforms = [p.platform for p in packages]
-        for i, name in enumerate(platforms):
-            if name in platforms[:i]:
-                raise t.error(f"package[{i}].platform", f"platform {name!r} is listed twice")
-        t.done()
-        return cls(version=version, packages=packages)
 
-
-@recipe_table("requires", keys={"features.<feature>": "The installs this feature needs."})
+@recipe_table("requires")
 @dataclass(frozen=True)
 class Requirements:
     """Which installed components a build needs, as data: always, and per enabled feature.
@@ -279,8 +266,8 @@ class Requirements:
     features = { migraphx = ["rocm", "migraphx"], hipdnn = ["rocm"] }
     """
 
-    always: tuple[str, ...] = field(default=(), metadata=doc("Needed by every build."))
-    features: tuple[tuple[str, tuple[str, ...]], ...] = field(default=(), metadata=doc(
+    always: tuple[Component, ...] = field(default=(), metadata=doc("Needed by every build."))
+    features: tuple[tuple[str, tuple[Component, ...]], ...] = field(default=(), metadata=doc(
         "Needed per feature that is on."))
 
     def needed(self, enabled_features: list[str] | tuple[str, ...] | set[str]) -> list[str]:
@@ -289,23 +276,3 @@ class Requirements:
             if feature in enabled_features:
                 wanted.update(components)
         return [c for c in COMPONENTS if c in wanted]
-
-    @classmethod
-    def from_table(cls, t: Table, recipe_dir: Path) -> Requirements:
-        always = t.str_list("always", [])
-        for i, name in enumerate(always):
-            if name not in COMPONENTS:
-                raise t.error(f"always[{i}]", f"expected one of {', '.join(COMPONENTS)}, got {name!r}")
-        per_feature = []
-        ft = t.table("features", None)
-        if ft is not None:
-            for feature in ft.keys():
-                components = ft.str_list(feature)
-                for i, name in enumerate(components):
-                    if name not in COMPONENTS:
-                        raise ft.error(f"{feature}[{i}]", f"expected one of {', '.join(COMPONENTS)}, got {name!r}")
-                per_feature.append((feature, tuple(components)))
-            ft.done()
-        t.done()
-        return cls(always=tuple(always), features=tuple(per_feature))
-

@@ -1,4 +1,4 @@
-"""The recipe's `[wheel]` section, read strictly into frozen dataclasses (`[smoke]`: toolkit/recipe/smoke.py).
+"""The recipe's `[wheel]` section, frozen dataclasses read by their fields (`[smoke]`: toolkit/recipe/smoke.py).
 
     [wheel]
     distribution = "onnxruntime-ep-amdgpu"      # default
@@ -32,19 +32,21 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from typing import Literal, Self
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from toolkit.recipe.core import library_file
-from toolkit.recipe.schema import doc, recipe_table
-from toolkit.recipe.wheel_metadata import Author, read_authors, read_classifiers, read_license, read_urls
+from toolkit.recipe.schema import recipe_table
+from toolkit.recipe.wheel_metadata import Author, canonical_license, check_classifiers, check_url
 from toolkit.util.argcheck import IDENTIFIER
 from toolkit.util.errors import ToolkitError
-from toolkit.util.tomlread import Table
+from toolkit.util.tomlfields import doc
+from toolkit.util.tomlread import Site
 
 DEFAULT_DISTRIBUTION = "onnxruntime-ep-amdgpu"
 DEFAULT_IMPORT_PACKAGE = "onnxruntime_ep_amdgpu"
@@ -54,25 +56,78 @@ _LIBRARY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 _VARIANT = re.compile(r"^[a-z][a-z0-9]*$")
 _SONAME = re.compile(r"^lib[A-Za-z0-9._+-]+\.so\.\d+$")
 _DLOPEN_NAME = re.compile(r"^lib[A-Za-z0-9._+-]+\.so(\.[0-9.]+)?$")
-# Core metadata's rules (PyPI refuses a project URL label over 32 characters); a classifier is "Topic :: Sub".
+
+
+def _matching(pattern: re.Pattern[str], said: str) -> Callable[[str, Site], None]:
+    """A check that the value matches `pattern`; `said` is the error, `{value!r}` in it the value."""
+    def check(value: str, site: Site) -> None:
+        if not pattern.match(value):
+            raise site.error(said.format(value=value))
+    return check
+
+
+def _library(library: str, site: Site) -> None:
+    if not _LIBRARY_NAME.match(library) or library.startswith("lib") and library.endswith(".so"):
+        raise site.error(f"expected a library name such as 'amdgpu-ep' (file libamdgpu-ep.so), got {library!r}")
+
+
+def _runpath(value: str, site: Site) -> None:
+    # Only $ORIGIN-relative entries: an absolute folder of the build machine means nothing where the wheel
+    # is installed. Whether an entry stays inside the wheel is checked by repair, which sees the layout.
+    for entry in value.split(":"):
+        if entry not in ("$ORIGIN", "${ORIGIN}") and not entry.startswith(("$ORIGIN/", "${ORIGIN}/")):
+            raise site.error(f"entry {entry!r} is not $ORIGIN or $ORIGIN/<folder>: a wheel's libraries may only "
+                             "search inside the wheel")
+
+
+def _version(version: str, site: Site) -> None:
+    try:
+        Version(version)
+    except InvalidVersion:
+        raise site.error(f"{version!r} is not a PEP 440 version") from None
+
+
+def _version_range(value: str, site: Site) -> None:
+    try:
+        SpecifierSet(value)
+        Requirement(f"onnxruntime{value}")
+    except (InvalidSpecifier, InvalidRequirement):
+        raise site.error(f"{value!r} is not a version range such as '>=1.24' or '~=1.24.0'") from None
+
+
+def _rocm_variant(soname: str, site: Site) -> None:
+    if not _VARIANT.match(site.name):
+        raise site.error("expected a lower-case name such as 'rocm6'")
+    if not _SONAME.match(soname):
+        raise site.error(f"expected a versioned soname such as 'libamdhip64.so.6', got {soname!r}")
+
+
+def _variables(env: tuple[tuple[str, str], ...], site: Site) -> None:
+    if not env or not all(IDENTIFIER.match(name) for name, _ in env):
+        raise site.error("expected at least one variable, such as { MORPHIZEN_EP_ENABLE_CPU_DEVICE = \"1\" }")
 
 
 @recipe_table("wheel.components[]")
 @dataclass(frozen=True)
 class Component:
-    library: str = field(metadata=doc("The library (`amdgpu-ep` for `libamdgpu-ep.so` in the build's lib/)."))
+    library: str = field(metadata=doc("The library (`amdgpu-ep` for `libamdgpu-ep.so` in the build's lib/).",
+                                      check=_library))
     ep_name: str | None = field(default=None, metadata=doc("The EP name it registers, for a library ORT registers."))
     feature: str | None = field(default=None, metadata=doc("Packaged only when this feature is on."))
     # Entries, each "$ORIGIN" or "$ORIGIN/<folder inside the wheel>".
     runpath: tuple[str, ...] = field(default=(), metadata=doc(
-        "RUNPATH repair gives it (`$ORIGIN`-relative entries only)."))
+        "RUNPATH repair gives it (`$ORIGIN`-relative entries only).", toml=str, check=_runpath,
+        convert=lambda value, site: tuple(value.split(":"))))
     loads: tuple[str, ...] = field(default=(), metadata=doc(
-        "Components it `dlopen`s by bare name; repair checks its RUNPATH finds them in the wheel."))
+        "Components it `dlopen`s by bare name; repair checks its RUNPATH finds them in the wheel.",
+        each=_matching(_LIBRARY_NAME, "expected a component's library name such as 'migraphx-backend', got "
+                                      "{value!r}")))
     runtime: str | None = field(default=None, metadata=doc(
         "What it needs at run time, in words (the wheel's description and `get_runtime_needs()`)."))
     dlopens: tuple[str, ...] = field(default=(), metadata=doc(
         "Libraries outside the wheel it loads by bare name at run time (`libhipgpu.so`); the self-check looks for "
-        "them, loads them and carries over their own wheel's verdict."))
+        "them, loads them and carries over their own wheel's verdict.",
+        each=_matching(_DLOPEN_NAME, "expected a library file name such as 'libhipgpu.so', got {value!r}")))
     # hip-ep's GPU kernel libraries, which only its real runtime (mock off) builds.
     unless: str | None = field(default=None, metadata=doc("Packaged only when this feature is off."))
     # hip-ep's libhip-compiler.so: a library the EP loads, not an EP.
@@ -91,6 +146,34 @@ class Component:
     def wanted(self, features: frozenset[str]) -> bool:
         return (self.feature is None or self.feature in features) and self.unless not in features
 
+    def validated(self, site: Site) -> Self:
+        if self.ep_name is not None and not self.plugin:
+            raise site.key("plugin").error("a component ORT registers (it has an ep_name) exports the plugin entry "
+                                           "points")
+        return self
+
+
+def _components(components: tuple[Component, ...], site: Site) -> None:
+    """`[[wheel.components]]`: each library once, each EP name once, `loads` naming components of this wheel."""
+    if not components:
+        raise site.error("at least one component is required")
+    libraries = [c.library for c in components]
+    eps: list[str] = []
+    for i, c in enumerate(components):
+        if c.library in libraries[:i]:
+            raise site.item(i).key("library").error(f"library {c.library!r} is listed twice")
+        if c.ep_name is not None:
+            if c.ep_name in eps:
+                raise site.item(i).key("ep_name").error(f"EP name {c.ep_name!r} is listed twice")
+            eps.append(c.ep_name)
+    for i, c in enumerate(components):
+        unknown = [name for name in c.loads if name not in libraries]
+        if unknown:
+            raise site.item(i).key("loads").error(f"{unknown[0]!r} is not the library of a component of this wheel "
+                                                  f"(components: {', '.join(sorted(libraries))})")
+    if not eps:
+        raise site.error("no component has an ep_name: the wheel would hold no registrable EP library")
+
 
 # hip-ep offers AMD GPUs only and its CPU device (which its tests run sessions on) is off unless a variable is set:
 # a self-check that says "0 devices" must say why, and what turns a device on.
@@ -101,7 +184,7 @@ class NoDevice:
                                   "registration with zero devices)."))
     env: tuple[tuple[str, str], ...] = field(metadata=doc(
         "The variables that turn a device on (`{ MORPHIZEN_EP_ENABLE_CPU_DEVICE = \"1\" }`); the self-check says "
-        "whether each is set."))
+        "whether each is set.", check=_variables))
     enables: str = field(metadata=doc("What they turn on, in words (`its CPU device`)."))
 
     def to_json(self) -> dict[str, object]:
@@ -111,15 +194,18 @@ class NoDevice:
 @recipe_table("wheel")
 @dataclass(frozen=True)
 class WheelSettings:
-    version: str = field(metadata=doc("The wheel's version (PEP 440); `--local-version` appends `+LABEL`."))
+    version: str = field(metadata=doc("The wheel's version (PEP 440); `--local-version` appends `+LABEL`.",
+                                      check=_version))
     components: tuple[Component, ...] = field(metadata=doc(
-        "The libraries packaged; at least one has an `ep_name`."))
+        "The libraries packaged; at least one has an `ep_name`.", check=_components))
     onnxruntime: str = field(default=">=1.24", metadata=doc(
         "The ONNX Runtime versions the EP works with; never a dependency (ORT's flavours share the `onnxruntime` "
         "module): the self-check checks the one imported, the wheel's description names it, the smoke tests its "
-        "ends."))
-    distribution: str = field(default=DEFAULT_DISTRIBUTION, metadata=doc("The distribution name."))
-    import_package: str = field(default=DEFAULT_IMPORT_PACKAGE, metadata=doc("The import package."))
+        "ends.", check=_version_range))
+    distribution: str = field(default=DEFAULT_DISTRIBUTION, metadata=doc("The distribution name.", check=_matching(
+        _DIST_NAME, "{value!r} is not a valid distribution name")))
+    import_package: str = field(default=DEFAULT_IMPORT_PACKAGE, metadata=doc("The import package.", check=_matching(
+        IDENTIFIER, "{value!r} is not a Python identifier")))
     summary: str = field(default="AMD GPU plugin execution provider for ONNX Runtime", metadata=doc(
         "The wheel's one-line summary."))
     excludes: tuple[str, ...] = field(default=(), metadata=doc(
@@ -128,7 +214,7 @@ class WheelSettings:
     rocm_variants: tuple[tuple[str, str], ...] = field(default=(), metadata=doc(
         "One distribution per ROCm major: variant = HIP soname (`rocm6 = \"libamdhip64.so.6\"`); the soname the "
         "libraries link makes the wheel `<distribution>-<variant>`, and `meta-wheel` writes `<distribution>`, "
-        "which installs the newest (the highest HIP soname version)."))
+        "which installs the newest (the highest HIP soname version).", each=_rocm_variant))
     variant: str | None = None  # the variant this wheel is (set by for_linked)
     # A build with an opt-in feature holds other libraries under the same version: were it named as the plain build,
     # a wheelhouse, an index and pip could not tell the two apart (a build tag or a local version would make pip
@@ -142,9 +228,10 @@ class WheelSettings:
         "Why the EP may offer no device and what turns one on (`why`, `env`, `enables`): the self-check's report "
         "and verdict say it when the EP registers with zero devices."))
     trace_env: str | None = field(default=None, metadata=doc(
-        "The variable that, set to 1, makes the EP print what it does; the self-check's hints name it."))
+        "The variable that, set to 1, makes the EP print what it does; the self-check's hints name it.",
+        check=_matching(IDENTIFIER, "{value!r} is not an environment variable name")))
     # hip-ep: built in sid against LLVM 22, its compiler needs GLIBC_2.43, newer than every manylinux policy.
-    platform: str = field(default="manylinux", metadata=doc(
+    platform: Literal["manylinux", "linux"] = field(default="manylinux", metadata=doc(
         "`manylinux`: repair tags the wheel with the manylinux policy its libraries' glibc symbols allow; `linux`: "
         "libraries that need a glibc newer than any policy (a build root's) are still repaired (what they link is "
         "bundled, ROCm left out) and tagged `linux_<arch>`, which an index of your own takes and PyPI refuses."),
@@ -156,19 +243,27 @@ class WheelSettings:
     license: str | None = field(default=None, metadata=doc(
         "The EP's license, an SPDX expression (`MIT`): the wheel's `License-Expression`; the source tree's LICENSE, "
         "LICENSE.*, COPYING and LICENSES/ files go into the wheel beside it (`License-File`), and repair adds the "
-        "licenses of the libraries it bundles."))
+        "licenses of the libraries it bundles.", convert=canonical_license))
     authors: tuple[Author, ...] = field(default=(), metadata=doc(
         "The wheel's authors, as pyproject's `[project] authors`: `[{ name = \"...\", email = \"...\" }]`."))
     urls: tuple[tuple[str, str], ...] = field(default=(), metadata=doc(
-        "The index page's links, label = URL (`Source = \"https://...\"`), as pyproject's `[project.urls]`."))
+        "The index page's links, label = URL (`Source = \"https://...\"`), as pyproject's `[project.urls]`.",
+        each=check_url))
     classifiers: tuple[str, ...] = field(default=(), metadata=doc(
         "Trove classifiers (`Programming Language :: Python :: 3`); no `License ::` one (`license` says it) and no "
-        "`Operating System ::` one (each wheel gets its platform's)."))
+        "`Operating System ::` one (each wheel gets its platform's).", check=check_classifiers))
 
     # No index has a release of hip-ep's wheel: a test build's verdict gives the command that builds the real one.
     real_build: str | None = field(default=None, metadata=doc(
         "The command that builds the wheel users run (every `test_only` feature off), for a recipe whose default is "
         "a test build: a test build's self-check gives it."))
+
+    def validated(self, site: Site) -> Self:
+        for name in self.test_only if self.real_build is not None else ():
+            if f"--without-{name}" not in (self.real_build or "").split():
+                raise site.key("real_build").error(f"the command must build without the test-only feature {name!r} "
+                                                   f"(--without-{name})")
+        return self
 
     def test_build(self, features: frozenset[str] | set[str] | tuple[str, ...]) -> dict[str, str]:
         """The test-only features among `features`, with why each is."""
@@ -217,142 +312,3 @@ class WheelSettings:
 
     def components_for(self, features: frozenset[str]) -> tuple[Component, ...]:
         return tuple(c for c in self.components if c.wanted(features))
-
-
-def _runpath(ct: Table) -> tuple[str, ...]:
-    # Only $ORIGIN-relative entries: an absolute folder of the build machine means nothing where the wheel
-    # is installed. Whether an entry stays inside the wheel is checked by repair, which sees the layout.
-    value = ct.str("runpath", None)
-    if value is None:
-        return ()
-    entries = tuple(value.split(":"))
-    for entry in entries:
-        if entry not in ("$ORIGIN", "${ORIGIN}") and not entry.startswith(("$ORIGIN/", "${ORIGIN}/")):
-            raise ct.error("runpath", f"entry {entry!r} is not $ORIGIN or $ORIGIN/<folder>: a wheel's libraries "
-                                      "may only search inside the wheel")
-    return entries
-
-
-def _components(t: Table) -> list[Component]:
-    """Read `[[wheel.components]]`: each library once, each EP name once, `loads` naming components of this wheel."""
-    components = []
-    seen_libraries: set[str] = set()
-    seen_eps: set[str] = set()
-    for ct in t.tables("components"):
-        library = ct.str("library")
-        if not _LIBRARY_NAME.match(library) or library.startswith("lib") and library.endswith(".so"):
-            raise ct.error("library",
-                           f"expected a library name such as 'amdgpu-ep' (file libamdgpu-ep.so), got {library!r}")
-        if library in seen_libraries:
-            raise ct.error("library", f"library {library!r} is listed twice")
-        seen_libraries.add(library)
-        ep_name = ct.str("ep_name", None)
-        if ep_name is not None:
-            if ep_name in seen_eps:
-                raise ct.error("ep_name", f"EP name {ep_name!r} is listed twice")
-            seen_eps.add(ep_name)
-        feature = ct.str("feature", None)
-        runpath = _runpath(ct)
-        loads = tuple(ct.str_list("loads", []))
-        for i, name in enumerate(loads):
-            if not _LIBRARY_NAME.match(name):
-                raise ct.error(f"loads[{i}]",
-                               f"expected a component's library name such as 'migraphx-backend', got {name!r}")
-        runtime = ct.str("runtime", None)
-        dlopens = tuple(ct.str_list("dlopens", []))
-        for i, name in enumerate(dlopens):
-            if not _DLOPEN_NAME.match(name):
-                raise ct.error(f"dlopens[{i}]", f"expected a library file name such as 'libhipgpu.so', got {name!r}")
-        plugin = ct.bool("plugin", True)
-        unless = ct.str("unless", None)
-        if ep_name is not None and not plugin:
-            raise ct.error("plugin", "a component ORT registers (it has an ep_name) exports the plugin entry points")
-        ct.done()
-        components.append(Component(library, ep_name, feature, runpath, loads, runtime, dlopens, unless, plugin))
-    if not components:
-        raise t.error("components", "at least one component is required")
-    for i, c in enumerate(components):
-        unknown = [name for name in c.loads if name not in seen_libraries]
-        if unknown:
-            raise t.error(f"components[{i}].loads", f"{unknown[0]!r} is not the library of a component of this wheel "
-                          f"(components: {', '.join(sorted(seen_libraries))})")
-    if not seen_eps:
-        raise t.error("components", "no component has an ep_name: the wheel would hold no registrable EP library")
-    return components
-
-
-def _no_device(t: Table) -> NoDevice | None:
-    nt = t.table("no_device", None)
-    if nt is None:
-        return None
-    env = tuple(nt.str_map("env").items())
-    if not env or not all(IDENTIFIER.match(name) for name, _ in env):
-        raise nt.error("env", "expected at least one variable, such as { MORPHIZEN_EP_ENABLE_CPU_DEVICE = \"1\" }")
-    why, enables = nt.str("why"), nt.str("enables")
-    nt.done()
-    return NoDevice(why, env, enables)
-
-
-def from_table(t: Table, recipe_dir: Path) -> WheelSettings:
-    """Read `[wheel]`."""
-    distribution = t.str("distribution", DEFAULT_DISTRIBUTION)
-    if not _DIST_NAME.match(distribution):
-        raise t.error("distribution", f"{distribution!r} is not a valid distribution name")
-    import_package = t.str("import_package", DEFAULT_IMPORT_PACKAGE)
-    if not IDENTIFIER.match(import_package):
-        raise t.error("import_package", f"{import_package!r} is not a Python identifier")
-    version = t.str("version")
-    try:
-        Version(version)
-    except InvalidVersion:
-        raise t.error("version", f"{version!r} is not a PEP 440 version") from None
-    onnxruntime = t.str("onnxruntime", ">=1.24")
-    try:
-        SpecifierSet(onnxruntime)
-        Requirement(f"onnxruntime{onnxruntime}")
-    except (InvalidSpecifier, InvalidRequirement):
-        raise t.error("onnxruntime", f"{onnxruntime!r} is not a version range such as '>=1.24' or '~=1.24.0'") from None
-    summary = t.str("summary", WheelSettings.summary)
-    trace_env = t.str("trace_env", None)
-    if trace_env is not None and not IDENTIFIER.match(trace_env):
-        raise t.error("trace_env", f"{trace_env!r} is not an environment variable name")
-    excludes = tuple(t.str_list("excludes", []))
-    rocm_variants = tuple(t.str_map("rocm_variants", {}).items())
-    for name, soname in rocm_variants:
-        if not _VARIANT.match(name):
-            raise t.error(f"rocm_variants.{name}", "expected a lower-case name such as 'rocm6'")
-        if not _SONAME.match(soname):
-            raise t.error(f"rocm_variants.{name}", f"expected a versioned soname such as 'libamdhip64.so.6', "
-                                                   f"got {soname!r}")
-    test_only = t.str_map("test_only", {})
-    named_features = tuple(t.str_list("named_features", []))
-    no_device = _no_device(t)
-    real_build = t.str("real_build", None)
-    for name in test_only if real_build is not None else ():
-        if f"--without-{name}" not in real_build.split():
-            raise t.error("real_build", f"the command must build without the test-only feature {name!r} "
-                                        f"(--without-{name})")
-    platform = t.str("platform", "manylinux", choices=("manylinux", "linux"))
-    components = _components(t)
-    license, authors, urls, classifiers = read_license(t), read_authors(t), read_urls(t), read_classifiers(t)
-    t.done()
-    return WheelSettings(
-        version=version,
-        components=tuple(components),
-        onnxruntime=onnxruntime,
-        distribution=distribution,
-        import_package=import_package,
-        summary=summary,
-        excludes=excludes,
-        rocm_variants=rocm_variants,
-        trace_env=trace_env,
-        test_only=test_only,
-        platform=platform,
-        license=license,
-        authors=authors,
-        urls=urls,
-        classifiers=classifiers,
-        named_features=named_features,
-        no_device=no_device,
-        real_build=real_build,
-    )

@@ -1,16 +1,18 @@
-"""The `[wheel]` keys that describe the project on an index rather than build it: the license (an SPDX
-expression, checked with packaging's parser), authors, project URLs and classifiers (toolkit/recipe/wheel.py reads
-the rest of the section)."""
+"""The checks of the `[wheel]` keys that describe the project on an index rather than build it: the license (an SPDX
+expression, checked with packaging's parser), authors, project URLs and classifiers (toolkit/recipe/wheel.py declares
+the section)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Self
 
-from toolkit.recipe.schema import doc, recipe_table
+from toolkit.recipe.schema import recipe_table
 from toolkit.util.errors import ToolkitError
-from toolkit.util.tomlread import Table
+from toolkit.util.tomlfields import doc
+from toolkit.util.tomlread import Site
 
 _URL_LABEL_MAX = 32
 _CLASSIFIER = re.compile(r"^[A-Za-z0-9][^:]*( :: [^:]+)+$")
@@ -22,6 +24,12 @@ class Author:
     name: str | None = field(default=None, metadata=doc("The author's (a person's or an organisation's) name."))
     email: str | None = field(default=None, metadata=doc("Their e-mail address."))
 
+    def validated(self, site: Site) -> Self:
+        if self.name is None and self.email is None:
+            raise site.key("name").error("an author needs a name, an email or both")
+        if self.email is not None and not re.match(r"^[^@\s<>,]+@[^@\s<>,]+$", self.email):
+            raise site.key("email").error(f"{self.email!r} is not an e-mail address")
+        return self
 
 
 def spdx_tools() -> tuple[Callable[[str], str], type[Exception]]:
@@ -35,53 +43,33 @@ def spdx_tools() -> tuple[Callable[[str], str], type[Exception]]:
     return canonicalize_license_expression, InvalidLicenseExpression
 
 
-def read_license(t: Table) -> str | None:
-    value = t.str("license", None)
-    if value is None:
-        return None
+def canonical_license(value: str, site: Site) -> str:
     canonicalize, invalid = spdx_tools()
     try:
         return str(canonicalize(value))
     except invalid:
-        raise t.error("license", f"{value!r} is not an SPDX license expression such as 'MIT' or "
-                                 "'Apache-2.0 WITH LLVM-exception'") from None
+        raise site.error(f"{value!r} is not an SPDX license expression such as 'MIT' or "
+                         "'Apache-2.0 WITH LLVM-exception'") from None
 
 
-def read_authors(t: Table) -> tuple[Author, ...]:
-    authors = []
-    for at in t.tables("authors", []):
-        name, email = at.str("name", None), at.str("email", None)
-        at.done()
-        if name is None and email is None:
-            raise at.error("name", "an author needs a name, an email or both")
-        if email is not None and not re.match(r"^[^@\s<>,]+@[^@\s<>,]+$", email):
-            raise at.error("email", f"{email!r} is not an e-mail address")
-        authors.append(Author(name, email))
-    return tuple(authors)
+def check_url(url: str, site: Site) -> None:
+    """A project URL, `site.name` its label."""
+    if len(site.name) > _URL_LABEL_MAX:
+        raise site.error(f"a label has at most {_URL_LABEL_MAX} characters (core metadata's rule)")
+    if not url.startswith("https://"):
+        raise site.error(f"expected an https:// URL, got {url!r}")
 
 
-def read_urls(t: Table) -> tuple[tuple[str, str], ...]:
-    urls = tuple(t.str_map("urls", {}).items())
-    for label, url in urls:
-        if len(label) > _URL_LABEL_MAX:
-            raise t.error(f"urls.{label}", f"a label has at most {_URL_LABEL_MAX} characters (core metadata's rule)")
-        if not url.startswith("https://"):
-            raise t.error(f"urls.{label}", f"expected an https:// URL, got {url!r}")
-    return urls
-
-
-def read_classifiers(t: Table) -> tuple[str, ...]:
-    classifiers = tuple(t.str_list("classifiers", []))
+def check_classifiers(classifiers: tuple[str, ...], site: Site) -> None:
     for i, classifier in enumerate(classifiers):
+        at = site.item(i)
         if not _CLASSIFIER.match(classifier):
-            raise t.error(f"classifiers[{i}]", f"{classifier!r} is not a classifier such as "
-                                               "'Programming Language :: Python :: 3'")
+            raise at.error(f"{classifier!r} is not a classifier such as 'Programming Language :: Python :: 3'")
         # PEP 639: License-Expression replaces them, and scikit-build-core refuses both.
         if classifier.startswith("License ::"):
-            raise t.error(f"classifiers[{i}]", "no 'License ::' classifier: the [wheel] license key says it")
+            raise at.error("no 'License ::' classifier: the [wheel] license key says it")
         if classifier.startswith("Operating System ::"):
-            raise t.error(f"classifiers[{i}]", "no 'Operating System ::' classifier: the toolkit gives each wheel "
-                                               "its platform's (a Linux or a Windows build of the same recipe)")
+            raise at.error("no 'Operating System ::' classifier: the toolkit gives each wheel its platform's (a Linux "
+                           "or a Windows build of the same recipe)")
         if classifier in classifiers[:i]:
-            raise t.error(f"classifiers[{i}]", f"{classifier!r} is listed twice")
-    return classifiers
+            raise at.error(f"{classifier!r} is listed twice")
