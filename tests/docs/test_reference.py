@@ -1,13 +1,15 @@
-"""docs/reference/ is generated from the code: the committed pages are what the code gives now, the recipe key
-meanings cover exactly the keys the readers read, and the environment table covers what the code reads."""
+"""docs/reference/ is generated from the code: the committed pages are what the code gives now, the recipe-key
+reference is the recipe classes' fields (every key the project's recipes hold among them), and the environment table
+covers what the code reads."""
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 import subprocess
 import sys
+import tomllib
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -15,9 +17,7 @@ from tests.support.tools import ROOT
 from toolkit.cli.main import build_parser
 from toolkit.docs import recipe_keys, reference
 from toolkit.util.envvars import CMAKE_VARIABLES, ENVIRONMENT, SAMPLE, TOOLKIT
-
-READERS = [ROOT / "toolkit/recipe/load.py", ROOT / "toolkit/recipe/core.py",
-           *sorted(ROOT.glob("toolkit/*/settings.py")), ROOT / "toolkit/recipe/pinned.py"]
+from toolkit.util.tomlfields import doc
 
 
 def test_committed_reference_is_what_the_code_gives():
@@ -42,61 +42,66 @@ def test_reference_check_command_fails_on_a_stale_page(tmp_path):
     assert stale.returncode == 1 and "commands.md differs from the code" in stale.stderr
 
 
-def test_every_recipe_key_read_has_a_meaning_and_every_meaning_a_key():
-    recorded = set(recipe_keys.recorded_keys(ROOT))
-    meant = set(recipe_keys.meanings())
-    assert not recorded - meant, \
-        f"recipe keys without a meaning (doc() on the field they fill, see toolkit/recipe/schema.py): " \
-        f"{sorted(recorded - meant)}"
-    assert not meant - recorded, \
-        f"meanings declared for keys no reader reads (toolkit/recipe/schema.py): {sorted(meant - recorded)}"
-    assert all(text.strip() for text in recipe_keys.meanings().values())
+def test_every_key_the_project_recipes_hold_is_in_the_reference():
+    keys = recipe_keys.recipe_keys()
+    held = set()
+    for path in sorted((ROOT / "recipes").glob("**/*.toml")):
+        if not path.name.endswith(".lock.toml"):
+            held |= set(_held(tomllib.loads(path.read_text(encoding="utf-8")), "", keys))
+    assert held - set(keys) == set()
+    assert {"source.url", "fetchcontent[].name", "features.<name>.spelling[].define", "wheel.components[].library",
+            "recipe.extends"} <= held
 
 
-def test_computed_defaults_are_where_a_reader_computes_one():
-    keys = recipe_keys.recorded_keys(ROOT)
-    for key in recipe_keys.computed_defaults():
-        assert key in keys, f"computed default of {key}: no such key"
-    varying = {path for path, key in keys.items() if len(key.defaults) > 1}
-    assert varying <= set(recipe_keys.computed_defaults()), \
-        f"keys whose default varies from recipe to recipe need doc(default=...) on their field: {sorted(varying)}"
+def _held(table: dict, prefix: str, keys: dict) -> list[str]:
+    """The key paths a TOML table holds, as the reference writes them (`[]` for an item, `<name>` for a table's)."""
+    out = []
+    for key, value in table.items():
+        path = f"{prefix}.{key}" if prefix else key
+        if path not in keys and any(k.startswith(f"{prefix}.<name>.") for k in keys):
+            out += _held(value, f"{prefix}.<name>", keys)
+            continue
+        out.append(path)
+        kind = keys[path].type if path in keys else ""
+        if kind == "table":
+            out += _held(value, path, keys)
+        elif kind == "array of tables":
+            out += [p for item in value for p in _held(item, path + "[]", keys)]
+    return out
 
 
-def _opened_tables(path) -> set[str]:
-    """Names passed as literals to Table.table()/tables() in a reader module."""
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("table", "tables") and node.args
-                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-            names.add(node.args[0].value)
-    return names
-
-
-def test_every_table_a_reader_opens_is_opened_by_some_recipe():
-    """The recorder sees a section's keys only when a recipe has that section: each one must be in some recipe."""
-    keys = recipe_keys.recorded_keys(ROOT)
-    last_parts = {re.split(r"[.\[\]]+", path.rstrip("[]"))[-1] for path in keys}
-    missing = {(path.relative_to(ROOT).as_posix(), name) for path in READERS for name in _opened_tables(path)
-               if name not in last_parts}
-    assert not missing, f"tables no recipe in recipes/ has, so their keys are not in the reference: {sorted(missing)}"
-
-
-def test_recorder_reads_types_defaults_choices_and_arrays(tmp_path):
-    recipe = tmp_path / "r.toml"
-    recipe.write_text('[recipe]\nname = "r"\nstages = ["patch"]\n[build]\ntoolchain = "zig"\n'
-                      '[[outputs]]\nlibrary = "x"\n[hipify]\n[[hipify.exclude]]\nglob = "a/**"\nreason = "why"\n')
-    from toolkit.recipe.load import load_recipe
-
-    with recipe_keys.recording() as recorder:
-        load_recipe(recipe)
-    keys = recorder.keys
+def test_the_reference_takes_each_keys_type_choices_default_and_meaning_from_its_field():
+    keys = recipe_keys.recipe_keys()
     assert keys["build.toolchain"].choices == ("system", "zig", "mingw")
-    assert keys["build.toolchain"].defaults == ['"system"']
-    assert keys["hipify.exclude[].reason"].required and keys["hipify.strict"].types == {"boolean"}
-    assert keys["recipe.stages"].optional and not keys["recipe.stages"].defaults   # asked with has() first
-    assert keys["outputs[].exports"].defaults == ["[]"]
+    assert keys["build.toolchain"].default == '"system"' and not keys["build.toolchain"].required
+    assert keys["hipify.exclude[].reason"].required and keys["hipify.strict"].type == "boolean"
+    assert not keys["recipe.stages"].required and keys["recipe.stages"].default == ""
+    assert keys["outputs[].exports"].default == "[]"
+    assert keys["features.<name>.platforms"].choices == ("linux", "windows")
+    assert keys["requires.features"].type == "table of arrays of strings"
+    assert keys["release.target_set[].name"].computed == "the targets joined by `_`"
+    assert keys["release.target_set"].default == '[{name = "gfx90a_gfx942", targets = ["gfx90a", "gfx942"]}]'
+    assert all(key.meaning.strip() for key in keys.values())
 
+
+def test_an_inline_class_gives_its_keys_to_its_holder_with_the_holders_meanings():
+    keys = recipe_keys.recipe_keys()
+    # [source] holds a pinned archive only where it names a url: none of its keys is then required.
+    assert keys["source.url"].meaning.startswith("A pinned archive") and not keys["source.url"].required
+    assert keys["fetchcontent[].url"].required and keys["fetchcontent[].url"].meaning == "Its archive."
+    # The source's own subdir is the one for every kind; a compile-check dep takes none.
+    assert keys["source.subdir"].meaning.startswith("The folder inside the tree that is built")
+    assert "compile_check.dep[].subdir" not in keys and "fetchcontent[].subdir" in keys
+
+
+def test_a_key_declared_twice_is_refused():
+    @dataclass(frozen=True)
+    class Twice:
+        name: str = field(metadata=doc("Said here..."))
+        other: str = field(metadata=doc("...and here.", key="name"))
+
+    with pytest.raises(ValueError, match="recipe key 'demo.name' is declared twice"):
+        recipe_keys.walk(Twice, "demo", {})
 
 
 def _code_files():
@@ -143,12 +148,3 @@ def test_each_entry_is_where_it_says(var):
         assert var.name in (ROOT / rel).read_text(encoding="utf-8"), f"{var.name}: not named in {rel}"
     if var.read_by == TOOLKIT:
         assert var.files, f"{var.name}: say which files read it"
-
-
-def test_recording_restores_the_table_class():
-    from toolkit.util import tomlread
-
-    before = tomlread.Table._get
-    with recipe_keys.recording():
-        assert tomlread.Table._get is not before
-    assert tomlread.Table._get is before

@@ -3,7 +3,7 @@
     python -m toolkit docs reference           # write the pages
     python -m toolkit docs reference --check   # exit 1 naming the pages that are out of date
 
-Pages: commands.md (the argument parser), recipe-keys.md (the recipe readers, toolkit/docs/recipe_keys.py),
+Pages: commands.md (the argument parser), recipe-keys.md (the recipe classes, toolkit/docs/recipe_keys.py),
 environment.md (toolkit/util/envvars.py), stages.md (toolkit/pipeline/stages.py), sessions.md (noxfile.py).
 """
 
@@ -29,48 +29,41 @@ def render_commands(command_line: argparse.ArgumentParser) -> str:
     return render(command_line)
 
 
-def _default_of(key: recipe_keys.Key, computed: dict[str, str]) -> str:
-    if key.path in computed:
-        return cell(computed[key.path])
-    if not key.defaults:
+def _default_of(key: recipe_keys.Key) -> str:
+    if key.computed:
+        return cell(key.computed)
+    if not key.default:
         return ""
-    return " or ".join(f"`{d}`" if len(d) <= 80 else f"`{d[:77]}...`" for d in key.defaults)
+    return f"`{key.default}`" if len(key.default) <= 80 else f"`{key.default[:77]}...`"
 
 
-def _required(key: recipe_keys.Key) -> str:
-    return "yes" if key.required and not key.optional else ""
-
-
-def render_recipe_keys(project_root: Path = PROJECT_ROOT) -> str:
-    keys = recipe_keys.recorded_keys(project_root)
-    meanings = recipe_keys.meanings()
-    computed = recipe_keys.computed_defaults()
+def render_recipe_keys() -> str:
+    keys = recipe_keys.recipe_keys()
     lines = ["# Recipe keys", "", GENERATED, "",
-             "Every key a recipe (`recipes/*.toml`) may hold. Type, default, choices and whether a key is "
-             "required are what the readers themselves ask for (`toolkit/recipe/load.py`, `toolkit/recipe/core.py` "
-             "and each section's `from_table` in `toolkit/recipe/`); the meanings are declared on the fields the "
-             "keys fill (`toolkit/recipe/schema.py`). A key of an array of tables is written `section.array[].key`; "
-             "*required* means required in its table when that table is given. An unknown key, a wrong type or a "
-             "value outside the choices fails before anything runs, naming the file and the key. See "
-             "[Writing a recipe](../guides/writing-a-recipe.md).", ""]
+             "Every key a recipe (`recipes/*.toml`) may hold. Each is a field of the dataclass its table is read "
+             "into (`Recipe` in `toolkit/recipe/load.py`, and the section classes beside it in `toolkit/recipe/`): "
+             "the field's type is the key's type (a `Literal` gives its choices), the field's default its default, "
+             "and its `doc()` metadata what it means. A key of an array of tables is written "
+             "`section.array[].key`, of a table of tables `section.<name>.key`; *required* means required in its "
+             "table when that table is given. An unknown key, a wrong type or a value outside the choices fails "
+             "before anything runs, naming the file and the key. See [Writing a recipe]"
+             "(../guides/writing-a-recipe.md).", ""]
     sections: dict[str, list[recipe_keys.Key]] = {}
     for key in keys.values():
         sections.setdefault(key.section, []).append(key)
     for section, members in sections.items():
-        head = next((k for k in members if k.path == section), None)
-        title = f"[[{section}]]" if head and "array of tables" in head.types else f"[{section}]"
+        head = keys.get(section)
+        title = f"[[{section}]]" if head is not None and head.type == "array of tables" else f"[{section}]"
         lines += [f"## `{title}`", ""]
         if head is not None:
-            lines += [cell(meanings.get(section, "")), ""]
+            lines += [cell(head.meaning), ""]
         rows = []
         for key in members:
             if key.path == section:
                 continue
-            kind = " or ".join(sorted(key.types))
-            if key.choices:
-                kind += ": " + ", ".join(f"`{c}`" for c in key.choices)
-            rows.append([f"`{key.path}`", cell(kind), _default_of(key, computed), _required(key),
-                         cell(meanings.get(key.path, ""))])
+            kind = key.type + (": " + ", ".join(f"`{c}`" for c in key.choices) if key.choices else "")
+            rows.append([f"`{key.path}`", cell(kind), _default_of(key), "yes" if key.required else "",
+                         cell(key.meaning)])
         if rows:
             lines += table(["key", "type", "default", "required", "meaning"], rows) + [""]
     return "\n".join(lines).rstrip() + "\n"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from toolkit.recipe.schema import recipe_table
 from toolkit.util.tomlfields import doc
 from toolkit.util.tomlread import Site
 
@@ -28,7 +27,6 @@ def _some(libraries: tuple[str, ...], site: Site) -> None:
         raise site.error("name at least one library (or remove [api_check])")
 
 
-@recipe_table("api_check")
 @dataclass(frozen=True)
 class ApiCheckSettings:
     libraries: tuple[str, ...] = field(metadata=doc(

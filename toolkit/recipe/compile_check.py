@@ -32,8 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from toolkit.recipe.pinned import ARCHIVE_KEYS, PinnedArchive, require_pin
-from toolkit.recipe.schema import recipe_table
+from toolkit.recipe.pinned import PinnedArchive, require_pin
 from toolkit.util.globs import glob_match
 from toolkit.util.tomlfields import doc, inline, problem
 from toolkit.util.tomlread import Site
@@ -78,7 +77,6 @@ def _some_target(targets: tuple[str, ...], site: Site) -> None:
         raise site.error("list at least one GPU target, e.g. [\"gfx942\"]")
 
 
-@recipe_table("compile_check.expected_failure[]")
 @dataclass(frozen=True)
 class ExpectedFailure:
     """Units (a glob) that do not compile in the check, for a reason the recipe states."""
@@ -88,17 +86,14 @@ class ExpectedFailure:
         "Why it cannot compile there, in words (the warning when it compiles after all repeats it).", check=_says_why))
 
 
-@recipe_table("compile_check.dep[]", keys={
-    **ARCHIVE_KEYS,
-    "url": "Its archive (a pin is required: `sha256` or `content`).",
-    "content": "The digest of the unpacked tree (or of the `paths` it matches).",
-})
 @dataclass(frozen=True)
 class Dep:
     """Third-party headers: a pinned archive (sha256 and/or content, as every archive a recipe names)."""
 
     name: str = field(metadata=doc("The dependency's name."))
-    archive: PinnedArchive = field(metadata=inline(omit=("subdir",), check=require_pin))
+    archive: PinnedArchive = field(metadata=inline(
+        omit=("subdir",), check=require_pin, url="Its archive (a pin is required: `sha256` or `content`).",
+        content="The digest of the unpacked tree (or of the `paths` it matches)."))
     include: tuple[str, ...] = field(default=(".",), metadata=doc("Folders of the unpacked tree put on `-I`."))
     fallback: tuple[str, ...] = field(default=(), metadata=doc(
         "The build root's copy, used when the archive cannot be had."))
@@ -107,14 +102,12 @@ class Dep:
         "`-`), each handed to protoc as an argument.", each=_proto_file))
 
 
-@recipe_table("compile_check.generated[]")
 @dataclass(frozen=True)
 class Generated:
     path: str = field(metadata=doc("Relative path in the generated-headers folder.", check=_inside))
     text: str = field(metadata=doc("Its contents."))
 
 
-@recipe_table("compile_check")
 @dataclass(frozen=True)
 class CompileCheckSettings:
     targets: tuple[str, ...] = field(metadata=doc(

@@ -9,7 +9,6 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Literal, Self, get_args
 
-from toolkit.recipe.schema import recipe_table
 from toolkit.util.tomlfields import doc, problem
 from toolkit.util.tomlread import Site
 
@@ -91,7 +90,6 @@ def lists_among(defines: dict[str, str]) -> tuple[str, ...]:
     return tuple(name for name, value in defines.items() if ";" in value)
 
 
-@recipe_table("features.<name>.spelling[]")
 @dataclass(frozen=True)
 class Spelling:
     """One way a source revision names a feature: its CMake option and the library it builds."""
@@ -100,7 +98,6 @@ class Spelling:
     library: str | None = field(default=None, metadata=doc("The library it builds under this spelling."))
 
 
-@recipe_table("features.<name>")
 @dataclass(frozen=True)
 class Feature:
     name: str = ""  # the table's: [features.NAME]
@@ -142,7 +139,6 @@ class Feature:
         return replace(self, name=site.name, spellings=spellings)
 
 
-@recipe_table("outputs[]")
 @dataclass(frozen=True)
 class Output:
     """A library the build must produce; `feature` set means only when that feature is on."""
@@ -160,7 +156,6 @@ class Output:
     unless: str | None = field(default=None, metadata=doc("Only when this feature is off."))
 
 
-@recipe_table("build")
 @dataclass(frozen=True)
 class BuildSettings:
     build_type: Literal["Release", "RelWithDebInfo", "Debug", "MinSizeRel"] = field(

@@ -30,7 +30,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Self, get_args
 
-from toolkit.recipe.schema import recipe_table
 from toolkit.util.globs import glob_match
 from toolkit.util.tomlfields import doc
 
@@ -71,14 +70,12 @@ def _beside_the_recipe(command: str, site: Site) -> str:
     return command
 
 
-@recipe_table("hipify.exclude[]")
 @dataclass(frozen=True)
 class Exclude:
     glob: str = field(metadata=doc("Glob of the files excluded."))
     reason: str = field(metadata=doc("Why (required, not empty).", check=_says_why))
 
 
-@recipe_table("hipify.rename[]")
 @dataclass(frozen=True)
 class Rename:
     """Replace `from_` by `to` inside every path component (directories and file names)."""
@@ -86,7 +83,6 @@ class Rename:
     to: str = field(metadata=doc("Replacement."))
 
 
-@recipe_table("hipify.substitute[]")
 @dataclass(frozen=True)
 class Substitution:
     from_: str = field(metadata=doc("Text (or regular expression) replaced.", key="from"))
@@ -111,7 +107,6 @@ class Substitution:
         return self
 
 
-@recipe_table("hipify")
 @dataclass(frozen=True)
 class HipifySettings:
     engine: Engine = field(default="builtin", metadata=doc("`builtin` or `hipify-perl`; `--hipify-engine` overrides."))

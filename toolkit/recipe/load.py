@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from toolkit.recipe.confine import confined
 from toolkit.recipe.core import NAME, BuildSettings, Feature, Output
-from toolkit.recipe.schema import recipe_table
 from toolkit.util.errors import RecipeError
 from toolkit.util.tomlclass import read
 from toolkit.util.tomlfields import doc
@@ -71,10 +70,6 @@ def _known_features(features: dict[str, Feature], known: dict[str, Feature], sit
                     f"no feature named {other!r} (features: {', '.join(known)})")
 
 
-@recipe_table("", keys={
-    "recipe": "The recipe's identity and shape.",
-    "patches": "The patch series.",
-})
 @dataclass(frozen=True)
 class Recipe:
     # The tables no field holds, whose keys fields name with a dot (`recipe.name`): what each is for.

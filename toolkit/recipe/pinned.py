@@ -33,16 +33,6 @@ from toolkit.util.tomlread import Site
 
 DEBIAN_SCHEME = "debian:"
 
-# What the keys of a PinnedArchive mean, for the tables that hold an archive's keys among their own:
-# each table declares them (toolkit/recipe/schema.py's recipe_table), overriding the meanings its use changes.
-ARCHIVE_KEYS = {
-    "url": "Its archive.",
-    "sha256": "The archive's sha256.",
-    "content": "The digest of the unpacked tree.",
-    "paths": "Globs `content` covers.",
-    "strip_components": "Leading path components dropped when unpacking.",
-}
-
 _URL = re.compile(r"^(https?|file)://")
 
 
@@ -100,12 +90,15 @@ def require_pin(archive: PinnedArchive, site: Site) -> None:
 
 @dataclass(frozen=True)
 class PinnedArchive:
-    url: str = field(metadata=doc(ARCHIVE_KEYS["url"], check=problem(url_problem)))
-    sha256: str | None = field(default=None, metadata=doc(ARCHIVE_KEYS["sha256"], check=_sha256))
-    content: str | None = field(default=None, metadata=doc(ARCHIVE_KEYS["content"], check=_sha256))
-    paths: tuple[str, ...] = field(default=(), metadata=doc(ARCHIVE_KEYS["paths"], each=_glob, check=_some_globs))
-    strip_components: int | None = field(default=None, metadata=doc(ARCHIVE_KEYS["strip_components"],
-                                                                     check=_not_negative))
+    # Its keys are those of the table that holds it (toolkit/util/tomlfields.py: inline), which may say more of
+    # what each means there.
+    url: str = field(metadata=doc("Its archive.", check=problem(url_problem)))
+    sha256: str | None = field(default=None, metadata=doc("The archive's sha256.", check=_sha256))
+    content: str | None = field(default=None, metadata=doc("The digest of the unpacked tree.", check=_sha256))
+    paths: tuple[str, ...] = field(default=(), metadata=doc("Globs `content` covers.", each=_glob,
+                                                            check=_some_globs))
+    strip_components: int | None = field(default=None, metadata=doc(
+        "Leading path components dropped when unpacking.", check=_not_negative))
     subdir: str | None = field(default=None, metadata=doc("The folder of the unpacked tree that is wanted.",
                                                           check=check_subdir))
 

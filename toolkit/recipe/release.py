@@ -43,7 +43,6 @@ from typing import Literal, Self, get_args
 from toolkit.container.engine import EngineName
 from toolkit.recipe import packageset
 from toolkit.recipe.core import Toolchain, floor_problem
-from toolkit.recipe.schema import recipe_table
 from toolkit.util import argcheck
 from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlfields import doc, problem
@@ -139,7 +138,6 @@ def _entry_name(name: str, site: Site, becomes: str) -> None:
                                      f"{becomes})")
 
 
-@recipe_table("release.target_set[]")
 @dataclass(frozen=True)
 class TargetSet:
     name: str = field(default="", metadata=doc("The set's name, part of the entry id.",
@@ -154,7 +152,6 @@ class TargetSet:
         return named
 
 
-@recipe_table("release.toolchain[]")
 @dataclass(frozen=True)
 class ToolchainSet:
     toolchain: Toolchain = field(metadata=doc("`system`, `zig` or `mingw` (as `[build] toolchain`)."))
@@ -178,7 +175,6 @@ class ToolchainSet:
         return named
 
 
-@recipe_table("release.rocm[]")
 @dataclass(frozen=True)
 class RocmSet:
     name: str = field(metadata=doc(
@@ -196,7 +192,6 @@ def _image(image: str, site: Site) -> None:
         raise site.error(f"{image!r} {said}; expected {argcheck.IMAGE_FORMS}")
 
 
-@recipe_table("release.container")
 @dataclass(frozen=True)
 class ContainerSettings:
     image: str | None = field(default=None, metadata=doc("Image name.", check=_image))
@@ -216,7 +211,6 @@ class ContainerSettings:
         return self
 
 
-@recipe_table("release")
 @dataclass(frozen=True)
 class ReleaseSettings:
     python: tuple[str, ...] = field(default=("3.11", "3.12"), metadata=doc(

@@ -17,7 +17,6 @@ from typing import Self
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from toolkit.recipe.schema import recipe_table
 from toolkit.util.argcheck import IDENTIFIER
 from toolkit.util.tomlfields import doc
 from toolkit.util.tomlread import Site
@@ -47,7 +46,6 @@ def _at_least_zero(value: float, site: Site) -> None:
         raise site.error(f"expected a number >= 0, got {value!r}")
 
 
-@recipe_table("smoke")
 @dataclass(frozen=True)
 class SmokeSettings:
     packages: tuple[str, ...] = field(default=(), metadata=doc("pip requirements installed beside the wheel.",

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import ClassVar, Literal, Self, get_args
 
 from toolkit.recipe.confine import confined
-from toolkit.recipe.pinned import ARCHIVE_KEYS, PinnedArchive, check_subdir
-from toolkit.recipe.schema import recipe_table
+from toolkit.recipe.pinned import PinnedArchive, check_subdir
 from toolkit.util import argcheck
 from toolkit.util.errors import RUN_TOOLKIT, RecipeError
 from toolkit.util.redact import redact_text, redact_url, shorten
@@ -47,16 +46,6 @@ def _commit(commit: str, site: Site) -> None:
         raise site.error(f"expected a full 40-hex commit id (a branch or tag can move), got {commit!r}")
 
 
-@recipe_table("source", keys={
-    **ARCHIVE_KEYS,
-    "url": "A pinned archive: `https://`, `file://` or `debian:pool/...` (a file of the Debian archive, fetched "
-           "from the Debian mirror).",
-    "sha256": "The archive's sha256 (64 lowercase hex); or pin it with `content`, or let `nox -s lock` write the "
-              "lock file.",
-    "content": "The digest of the unpacked tree (or of the files `paths` matches), which upstream's and a "
-               "mirror's re-packed archive share.",
-    "paths": "Globs: `content` covers only the files they match.",
-})
 @dataclass(frozen=True)
 class SourceSettings:
     """Where the tree to build comes from: exactly one of a local path, a pinned archive, a git commit.
@@ -72,10 +61,18 @@ class SourceSettings:
         "recipe in a `recipes/` folder, that folder's parent too) or the toolkit cache; one elsewhere is "
         "refused. Build a tree elsewhere with `--source PATH`.", check=_inside_allowed_folders))
     # Its keys are the table's own; `subdir` is this class's, for every kind of source.
-    archive: PinnedArchive | None = field(default=None, metadata=inline(omit=("subdir",)))
+    archive: PinnedArchive | None = field(default=None, metadata=inline(
+        omit=("subdir",),
+        url="A pinned archive: `https://`, `file://` or `debian:pool/...` (a file of the Debian archive, fetched "
+            "from the Debian mirror).",
+        sha256="The archive's sha256 (64 lowercase hex); or pin it with `content`, or let `nox -s lock` write the "
+               "lock file.",
+        content="The digest of the unpacked tree (or of the files `paths` matches), which upstream's and a "
+                "mirror's re-packed archive share.",
+        paths="Globs: `content` covers only the files they match."))
     git: str | None = field(default=None, metadata=doc("A git URL (fetched shallow, mirror first).", check=_git_url))
     commit: str | None = field(default=None, metadata=doc(
-        "With `git`: the full 40-hex commit (a branch or tag can move).", check=_commit))
+        "With `git`, and required with it: the full 40-hex commit (a branch or tag can move).", check=_commit))
     submodules: bool = field(default=False, metadata=doc("With `git`: fetch submodules too."))
     subdir: str | None = field(default=None, metadata=doc(
         "The folder inside the tree that is built (any kind of source).", check=check_subdir))
@@ -168,12 +165,6 @@ def _platforms_once(packages: tuple[OrtPackage, ...], site: Site) -> None:
             raise site.item(i).key("platform").error(f"platform {name!r} is listed twice")
 
 
-@recipe_table("fetchcontent[]", keys={
-    **ARCHIVE_KEYS,
-    "sha256": "The archive's sha256 (where upstream's is known).",
-    "content": "The digest of the unpacked tree; or let `nox -s lock` write it.",
-    "subdir": "The folder inside the archive that is the dependency's source.",
-})
 @dataclass(frozen=True)
 class FetchContentDep:
     """A third-party CMake dependency the source tree declares with FetchContent_Declare(name ...).
@@ -183,7 +174,10 @@ class FetchContentDep:
     """
 
     name: str = field(metadata=doc("The name the tree's `FetchContent_Declare` uses.", check=_content_name))
-    archive: PinnedArchive = field(metadata=inline())
+    archive: PinnedArchive = field(metadata=inline(
+        sha256="The archive's sha256 (where upstream's is known).",
+        content="The digest of the unpacked tree; or let `nox -s lock` write it.",
+        subdir="The folder inside the archive that is the dependency's source."))
     # A feature name: mirrored only when that feature is on (e.g. DML-only deps).
     when: str | None = field(default=None, metadata=doc("Only when this feature is on."))
     # protobuf asks for absl.
@@ -229,21 +223,17 @@ def once_each(deps: tuple[FetchContentDep, ...], site: Site) -> None:
         seen[key] = i
 
 
-@recipe_table("ort.package[]", keys={
-    **ARCHIVE_KEYS,
-    "url": "The package: a release archive or `debian:pool/...` .deb.",
-    "subdir": "The install prefix inside the unpacked package (`usr` for a .deb).",
-})
 @dataclass(frozen=True)
 class OrtPackage:
     """ORT's package for one platform: a release archive or a .deb; archive.subdir is the install prefix
     inside the unpacked package ("usr" for a .deb)."""
 
     platform: str = field(metadata=doc("`OS-ARCH`, e.g. `linux-x64`.", check=_platform))
-    archive: PinnedArchive = field(metadata=inline())
+    archive: PinnedArchive = field(metadata=inline(
+        url="The package: a release archive or `debian:pool/...` .deb.",
+        subdir="The install prefix inside the unpacked package (`usr` for a .deb)."))
 
 
-@recipe_table("ort")
 @dataclass(frozen=True)
 class OrtSettings:
     """ORT's release packages (headers, libraries, CMake config), one per platform."""
@@ -256,7 +246,6 @@ class OrtSettings:
         return next((p for p in self.packages if p.platform == platform), None)
 
 
-@recipe_table("requires")
 @dataclass(frozen=True)
 class Requirements:
     """Which installed components a build needs, as data: always, and per enabled feature.
@@ -268,7 +257,7 @@ class Requirements:
 
     always: tuple[Component, ...] = field(default=(), metadata=doc("Needed by every build."))
     features: tuple[tuple[str, tuple[Component, ...]], ...] = field(default=(), metadata=doc(
-        "Needed per feature that is on."))
+        "Needed per feature that is on: `{ FEATURE = [\"rocm\"] }`."))
 
     def needed(self, enabled_features: list[str] | tuple[str, ...] | set[str]) -> list[str]:
         wanted = set(self.always)

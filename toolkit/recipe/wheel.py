@@ -41,7 +41,6 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from toolkit.recipe.core import library_file
-from toolkit.recipe.schema import recipe_table
 from toolkit.recipe.wheel_metadata import Author, canonical_license, check_classifiers, check_url
 from toolkit.util.argcheck import IDENTIFIER
 from toolkit.util.errors import ToolkitError
@@ -107,7 +106,6 @@ def _variables(env: tuple[tuple[str, str], ...], site: Site) -> None:
         raise site.error("expected at least one variable, such as { MORPHIZEN_EP_ENABLE_CPU_DEVICE = \"1\" }")
 
 
-@recipe_table("wheel.components[]")
 @dataclass(frozen=True)
 class Component:
     library: str = field(metadata=doc("The library (`amdgpu-ep` for `libamdgpu-ep.so` in the build's lib/).",
@@ -177,7 +175,6 @@ def _components(components: tuple[Component, ...], site: Site) -> None:
 
 # hip-ep offers AMD GPUs only and its CPU device (which its tests run sessions on) is off unless a variable is set:
 # a self-check that says "0 devices" must say why, and what turns a device on.
-@recipe_table("wheel.no_device")
 @dataclass(frozen=True)
 class NoDevice:
     why: str = field(metadata=doc("Why the EP may register and offer no device (the self-check says it beside a "
@@ -191,7 +188,6 @@ class NoDevice:
         return {"why": self.why, "env": dict(self.env), "enables": self.enables}
 
 
-@recipe_table("wheel")
 @dataclass(frozen=True)
 class WheelSettings:
     version: str = field(metadata=doc("The wheel's version (PEP 440); `--local-version` appends `+LABEL`.",

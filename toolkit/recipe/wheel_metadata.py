@@ -9,7 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Self
 
-from toolkit.recipe.schema import recipe_table
 from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlfields import doc
 from toolkit.util.tomlread import Site
@@ -18,7 +17,6 @@ _URL_LABEL_MAX = 32
 _CLASSIFIER = re.compile(r"^[A-Za-z0-9][^:]*( :: [^:]+)+$")
 
 
-@recipe_table("wheel.authors[]")
 @dataclass(frozen=True)
 class Author:
     name: str | None = field(default=None, metadata=doc("The author's (a person's or an organisation's) name."))
