@@ -147,10 +147,9 @@ def run_plan(argv: list[str], binds: list[Path], *, root: Path, project: Path, c
 
 def pinned_requirements() -> list[str]:
     """Dependencies installed by hash, not by name: the zig toolchain's ziglang wheel (toolchains.toml)."""
-    from toolkit.cmake.toolchain import TOOLCHAINS_FILE, read_pin
-    from toolkit.util.tomlread import load_toml
+    from toolkit.cmake.zigpin import zig_settings
 
-    return [read_pin(load_toml(TOOLCHAINS_FILE).table("zig"), platform.machine()).requirement()]
+    return [zig_settings(platform.machine())[0].requirement()]
 
 
 def install_pinned(root: Path, venv: Path, requirements: list[str]) -> None:

@@ -9,23 +9,23 @@ package and the root that has them.
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON, atomic_write_text
-from toolkit.util.tomlread import Table
+from toolkit.util.tomlfields import doc
 
 
 @dataclass(frozen=True)
 class MingwPin:
-    """toolchains.toml's [mingw]."""
+    """toolchains.toml's [mingw] (read by toolkit/util/tomlclass.py; the file's comments say why each is so)."""
 
-    triplet: str
-    package: str
-    root: str
-    link_flags: tuple[str, ...]
-    wheel_platform: str
+    triplet: str = field(metadata=doc("The GNU triplet the compilers are named by."))
+    package: str = field(metadata=doc("The Debian package with the compilers, named when they are missing."))
+    root: str = field(metadata=doc("The build root that has them."))
+    link_flags: tuple[str, ...] = field(metadata=doc("What every DLL and executable of the tree is linked with."))
+    wheel_platform: str = field(metadata=doc("The platform tag of the wheels it builds."))
 
     def program(self, tool: str) -> str:
         return f"{self.triplet}-{tool}"
@@ -43,13 +43,6 @@ class MingwPin:
     def describe(self) -> str:
         return (f"MinGW-w64 GCC for {self.triplet} (UCRT; {self.package}), the C++ runtime linked in statically, "
                 f"for {self.wheel_platform}")
-
-
-def read_mingw_pin(t: Table) -> MingwPin:
-    pin = MingwPin(t.str("triplet"), t.str("package"), t.str("root"), tuple(t.str_list("link_flags")),
-                   t.str("wheel_platform"))
-    t.done()
-    return pin
 
 
 def check_installed(pin: MingwPin) -> None:

@@ -21,15 +21,15 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolkit.cmake.mingw import MingwPin, prepare_mingw, read_mingw_pin
+from toolkit.cmake.mingw import MingwPin, prepare_mingw
+from toolkit.cmake.zigpin import TOOLCHAINS_FILE, ZigPin, zig_settings
 from toolkit.recipe.core import TOOLCHAIN_PLATFORMS, TOOLCHAINS, floor_problem
-from toolkit.util.argcheck import is_sha256
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON, atomic_write_text, read_json
 from toolkit.util.process import run
-from toolkit.util.tomlread import Table, load_toml
+from toolkit.util.tomlclass import read
+from toolkit.util.tomlread import load_toml
 
-TOOLCHAINS_FILE = Path(__file__).resolve().with_name("toolchains.toml")
 # Names contain "clang" so that ccache treats them as the clang they are (its option handling per compiler).
 WRAPPERS = {"C": "zig-clang", "CXX": "zig-clang++"}
 # What the wrappers add to a link (a shared library or an executable) that does not ask for debug info (no -g
@@ -43,23 +43,6 @@ STRIP_UNLESS_DEBUG = "-Wl,--strip-debug"
 # not, where GCC and clang emit none without -g. The real tree's objects were 13 times their size (libprotoc.a:
 # 194 MB against GCC's 15 MB), and every ccache hit copied, every archive and link read, that much more.
 NO_DEBUG_UNLESS_ASKED = "-g0"
-
-
-@dataclass(frozen=True)
-class ZigPin:
-    """toolchains.toml's [zig] for this machine."""
-
-    version: str
-    wheel: str
-    wheel_sha256: str
-    zig_sha256: str
-    multiarch: str
-    system_include: str
-    distribution: str = "ziglang"
-
-    def requirement(self) -> str:
-        """A pip requirement line that installs exactly the pinned wheel (pip's hash-checking mode)."""
-        return f"{self.distribution}=={self.version} --hash=sha256:{self.wheel_sha256}"
 
 
 @dataclass(frozen=True)
@@ -320,31 +303,12 @@ def resolve(name: str, glibc_floor: str | None = None, hide_section_bounds: tupl
         raise ToolkitError(f"no toolchain named {name!r}", hint=f"toolchains: {', '.join(TOOLCHAINS)}")
     if name == "system":
         return Toolchain("system")
-    data = load_toml(file)
     if name == "mingw":
-        return Toolchain("mingw", mingw=read_mingw_pin(data.table("mingw")))
-    zig_table = data.table("zig")
-    default = check_floor(zig_table.str("default_glibc_floor"), f"{file}: key 'zig.default_glibc_floor'")
-    pin = read_pin(zig_table, platform.machine())
-    zig_table.done()
+        return Toolchain("mingw", mingw=read(MingwPin, load_toml(file).table("mingw")))
+    pin, default = zig_settings(platform.machine(), file)
     # Checked again here, whoever asks: the floor becomes part of the wrapper scripts' text.
     floor = check_floor(glibc_floor, "glibc floor") if glibc_floor else default
     return Toolchain("zig", floor, pin, tuple(hide_section_bounds))
-
-
-def read_pin(t: Table, machine: str) -> ZigPin:
-    machines = t.table("machines")
-    if not machines.has(machine):
-        raise t.error(f"machines.{machine}", f"no ziglang wheel pinned for this machine ({machine}); pinned: "
-                      f"{', '.join(machines.keys())}. Add its wheel's name and sha256 and its zig's sha256")
-    m = machines.table(machine)
-    pin = ZigPin(t.str("version"), m.str("wheel"), m.str("wheel_sha256"), m.str("zig_sha256"), m.str("multiarch"),
-                 t.str("system_include"), t.str("distribution", "ziglang"))
-    for key in ("wheel_sha256", "zig_sha256"):
-        if not is_sha256(getattr(pin, key)):
-            raise m.error(key, "expected 64 lowercase hex digits")
-    m.done()
-    return pin
 
 
 def check_floor(floor: str, where: str) -> str:

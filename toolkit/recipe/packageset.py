@@ -13,11 +13,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from toolkit.util.errors import ToolkitError
-from toolkit.util.tomlread import Table, load_toml
+from toolkit.util.tomlclass import read
+from toolkit.util.tomlfields import doc
+from toolkit.util.tomlread import Site, load_toml
 
 ROOTS_DIR = Path(__file__).resolve().parents[2] / "containers" / "roots"
 DEFAULT = "debian-sid-rocm"
@@ -31,11 +35,97 @@ _PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 _PIN_PACKAGE = re.compile(r"^[a-z0-9*?][a-z0-9+.*?-]*$")
 
 
+def _pin_package(name: str, site: Site) -> None:
+    if not _PIN_PACKAGE.match(name):
+        raise site.error(f"not a package name or glob: {name!r}")
+
+
+def _release(release: str, site: Site) -> None:
+    if not re.match(r"^[a-z]=[A-Za-z0-9.~+-]+(,[a-z]=[A-Za-z0-9.~+-]+)*$", release):
+        raise site.error(f"expected apt's release selector like 'a=experimental', got {release!r}")
+
+
+def _word(what: str) -> Callable[[str, Site], None]:
+    """A check that a value is one word of the archive's (a suite, a component): `what` names it."""
+    def check(value: str, site: Site) -> None:
+        if not re.match(r"^[a-z0-9][a-z0-9.-]*$", value):
+            raise site.error(f"expected {what}, got {value!r}")
+    return check
+
+
+def _apt_option(option: str, site: Site) -> None:
+    if not option.rstrip().endswith(";"):
+        raise site.error(f"an apt.conf line ends with ';', got {option!r}")
+    if "\n" in option or "\r" in option:
+        raise site.error(f"an apt.conf option is one line, got {option!r}")
+
+
+def _absolute_glob(glob: str, site: Site) -> None:
+    if not glob.startswith("/") or "\n" in glob:
+        raise site.error(f"expected an absolute path glob, got {glob!r}")
+
+
+def _no_mirror(mirror: str, site: Site) -> None:
+    raise site.error("a package set names no Debian mirror: the root is made from $TOOLKIT_DEBIAN_MIRROR, else the "
+                     "first Debian archive in this machine's apt sources; remove this key")
+
+
+def _set_name(name: str, site: Site) -> None:
+    if not _NAME.match(name):
+        raise site.error(f"expected the name of another set in {site.file.parent}, got {name!r}")
+
+
+def _package_names(names: tuple[str, ...], site: Site) -> None:
+    for i, name in enumerate(names):
+        if not _PACKAGE.match(name):
+            raise site.item(i).error(f"not a Debian package name: {name!r}")
+
+
 @dataclass(frozen=True)
 class Pin:
-    packages: tuple[str, ...]
-    release: str
-    priority: int
+    """[[root.pin]]: apt's preferences for some packages."""
+
+    packages: tuple[str, ...] = field(metadata=doc("Package names or apt globs.", each=_pin_package))
+    release: str = field(metadata=doc("apt's release selector, e.g. `a=experimental`.", check=_release))
+    priority: int = field(metadata=doc("The pin's priority."))
+
+
+@dataclass(frozen=True)
+class RootKeys:
+    """[root], as a set's file gives it: a key left out is the base set's (`extends`), else its default."""
+
+    extends: str | None = field(default=None, metadata=doc("The set this one is based on.", check=_set_name))
+    mirror: str | None = field(default=None, metadata=doc("Refused: the mirror is the machine's.", check=_no_mirror))
+    suite: str | None = field(default=None, metadata=doc("The suite debootstrap makes the root from.",
+                                                         check=_word("a Debian suite name")))
+    variant: Literal["minbase", "buildd", "fakechroot", "-"] | None = field(default=None, metadata=doc(
+        "debootstrap's variant."))
+    apt_suites: tuple[str, ...] | None = field(default=None, metadata=doc(
+        "The suites apt installs from.", each=_word("a Debian suite name")))
+    components: tuple[str, ...] | None = field(default=None, metadata=doc(
+        "The archive's components.", each=_word("a Debian archive component")))
+    apt_options: tuple[str, ...] | None = field(default=None, metadata=doc("apt.conf lines.", each=_apt_option))
+    pins: tuple[Pin, ...] = field(default=(), metadata=doc("apt's pins, after the base set's.", key="pin"))
+    path_exclude: tuple[str, ...] | None = field(default=None, metadata=doc(
+        "dpkg --path-exclude globs.", each=_absolute_glob))
+    path_include: tuple[str, ...] | None = field(default=None, metadata=doc(
+        "dpkg --path-include globs.", each=_absolute_glob))
+
+
+@dataclass(frozen=True)
+class PythonKeys:
+    from_root: tuple[str, ...] = field(default=(), metadata=doc(
+        "The toolkit's Python dependencies the root provides as Debian packages."))
+
+
+@dataclass(frozen=True)
+class SetFile:
+    """A package set's file; `[packages]` may be left to the base set."""
+
+    root: RootKeys = field(metadata=doc("How the root is made."))
+    packages: dict[str, tuple[str, ...]] | None = field(default=None, metadata=doc(
+        "The packages, by group; a group replaces the base set's of the same name.", each=_package_names))
+    python: PythonKeys | None = field(default=None, metadata=doc("The toolkit's venv inside the root."))
 
 
 @dataclass(frozen=True)
@@ -118,98 +208,44 @@ def _load(path: Path, seen: tuple[Path, ...]) -> PackageSet:
     """Read the set at `path`; with `[root] extends = "NAME"`, the named set is the base: keys this file gives
     replace the base's, its pins come after the base's, and a package group replaces the base's group of the
     same name (other groups are kept). A ROCm 7 root is the ROCm 6 root plus pins, not a copy of it."""
-    doc = load_toml(path)
-    root = doc.table("root")
-    base = _base(root, path, seen)
-    if root.has("mirror"):
-        raise root.error("mirror", "a package set names no Debian mirror: the root is made from "
-                                   "$TOOLKIT_DEBIAN_MIRROR, else the first Debian archive in this machine's apt "
-                                   "sources; remove this key")
-    suite = _word(root, "suite") if root.has("suite") or base is None else base.suite
-    variant = root.str("variant", base.variant if base else "minbase",
-                       choices=("minbase", "buildd", "fakechroot", "-"))
-    apt_suites = tuple(root.str_list("apt_suites", list(base.apt_suites) if base else [suite]))
-    for i, s in enumerate(apt_suites):
-        _check_word(root, f"apt_suites[{i}]", s)
-    components = tuple(root.str_list("components", list(base.components) if base else ["main"]))
-    for i, component in enumerate(components):
-        _check_word(root, f"components[{i}]", component, "a Debian archive component")
-    apt_options = tuple(root.str_list("apt_options", list(base.apt_options) if base else []))
-    for i, option in enumerate(apt_options):
-        if not option.rstrip().endswith(";"):
-            raise root.error(f"apt_options[{i}]", f"an apt.conf line ends with ';', got {option!r}")
-        if "\n" in option or "\r" in option:
-            raise root.error(f"apt_options[{i}]", f"an apt.conf option is one line, got {option!r}")
-    pins = (base.pins if base else ()) + tuple(_pin(t) for t in root.tables("pin", []))
-    path_exclude = tuple(root.str_list("path_exclude", list(base.path_exclude) if base else []))
-    path_include = tuple(root.str_list("path_include", list(base.path_include) if base else []))
-    for key, globs in (("path_exclude", path_exclude), ("path_include", path_include)):
-        for i, glob in enumerate(globs):
-            if not glob.startswith("/") or "\n" in glob:
-                raise root.error(f"{key}[{i}]", f"expected an absolute path glob, got {glob!r}")
-    root.done()
-
+    given = read(SetFile, load_toml(path))
+    keys, at = given.root, Site(path, "root")
+    base = _base(keys.extends, path, seen, at.key("extends"))
+    if keys.suite is None and base is None:
+        raise at.key("suite").error("required, expected a string")
+    suite = keys.suite if keys.suite is not None or base is None else base.suite
+    assert suite is not None
     groups = dict(base.groups) if base else {}
-    table = doc.table("packages") if base is None else doc.table("packages", None)
-    if table is not None:
-        for group in table.keys():
-            names = tuple(table.str_list(group))
-            for i, pkg in enumerate(names):
-                if not _PACKAGE.match(pkg):
-                    raise table.error(f"{group}[{i}]", f"not a Debian package name: {pkg!r}")
-            groups[group] = names
-        table.done()
+    if given.packages is None and base is None:
+        raise Site(path, "packages").error("required, expected a table")
+    groups.update(given.packages or {})
     packages = {pkg for names in groups.values() for pkg in names}
     if not packages:
         raise ToolkitError(f"{path}: [packages] lists no packages", hint='add a group, e.g. tools = ["cmake"]')
-    python = doc.table("python", None)
-    from_root = tuple(python.str_list("from_root", [])) if python else (base.from_root if base else ())
-    if python:
-        python.done()
-    doc.done()
-    name = path.stem
-    if not _NAME.match(name):
+    if not _NAME.match(path.stem):
         raise ToolkitError(f"{path}: a root's name (the file's stem) must be letters, digits, '.', '_' or '-'")
-    return PackageSet(name, path, suite, variant, apt_suites, components, apt_options, pins,
-                      path_exclude, tuple(sorted(packages)), from_root, tuple(sorted(groups.items())),
-                      base.name if base else None, path_include)
+
+    def kept(mine: tuple[str, ...] | None, theirs: tuple[str, ...], default: tuple[str, ...]) -> tuple[str, ...]:
+        return mine if mine is not None else theirs if base else default
+
+    return PackageSet(
+        path.stem, path, suite, keys.variant or (base.variant if base else "minbase"),
+        kept(keys.apt_suites, base.apt_suites if base else (), (suite,)),
+        kept(keys.components, base.components if base else (), ("main",)),
+        kept(keys.apt_options, base.apt_options if base else (), ()),
+        (base.pins if base else ()) + keys.pins,
+        kept(keys.path_exclude, base.path_exclude if base else (), ()), tuple(sorted(packages)),
+        given.python.from_root if given.python else (base.from_root if base else ()), tuple(sorted(groups.items())),
+        base.name if base else None, kept(keys.path_include, base.path_include if base else (), ()))
 
 
-def _base(root: Table, path: Path, seen: tuple[Path, ...]) -> PackageSet | None:
-    name = root.str("extends", None)
+def _base(name: str | None, path: Path, seen: tuple[Path, ...], site: Site) -> PackageSet | None:
     if name is None:
         return None
-    if not _NAME.match(name):
-        raise root.error("extends", f"expected the name of another set in {path.parent}, got {name!r}")
     base_path = path.parent / f"{name}.toml"
     if base_path == path or base_path in seen:
-        raise root.error("extends", f"{name!r} extends itself (through {' -> '.join(p.stem for p in seen)})")
+        raise site.error(f"{name!r} extends itself (through {' -> '.join(p.stem for p in seen)})")
     if not base_path.is_file():
         known = sorted(p.stem for p in path.parent.glob("*.toml") if p != path)
-        raise root.error("extends", f"no package set {base_path.name} beside this file "
-                                    f"(known: {', '.join(known) or 'none'})")
+        raise site.error(f"no package set {base_path.name} beside this file (known: {', '.join(known) or 'none'})")
     return _load(base_path, (*seen, path))
-
-
-def _word(table: Table, key: str) -> str:
-    value: str = table.str(key)
-    _check_word(table, key, value)
-    return value
-
-
-def _check_word(table: Table, key: str, value: str, what: str = "a Debian suite name") -> None:
-    if not re.match(r"^[a-z0-9][a-z0-9.-]*$", value):
-        raise table.error(key, f"expected {what}, got {value!r}")
-
-
-def _pin(t: Table) -> Pin:
-    packages = tuple(t.str_list("packages"))
-    for i, pkg in enumerate(packages):
-        if not _PIN_PACKAGE.match(pkg):
-            raise t.error(f"packages[{i}]", f"not a package name or glob: {pkg!r}")
-    release = t.str("release")
-    if not re.match(r"^[a-z]=[A-Za-z0-9.~+-]+(,[a-z]=[A-Za-z0-9.~+-]+)*$", release):
-        raise t.error("release", f"expected apt's release selector like 'a=experimental', got {release!r}")
-    priority = t.int("priority")
-    t.done()
-    return Pin(packages, release, priority)

@@ -12,8 +12,9 @@ import shutil
 import sys
 import tempfile
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Self
 
 from toolkit.cmake.mingw import MingwPin
 from toolkit.util import log
@@ -21,7 +22,9 @@ from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_text, replace_dir
 from toolkit.util.locks import WorkLock
 from toolkit.util.process import run
-from toolkit.util.tomlread import Table, load_toml
+from toolkit.util.tomlclass import read
+from toolkit.util.tomlfields import doc
+from toolkit.util.tomlread import Site, load_toml
 
 DATA = Path(__file__).resolve().parent / "data" / "windows.toml"
 HARNESS = Path(__file__).resolve().parent / "wine" / "harness.c"
@@ -31,28 +34,36 @@ HARNESS = Path(__file__).resolve().parent / "wine" / "harness.c"
 class WindowsWheel:
     """A pinned win_amd64 wheel from PyPI and the DLL in it the smoke uses."""
 
-    name: str
-    requirement: str
-    python: str
-    sha256: str
-    dll: str
+    requirement: str = field(metadata=doc("The pip requirement that fetches it."))
+    python: str = field(metadata=doc("The CPython version pip fetches it for."))
+    sha256: str = field(metadata=doc("The wheel file's sha256 (pip's hash-checking mode)."))
+    dll: str = field(metadata=doc("The DLL inside it."))
+    name: str = ""  # a [library.MODULE]'s MODULE; a [[runtime]] names itself
+
+    def validated(self, site: Site) -> Self:
+        return self if self.name else replace(self, name=site.name)
 
 
-def _wheel(name: str, t: Table) -> WindowsWheel:
-    pinned = WindowsWheel(name, t.str("requirement"), t.str("python"), t.str("sha256"), t.str("dll"))
-    t.done()
-    return pinned
+@dataclass(frozen=True)
+class RuntimeWheel(WindowsWheel):
+    name: str = field(default="", metadata=doc("The runtime's name.", required=True))
+
+
+@dataclass(frozen=True)
+class WindowsData:
+    """data/windows.toml."""
+
+    runtime: tuple[RuntimeWheel, ...] = field(metadata=doc("The ONNX Runtimes the EP is registered with."))
+    library: dict[str, WindowsWheel] = field(default_factory=dict, metadata=doc(
+        "The wheel of each module a [smoke] env's {library:MODULE} names."))
 
 
 def runtimes() -> list[WindowsWheel]:
-    doc = load_toml(DATA)
-    return [_wheel(t.str("name"), t) for t in doc.tables("runtime")]
+    return list(read(WindowsData, load_toml(DATA)).runtime)
 
 
 def libraries() -> dict[str, WindowsWheel]:
-    doc = load_toml(DATA)
-    table = doc.table("library")
-    return {module: _wheel(module, t) for module, t in table.subtables()}
+    return read(WindowsData, load_toml(DATA)).library
 
 
 def unpacked(pinned: WindowsWheel, cache: Path) -> Path:
