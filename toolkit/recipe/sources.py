@@ -151,6 +151,29 @@ def _not_a_tree(path: Path, shown: str) -> RecipeError:
                        hint="give the source tree's folder, an archive URL or git+URL@COMMIT")
 
 
+@recipe_table("fetchcontent[].host_tool")
+@dataclass(frozen=True)
+class HostTool:
+    """A program a dependency builds that a cross build runs while it builds (protobuf's protoc, which ONNX runs to
+    generate its sources): built for the build machine from the same verified source, before the tree configures."""
+
+    target: str = field(metadata=doc("The dependency's CMake target that builds it, e.g. `protoc`."))
+    define: str = field(metadata=doc("The tree's CMake variable given the program's path, e.g. "
+                                     "`ONNX_CUSTOM_PROTOC_EXECUTABLE`."))
+    defines: dict[str, str] = field(default_factory=dict, metadata=doc(
+        "CMake defines for the dependency's own build of it, e.g. `{ protobuf_BUILD_TESTS = \"OFF\" }`."))
+
+    @classmethod
+    def from_table(cls, t: Table) -> HostTool:
+        value = cls(target=t.str("target"), define=t.str("define"), defines=t.str_map("defines", {}))
+        if not _CONTENT_NAME.match(value.target):
+            raise t.error("target", f"expected a CMake target name, got {value.target!r}")
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", value.define):
+            raise t.error("define", f"expected a CMake variable name, got {value.define!r}")
+        t.done()
+        return value
+
+
 @recipe_table("fetchcontent[]", keys={
     **ARCHIVE_KEYS,
     "sha256": "The archive's sha256 (where upstream's is known).",
@@ -183,6 +206,8 @@ class FetchContentDep:
     # hash-library: a folder of sources the tree compiles itself; FetchContent_MakeAvailable only populates it.
     files_only: bool = field(default=False, metadata=doc(
         "The dependency is files the tree reads (no CMakeLists.txt of its own): its top is not checked for one."))
+    host_tool: HostTool | None = field(default=None, metadata=doc(
+        "A program of this dependency that a cross build (`--toolchain mingw`) runs: built for this machine first."))
 
     @property
     def define(self) -> str:
@@ -196,7 +221,8 @@ class FetchContentDep:
             raise t.error("name", f"expected a FetchContent name (letters, digits, _ . + -), got {name!r}")
         value = cls(name=name, archive=PinnedArchive.from_table(t), when=t.str("when", None),
                     asked_by=t.str("asked_by", None), find_package=t.bool("find_package", False),
-                    files_only=t.bool("files_only", False), serves_find_package=t.bool("serves_find_package", False))
+                    files_only=t.bool("files_only", False), serves_find_package=t.bool("serves_find_package", False),
+                    host_tool=HostTool.from_table(tool) if (tool := t.table("host_tool", None)) is not None else None)
         if value.find_package and value.serves_find_package:
             raise t.error("serves_find_package", "give `find_package` (answered not-found) or `serves_find_package` "
                           "(answered with the pin), not both")
@@ -223,6 +249,25 @@ def fetchcontent_from_tables(tables: list[Table], recipe_dir: Path) -> tuple[Fet
     return tuple(deps)
 
 
+@recipe_table("ort.package[].windows_dll", keys={
+    **ARCHIVE_KEYS,
+    "url": "An archive holding ORT's Windows DLL: PyPI's `onnxruntime` win_amd64 wheel.",
+})
+@dataclass(frozen=True)
+class OrtWindowsDll:
+    """ORT's Windows DLL, which a Windows build links: PyPI's win_amd64 wheels carry it, without the headers or the
+    CMake config the package beside it provides."""
+
+    archive: PinnedArchive
+    path: str = field(metadata=doc("The DLL's path inside the archive, e.g. `onnxruntime/capi/onnxruntime.dll`."))
+
+    @classmethod
+    def from_table(cls, t: Table) -> OrtWindowsDll:
+        value = cls(archive=PinnedArchive.from_table(t, subdir=False), path=t.str("path"))
+        t.done()
+        return value
+
+
 @recipe_table("ort.package[]", keys={
     **ARCHIVE_KEYS,
     "url": "The package: a release archive or `debian:pool/...` .deb.",
@@ -235,13 +280,18 @@ class OrtPackage:
 
     platform: str = field(metadata=doc("`OS-ARCH`, e.g. `linux-x64`."))
     archive: PinnedArchive
+    windows_dll: OrtWindowsDll | None = field(default=None, metadata=doc(
+        "A `windows-x64` package's DLL, where the package itself has the headers only (Debian's .deb): the toolkit "
+        "puts the two together with a CMake config for find_package(onnxruntime)."))
 
     @classmethod
     def from_table(cls, t: Table, recipe_dir: Path) -> OrtPackage:
         platform = t.str("platform")
         if not _PLATFORM.match(platform):
             raise t.error("platform", f"expected OS-ARCH such as 'linux-x64', got {platform!r}")
-        value = cls(platform=platform, archive=PinnedArchive.from_table(t))
+        dll = t.table("windows_dll", None)
+        value = cls(platform=platform, archive=PinnedArchive.from_table(t),
+                    windows_dll=OrtWindowsDll.from_table(dll) if dll is not None else None)
         t.done()
         return value
 
