@@ -45,11 +45,16 @@ struct InterfaceList<ChainInterfaces<First, Rest...>> {
   static bool Find(REFIID riid) { return riid == __uuidof(First) || ((riid == __uuidof(Rest)) || ...); }
 };
 
+// Each listed interface is held by a base of its own, so that an interface listed beside one derived from it
+// (IMLOperatorAttributes and IMLOperatorAttributes1) is reached through the entry that names it, never ambiguously.
+template <typename Entry>
+struct Holder : Entry {};
+
 template <typename Self, typename I, typename... Is>
 void* CastTo(Self* self, REFIID riid) {
   using List = InterfaceList<I>;
   if (List::Find(riid)) {
-    return static_cast<typename List::Base*>(self);
+    return static_cast<typename List::Base*>(static_cast<Holder<typename List::Base>*>(self));
   }
   if constexpr (sizeof...(Is) > 0) {
     return CastTo<Self, Is...>(self, riid);
@@ -58,19 +63,14 @@ void* CastTo(Self* self, REFIID riid) {
   }
 }
 
-template <typename I>
-struct FirstOf {
-  using type = typename InterfaceList<I>::Base;
-};
-
 }  // namespace Details
 
 template <typename Flags, typename... Interfaces>
-class RuntimeClass : public Details::InterfaceList<Interfaces>::Base... {
+class RuntimeClass : public Details::Holder<typename Details::InterfaceList<Interfaces>::Base>... {
   static_assert(Flags::value & ClassicCom, "only classic COM objects are implemented here");
   static_assert(sizeof...(Interfaces) > 0, "a RuntimeClass implements at least one interface");
 
-  using Primary = typename Details::FirstOf<std::tuple_element_t<0, std::tuple<Interfaces...>>>::type;
+  using Primary = typename Details::InterfaceList<std::tuple_element_t<0, std::tuple<Interfaces...>>>::Base;
 
  public:
   RuntimeClass() = default;
@@ -81,8 +81,9 @@ class RuntimeClass : public Details::InterfaceList<Interfaces>::Base... {
     if (object == nullptr) {
       return E_POINTER;
     }
-    void* found = riid == __uuidof(IUnknown) ? static_cast<IUnknown*>(static_cast<Primary*>(this))
-                                             : Details::CastTo<RuntimeClass, Interfaces...>(this, riid);
+    void* found = riid == __uuidof(IUnknown)
+                      ? static_cast<IUnknown*>(static_cast<Primary*>(static_cast<Details::Holder<Primary>*>(this)))
+                      : Details::CastTo<RuntimeClass, Interfaces...>(this, riid);
     *object = found;
     if (found == nullptr) {
       return E_NOINTERFACE;
