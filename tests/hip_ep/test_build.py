@@ -82,7 +82,8 @@ def test_onnxruntime_runs_models_through_the_mlir_pipeline_on_the_cpu_device(hip
     report = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("HIPEP "))[6:])
     assert report["ort"].startswith("1.27")
     [device] = report["devices"]
-    assert device["vendor"] == "AMD" and device["type"].endswith("CPU"), device
+    # Registered under hip-ep's EP name, which ORT names the device after.
+    assert device["ep"] == "hipgpu" and device["vendor"] == "AMD" and device["type"].endswith("CPU"), device
     # CPU fallback disabled: creating each session proves hip-ep took every node; each ran once.
     shapes = {Path(s["model"]).name: (s["providers"][0], s["outputs"]) for s in report["sessions"]}
     assert shapes == {"matmul_relu.onnx": (device["ep"], [[2, 4]]), "attention.onnx": (device["ep"], [[1, 8, 16]])}
@@ -107,15 +108,15 @@ def test_wheel_bundles_what_it_links_leaves_rocm_and_llvm_out_and_says_test_buil
     [wheel] = (hipep.ws / "wheelhouse").glob("*.whl")
     # sid's glibc 2.43 symbols (libm's float functions in libhip-compiler.so) are newer than every manylinux policy:
     # auditwheel gives no manylinux tag, and the recipe's [wheel] platform = "linux" says so.
-    assert wheel.name == "onnxruntime_ep_hipgpu-0.4.0-py3-none-linux_x86_64.whl"
+    assert wheel.name == "onnxruntime_ep_hip-0.4.0-py3-none-linux_x86_64.whl"
     # The tag is the one auditwheel itself computes for the repaired wheel: no manylinux policy takes it.
     shown = subprocess.run([sys.executable, "-m", "auditwheel", "show", str(wheel)], capture_output=True, text=True)
     said = " ".join((shown.stdout + shown.stderr).split())
     assert shown.returncode == 0 and 'consistent with the following platform tag: "linux_x86_64"' in said, said
     assert "GLIBC_2.43" in said, said
     names = zipfile.ZipFile(wheel).namelist()
-    assert {"onnxruntime_ep_hipgpu/libhipgpu.so", "onnxruntime_ep_hipgpu/libhip-compiler.so"} <= set(names)
-    bundled = [n.rsplit("/", 1)[1] for n in names if n.startswith("onnxruntime_ep_hipgpu.libs/")]
+    assert {"onnxruntime_ep_hip/libhipgpu.so", "onnxruntime_ep_hip/libhip-compiler.so"} <= set(names)
+    bundled = [n.rsplit("/", 1)[1] for n in names if n.startswith("onnxruntime_ep_hip.libs/")]
     assert any(n.startswith("libprotobuf-") for n in bundled), bundled
     # ROCm and LLVM stay external (LLVM: Debian's ROCm 7 links it too; two copies abort the process at exit).
     assert not any(n.startswith(("libLLVM", "libamdhip64", "libhsa-runtime", "libamd_comgr")) for n in bundled)
@@ -123,7 +124,7 @@ def test_wheel_bundles_what_it_links_leaves_rocm_and_llvm_out_and_says_test_buil
     # a test build and gives no ready verdict.
     venv = tmp_path / "venv"
     script = (f"python3 -m venv --system-site-packages {venv} && {venv}/bin/pip install -q --no-index --no-deps "
-              f"{wheel} && MORPHIZEN_EP_ENABLE_CPU_DEVICE=1 {venv}/bin/python -m onnxruntime_ep_hipgpu")
+              f"{wheel} && MORPHIZEN_EP_ENABLE_CPU_DEVICE=1 {venv}/bin/python -m onnxruntime_ep_hip")
     proc = run_in_root(hipep.root, ["sh", "-c", script], binds=[tmp_path, wheel.parent], network=False, check=False,
                        capture=True, timeout=600)
     out = proc.stdout + proc.stderr
@@ -160,7 +161,7 @@ def test_the_wheel_runs_models_with_pypis_lowest_onnxruntime_of_its_range(hipep,
     # --ignore-installed: Debian's onnxruntime, visible through the system site packages, is "1.27" == 1.27.0 to pip.
     script = (f"python3 -m venv --system-site-packages {venv} && {venv}/bin/python -m pip install -q --no-index "
               f"--no-deps --ignore-installed --find-links {folder} onnxruntime==1.27.0 {wheel} && "
-              f"lib=$({venv}/bin/python -c 'import onnxruntime_ep_hipgpu as m; print(m.get_library_path())') && "
+              f"lib=$({venv}/bin/python -c 'import onnxruntime_ep_hip as m; print(m.get_library_path())') && "
               f"MORPHIZEN_EP_ENABLE_CPU_DEVICE=1 {venv}/bin/python {SESSION_SCRIPT} \"$lib\" {models[0]} {models[1]}")
     proc = run_in_root(hipep.root, ["sh", "-c", script], binds=[tmp_path, folder, wheel.parent, SESSION_SCRIPT.parent],
                        network=False, check=False, capture=True, timeout=900)
