@@ -157,12 +157,12 @@ class WheelSettings:
         "and verdict say it when the EP registers with zero devices."))
     trace_env: str | None = field(default=None, metadata=doc(
         "The variable that, set to 1, makes the EP print what it does; the self-check's hints name it."))
-    # hip-ep: built in sid against LLVM 22, its compiler needs GLIBC_2.43, newer than every manylinux policy.
+    # hip-ep: built in sid against LLVM 22, its compiler needs GLIBC_2.43, newer than auditwheel's newest policy.
     platform: str = field(default="manylinux", metadata=doc(
-        "`manylinux`: repair tags the wheel with the manylinux policy its libraries' glibc symbols allow; `linux`: "
-        "libraries that need a glibc newer than any policy (a build root's) are still repaired (what they link is "
-        "bundled, ROCm left out) and tagged `linux_<arch>`, which an index of your own takes and PyPI refuses."),
-        )
+        "`manylinux`: repair tags the wheel with the manylinux policy its libraries' glibc symbols allow (where "
+        "they need a glibc newer than auditwheel's newest policy, the toolkit bundles what they link and computes "
+        "`manylinux_X_Y` itself); `linux`: repaired the same way but tagged `linux_<arch>`, which an index of your "
+        "own takes and PyPI refuses."))
     # hip-ep's mock runtime: a build for tests, which must never reach a user as if it ran models.
     test_only: dict[str, str] = field(default_factory=dict, metadata=doc(
         "Features whose build is for tests only, each with why: `{ mock = \"...\" }`. A wheel built with one on "
