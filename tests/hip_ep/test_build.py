@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tests.support.hip_ep_models import attention, matmul_relu
 from tests.support.hip_ep_support import BUILD_DIR, SESSION_SCRIPT, build_args, session, toolkit
+from tests.support.selfcheck_support import ort_range_ends
 from tests.support.tools import ROOT
 from toolkit.binary.elf import read_elf
 from toolkit.buildroot import run_in_root
@@ -149,23 +150,32 @@ def test_the_real_runtime_configures_against_the_roots_rocm_7(hipep):
     assert re.search(r"^CMAKE_HIP_COMPILER:[A-Z]+=/usr/lib/llvm-22/bin/clang\+\+$", cache, re.M)
 
 
-def test_the_wheel_runs_models_with_pypis_lowest_onnxruntime_of_its_range(hipep, wheelhouse, tmp_path):
-    """The repaired wheel (LLVM and protobuf bundled) in a fresh venv in the root, beside PyPI's onnxruntime 1.27.0,
-    the floor of its [wheel] onnxruntime range, instead of Debian's: the library it names runs both models."""
+def test_the_wheel_runs_models_with_pypis_lowest_and_newest_onnxruntime_of_its_range(hipep, wheelhouse, tmp_path):
+    """The repaired wheel (protobuf, libdwarf and zstd bundled) in a fresh venv in the root, beside PyPI's onnxruntime
+    at the floor of its [wheel] onnxruntime range (1.27.0) and at the newest (1.32.0 when written), instead of
+    Debian's: the library it names runs both models with each."""
     [wheel] = (hipep.ws / "wheelhouse").glob("*.whl")
+    settings = load_recipe(ROOT / "recipes" / "hip-ep.toml").wheel
+    assert settings is not None
     version = "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')"
     python = run_in_root(hipep.root, ["python3", "-c", version], capture=True).stdout.strip()
-    folder = wheelhouse.fetch("onnxruntime==1.27.0", python_version=python)
     models = [matmul_relu(tmp_path / "matmul_relu.onnx"), attention(tmp_path / "attention.onnx")]
-    venv = tmp_path / "venv"
-    # --ignore-installed: Debian's onnxruntime, visible through the system site packages, is "1.27" == 1.27.0 to pip.
-    script = (f"python3 -m venv --system-site-packages {venv} && {venv}/bin/python -m pip install -q --no-index "
-              f"--no-deps --ignore-installed --find-links {folder} onnxruntime==1.27.0 {wheel} && "
-              f"lib=$({venv}/bin/python -c 'import onnxruntime_ep_hip as m; print(m.get_library_path())') && "
-              f"MORPHIZEN_EP_ENABLE_CPU_DEVICE=1 {venv}/bin/python {SESSION_SCRIPT} \"$lib\" {models[0]} {models[1]}")
-    proc = run_in_root(hipep.root, ["sh", "-c", script], binds=[tmp_path, folder, wheel.parent, SESSION_SCRIPT.parent],
-                       network=False, check=False, capture=True, timeout=900)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
-    report = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("HIPEP "))[6:])
-    assert report["ort"] == "1.27.0"
-    assert [s["outputs"] for s in report["sessions"]] == [[[2, 4]], [[1, 8, 16]]]
+    versions = ort_range_ends(settings.onnxruntime, tmp_path / "probe")
+    assert versions[0] == "1.27.0" and len(versions) == 2, versions
+    for ort in versions:
+        folder = wheelhouse.fetch(f"onnxruntime=={ort}", python_version=python)
+        venv = tmp_path / f"venv-{ort}"
+        # --ignore-installed: Debian's onnxruntime, visible through the system site packages, is "1.27" == 1.27.0 to
+        # pip.
+        script = (f"python3 -m venv --system-site-packages {venv} && {venv}/bin/python -m pip install -q --no-index "
+                  f"--no-deps --ignore-installed --find-links {folder} onnxruntime=={ort} {wheel} && "
+                  f"lib=$({venv}/bin/python -c 'import onnxruntime_ep_hip as m; print(m.get_library_path())') && "
+                  f"MORPHIZEN_EP_ENABLE_CPU_DEVICE=1 {venv}/bin/python {SESSION_SCRIPT} \"$lib\" {models[0]} "
+                  f"{models[1]}")
+        proc = run_in_root(hipep.root, ["sh", "-c", script],
+                           binds=[tmp_path, folder, wheel.parent, SESSION_SCRIPT.parent], network=False, check=False,
+                           capture=True, timeout=900)
+        assert proc.returncode == 0, (ort, (proc.stdout + proc.stderr)[-6000:])
+        report = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("HIPEP "))[6:])
+        assert report["ort"] == ort
+        assert [s["outputs"] for s in report["sessions"]] == [[[2, 4]], [[1, 8, 16]]], ort
