@@ -233,3 +233,9 @@ def _check_feature_references(root: Table, recipe: Recipe) -> None:
         if name not in features:
             raise RecipeError(f"{root.file}: key 'wheel.named_features[{i}]': no feature named {name!r} "
                               f"(features: {', '.join(features)})")
+    named = recipe.wheel.named_features if recipe.wheel is not None else ()
+    for i, extra in enumerate(recipe.wheel.extras if recipe.wheel is not None else ()):
+        if extra.feature is not None and extra.feature not in named:
+            raise RecipeError(f"{root.file}: key 'wheel.extras[{i}].feature': {extra.feature!r} is not one of "
+                              f"[wheel] named_features ({', '.join(named) or 'none'}): a wheel that offers the extra "
+                              "only with a feature on needs a name of its own")

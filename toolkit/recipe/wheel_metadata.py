@@ -1,6 +1,6 @@
 """The `[wheel]` keys that describe the project on an index rather than build it: the license (an SPDX
-expression, checked with packaging's parser), authors, project URLs and classifiers (toolkit/recipe/wheel.py reads
-the rest of the section)."""
+expression, checked with packaging's parser), authors, project URLs, classifiers and the extras a wheel offers
+(toolkit/recipe/wheel.py reads the rest of the section)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
 from toolkit.recipe.schema import doc, recipe_table
 from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlread import Table
 
 _URL_LABEL_MAX = 32
 _CLASSIFIER = re.compile(r"^[A-Za-z0-9][^:]*( :: [^:]+)+$")
+_EXTRA_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")  # PEP 685's normalized form
 
 
 @recipe_table("wheel.authors[]")
@@ -21,6 +25,22 @@ _CLASSIFIER = re.compile(r"^[A-Za-z0-9][^:]*( :: [^:]+)+$")
 class Author:
     name: str | None = field(default=None, metadata=doc("The author's (a person's or an organisation's) name."))
     email: str | None = field(default=None, metadata=doc("Their e-mail address."))
+
+
+# The umbrella's -hipdnn wheels: their hip backend loads hip-ep's library, from hip-ep's own wheel.
+@recipe_table("wheel.extras[]")
+@dataclass(frozen=True)
+class Extra:
+    name: str = field(metadata=doc("The extra's name (`hip`): `pip install 'DISTRIBUTION[hip]'`."))
+    requires: tuple[str, ...] = field(metadata=doc(
+        "What it installs beside the wheel, as requirements (`onnxruntime-ep-hip>=0.4.0`); never `onnxruntime` "
+        "(the wheel leaves the ONNX Runtime flavour to the user)."))
+    summary: str = field(metadata=doc("What it installs and why, in words (the wheel's page says it)."))
+    feature: str | None = field(default=None, metadata=doc(
+        "Offered only by a build with this feature on: one of `named_features`, so the wheel that offers it has a "
+        "name of its own."))
+    variants: tuple[str, ...] = field(default=(), metadata=doc(
+        "Offered only by these ROCm variants (keys of `rocm_variants`); every variant when absent."))
 
 
 
@@ -85,3 +105,43 @@ def read_classifiers(t: Table) -> tuple[str, ...]:
         if classifier in classifiers[:i]:
             raise t.error(f"classifiers[{i}]", f"{classifier!r} is listed twice")
     return classifiers
+
+
+def read_extras(t: Table, variants: tuple[str, ...]) -> tuple[Extra, ...]:
+    """`[[wheel.extras]]`: each name once, requirements that parse and leave ONNX Runtime out, and variants of
+    `variants`."""
+    extras: list[Extra] = []
+    for et in t.tables("extras", []):
+        name = et.str("name")
+        if not _EXTRA_NAME.match(name):
+            raise et.error("name", f"{name!r} is not an extra name such as 'hip' (lower case, digits and '-')")
+        if name in (e.name for e in extras):
+            raise et.error("name", f"extra {name!r} is listed twice")
+        requires = tuple(et.str_list("requires"))
+        if not requires:
+            raise et.error("requires", "expected at least one requirement, such as 'onnxruntime-ep-hip>=0.4.0'")
+        for j, text in enumerate(requires):
+            _check_requirement(et, f"requires[{j}]", text)
+        feature = et.str("feature", None)  # one of named_features: checked with the recipe's features (load.py)
+        chosen = tuple(et.str_list("variants", []))
+        for j, variant in enumerate(chosen):
+            if variant not in variants:
+                raise et.error(f"variants[{j}]", f"{variant!r} is not a key of [wheel.rocm_variants] "
+                                                 f"({', '.join(variants) or 'none'})")
+        summary = et.str("summary")
+        et.done()
+        extras.append(Extra(name, requires, summary, feature, chosen))
+    return tuple(extras)
+
+
+def _check_requirement(t: Table, key: str, text: str) -> None:
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement:
+        raise t.error(key, f"{text!r} is not a requirement such as 'onnxruntime-ep-hip>=0.4.0'") from None
+    if requirement.marker is not None or requirement.url is not None:
+        raise t.error(key, f"{text!r}: a name and a version range only (the extra adds its own marker)")
+    if canonicalize_name(requirement.name) == "onnxruntime":
+        raise t.error(key, "never onnxruntime: it comes in flavours that share the module (onnxruntime, "
+                           "onnxruntime-migraphx, ...), and requiring one replaces the flavour a user has; "
+                           "[wheel] onnxruntime says which versions the EP works with")
