@@ -99,15 +99,23 @@ def check_installed(pin: MingwPin) -> None:
 def runtime_cxx_includes(pin: MingwPin) -> list[str]:
     """The libstdc++ include folders of MinGW-w64's g++, as that g++ reports them: clang takes these, and none of
     the build machine's own (clang would otherwise find the host's libstdc++ first)."""
-    out = run([pin.runtime, "-E", "-x", "c++", "-v", "-o", os.devnull, os.devnull],
-              f"{pin.runtime}'s include folders", output="capture")
-    listed = out.stderr.split("#include <...> search starts here:", 1)[-1].split("End of search list.", 1)[0]
-    folders = [os.path.normpath(line.strip()) for line in listed.splitlines() if line.strip()]
-    cxx = [folder for folder in folders if "/c++" in folder]
+    out = run(runtime_search_command(pin), f"{pin.runtime}'s include folders", output="capture")
+    cxx = cxx_search_folders(out.stderr)
     if not cxx:
         raise ToolkitError(f"{pin.runtime} reported no libstdc++ include folder", hint="reinstall "
                            + ", ".join(pin.packages))
     return cxx
+
+
+def runtime_search_command(pin: MingwPin) -> list[str]:
+    return [pin.runtime, "-E", "-x", "c++", "-v", "-o", os.devnull, os.devnull]
+
+
+def cxx_search_folders(verbose: str) -> list[str]:
+    """The C++ library's folders in a GCC driver's `-v` search list."""
+    listed = verbose.split("#include <...> search starts here:", 1)[-1].split("End of search list.", 1)[0]
+    folders = [os.path.normpath(line.strip()) for line in listed.splitlines() if line.strip()]
+    return [folder for folder in folders if "/c++" in folder]
 
 
 def toolchain_file_text(pin: MingwPin, note: str, cxx_includes: list[str], casefold: Path) -> str:

@@ -1,7 +1,31 @@
 // Written by the ort-amdgpu toolkit (toolkit/cmake/mingw_sdk): what code written against Microsoft's Windows SDK
 // finds there and MinGW-w64's headers lack or spell otherwise. The mingw toolchain force-includes this file
-// (-include) in every C++ unit; it defines macros only, and reads a header only where the unit can see ORT's.
+// (-include) in every C++ unit; it reads guiddef.h, and ORT's C API header where the unit can see it.
 #pragma once
+
+#ifdef __cplusplus
+// MinGW-w64 spells __uuidof(T) as __mingw_uuidof<T>(), defined only for the interfaces its headers name with
+// __CRT_UUID_DECL; one declared `struct __declspec(uuid("...")) IFoo` (as COM code written for MSVC declares its
+// own) would be an undefined reference. Its primary template answers with clang's own __uuidof, which reads that
+// __declspec (-fms-extensions).
+#include <guiddef.h>
+#pragma push_macro("__uuidof")
+#undef __uuidof
+extern "C++" {
+#if __cpp_constexpr >= 200704l && __cpp_inline_variables >= 201606L
+template <typename T>
+constexpr const GUID& __mingw_uuidof() {
+  return __uuidof(T);
+}
+#else
+template <typename T>
+const GUID& __mingw_uuidof() {
+  return __uuidof(T);
+}
+#endif
+}
+#pragma pop_macro("__uuidof")
+#endif
 
 // ORT's C API header defines the SAL annotations it uses for every compiler but MSVC, _In_reads_opt_ as an
 // object-like macro where sal.h has a function-like one that DirectX's headers call with an argument. Read ORT's
