@@ -33,7 +33,8 @@ def test_the_windows_plan_builds_the_directx_ep_from_pinned_sources(tmp_path: Pa
         line = next((ln for ln in said.splitlines() if f"  {name} -> " in ln), "")
         assert url in line, (name, said)
     assert "nuget" not in said.lower()
-    assert "ORT 1.27.1 release package debian:pool/main/o/onnxruntime/libonnxruntime-dev_1.27.1+dfsg-1_amd64.deb" in said
+    deb = "debian:pool/main/o/onnxruntime/libonnxruntime-dev_1.27.1+dfsg-1_amd64.deb"
+    assert f"ORT 1.27.1 release package {deb}" in said
     protoc = tmp_path / "umbrella-ep-real" / "release" / "host" / "protobuf" / "protoc"
     assert f"define ONNX_CUSTOM_PROTOC_EXECUTABLE={protoc}" in said
     assert "define USE_DML=ON" in said and "define USE_AMDGPU=OFF" in said

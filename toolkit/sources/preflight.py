@@ -92,9 +92,10 @@ def check(requirements: Requirements, features: list[str] | tuple[str, ...] | se
 
 
 def _others_only(ort: OrtSettings, platform: str) -> bool:
-    """[ort] lists packages for other systems only (a Windows build's), none for this machine's kind."""
+    """A build for this machine's own system, whose [ort] lists packages for other systems only (a Windows
+    build's): the system's ORT serves it."""
     system = platform.split("-")[0]
-    return ort.package_for(platform) is None and all(not p.platform.startswith(system) for p in ort.packages)
+    return platform == platform_tag() and all(not p.platform.startswith(system) for p in ort.packages)
 
 
 def _hint(located: Located, ort: OrtSettings | None) -> str:
