@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 from tests.support.real_umbrella_support import MIRROR
@@ -51,3 +52,19 @@ def test_the_umbrella_core_is_refused_for_windows_with_the_reason(tmp_path: Path
                       f"{ROOT / 'recipes' / 'umbrella-ep-real.toml'}, features.amdgpu.platforms = ['linux'])"], \
         refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_the_windows_patches_apply_to_the_pinned_tree(tmp_path: Path) -> None:
+    archive = (MIRROR / "github.com/onnxruntime/onnxruntime-ep-amdgpu/archive"
+               / "a2ea3b25f420c5eb8d25edc366fbc17d6de4fe22.tar.gz")
+    with tarfile.open(archive) as tar:
+        tar.extractall(tmp_path, filter="data")
+    tree = next(tmp_path.iterdir())
+    checked = subprocess.run([sys.executable, "-m", "toolkit", "patch", "--recipe", "umbrella-ep-real", "--toolchain",
+                              "mingw", "check", str(tree)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "features dml," in checked.stderr
+    for patch in ("0007-directx-cmake-without-nuget-for-mingw", "0008-directx-sources-for-clang-mingw",
+                  "0009-shared-utilities-for-clang-mingw", "0010-mlas-aligned-buffer-on-windows"):
+        assert f"{patch}.patch: applies cleanly" in checked.stdout, checked.stdout
+    assert "0001-probe-migraphx-apis.patch: not applied: needs when=migraphx" in checked.stdout
