@@ -38,6 +38,7 @@ def test_the_windows_plan_builds_the_directx_ep_from_pinned_sources(tmp_path: Pa
     assert f"ORT 1.27.1 release package {deb}" in said
     protoc = tmp_path / "umbrella-ep-real" / "release" / "host" / "protobuf" / "protoc"
     assert f"define ONNX_CUSTOM_PROTOC_EXECUTABLE={protoc}" in said
+    assert "host tool: protoc of protobuf, built for this machine first, given as ONNX_CUSTOM_PROTOC_EXECUTABLE" in said
     assert "define USE_DML=ON" in said and "define USE_AMDGPU=OFF" in said
     assert "patch: series" in said and "(phase base, features: dml)" in said
     assert "check: directx-ep.dll must export exactly CreateEpFactories, ReleaseEpFactory" in said

@@ -157,6 +157,8 @@ def configure_stage(b: Build) -> Stage:
         lines = [f"toolchain {b.toolchain().describe()}"]
         lines += [f"define {k}={v}" for k, v in sorted(configure_defines(b).items())]
         lines += [f"env {k}={v}" for k, v in sorted(kernel_env.items())]
+        lines += [f"host tool: {tool.target} of {dep.name}, built for this machine first, given as {tool.define}"
+                  for dep, tool in host_tools(b)]
         return lines + [kernel_note, "$ " + " ".join(command())]
 
     # The record is an output: a work tree configured before it was written configures again, so a release's
