@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from tests.support.tools import ROOT
-from toolkit.cmake.mingw import toolchain_file_text
+from toolkit.cmake.mingw import SDK_HEADERS, toolchain_file_text
 from toolkit.cmake.toolchain import resolve
 from toolkit.recipe.core import library_file
 from toolkit.wheel.buildinfo import BuildInfo
@@ -24,11 +24,18 @@ def test_mingw_targets_windows_with_ucrt_and_links_the_runtime_in(tmp_path: Path
     assert BuildInfo("tree@sha256:0", toolchain={"name": "zig"}).platform == "linux"
     defines = tc.defines(tmp_path)
     assert defines["CMAKE_TOOLCHAIN_FILE"] == str(tmp_path / "mingw-x86_64-w64-mingw32ucrt" / "toolchain.cmake")
-    assert defines["CMAKE_CXX_COMPILER"].endswith("x86_64-w64-mingw32ucrt-g++")
+    assert defines["CMAKE_CXX_COMPILER"].endswith("clang++-22")
     assert tc.mingw is not None
-    text = toolchain_file_text(tc.mingw, tc.describe())
+    folders = ["/usr/lib/gcc/x86_64-w64-mingw32ucrt/16/include/c++"]
+    text = toolchain_file_text(tc.mingw, tc.describe(), folders, tmp_path / "casefold")
     assert "set(CMAKE_SYSTEM_NAME Windows)" in text
-    assert 'set(CMAKE_MODULE_LINKER_FLAGS_INIT "-static -Wl,--no-insert-timestamp")' in text
+    assert "set(CMAKE_CXX_COMPILER_TARGET x86_64-w64-mingw32ucrt)" in text
+    assert 'set(CMAKE_MODULE_LINKER_FLAGS_INIT "-static -pthread -Wl,--no-insert-timestamp")' in text
+    # clang takes MinGW-w64's libstdc++ alone, speaks the MSVC dialect, and finds the SDK pieces MinGW-w64 lacks.
+    assert "-nostdinc++ -isystem /usr/lib/gcc/x86_64-w64-mingw32ucrt/16/include/c++ -fms-extensions" in text
+    assert "-include toolkit_mingw_sdk.h" in text
+    assert f"set(CMAKE_CXX_STANDARD_INCLUDE_DIRECTORIES {tmp_path / 'casefold'} {SDK_HEADERS})" in text
+    assert (SDK_HEADERS / "toolkit_mingw_sdk.h").is_file() and (SDK_HEADERS / "wrl" / "implements.h").is_file()
     assert library_file("amdgpu-ep", tc.platform) == "amdgpu-ep.dll"
     assert library_file("amdgpu-ep") == "libamdgpu-ep.so"
 
@@ -46,12 +53,13 @@ def test_the_dry_run_plans_a_windows_build_and_a_real_one_names_the_root(tmp_pat
     assert plan.returncode == 0, plan.stderr
     assert "features: amdgpu=on, migraphx=on, dml=on, hipdnn=off" in plan.stderr
     said = plan.stdout + plan.stderr
-    assert "toolchain MinGW-w64 GCC for x86_64-w64-mingw32ucrt (UCRT; g++-mingw-w64-ucrt64)" in said
+    assert ("toolchain clang-22 for x86_64-w64-mingw32ucrt with MinGW-w64's UCRT runtime "
+            "(x86_64-w64-mingw32ucrt-g++'s libstdc++, linked in statically), for win_amd64") in said
     assert "directx-backend.dll must export exactly CreateEpFactories, ReleaseEpFactory" in said
     real = toolkit("build", "--toolchain", "mingw", "--build-dir", str(tmp_path), path=f"{bin_dir}:/usr/bin:/bin")
     assert real.returncode != 0
     lines = [line for line in real.stderr.splitlines() if line.startswith("error:")]
-    assert lines == ["error: the mingw toolchain needs x86_64-w64-mingw32ucrt-gcc, x86_64-w64-mingw32ucrt-g++, "
+    assert lines == ["error: the mingw toolchain needs clang-22, clang++-22, x86_64-w64-mingw32ucrt-g++, llvm-ml-22, "
                      "which this machine does not have"], real.stderr
     assert "nox -s container -- --root debian-sid-windows build --toolchain mingw" in real.stderr
     assert "Traceback" not in real.stderr

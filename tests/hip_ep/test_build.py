@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tests.support.hip_ep_models import attention, matmul_relu
 from tests.support.hip_ep_support import BUILD_DIR, SESSION_SCRIPT, build_args, session, toolkit
+from tests.support.selfcheck_support import ort_range_ends
 from tests.support.tools import ROOT
 from toolkit.binary.elf import read_elf
 from toolkit.buildroot import run_in_root
@@ -82,7 +83,8 @@ def test_onnxruntime_runs_models_through_the_mlir_pipeline_on_the_cpu_device(hip
     report = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("HIPEP "))[6:])
     assert report["ort"].startswith("1.27")
     [device] = report["devices"]
-    assert device["vendor"] == "AMD" and device["type"].endswith("CPU"), device
+    # Registered under hip-ep's EP name, which ORT names the device after.
+    assert device["ep"] == "hipgpu" and device["vendor"] == "AMD" and device["type"].endswith("CPU"), device
     # CPU fallback disabled: creating each session proves hip-ep took every node; each ran once.
     shapes = {Path(s["model"]).name: (s["providers"][0], s["outputs"]) for s in report["sessions"]}
     assert shapes == {"matmul_relu.onnx": (device["ep"], [[2, 4]]), "attention.onnx": (device["ep"], [[1, 8, 16]])}
@@ -105,17 +107,17 @@ def test_without_its_compiler_beside_it_a_session_fails_naming_it(hipep, tmp_pat
 
 def test_wheel_bundles_what_it_links_leaves_rocm_and_llvm_out_and_says_test_build(hipep, tmp_path):
     [wheel] = (hipep.ws / "wheelhouse").glob("*.whl")
-    # sid's glibc 2.43 symbols (libm's float functions in libhip-compiler.so) are newer than every manylinux policy:
-    # auditwheel gives no manylinux tag, and the recipe's [wheel] platform = "linux" says so.
-    assert wheel.name == "onnxruntime_ep_hipgpu-0.4.0-py3-none-linux_x86_64.whl"
-    # The tag is the one auditwheel itself computes for the repaired wheel: no manylinux policy takes it.
+    # sid's glibc 2.43 symbols (libm's float functions in libhip-compiler.so) are newer than auditwheel's newest
+    # policy: the toolkit computes the PEP 600 tag from them (toolkit/wheel/glibc_tag.py).
+    assert wheel.name == "onnxruntime_ep_hip-0.4.0-py3-none-manylinux_2_43_x86_64.whl"
+    # auditwheel's own view: GLIBC_2.43 is what constrains it, past every policy it has.
     shown = subprocess.run([sys.executable, "-m", "auditwheel", "show", str(wheel)], capture_output=True, text=True)
     said = " ".join((shown.stdout + shown.stderr).split())
     assert shown.returncode == 0 and 'consistent with the following platform tag: "linux_x86_64"' in said, said
     assert "GLIBC_2.43" in said, said
     names = zipfile.ZipFile(wheel).namelist()
-    assert {"onnxruntime_ep_hipgpu/libhipgpu.so", "onnxruntime_ep_hipgpu/libhip-compiler.so"} <= set(names)
-    bundled = [n.rsplit("/", 1)[1] for n in names if n.startswith("onnxruntime_ep_hipgpu.libs/")]
+    assert {"onnxruntime_ep_hip/libhipgpu.so", "onnxruntime_ep_hip/libhip-compiler.so"} <= set(names)
+    bundled = [n.rsplit("/", 1)[1] for n in names if n.startswith("onnxruntime_ep_hip.libs/")]
     assert any(n.startswith("libprotobuf-") for n in bundled), bundled
     # ROCm and LLVM stay external (LLVM: Debian's ROCm 7 links it too; two copies abort the process at exit).
     assert not any(n.startswith(("libLLVM", "libamdhip64", "libhsa-runtime", "libamd_comgr")) for n in bundled)
@@ -123,7 +125,7 @@ def test_wheel_bundles_what_it_links_leaves_rocm_and_llvm_out_and_says_test_buil
     # a test build and gives no ready verdict.
     venv = tmp_path / "venv"
     script = (f"python3 -m venv --system-site-packages {venv} && {venv}/bin/pip install -q --no-index --no-deps "
-              f"{wheel} && MORPHIZEN_EP_ENABLE_CPU_DEVICE=1 {venv}/bin/python -m onnxruntime_ep_hipgpu")
+              f"{wheel} && MORPHIZEN_EP_ENABLE_CPU_DEVICE=1 {venv}/bin/python -m onnxruntime_ep_hip")
     proc = run_in_root(hipep.root, ["sh", "-c", script], binds=[tmp_path, wheel.parent], network=False, check=False,
                        capture=True, timeout=600)
     out = proc.stdout + proc.stderr
@@ -148,23 +150,32 @@ def test_the_real_runtime_configures_against_the_roots_rocm_7(hipep):
     assert re.search(r"^CMAKE_HIP_COMPILER:[A-Z]+=/usr/lib/llvm-22/bin/clang\+\+$", cache, re.M)
 
 
-def test_the_wheel_runs_models_with_pypis_lowest_onnxruntime_of_its_range(hipep, wheelhouse, tmp_path):
-    """The repaired wheel (LLVM and protobuf bundled) in a fresh venv in the root, beside PyPI's onnxruntime 1.27.0,
-    the floor of its [wheel] onnxruntime range, instead of Debian's: the library it names runs both models."""
+def test_the_wheel_runs_models_with_pypis_lowest_and_newest_onnxruntime_of_its_range(hipep, wheelhouse, tmp_path):
+    """The repaired wheel (protobuf, libdwarf and zstd bundled) in a fresh venv in the root, beside PyPI's onnxruntime
+    at the floor of its [wheel] onnxruntime range (1.27.0) and at the newest (1.32.0 when written), instead of
+    Debian's: the library it names runs both models with each."""
     [wheel] = (hipep.ws / "wheelhouse").glob("*.whl")
+    settings = load_recipe(ROOT / "recipes" / "hip-ep.toml").wheel
+    assert settings is not None
     version = "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}')"
     python = run_in_root(hipep.root, ["python3", "-c", version], capture=True).stdout.strip()
-    folder = wheelhouse.fetch("onnxruntime==1.27.0", python_version=python)
     models = [matmul_relu(tmp_path / "matmul_relu.onnx"), attention(tmp_path / "attention.onnx")]
-    venv = tmp_path / "venv"
-    # --ignore-installed: Debian's onnxruntime, visible through the system site packages, is "1.27" == 1.27.0 to pip.
-    script = (f"python3 -m venv --system-site-packages {venv} && {venv}/bin/python -m pip install -q --no-index "
-              f"--no-deps --ignore-installed --find-links {folder} onnxruntime==1.27.0 {wheel} && "
-              f"lib=$({venv}/bin/python -c 'import onnxruntime_ep_hipgpu as m; print(m.get_library_path())') && "
-              f"MORPHIZEN_EP_ENABLE_CPU_DEVICE=1 {venv}/bin/python {SESSION_SCRIPT} \"$lib\" {models[0]} {models[1]}")
-    proc = run_in_root(hipep.root, ["sh", "-c", script], binds=[tmp_path, folder, wheel.parent, SESSION_SCRIPT.parent],
-                       network=False, check=False, capture=True, timeout=900)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
-    report = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("HIPEP "))[6:])
-    assert report["ort"] == "1.27.0"
-    assert [s["outputs"] for s in report["sessions"]] == [[[2, 4]], [[1, 8, 16]]]
+    versions = ort_range_ends(settings.onnxruntime, tmp_path / "probe")
+    assert versions[0] == "1.27.0" and len(versions) == 2, versions
+    for ort in versions:
+        folder = wheelhouse.fetch(f"onnxruntime=={ort}", python_version=python)
+        venv = tmp_path / f"venv-{ort}"
+        # --ignore-installed: Debian's onnxruntime, visible through the system site packages, is "1.27" == 1.27.0 to
+        # pip.
+        script = (f"python3 -m venv --system-site-packages {venv} && {venv}/bin/python -m pip install -q --no-index "
+                  f"--no-deps --ignore-installed --find-links {folder} onnxruntime=={ort} {wheel} && "
+                  f"lib=$({venv}/bin/python -c 'import onnxruntime_ep_hip as m; print(m.get_library_path())') && "
+                  f"MORPHIZEN_EP_ENABLE_CPU_DEVICE=1 {venv}/bin/python {SESSION_SCRIPT} \"$lib\" {models[0]} "
+                  f"{models[1]}")
+        proc = run_in_root(hipep.root, ["sh", "-c", script],
+                           binds=[tmp_path, folder, wheel.parent, SESSION_SCRIPT.parent], network=False, check=False,
+                           capture=True, timeout=900)
+        assert proc.returncode == 0, (ort, (proc.stdout + proc.stderr)[-6000:])
+        report = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("HIPEP "))[6:])
+        assert report["ort"] == ort
+        assert [s["outputs"] for s in report["sessions"]] == [[[2, 4]], [[1, 8, 16]]], ort

@@ -1,6 +1,6 @@
 """The umbrella's -hipdnn wheel and the hip-ep wheel installed side by side, as a user gets them: the umbrella's hip
 backend (libhip-backend.so, a bare-name dlopen of libhipgpu.so) loads hip-ep's library from the sibling package folder
-through its RUNPATH $ORIGIN/../onnxruntime_ep_hipgpu, with no LD_LIBRARY_PATH, and the umbrella's self-check finds
+through its RUNPATH $ORIGIN/../onnxruntime_ep_hip, with no LD_LIBRARY_PATH, and the umbrella's self-check finds
 it there. Shown with the loader's own trace (LD_DEBUG=files): there is no AMD GPU here for the umbrella to route to.
 The umbrella is built exactly as tests/real_umbrella builds it in this root, so that build is shared."""
 
@@ -39,6 +39,6 @@ def test_the_umbrellas_hip_backend_loads_libhipgpu_from_the_hip_ep_wheel_beside_
     loaded = re.search(r"file=libhipgpu\.so \[0\];\s+dynamically loaded by (\S+)", out)
     assert loaded and loaded.group(1).endswith("/onnxruntime_ep_amdgpu/libhip-backend.so"), out[-4000:]
     opened = re.search(r"opening file=(\S+/libhipgpu\.so)", out)
-    assert opened and opened.group(1).startswith(site) and "/onnxruntime_ep_hipgpu/libhipgpu.so" in opened.group(1)
-    assert re.search(r"libhipgpu\.so \(loaded at run time by libhip-backend\.so\): found \S+/onnxruntime_ep_hipgpu/"
+    assert opened and opened.group(1).startswith(site) and "/onnxruntime_ep_hip/libhipgpu.so" in opened.group(1)
+    assert re.search(r"libhipgpu\.so \(loaded at run time by libhip-backend\.so\): found \S+/onnxruntime_ep_hip/"
                      r"libhipgpu\.so \(RUNPATH\)", proc.stdout), proc.stdout[-3000:]

@@ -146,7 +146,12 @@ def test_package_follows_plugin_ep_conventions_and_names_its_rocm(sid, wheel):
     # The HIP soname picks the ROCm variant ([wheel.rocm_variants]); the description says which name installs which
     # (the meta-package is the newest ROCm's), and that no ONNX Runtime comes with it.
     assert wheel.name.startswith(f"onnxruntime_ep_amdgpu_{sid.variant}{NAMED.replace('-', '_')}-"), wheel.name
-    assert f"Name: onnxruntime-ep-amdgpu-{sid.variant}" in description and "Requires-Dist" not in description
+    assert f"Name: onnxruntime-ep-amdgpu-{sid.variant}" in description
+    # No ONNX Runtime comes with it; the rocm7 --with-hipdnn build offers hip-ep's wheel as its [hip] extra only.
+    requires = [line for line in description.splitlines() if line.startswith("Requires-Dist:")]
+    hip = sid.variant == "rocm7" and bool(NAMED)
+    assert len(requires) == (1 if hip else 0), requires
+    assert all("onnxruntime-ep-hip" in line and 'extra == "hip"' in line for line in requires), requires
     # A --with-hipdnn build is its own distribution per ROCm major, which no meta-package names.
     assert f"- ROCm with `libamdhip64.so.6`: `pip install onnxruntime-ep-amdgpu-rocm6{NAMED}`" in description
     assert f"- ROCm with `libamdhip64.so.7`: `pip install onnxruntime-ep-amdgpu-rocm7{NAMED}`" in description

@@ -128,3 +128,22 @@ def test_fetch_ort_gives_the_headers_from_the_cache_and_works_offline(tmp_path):
     assert (offline / "include" / "onnxruntime" / "onnxruntime_c_api.h").read_bytes() == header.read_bytes()
     with pytest.raises(ToolkitError, match="offline: .*libonnxruntime-dev_1.27.1\\+dfsg-1_arm64.deb"):
         fetch_ort(ort, FetchContext(cache, offline=True), "linux-aarch64")
+
+
+@pytest.mark.network
+def test_a_windows_build_gets_ort_s_headers_with_its_windows_dll_and_a_cmake_config():
+    """The real recipe's windows-x64 package: Debian's headers, the DLL of PyPI's win_amd64 wheel (`pypi:`), and a
+    config find_package(onnxruntime) reads, put together once in the cache."""
+    from toolkit.binary.pe import read_pe
+
+    recipe = load_recipe(PROJECT_ROOT / "recipes" / "umbrella-ep-real.toml")
+    assert recipe.ort is not None
+    ctx = FetchContext.create(recipe.file)
+    prefix = fetch_ort(recipe.ort, ctx, "windows-x64")
+    assert prefix.parent == ctx.cache.root / "ort-windows"
+    assert "#define ORT_API_VERSION 27" in (prefix / "include" / "onnxruntime" / "onnxruntime_c_api.h").read_text()
+    assert "OrtGetApiBase" in read_pe(prefix / "lib" / "onnxruntime.dll").exports
+    config = (prefix / "lib" / "cmake" / "onnxruntime" / "onnxruntimeConfig.cmake").read_text()
+    assert "set(onnxruntime_VERSION 1.27.1)" in config
+    assert 'IMPORTED_IMPLIB "${_ort_prefix}/lib/onnxruntime.dll"' in config
+    assert fetch_ort(recipe.ort, ctx, "windows-x64") == prefix  # put together once

@@ -18,7 +18,7 @@ from tests.support.tools import require_tool
 from toolkit.recipe.compile_check import CompileCheckSettings
 from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
 from toolkit.recipe.pinned import PinnedArchive
-from toolkit.recipe.sources import FetchContentDep, OrtPackage, SourceSettings
+from toolkit.recipe.sources import FetchContentDep, OrtPackage, OrtSettings, SourceSettings
 from toolkit.sources.archive import unpack_pinned
 from toolkit.sources.cache import Cache
 from toolkit.sources.context import FetchContext
@@ -99,6 +99,47 @@ def test_compile_check_dep_must_be_pinned_in_the_recipe(tmp_path):
     recipe.write_text(recipe.read_text() + f'content = "{CONTENT}"\n')
     assert read(CompileCheckSettings, load_toml(recipe).table("compile_check")).deps[0].archive.content
 
+
+
+# A dependency's host tool and a Windows package's DLL: tables inside the holders above, checked where read.
+HOST_TOOL = 'target = "protoc"\ndefine = "ONNX_CUSTOM_PROTOC_EXECUTABLE"\n'
+WINDOWS_DLL = f'url = "pypi:onnxruntime-1.27.0-cp312-cp312-win_amd64.whl"\nsha256 = "{SHA}"\npath = "capi/ort.dll"\n'
+
+
+@pytest.mark.parametrize("section, change, message", [
+    ("host_tool", ('"protoc"', '"pro toc"'),
+     "key 'fetchcontent[0].host_tool.target': expected a CMake target name, got 'pro toc'"),
+    ("host_tool", ('"ONNX_CUSTOM_PROTOC_EXECUTABLE"', '"1X"'),
+     "key 'fetchcontent[0].host_tool.define': expected a CMake variable name, got '1X'"),
+    ("host_tool", ('define = "ONNX_CUSTOM_PROTOC_EXECUTABLE"\n', ""),
+     "key 'fetchcontent[0].host_tool.define': required, expected a string"),
+    ("windows_dll", ("win_amd64.whl", "win_amd64"),
+     "key 'ort.package[0].windows_dll.url': expected pypi:<a wheel's file name>"),
+    ("windows_dll", ('path = "capi/ort.dll"\n', 'path = "capi/ort.dll"\nsubdir = "capi"\n'),
+     "key 'ort.package[0].windows_dll.subdir': unknown key"),
+])
+def test_a_host_tool_and_a_windows_dll_are_checked_where_read(tmp_path, section, change, message):
+    recipe = tmp_path / "r.toml"
+    host_tool, windows_dll = HOST_TOOL, WINDOWS_DLL
+    if section == "host_tool":
+        host_tool = host_tool.replace(*change)
+    else:
+        windows_dll = windows_dll.replace(*change)
+    good = (f'[[fetchcontent]]\nname = "protobuf"\n{ARCHIVE_KEYS}[fetchcontent.host_tool]\n{HOST_TOOL}'
+            f'[ort]\nversion = "1.27.0"\n[[ort.package]]\nplatform = "windows-x64"\n{ARCHIVE_KEYS}'
+            f'[ort.package.windows_dll]\n{WINDOWS_DLL}')
+    recipe.write_text(good)
+    root = load_toml(recipe)
+    dep, ort = read(FetchContentDep, root.tables("fetchcontent")[0]), read(OrtSettings, root.table("ort"))
+    assert dep.host_tool is not None and dep.host_tool.target == "protoc" and dep.host_tool.defines == {}
+    dll = ort.packages[0].windows_dll
+    assert dll is not None and dll.path == "capi/ort.dll" and dll.archive.sha256 == SHA
+    recipe.write_text(good.replace(HOST_TOOL, host_tool).replace(WINDOWS_DLL, windows_dll))
+    root = load_toml(recipe)
+    with pytest.raises(RecipeError) as err:
+        read(FetchContentDep, root.tables("fetchcontent")[0])
+        read(OrtSettings, root.table("ort"))
+    assert str(err.value).startswith(f"{recipe}: {message}"), str(err.value)
 
 # -- a content pin over `paths`: upstream's whole archive and a mirror's subset ---------------------------
 

@@ -1,7 +1,8 @@
-"""Run by a Python with onnxruntime (the build root's Debian 1.27.1): register hip-ep's libhipgpu.so, take its CPU
-device (MORPHIZEN_EP_ENABLE_CPU_DEVICE=1 in the environment), create a session on it with CPU fallback disabled
-(so creating it proves the EP took every node) and run it once. Prints one JSON line: the EP devices, the
-session's providers, the output's shape. The mock runtime computes nothing, so no value is printed or compared.
+"""Run by a Python with onnxruntime (the build root's Debian 1.27.1): register hip-ep's libhipgpu.so under its EP
+name (hipgpu), take its CPU device (MORPHIZEN_EP_ENABLE_CPU_DEVICE=1 in the environment), create a session on it with
+CPU fallback disabled (so creating it proves the EP took every node) and run it once. Prints one JSON line: the EP
+devices, the session's providers, the output's shape. The mock runtime computes nothing, so no value is printed or
+compared.
 
     python3 hip_ep_session.py LIBRARY MODEL [MODEL ...]
 """
@@ -14,10 +15,14 @@ import sys
 import numpy as np
 import onnxruntime as ort
 
+# hip-ep's EP name (recipes/hip-ep.toml's ep_name, what hip-ep's own docs register it as): ORT names the devices after
+# the name the library was registered under.
+EP_NAME = "hipgpu"
+
 
 def main(library: str, models: list[str]) -> None:
-    ort.register_execution_provider_library("hip-ep", library)
-    devices = [d for d in ort.get_ep_devices() if d.ep_name != "CPUExecutionProvider"]
+    ort.register_execution_provider_library(EP_NAME, library)
+    devices = [d for d in ort.get_ep_devices() if d.ep_name == EP_NAME]
     report = {"ort": ort.__version__,
               "devices": [{"ep": d.ep_name, "vendor": d.ep_vendor, "type": str(d.device.type)} for d in devices],
               "sessions": []}
@@ -32,7 +37,7 @@ def main(library: str, models: list[str]) -> None:
         report["sessions"].append({"model": model, "providers": session.get_providers(),
                                    "outputs": [list(o.shape) for o in outputs]})
     print("HIPEP " + json.dumps(report))
-    ort.unregister_execution_provider_library("hip-ep")
+    ort.unregister_execution_provider_library(EP_NAME)
 
 
 if __name__ == "__main__":

@@ -139,6 +139,16 @@ def needs_newer_c_runtime(out: Path) -> Path:
                            [str(stubs / "libc.so.6"), str(stubs / "libstdc++.so.6")])
 
 
+def needs_glibc(out: Path, version: str, flags: list[str] = (), libs: list[str] = ()) -> Path:
+    """A plugin-EP-shaped library whose one versioned need is GLIBC_<version>: it calls a symbol that a stand-in
+    libc.so.6 defines at that version (a version script), so its .gnu.version_r names it, as a library built
+    against that glibc would; `flags` and `libs`: more for the link (a soname, libraries it needs)."""
+    stubs = out.parent / f".{out.name}.glibc"
+    stand_in(stubs, "libc.so.6", f"GLIBC_{version}", "glibc_symbol")
+    (stubs / "uses.c").write_text("int glibc_symbol(void);\nint use_glibc(void) { return glibc_symbol(); }\n")
+    return build_c_library(out, ["-nostdlib", *flags, str(stubs / "uses.c")], [str(stubs / "libc.so.6"), *libs])
+
+
 def auditwheel_sym_tag(wheel: Path) -> str:
     done = subprocess.run([sys.executable, "-m", "auditwheel", "show", "--json", str(wheel)],
                           capture_output=True, text=True)

@@ -35,6 +35,11 @@ REVIEWED: dict[str, tuple[str, ...]] = {
     "toolkit/pipeline/adapters/configure.py": ("via toolkit/cmake/commands.py: configure_command",),
     "toolkit/pipeline/adapters/build.py": ("toolkit-made paths and --jobs (an integer); outputs.py's install",),
     "toolkit/cmake/toolchain.py": ("zig wrappers and toolkit-made paths",),
+    "toolkit/cmake/mingw.py": ("the MinGW-w64 g++ named by toolkit/cmake/toolchains.toml, on os.devnull",),
+    "toolkit/cmake/host_tools.py": ("via toolkit/cmake/commands.py: configure_command; a target name the recipe "
+                                    "reader checked (recipe/sources.py: _cmake_target)",),
+    "toolkit/sources/pypi.py": ("a wheel file name url_problem parsed (packaging's parse_wheel_filename), a sha256 "
+                                "the recipe reader checked, toolkit-made paths",),
     "toolkit/smoke/wine.py": ("Windows paths of toolkit-made files; the EP name from the wheel's _wheel_info.json "
                               "and the recipe's [smoke] session_config as KEY=VALUE operands after the harness (it "
                               "parses no options)",),

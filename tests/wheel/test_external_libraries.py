@@ -40,7 +40,7 @@ def built(tmp_path_factory) -> tuple[Path, Path]:
 
 def selfcheck(site: Path, **env: str) -> str:
     clean = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
-    done = subprocess.run([sys.executable, "-m", "onnxruntime_ep_hipgpu"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "onnxruntime_ep_hip"], capture_output=True, text=True,
                           env={**clean, "PYTHONPATH": str(site), **env}, cwd=site, timeout=300)
     return done.stdout + done.stderr
 

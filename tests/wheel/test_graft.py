@@ -1,6 +1,7 @@
-"""[wheel] platform = "linux": libraries no manylinux policy holds (hip-ep built with sid's glibc 2.43) are repaired
-by the toolkit's own grafting, since auditwheel refuses them and has no linux target. Real gcc-built libraries: the
-umbrella stand-in links a library from a folder on LD_LIBRARY_PATH, which the repaired wheel must carry and find."""
+"""[wheel] platform = "linux": the libraries are repaired by the toolkit's own grafting (as are libraries that need a
+glibc newer than auditwheel's newest policy, tests/wheel/test_glibc_tag.py), since auditwheel has no linux target.
+Real gcc-built libraries: the umbrella stand-in links a library from a folder on LD_LIBRARY_PATH, which the repaired
+wheel must carry and find."""
 
 from __future__ import annotations
 

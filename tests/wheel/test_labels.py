@@ -16,9 +16,9 @@ from toolkit.wheel.repair import repair_wheel
 
 SETTINGS = WheelSettings(
     version="0.4.0",
-    components=(Component("hipgpu", "hip", runpath=("$ORIGIN",), loads=("hip-compiler",)),
+    components=(Component("hipgpu", "hipgpu", runpath=("$ORIGIN",), loads=("hip-compiler",)),
                 Component("hip-compiler", plugin=False, runpath=("$ORIGIN",))),
-    distribution="onnxruntime-ep-hipgpu", import_package="onnxruntime_ep_hipgpu",
+    distribution="onnxruntime-ep-hip", import_package="onnxruntime_ep_hip",
     excludes=("libLLVM.so.*",), platform="linux")
 INFO = {"source_revision": "0123abc", "patches": [], "features": [], "rocm_version": None, "gpu_targets": []}
 
@@ -43,7 +43,7 @@ def test_llvm_left_external_is_not_called_rocm_and_the_compiler_not_a_backend(tm
         archive.extractall(tmp_path / "site")
         metadata = next(archive.read(n).decode() for n in archive.namelist() if n.endswith("/METADATA"))
     assert "- `libhip-compiler.so` (a library the EP loads, not an EP)" in metadata
-    check = subprocess.run([sys.executable, "-m", "onnxruntime_ep_hipgpu"], capture_output=True, text=True,
+    check = subprocess.run([sys.executable, "-m", "onnxruntime_ep_hip"], capture_output=True, text=True,
                            env={**os.environ, "PYTHONPATH": str(tmp_path / "site")}, cwd=tmp_path)
     assert "  libhip-compiler.so (a library the EP loads, not an EP): loads" in check.stdout, check.stderr
     assert "(backend)" not in check.stdout

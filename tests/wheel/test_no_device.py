@@ -20,7 +20,7 @@ from tests.support.wheel_support import build_c_library
 from toolkit.recipe.load import load_recipe
 from toolkit.wheel.build import build_wheel
 
-WHY = ("  why no device: hip offers AMD GPUs only, and its CPU device is off by default; "
+WHY = ("  why no device: hip-ep offers AMD GPUs only, and its CPU device is off by default; "
        "MORPHIZEN_EP_ENABLE_CPU_DEVICE=1 turns on its CPU device, which runs a session without a GPU (as the tests do)")
 
 
@@ -39,7 +39,7 @@ def unpacked(tmp_path_factory) -> Path:
 
 def selfcheck(site: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k != "MORPHIZEN_EP_ENABLE_CPU_DEVICE"}
-    return subprocess.run([sys.executable, "-m", "onnxruntime_ep_hipgpu", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "onnxruntime_ep_hip", *args], capture_output=True, text=True,
                           env={**clean, "PYTHONPATH": str(site), **env}, cwd=site, timeout=300)
 
 
@@ -47,13 +47,13 @@ def test_zero_devices_say_why_and_what_turns_one_on(unpacked):
     done = selfcheck(unpacked)
     out = done.stdout
     assert done.returncode == 1, out + done.stderr
-    assert "ORT registration of hip: registered, 0 device(s): none\n" + WHY + " (not set here)\n" in out
+    assert "ORT registration of hipgpu: registered, 0 device(s): none\n" + WHY + " (not set here)\n" in out
     facts = json.loads(selfcheck(unpacked, "--json").stdout)
     if not facts["gpus"]["amd"]:   # no AMD GPU here: the verdict says how to run a session anyway
         assert out.splitlines()[-1].startswith(
             "not ready: no AMD GPU here (render nodes: ") and \
-            "hip registers and offers zero devices (hip offers AMD GPUs only, and its CPU device is off by " \
-            "default). What to do: to run a session on hip here, set MORPHIZEN_EP_ENABLE_CPU_DEVICE=1: it turns " \
+            "hipgpu registers and offers zero devices (hip-ep offers AMD GPUs only, and its CPU device is off by " \
+            "default). What to do: to run a session on hipgpu here, set MORPHIZEN_EP_ENABLE_CPU_DEVICE=1: it turns " \
             "on its CPU device, which runs a session without a GPU (as the tests do); otherwise on this machine " \
             "models run on ONNX Runtime's CPUExecutionProvider" in out.splitlines()[-1]
 
@@ -71,11 +71,11 @@ def test_the_guide_runs_the_self_check_and_a_session_with_what_turns_a_device_on
     assert settings is not None and settings.no_device is not None
     assignments = [f"{name}={value}" for name, value in settings.no_device.env]
     guide = ROOT / "docs" / "guides" / "building-hip-ep.md"
-    lines = [s.text for s in readme_commands(guide) if s.typed and "onnxruntime_ep_hipgpu" in s.text]
+    lines = [s.text for s in readme_commands(guide) if s.typed and "onnxruntime_ep_hip" in s.text]
     assert lines, "the guide runs no self-check or session of the HIP EP"
     for line in lines:
         for command in line.split("&&"):
-            if "-m onnxruntime_ep_hipgpu" in command or "hip_ep_session.py" in command:
+            if "-m onnxruntime_ep_hip" in command or "hip_ep_session.py" in command:
                 assert all(a in command.split() for a in assignments), command
     text = guide.read_text(encoding="utf-8")
     session = text[text.index("```python", text.index("### A session on the HIP EP")):]

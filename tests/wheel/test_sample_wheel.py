@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.sample_tree import build_sample
+from tests.support.selfcheck_support import ort_range_ends
 from tests.support.tools import ROOT
 from tests.support.wheel_support import SETTINGS, SMOKE, auditwheel_sym_tag, sample_build_info
 from toolkit.smoke.run import run_smoke
@@ -58,7 +59,7 @@ def assert_device_outcome(output: str) -> None:
 
 @pytest.mark.network  # the smoke venv installs onnxruntime, its WebGPU EP and onnxruntime-genai from PyPI
 @pytest.mark.parametrize("hipdnn", [False, True], ids=["default", "hipdnn"])
-def test_sample_wheel_repairs_clean_and_smokes_in_a_fresh_venv(sample, capfd, hipdnn):
+def test_sample_wheel_repairs_clean_and_smokes_in_a_fresh_venv(sample, capfd, hipdnn, tmp_path):
     libs, built, result = sample(hipdnn)
     with zipfile.ZipFile(result.wheel) as archive:
         names = archive.namelist()
@@ -68,8 +69,10 @@ def test_sample_wheel_repairs_clean_and_smokes_in_a_fresh_venv(sample, capfd, hi
     assert not [n for n in names if matches_any(n.split("/")[-1], rocm_excludes())]
     assert result.tag == auditwheel_sym_tag(built)
 
-    # The default build also runs onnxruntime-genai's "amdgpu" provider, as the recipe's [smoke] does.
-    settings = replace(SMOKE, packages=(*SMOKE.packages, "onnxruntime-genai>=0.16"), genai=True)
+    # The default build also runs onnxruntime-genai's "amdgpu" provider, and the wheel beside PyPI's lowest and newest
+    # onnxruntime of its range, as the recipe's [smoke] does.
+    settings = replace(SMOKE, packages=(*SMOKE.packages, "onnxruntime-genai>=0.16"), genai=True,
+                       onnxruntime_range=True)
     if hipdnn:
         # Route the umbrella to the hipDNN shim, itself pointed at the same real EP.
         settings = replace(
@@ -90,6 +93,16 @@ def test_sample_wheel_repairs_clean_and_smokes_in_a_fresh_venv(sample, capfd, hi
     assert "SMOKE PASS" in output and "FAIL" not in output
     if not hipdnn:
         assert_genai_outcome(output)
+        assert_range_outcome(output, SETTINGS.onnxruntime, tmp_path / "probe")
+
+
+def assert_range_outcome(output: str, spec: str, probe: Path) -> None:
+    """The floor and the newest onnxruntime of the range on PyPI (1.24.1 and 1.32.0 when written), each registering
+    the EP beside the wheel in a venv of its own."""
+    floor, newest = ort_range_ends(spec, probe)
+    for version in (floor, newest):
+        assert f"PASS onnxruntime {version}: AMDGPUExecutionProvider registers, " in output, output
+    assert f"ONNXRUNTIME RANGE PASS: onnxruntime{spec}" in output, output
 
 
 def assert_genai_outcome(output: str) -> None:

@@ -34,7 +34,7 @@ SETTINGS = WheelSettings(
                           runtime="ONNX Runtime >= 1.24 and HIP"),
                 Component("migraphx-backend", runtime="HIP and an AMD GPU"),
                 Component("hip-backend", runtime="AMD's libhipgpu.so", dlopens=("libhipgpu.so",),
-                          runpath=("$ORIGIN", "$ORIGIN/../onnxruntime_ep_hipgpu"))),
+                          runpath=("$ORIGIN", "$ORIGIN/../onnxruntime_ep_hip"))),
     distribution="onnxruntime-ep-amdgpu",
     rocm_variants=(("rocm6", "libamdhip64.so.6"), ("rocm7", "libamdhip64.so.7")),
 )
@@ -119,14 +119,14 @@ def test_rocm_on_ld_library_path_is_found_there_and_the_next_piece_is_named(rocm
 
 
 def test_the_hip_ep_wheel_installed_beside_it_is_found_where_the_hip_backend_looks(rocm6, tmp_path):
-    """onnxruntime-ep-hipgpu (recipe hip-ep) installs its package folder beside this wheel's in site-packages: the
-    hip backend's RUNPATH entry $ORIGIN/../onnxruntime_ep_hipgpu finds libhipgpu.so there, no LD_LIBRARY_PATH."""
+    """onnxruntime-ep-hip (recipe hip-ep) installs its package folder beside this wheel's in site-packages: the
+    hip backend's RUNPATH entry $ORIGIN/../onnxruntime_ep_hip finds libhipgpu.so there, no LD_LIBRARY_PATH."""
     wheel, hip = rocm6
     python = venv_with(tmp_path / "venv", wheel)
     site = Path(subprocess.run([str(python), "-c", "import onnxruntime_ep_amdgpu, os; "
                                 "print(os.path.dirname(os.path.dirname(onnxruntime_ep_amdgpu.__file__)))"],
                                capture_output=True, text=True, check=True).stdout.strip())
-    sibling = shared_library(site / "onnxruntime_ep_hipgpu", "libhipgpu.so")
+    sibling = shared_library(site / "onnxruntime_ep_hip", "libhipgpu.so")
     done = run_selfcheck(python, env={"LD_LIBRARY_PATH": str(hip)}, cwd=tmp_path)
     assert f"  libhipgpu.so (loaded at run time by libhip-backend.so): found {sibling} (RUNPATH)" in done.stdout
 

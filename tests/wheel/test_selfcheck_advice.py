@@ -97,7 +97,7 @@ def test_the_hip_backends_ep_missing_beside_a_working_ep_is_listed_not_blocking(
     [piece] = advice.missing_pieces(facts(runtime_libraries=missing), info)
     assert not piece["blocking"] and piece["what"] == "libhipgpu.so not found (loaded by libhip-backend.so at run time)"
     assert piece["do"].startswith("install the HIP EP, built from AMD's ROCm/hip-ep sources by this toolkit as the "
-                                  "wheel onnxruntime-ep-hipgpu (recipe hip-ep")
+                                  "wheel onnxruntime-ep-hip (recipe hip-ep")
 
 
 def test_a_registration_error_names_the_trace_variable(advice):
@@ -118,7 +118,7 @@ def test_a_test_build_is_never_ready_and_says_why(advice):
         build = BuildInfo.from_mapping({"source_revision": "x", "features": features})
         return wheel_info(components, build, settings)
 
-    hip = facts(ep_name="hip", installed_as=["onnxruntime-ep-hipgpu"])
+    hip = facts(ep_name="hipgpu", installed_as=["onnxruntime-ep-hip"])
     [piece] = advice.missing_pieces(hip, info({"mock": True}))
     assert piece["blocking"] and piece["what"].startswith("this is a test build (feature mock: the mock runtime")
     # No index has a release of it: the verdict gives the command that builds the real runtime's wheel, which the

@@ -27,8 +27,8 @@ from toolkit.wheel.build import build_wheel
 from toolkit.wheel.repair import repair_wheel
 
 SETTINGS = WheelSettings(
-    version="0.4.0", components=(Component("hipgpu", "hip", runpath=("$ORIGIN",)),),
-    distribution="onnxruntime-ep-hipgpu", import_package="onnxruntime_ep_hipgpu", platform="linux")
+    version="0.4.0", components=(Component("hipgpu", "hipgpu", runpath=("$ORIGIN",)),),
+    distribution="onnxruntime-ep-hip", import_package="onnxruntime_ep_hip", platform="linux")
 INFO = {"source_revision": "0123abc", "patches": [], "features": [], "rocm_version": None, "gpu_targets": []}
 
 
@@ -54,7 +54,7 @@ def test_the_self_check_says_the_wheel_needs_a_newer_glibc_and_libstdcxx_and_can
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     clean = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
-    done = subprocess.run([sys.executable, "-m", "onnxruntime_ep_hipgpu"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "onnxruntime_ep_hip"], capture_output=True, text=True,
                           env={**clean, "PYTHONPATH": str(site)}, cwd=tmp_path, timeout=300)
     out = done.stdout
     assert done.returncode == 1 and "Traceback" not in out + done.stderr, out + done.stderr
@@ -72,7 +72,7 @@ def test_the_self_check_says_the_wheel_needs_a_newer_glibc_and_libstdcxx_and_can
     assert (f"  symbol versions it needs: GLIBC_2.99, GLIBCXX_3.4.99 at most (this machine: glibc {glibc}, "
             f"libstdc++ GLIBCXX_{glibcxx})\n") in out, out
     # What the wheel needs was read from its libraries when it was built, not guessed from the loader's first error.
-    info = json.loads((site / "onnxruntime_ep_hipgpu" / "_wheel_info.json").read_text())
+    info = json.loads((site / "onnxruntime_ep_hip" / "_wheel_info.json").read_text())
     assert info["build"]["symbol_versions"] == {"GLIBC": "2.99", "GLIBCXX": "3.4.99"}
 
 

@@ -26,6 +26,7 @@ from toolkit.patching.refresh import refresh_series
 from toolkit.patching.series import PHASES, Series, load_series
 from toolkit.pipeline.options import add_option, spell
 from toolkit.recipe import features as feat
+from toolkit.recipe.core import TOOLCHAIN_PLATFORMS
 from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
 from toolkit.util import log
 from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
@@ -100,7 +101,9 @@ def _select(args: argparse.Namespace, tree: Path) -> _Selection:
                                hint="pass --recipe NAME, or leave the feature out of --with")
         features = sorted(set(with_))
     else:
-        chosen = feat.select_features(recipe, with_, without)
+        # The build's platform: --toolchain's, else the recipe's (a Windows build's features are Windows ones).
+        platform = TOOLCHAIN_PLATFORMS[getattr(args, "toolchain", None) or recipe.build.toolchain]
+        chosen = feat.select_features(recipe, with_, without, platform)
         features = sorted(name for name, on in chosen.items() if on)
     path = args.series or (recipe.series if recipe is not None else None)
     if path is None:

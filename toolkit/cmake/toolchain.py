@@ -128,7 +128,7 @@ class Toolchain:
         nothing; a toolchain file is read wherever a language is enabled (a FetchContent dependency's C too)."""
         if self.mingw:
             return {"CMAKE_TOOLCHAIN_FILE": str(self.toolchain_file(tools_root)),
-                    "CMAKE_CXX_COMPILER": self.mingw.compiler("CXX")}
+                    "CMAKE_CXX_COMPILER": self.mingw.compiler_path("CXX")}
         if self.zig is None:
             return {}
         include = self.zig.system_include

@@ -28,7 +28,7 @@ from toolkit.recipe.core import library_file
 from toolkit.recipe.hipify import HipifySettings
 from toolkit.recipe.load import PROJECT_ROOT, Recipe, find_recipe, load_recipe
 from toolkit.recipe.sources import Requirements, SourceSettings, active_deps, source_from_argument
-from toolkit.sources.components import fetch_ort
+from toolkit.sources.components import fetch_ort, ort_package_platform
 from toolkit.sources.context import FetchContext
 from toolkit.sources.plan import plan_lines
 from toolkit.sources.preflight import PreflightOptions, ResolvedPaths
@@ -239,8 +239,9 @@ def _settle(options: BuildOptions, preflight: bool, env: Mapping[str, str] | Non
     log.info(f"recipe {recipe.name} ({recipe.file}), variant {options.variant}, features: {on}")
     requires = recipe.requires or Requirements()
     ort = recipe.ort
+    ort_platform = ort_package_platform(ort, options.target_platform(recipe.build.toolchain))
     preflight_options = PreflightOptions(ort_home=options.ort_home, rocm_path=options.rocm_path,
-                                         migraphx_home=options.migraphx_home)
+                                         migraphx_home=options.migraphx_home, platform=ort_platform)
     upstream = ws.root / "upstream"
     if options.dry_run:
         deps = locate_components(requires, enabled, preflight_options, ort, ctx)
@@ -267,7 +268,7 @@ def _settle(options: BuildOptions, preflight: bool, env: Mapping[str, str] | Non
             check_tree_fits(recipe, source_dir, enabled, PROJECT_ROOT)
         ort_home = None
         if ort is not None and deps.ort_package is not None and preflight:
-            ort_home = fetch_ort(ort, ctx)
+            ort_home = fetch_ort(ort, ctx, ort_platform)
     except BaseException:
         lock.release()
         raise

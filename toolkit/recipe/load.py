@@ -237,7 +237,8 @@ def _check_outputs(outputs: tuple[Output, ...], features: dict[str, Feature], si
 
 
 def _check_feature_references(recipe: Recipe, site: Site) -> None:
-    """Other sections name features (a wheel component only for hipdnn, say): they must exist."""
+    """Other sections name features (a wheel component only for hipdnn, say): they must exist; an extra offered only
+    with a feature on names one of [wheel] named_features (checked after those)."""
     if recipe.wheel is None:
         return
     named = ", ".join(recipe.features)
@@ -250,3 +251,9 @@ def _check_feature_references(recipe: Recipe, site: Site) -> None:
         if name not in recipe.features:
             raise site.key("wheel").key("named_features").item(i).error(
                 f"no feature named {name!r} (features: {named})")
+    offered = ", ".join(recipe.wheel.named_features) or "none"
+    for i, extra in enumerate(recipe.wheel.extras):
+        if extra.feature is not None and extra.feature not in recipe.wheel.named_features:
+            raise site.key("wheel").key("extras").item(i).key("feature").error(
+                f"{extra.feature!r} is not one of [wheel] named_features ({offered}): a wheel that offers the extra "
+                "only with a feature on needs a name of its own")

@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
 from toolkit.util import argcheck
 from toolkit.util.fsutil import iter_files, tree_digest
 from toolkit.util.globs import bad_glob, glob_match
@@ -32,6 +34,8 @@ from toolkit.util.tomlfields import doc, problem
 from toolkit.util.tomlread import Site
 
 DEBIAN_SCHEME = "debian:"
+# A wheel by its file name, from the package index pip is configured with (toolkit/sources/pypi.py).
+PYPI_SCHEME = "pypi:"
 
 _URL = re.compile(r"^(https?|file)://")
 
@@ -46,8 +50,15 @@ def url_problem(url: str) -> str | None:
         if not rest or rest.startswith("/") or ".." in rest.split("/"):
             return f"expected debian:<path in the Debian archive> such as 'debian:pool/main/...', got {shown!r}"
         return None
+    if url.startswith(PYPI_SCHEME):
+        try:
+            parse_wheel_filename(url[len(PYPI_SCHEME):])
+        except InvalidWheelFilename:
+            return f"expected pypi:<a wheel's file name> such as 'pypi:pkg-1.0-py3-none-any.whl', got {shown!r}"
+        return None
     if not _URL.match(url):
-        return f"expected an http(s):// or file:// URL, or debian:<pool path>, got {shown!r}"
+        return (f"expected an http(s):// or file:// URL, or debian:<pool path> (or pypi:<wheel file name>), "
+                f"got {shown!r}")
     if public_url(url) != url:
         return (f"{shown!r} carries a credential (user, password or token); a recipe holds none: put it in "
                 "~/.netrc (machine HOST login USER password TOKEN), or serve the file from a --mirror")

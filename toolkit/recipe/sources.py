@@ -27,6 +27,7 @@ _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 # FetchContent names become part of a CMake variable name (FETCHCONTENT_SOURCE_DIR_<NAME>).
 _CONTENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 _PLATFORM = re.compile(r"^[a-z0-9]+-[a-z0-9_]+$")
+_CMAKE_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 Component = Literal["ort", "rocm", "migraphx"]
 COMPONENTS: tuple[str, ...] = get_args(Component)
 
@@ -153,6 +154,16 @@ def _content_name(name: str, site: Site) -> None:
         raise site.error(f"expected a FetchContent name (letters, digits, _ . + -), got {name!r}")
 
 
+def _cmake_target(target: str, site: Site) -> None:
+    if not _CONTENT_NAME.match(target):
+        raise site.error(f"expected a CMake target name, got {target!r}")
+
+
+def _cmake_variable(name: str, site: Site) -> None:
+    if not _CMAKE_VARIABLE.match(name):
+        raise site.error(f"expected a CMake variable name, got {name!r}")
+
+
 def _platform(platform: str, site: Site) -> None:
     if not _PLATFORM.match(platform):
         raise site.error(f"expected OS-ARCH such as 'linux-x64', got {platform!r}")
@@ -163,6 +174,19 @@ def _platforms_once(packages: tuple[OrtPackage, ...], site: Site) -> None:
     for i, name in enumerate(platforms):
         if name in platforms[:i]:
             raise site.item(i).key("platform").error(f"platform {name!r} is listed twice")
+
+
+@dataclass(frozen=True)
+class HostTool:
+    """A program a dependency builds that a cross build runs while it builds (protobuf's protoc, which ONNX runs to
+    generate its sources): built for the build machine from the same verified source, before the tree configures."""
+
+    target: str = field(metadata=doc("The dependency's CMake target that builds it, e.g. `protoc`.",
+                                     check=_cmake_target))
+    define: str = field(metadata=doc("The tree's CMake variable given the program's path, e.g. "
+                                     "`ONNX_CUSTOM_PROTOC_EXECUTABLE`.", check=_cmake_variable))
+    defines: dict[str, str] = field(default_factory=dict, metadata=doc(
+        "CMake defines for the dependency's own build of it, e.g. `{ protobuf_BUILD_TESTS = \"OFF\" }`."))
 
 
 @dataclass(frozen=True)
@@ -194,6 +218,8 @@ class FetchContentDep:
     # hash-library: a folder of sources the tree compiles itself; FetchContent_MakeAvailable only populates it.
     files_only: bool = field(default=False, metadata=doc(
         "The dependency is files the tree reads (no CMakeLists.txt of its own): its top is not checked for one."))
+    host_tool: HostTool | None = field(default=None, metadata=doc(
+        "A program of this dependency that a cross build (`--toolchain mingw`) runs: built for this machine first."))
 
     @property
     def define(self) -> str:
@@ -224,6 +250,18 @@ def once_each(deps: tuple[FetchContentDep, ...], site: Site) -> None:
 
 
 @dataclass(frozen=True)
+class OrtWindowsDll:
+    """ORT's Windows DLL, which a Windows build links: PyPI's win_amd64 wheels carry it, without the headers or the
+    CMake config the package beside it provides."""
+
+    # Its keys are the table's own; the DLL is one file of the archive, named by `path`, not a folder of it.
+    archive: PinnedArchive = field(metadata=inline(
+        omit=("subdir",),
+        url="An archive holding ORT's Windows DLL: PyPI's `onnxruntime` win_amd64 wheel."))
+    path: str = field(metadata=doc("The DLL's path inside the archive, e.g. `onnxruntime/capi/onnxruntime.dll`."))
+
+
+@dataclass(frozen=True)
 class OrtPackage:
     """ORT's package for one platform: a release archive or a .deb; archive.subdir is the install prefix
     inside the unpacked package ("usr" for a .deb)."""
@@ -232,6 +270,9 @@ class OrtPackage:
     archive: PinnedArchive = field(metadata=inline(
         url="The package: a release archive or `debian:pool/...` .deb.",
         subdir="The install prefix inside the unpacked package (`usr` for a .deb)."))
+    windows_dll: OrtWindowsDll | None = field(default=None, metadata=doc(
+        "A `windows-x64` package's DLL, where the package itself has the headers only (Debian's .deb): the toolkit "
+        "puts the two together with a CMake config for find_package(onnxruntime)."))
 
 
 @dataclass(frozen=True)

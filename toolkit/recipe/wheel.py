@@ -27,6 +27,12 @@
     [wheel.rocm_variants]                       # optional: one distribution per ROCm major, by HIP soname:
     rocm6 = "libamdhip64.so.6"                  # a build linking it is <distribution>-rocm6; `meta-wheel`
     rocm7 = "libamdhip64.so.7"                  # writes <distribution>, which installs the newest (rocm7)
+    [[wheel.extras]]                            # optional: `pip install 'DISTRIBUTION[hip]'` installs these too
+    name = "hip"
+    requires = ["onnxruntime-ep-hip>=0.4.0"]
+    summary = "..."
+    feature = "hipdnn"                          # optional: only the wheels of builds with this named feature on
+    variants = ["rocm7"]                        # optional: only these ROCm variants
 """
 
 from __future__ import annotations
@@ -41,7 +47,15 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from toolkit.recipe.core import library_file
-from toolkit.recipe.wheel_metadata import Author, canonical_license, check_classifiers, check_url
+from toolkit.recipe.wheel_metadata import (
+    Author,
+    Extra,
+    canonical_license,
+    check_classifiers,
+    check_url,
+    check_variants,
+    extras_once,
+)
 from toolkit.util.argcheck import IDENTIFIER
 from toolkit.util.errors import ToolkitError
 from toolkit.util.tomlfields import doc
@@ -226,12 +240,12 @@ class WheelSettings:
     trace_env: str | None = field(default=None, metadata=doc(
         "The variable that, set to 1, makes the EP print what it does; the self-check's hints name it.",
         check=_matching(IDENTIFIER, "{value!r} is not an environment variable name")))
-    # hip-ep: built in sid against LLVM 22, its compiler needs GLIBC_2.43, newer than every manylinux policy.
+    # hip-ep: built in sid against LLVM 22, its compiler needs GLIBC_2.43, newer than auditwheel's newest policy.
     platform: Literal["manylinux", "linux"] = field(default="manylinux", metadata=doc(
-        "`manylinux`: repair tags the wheel with the manylinux policy its libraries' glibc symbols allow; `linux`: "
-        "libraries that need a glibc newer than any policy (a build root's) are still repaired (what they link is "
-        "bundled, ROCm left out) and tagged `linux_<arch>`, which an index of your own takes and PyPI refuses."),
-        )
+        "`manylinux`: repair tags the wheel with the manylinux policy its libraries' glibc symbols allow (where "
+        "they need a glibc newer than auditwheel's newest policy, the toolkit bundles what they link and computes "
+        "`manylinux_X_Y` itself); `linux`: repaired the same way but tagged `linux_<arch>`, which an index of your "
+        "own takes and PyPI refuses."))
     # hip-ep's mock runtime: a build for tests, which must never reach a user as if it ran models.
     test_only: dict[str, str] = field(default_factory=dict, metadata=doc(
         "Features whose build is for tests only, each with why: `{ mock = \"...\" }`. A wheel built with one on "
@@ -249,6 +263,10 @@ class WheelSettings:
         "Trove classifiers (`Programming Language :: Python :: 3`); no `License ::` one (`license` says it) and no "
         "`Operating System ::` one (each wheel gets its platform's).", check=check_classifiers))
 
+    extras: tuple[Extra, ...] = field(default=(), metadata=doc(
+        "Extras the wheel offers (`name`, `requires`, `summary`, optionally `feature` and `variants`): what "
+        "`pip install 'DISTRIBUTION[NAME]'` installs beside it, written as Provides-Extra and Requires-Dist.",
+        check=extras_once))
     # No index has a release of hip-ep's wheel: a test build's verdict gives the command that builds the real one.
     real_build: str | None = field(default=None, metadata=doc(
         "The command that builds the wheel users run (every `test_only` feature off), for a recipe whose default is "
@@ -259,6 +277,7 @@ class WheelSettings:
             if f"--without-{name}" not in (self.real_build or "").split():
                 raise site.key("real_build").error(f"the command must build without the test-only feature {name!r} "
                                                    f"(--without-{name})")
+        check_variants(self.extras, tuple(name for name, _ in self.rocm_variants), site)
         return self
 
     def test_build(self, features: frozenset[str] | set[str] | tuple[str, ...]) -> dict[str, str]:
@@ -290,12 +309,14 @@ class WheelSettings:
 
     def for_features(self, features: frozenset[str] | set[str] | tuple[str, ...]) -> WheelSettings:
         """These settings for a build with `features` on: named `<distribution>[-<variant>]-<feature>` when one of
-        them is a named feature (unchanged otherwise)."""
+        them is a named feature (unchanged otherwise), offering the extras of the features on."""
         suffix = "-".join(name for name in self.named_features if name in features) or None
-        return replace(self, distribution=self._named(self.variant, suffix), feature_suffix=suffix)
+        extras = tuple(e for e in self.extras if e.feature is None or e.feature in features)
+        return replace(self, distribution=self._named(self.variant, suffix), feature_suffix=suffix, extras=extras)
 
     def for_linked(self, sonames: tuple[str, ...], where: str) -> WheelSettings:
-        """These settings for the ROCm variant whose soname the libraries link (unchanged without variants)."""
+        """These settings for the ROCm variant whose soname the libraries link (unchanged without variants), offering
+        the extras of that variant."""
         if not self.rocm_variants:
             return self
         chosen = [(name, soname) for name, soname in self.rocm_variants if soname in sonames]
@@ -304,7 +325,9 @@ class WheelSettings:
             raise ToolkitError(f"{where}: the libraries link {', '.join(sonames) or 'no ROCm library'}, which "
                                f"{'no' if not chosen else 'more than one'} [wheel.rocm_variants] entry names "
                                f"({listed})", hint="add the ROCm major these libraries were built for")
-        return replace(self, distribution=self._named(chosen[0][0], self.feature_suffix), variant=chosen[0][0])
+        extras = tuple(e for e in self.extras if not e.variants or chosen[0][0] in e.variants)
+        return replace(self, distribution=self._named(chosen[0][0], self.feature_suffix), variant=chosen[0][0],
+                       extras=extras)
 
     def components_for(self, features: frozenset[str]) -> tuple[Component, ...]:
         return tuple(c for c in self.components if c.wanted(features))

@@ -91,22 +91,22 @@ def unpacked(pinned: WindowsWheel, cache: Path) -> Path:
 
 def harness(mingw: MingwPin, ort_include: Path, cache: Path) -> Path:
     """harness.exe, compiled once per harness source, ORT headers and compiler (kept in the toolkit cache)."""
-    compiler = mingw.compiler("C")
-    if shutil.which(compiler) is None:
-        raise ToolkitError(f"the Windows smoke compiles its harness with {compiler}, which this machine lacks",
+    compiler = mingw.c_command()
+    if shutil.which(compiler[0]) is None:
+        raise ToolkitError(f"the Windows smoke compiles its harness with {compiler[0]}, which this machine lacks",
                            hint=f"run it in the {mingw.root} build root: nox -s container -- --root {mingw.root} "
                                 "build --toolchain mingw --smoke")
     header = ort_include / "onnxruntime_c_api.h"
     if not header.is_file():
         raise ToolkitError(f"{header} not found: the harness compiles against ORT's C API headers")
-    version = run([compiler, "-dumpfullversion"], "the harness compiler's version").stdout.strip()
+    version = run([compiler[0], "--version"], "the harness compiler's version").stdout.strip()
     key = hashlib.sha256(HARNESS.read_bytes() + header.read_bytes() + f"{compiler} {version}".encode()).hexdigest()
     exe = cache / "windows" / "harness" / key[:16] / "harness.exe"
     if not exe.is_file():
         exe.parent.mkdir(parents=True, exist_ok=True)
         partial = exe.with_suffix(".partial.exe")
-        run([compiler, "-O2", "-std=c11", "-w", "-I", str(ort_include), "-o", str(partial), str(HARNESS), "-static",
-             "-Wl,--no-insert-timestamp"], "compile the Windows smoke harness", output="capture")
+        run([*compiler, "-O2", "-std=c11", "-w", "-I", str(ort_include), "-o", str(partial), str(HARNESS),
+             *mingw.link_flags], "compile the Windows smoke harness", output="capture")
         partial.replace(exe)
     return exe
 

@@ -31,9 +31,10 @@ def url_key(url: str) -> str:
 
 
 def file_name_for(url: str) -> str:
-    """A safe file name for what a URL serves: its last path segment, else 'download'."""
+    """A safe file name for what a URL serves: its last path segment (a `pypi:` wheel's file name), else
+    'download'."""
     path = url.split("?", 1)[0].split("#", 1)[0].rstrip("/")
-    name = path.rsplit("/", 1)[-1] if "/" in path else ""
+    name = path.rsplit("/", 1)[-1] if "/" in path else path.split(":", 1)[1] if path.startswith("pypi:") else ""
     name = re.sub(r"[^A-Za-z0-9._+-]", "_", name)
     return name if name and name not in (".", "..") else "download"
 

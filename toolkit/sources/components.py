@@ -7,8 +7,10 @@ an error, not a reason to look elsewhere: the user asked for that one.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import platform as _platform
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -16,11 +18,11 @@ from importlib import resources
 from pathlib import Path
 
 from toolkit.recipe.pinned import PinnedArchive
-from toolkit.recipe.sources import OrtPackage, OrtSettings
+from toolkit.recipe.sources import OrtPackage, OrtSettings, OrtWindowsDll
 from toolkit.sources.archive import unpack_pinned, with_lock_pins
 from toolkit.sources.context import FetchContext
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import JSON
+from toolkit.util.fsutil import JSON, atomic_write_text
 
 _OS = {"Linux": "linux", "Windows": "win", "Darwin": "osx"}
 _ARCH = {"x86_64": "x64", "AMD64": "x64", "aarch64": "aarch64", "arm64": "arm64", "ARM64": "arm64"}
@@ -82,6 +84,18 @@ def locate(component: str, explicit: Path | None, env: Mapping[str, str],
     return Located(component, None, "not found", f"not found (tried {tried}); give {names}")
 
 
+TARGET_ORT_PLATFORMS = {"windows": "windows-x64"}
+
+
+def ort_package_platform(settings: OrtSettings | None, target_os: str) -> str | None:
+    """Which [[ort.package]] a build for target_os uses: the target's own where the recipe has one (a Windows build
+    links ORT's Windows DLL), else this machine's (None: its headers serve a tree that never links ORT)."""
+    wanted = TARGET_ORT_PLATFORMS.get(target_os)
+    if settings is None or wanted is None or settings.package_for(wanted) is None:
+        return None
+    return wanted
+
+
 def ort_pin(archive: PinnedArchive, ctx: FetchContext) -> str | None:
     """The pin that names ORT's unpacked folder in the cache (its verified sha256, else its content digest)."""
     pinned = with_lock_pins(archive, ctx)
@@ -119,9 +133,54 @@ def fetch_ort(settings: OrtSettings, ctx: FetchContext, platform: str | None = N
     with ctx.cache.lock(f"unpack-{key}", str(unpacked)):
         unpack_pinned(archive, ctx, unpacked, what)
     folder = unpacked / archive.subdir if archive.subdir else unpacked
+    if package.windows_dll is not None:
+        folder = windows_sdk(settings.version, folder, package.windows_dll, ctx)
     missing = missing_markers("ort", folder)
     if missing:
         raise ToolkitError(f"ORT package {archive.url} unpacked into {folder} lacks: " + "; ".join(missing),
                            hint="check the package URL (a release package with headers and CMake config), "
                            "or pass --ort-home DIR")
     return folder
+
+
+WINDOWS_CONFIG = """# Written by the ort-amdgpu toolkit (toolkit/sources/components.py): ORT {version}'s headers with
+# the Windows DLL of PyPI's onnxruntime wheel, which MinGW links directly (no import library needed).
+get_filename_component(_ort_prefix "${{CMAKE_CURRENT_LIST_DIR}}/../../.." ABSOLUTE)
+set(onnxruntime_VERSION {version})
+if(NOT TARGET onnxruntime::onnxruntime)
+  add_library(onnxruntime::onnxruntime SHARED IMPORTED)
+  set_target_properties(onnxruntime::onnxruntime PROPERTIES
+    IMPORTED_LOCATION "${{_ort_prefix}}/lib/onnxruntime.dll"
+    IMPORTED_IMPLIB "${{_ort_prefix}}/lib/onnxruntime.dll"
+    INTERFACE_INCLUDE_DIRECTORIES "${{_ort_prefix}}/include/onnxruntime")
+endif()
+"""
+
+
+def windows_sdk(version: str, headers: Path, dll: OrtWindowsDll, ctx: FetchContext) -> Path:
+    """ORT for a Windows build, put together once per pin in the cache: the package's headers, the DLL from its
+    archive, and a CMake config for find_package(onnxruntime)."""
+    key = ort_pin(dll.archive, ctx)
+    if key is None:
+        raise ToolkitError(f"[ort] windows_dll {dll.archive.url} has no sha256 or content digest",
+                           hint="pin it in the recipe (sha256 of the wheel), or run `nox -s lock`")
+    unpacked = ctx.cache.root / "unpacked" / key
+    with ctx.cache.lock(f"unpack-{key}", str(unpacked)):
+        unpack_pinned(dll.archive, ctx, unpacked, f"ort windows dll {version}")
+    source = unpacked / dll.path
+    if not source.is_file():
+        raise ToolkitError(f"[ort] windows_dll: {dll.archive.url} has no {dll.path}",
+                           hint="set windows_dll.path to the DLL's path inside the archive")
+    sdk = ctx.cache.root / "ort-windows" / hashlib.sha256(f"{headers}\0{key}\0{version}".encode()).hexdigest()[:16]
+    with ctx.cache.lock(f"ort-windows-{sdk.name}", str(sdk)):
+        if not (sdk / "lib" / "cmake" / "onnxruntime" / "onnxruntimeConfig.cmake").is_file():
+            partial = sdk.with_name(sdk.name + ".partial")
+            shutil.rmtree(partial, ignore_errors=True)
+            shutil.copytree(headers / "include", partial / "include", symlinks=False)
+            (partial / "lib" / "cmake" / "onnxruntime").mkdir(parents=True)
+            shutil.copyfile(source, partial / "lib" / "onnxruntime.dll")
+            atomic_write_text(partial / "lib" / "cmake" / "onnxruntime" / "onnxruntimeConfig.cmake",
+                              WINDOWS_CONFIG.format(version=version))
+            shutil.rmtree(sdk, ignore_errors=True)
+            partial.rename(sdk)
+    return sdk

@@ -24,6 +24,7 @@ from toolkit import __version__
 from toolkit.sources.cache import Cache, url_key
 from toolkit.sources.mirrors import ENV_MIRRORS, local_path, mirror_url, mirrors_from_env, sources_for
 from toolkit.sources.progress import Progress
+from toolkit.sources.pypi import PYPI_SCHEME, pip_download
 from toolkit.util import log
 from toolkit.util.debian_mirror import resolve_url
 from toolkit.util.errors import ToolkitError
@@ -81,6 +82,8 @@ def fetch(url: str, sha256: str, cache: Cache, mirrors: list[str] | tuple[str, .
     hit = cache.find_download(sha256)
     if hit is not None and sha256_file(hit) == sha256:
         return hit
+    if url.startswith(PYPI_SCHEME):
+        return _fetch_wheel(url, sha256, cache, offline)
     candidates = _candidates(url, mirrors, offline, options.insecure_mirror)
     if offline and hit is None and not candidates:
         raise _offline_error(url, sha256, cache)
@@ -91,6 +94,21 @@ def fetch(url: str, sha256: str, cache: Cache, mirrors: list[str] | tuple[str, .
         part = cache.partial_path(sha256)
         _download_from_any(url, candidates, part, sha256, options)
         return _publish(part, cache.download_path(sha256, url))
+
+
+def _fetch_wheel(url: str, sha256: str | None, cache: Cache, offline: bool) -> Path:
+    """A `pypi:` wheel, fetched by pip from the index its configuration names (toolkit/sources/pypi.py)."""
+    if offline:
+        raise _offline_error(url, sha256, cache)
+    key = sha256 or "url-" + url_key(url)
+    with cache.lock(key, url):
+        hit = _verified_hit(cache, sha256, url, False) if sha256 else None
+        if hit is not None:
+            return hit
+        staging = cache.root / "partial"
+        staging.mkdir(parents=True, exist_ok=True)
+        wheel = pip_download(url, sha256, staging)
+        return _publish(wheel, cache.download_path(sha256 or sha256_file(wheel), url))
 
 
 def _verified_hit(cache: Cache, sha256: str, url: str, offline: bool) -> Path | None:
@@ -129,6 +147,9 @@ def fetch_unpinned_from(url: str, cache: Cache, mirrors: list[str] | tuple[str, 
                         options: DownloadOptions = DownloadOptions(), *,
                         offline: bool = False) -> tuple[Path, str, str]:
     """fetch_unpinned, and where the bytes came from: "mirror BASE" (redacted) or "upstream"."""
+    if url.startswith(PYPI_SCHEME):
+        wheel = _fetch_wheel(url, None, cache, offline)
+        return wheel, sha256_file(wheel), "the package index pip is configured with"
     key = "url-" + url_key(url)
     candidates = _candidates(url, mirrors, offline, options.insecure_mirror)
     if not candidates:

@@ -77,15 +77,25 @@ def check(requirements: Requirements, features: list[str] | tuple[str, ...] | se
     ort_package = None
     for name in needed:
         explicit = options.explicit(name)
-        # A recipe without [ort] takes the system's ORT (a distribution's libonnxruntime-dev under /usr).
+        # A recipe without [ort], or without a package for this platform while its [ort] has packages for others
+        # only (a Windows one), takes the system's ORT (a distribution's libonnxruntime-dev under /usr).
+        platform = options.platform or platform_tag()
         if name == "ort" and ort is not None and explicit is None and \
-                not any(options.env.get(v) for v in components()["ort"]["env"]):
-            found[name], ort_package = _ort_from_recipe(ort, options.platform or platform_tag(), ctx)
+                not any(options.env.get(v) for v in components()["ort"]["env"]) and \
+                not _others_only(ort, platform):
+            found[name], ort_package = _ort_from_recipe(ort, platform, ctx)
             continue
         found[name] = locate(name, explicit, options.env, found)
     problems = tuple(f"{components()[n]['title']}: {found[n].problem}\n      hint: {_hint(found[n], ort)}"
                      for n in needed if found[n].problem)
     return ResolvedPaths(needed, found, ort_package, problems)
+
+
+def _others_only(ort: OrtSettings, platform: str) -> bool:
+    """A build for this machine's own system, whose [ort] lists packages for other systems only (a Windows
+    build's): the system's ORT serves it."""
+    system = platform.split("-")[0]
+    return platform == platform_tag() and all(not p.platform.startswith(system) for p in ort.packages)
 
 
 def _hint(located: Located, ort: OrtSettings | None) -> str:

@@ -1,4 +1,5 @@
-"""Bundling what a wheel's libraries link when no manylinux policy can hold them ([wheel] platform = "linux").
+"""Bundling what a wheel's libraries link where auditwheel has no policy for them (a glibc newer than its newest, or
+[wheel] platform = "linux").
 
 auditwheel refuses to repair a wheel whose libraries need glibc symbols newer than its newest policy (hip-ep built
 in sid needs GLIBC_2.43), and offers no `linux` target. This does its grafting step for such a wheel, the same way:

@@ -106,7 +106,7 @@ class LicenseSource:
 
 @dataclass(frozen=True)
 class Bundled:
-    member: str  # the copy's archive path (onnxruntime_ep_hipgpu.libs/libdwarf-1a2b3c4d.so.1)
+    member: str  # the copy's archive path (onnxruntime_ep_hip.libs/libdwarf-1a2b3c4d.so.1)
     path: str | None  # where the build machine has the library it copied, where known
 
 

@@ -78,6 +78,7 @@ def pyproject_text(settings: WheelSettings, license_files: tuple[str, ...] = (),
         # onnxruntime-migraphx, ...), and a dependency on one replaces the flavour a user has. The self-check
         # checks the one that is imported against the range instead.
         "dependencies = []",
+        *optional_dependencies(settings),
         "",
         "[tool.scikit-build]",
         'minimum-version = "1.0"',
@@ -88,6 +89,21 @@ def pyproject_text(settings: WheelSettings, license_files: tuple[str, ...] = (),
         "",
     ]
     return "\n".join(lines)
+
+
+def optional_dependencies(settings: WheelSettings) -> list[str]:
+    """[project]'s optional-dependencies: the recipe's extras this wheel offers (Provides-Extra, and Requires-Dist
+    with the extra's marker)."""
+    if not settings.extras:
+        return []
+    return ["optional-dependencies = { " + ", ".join(f"{_toml_str(e.name)} = {_toml_list(list(e.requires))}"
+                                                     for e in settings.extras) + " }"]
+
+
+def extra_words(settings: WheelSettings) -> list[str]:
+    """The page's line for each extra: the command that installs it with the wheel, and what it brings."""
+    return [f"`pip install '{settings.distribution}[{e.name}]'` installs {', '.join(f'`{r}`' for r in e.requires)} "
+            f"with it: {e.summary}." for e in settings.extras]
 
 
 def readme_text(settings: WheelSettings, components: tuple[Component, ...], info: BuildInfo) -> str:
@@ -116,6 +132,7 @@ def readme_text(settings: WheelSettings, components: tuple[Component, ...], info
         "",
         f"- {rocm_need(info)}",
         *(f"- {line}" for line in onnxruntime_words(settings)),
+        *(f"- {line}" for line in extra_words(settings)),
         "",
     ]
     if settings.variant:

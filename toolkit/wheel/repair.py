@@ -3,7 +3,9 @@
 auditwheel grafts the external libraries a manylinux system lacks into the wheel and computes the
 most compatible manylinux tag from the symbol versions the libraries need on the machine that runs it:
 the tag is read back from the wheel it wrote, never chosen here (a wheel repaired in Debian sid gets sid's
-glibc tag; public manylinux_2_28 wheels need the manylinux_2_28 image). Before auditwheel runs, the
+glibc tag; public manylinux_2_28 wheels need the manylinux_2_28 image). Where auditwheel has no policy (libraries
+needing a glibc newer than its newest), the toolkit grafts as auditwheel would (graft.py) and computes the PEP 600
+tag the same way (glibc_tag.py), or keeps linux_<arch> when the recipe says so. Before auditwheel runs, the
 components that ask for it get their RUNPATH (runpath.py), and every library the wheel needs is
 classified on this machine (rocm.py): ROCm libraries, by name, by where they resolve or by the package
 that owns them, are excluded and stay external; a library that must be bundled but cannot be found fails
@@ -33,7 +35,7 @@ from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import give_umask_mode
 from toolkit.util.process import run
-from toolkit.wheel import licenses, runpath
+from toolkit.wheel import glibc_tag, licenses, runpath
 from toolkit.wheel.graft import graft
 from toolkit.wheel.rocm import BY_RECIPE, Need, Resolver, missing_error
 from toolkit.wheel.wheelfile import parse_wheel_filename
@@ -177,7 +179,7 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
     excludes: soname patterns to leave external beyond ROCm's (the recipe's extras); components: the recipe's
     [wheel] components (their runpath and loads); rocm_paths: ROCm installs besides /opt/rocm* and $ROCM_PATH;
     env: what the caller adds to auditwheel's environment (a release's SOURCE_DATE_EPOCH); platform: the recipe's
-    [wheel] platform (`linux`: tagged linux_<arch>, for libraries newer than every manylinux policy);
+    [wheel] platform (`linux`: tagged linux_<arch>, for an index of your own);
     license_source: where the licenses of the libraries it bundles come from (licenses.py).
     """
     wheel, out_dir = Path(wheel), Path(out_dir)
@@ -207,10 +209,8 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
         rocm = [n for n in needs if n.kind == "rocm"]
         # Libraries that are ROCm by place or package, not by name, are excluded by their exact soname.
         patterns = tuple(dict.fromkeys((*resolver.patterns, *(n.soname for n in rocm))))
-        if platform == "linux":
-            repaired = _graft(wheel, source, needs, changed, tmp_path / "out")
-        else:
-            repaired = _auditwheel(staged, wheel, tmp_path / "out", patterns, patchelf, env or {})
+        repaired, how = _repaired((wheel, staged), source, needs, changed, tmp_path / "out",
+                                  (patterns, patchelf, env or {}), platform)
         platform_tags = parse_wheel_filename(repaired.name).platform_tags
         unpacked = tmp_path / "unpacked"
         repaired, grafted = _checked(repaired, wheel, unpacked, (patterns, resolver), components, needs,
@@ -223,13 +223,32 @@ def repair_wheel(wheel: Path, out_dir: Path, excludes: Iterable[str] = (), compo
                          (BY_RECIPE, [n for n in rocm if n.reason.startswith(BY_RECIPE)])):
         if group:
             log.stage("repair", f"left external ({label}): {', '.join(n.soname for n in group)}")
-    how = ("kept: no manylinux policy holds its libraries, [wheel] platform = \"linux\"" if platform == "linux" else
-           "computed by auditwheel from the glibc symbol versions its libraries need")
     most = f", {versioned} at most" if versioned else ""
     log.stage("repair", f"{final.name}: tag {platform_tags[0]} ({how}{most}, not "
                         f"from this machine's glibc), {len(grafted)} grafted, {len(rocm)} libraries left external")
     return RepairResult(final, platform_tags[0], platform_tags, grafted, tuple(sorted(n.soname for n in rocm)),
                         tuple(needs))
+
+
+def _repaired(wheels: tuple[Path, Path], source: Path, needs: list[Need], changed: list[str], out: Path,
+              auditwheel: tuple[tuple[str, ...], Path, Mapping[str, str]], platform: str) -> tuple[Path, str]:
+    """The wheel repaired into `out`, and how its tag came: auditwheel's, or, where auditwheel has no policy (the
+    libraries or the copies bundled need a newer glibc than its newest), the toolkit's grafting with the tag it
+    computes (glibc_tag.py), or the linux_<arch> tag kept ([wheel] platform = "linux")."""
+    wheel, staged = wheels
+    if platform == "linux":
+        return _graft(wheel, source, needs, changed, out), "kept: [wheel] platform = \"linux\""
+    highest = merge_highest([highest_needs(source), *(highest_versions(version_needs(Path(n.path)))
+                                                      for n in needs if n.kind == "bundled" and n.path)])
+    if glibc_tag.beyond_policies(highest):
+        arch = parse_wheel_filename(wheel.name).platform_tags[0].removeprefix("linux_")
+        tag = glibc_tag.computed_tag(highest, needs, arch)
+        return _graft(wheel, source, needs, changed, out, tag), (
+            f"computed by the toolkit: auditwheel's policies end at {glibc_tag.newest_policy().name}, and what the "
+            "wheel leaves to the system is on that policy's library list")
+    patterns, patchelf, env = auditwheel
+    return (_auditwheel(staged, wheel, out, patterns, patchelf, env),
+            "computed by auditwheel from the glibc symbol versions its libraries need")
 
 
 def _checked(repaired: Path, wheel: Path, unpacked: Path, rules: tuple[tuple[str, ...], Resolver],
@@ -268,17 +287,24 @@ def _build_path(member: str, needs: list[Need]) -> str | None:
     return next((n.path for n in needs if n.path and name in (n.soname, posixpath.basename(n.path))), None)
 
 
-def _graft(wheel: Path, source: Path, needs: list[Need], runpaths_set: list[str], out: Path) -> Path:
-    """[wheel] platform = "linux": auditwheel's grafting done here (toolkit/wheel/graft.py), the tag kept."""
+def _graft(wheel: Path, source: Path, needs: list[Need], runpaths_set: list[str], out: Path,
+           tag: str | None = None) -> Path:
+    """auditwheel's grafting done here (toolkit/wheel/graft.py) for a wheel auditwheel has no policy for: its
+    linux_<arch> tag kept ([wheel] platform = "linux"), or replaced by `tag` (glibc_tag.computed_tag's)."""
     name = parse_wheel_filename(wheel.name)
-    if not all(tag.startswith("linux_") for tag in name.platform_tags):
-        raise ToolkitError(f"{wheel.name}: [wheel] platform = \"linux\" repairs a linux_<arch> wheel, not "
+    if not all(t.startswith("linux_") for t in name.platform_tags):
+        raise ToolkitError(f"{wheel.name}: the toolkit's own repair takes a linux_<arch> wheel, not "
                            f"{', '.join(name.platform_tags)}")
     members = elf_members(source)
     changed, added = graft(source, members, needs, f"{name.distribution}.libs")
+    if tag is not None:
+        [dist_info] = [p.name for p in source.glob("*.dist-info") if p.is_dir()]
+        changed.append(glibc_tag.retag_wheel_file(source, dist_info, tag))
+    final = wheel.name if tag is None else wheel.name.removesuffix(f"-{'.'.join(name.platform_tags)}.whl") + \
+        f"-{tag}.whl"
     out.mkdir(parents=True, exist_ok=True)
-    runpath.rewrite_wheel(wheel, out / wheel.name, source, {*runpaths_set, *changed}, added)
-    return out / wheel.name
+    runpath.rewrite_wheel(wheel, out / final, source, {*runpaths_set, *changed}, added)
+    return out / final
 
 
 def _auditwheel(staged: Path, wheel: Path, out: Path, patterns: tuple[str, ...], patchelf: Path,

@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from toolkit.cmake.casefold import forwarding_headers, write_forwarding_headers
 from toolkit.cmake.commands import (
     check_cmake_version,
     configure_command,
@@ -14,11 +15,14 @@ from toolkit.cmake.commands import (
     find_ninja,
     read_cache,
 )
+from toolkit.cmake.host_tools import build_host_tool, host_tool_path
+from toolkit.cmake.mingw import MingwPin, casefold_dir
 from toolkit.cmake.toolchain import first_link_note, runtime_mark
 from toolkit.pipeline import derive
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
-from toolkit.sources.fetchcontent import PROVIDER, read_report
+from toolkit.recipe.sources import FetchContentDep, HostTool
+from toolkit.sources.fetchcontent import PROVIDER, read_report, source_dir
 from toolkit.util import log
 from toolkit.util.fsutil import JSON, atomic_write_text, read_json, sha256_file
 from toolkit.util.process import run_tool
@@ -80,7 +84,29 @@ def configure_defines(b: Build) -> dict[str, str]:
     if settings.collect == "output-dir" and settings.output_dir_define:
         defines[settings.output_dir_define] = str(b.workspace.cmake / "out")
     defines.update(hip_kernels(b)[0])
+    defines.update({tool.define: str(host_tool_path(b.workspace.root, dep, tool)) for dep, tool in host_tools(b)})
     return defines
+
+
+def host_tools(b: Build) -> list[tuple[FetchContentDep, HostTool]]:
+    """The dependencies' programs this build runs while it builds: a cross build's (toolkit/cmake/host_tools.py)."""
+    if b.toolchain().mingw is None:
+        return []
+    return [(dep, dep.host_tool) for dep in b.fetchcontent_deps() if dep.host_tool is not None]
+
+
+def build_host_tools(b: Build, cmake: Path, ninja: Path, env: dict[str, str]) -> None:
+    pin = b.toolchain().mingw
+    tools = host_tools(b)
+    if pin is None or not tools:
+        return
+    deps_root = b.workspace.root / "deps"
+    provider = {**b.fetchcontent_defines(), "TOOLKIT_PROVIDER_REPORT": str(b.workspace.root / "host" / "report.txt")}
+    compilers = {"C": pin.compiler_path("C"), "CXX": pin.compiler_path("CXX")}
+    for dep, tool in tools:
+        log.stage("configure", f"building {tool.target} of {dep.name} for this machine: the build runs it")
+        build_host_tool(dep, tool, source_dir(deps_root, dep), b.workspace.root, cmake=cmake, ninja=ninja,
+                        compilers=compilers, provider=provider, env=env)
 
 
 def configure_stage(b: Build) -> Stage:
@@ -103,10 +129,14 @@ def configure_stage(b: Build) -> Stage:
         log.stage("configure", kernel_note)
         cache = b.fetch.cache.root
         toolchain.prepare(b.toolchain_dir, cache)
+        if toolchain.mingw is not None:
+            answer_case_spellings(b, toolchain.mingw, casefold_dir(toolchain.toolchain_file(b.toolchain_dir)))
         first_link = first_link_note(toolchain, cache)
         if first_link:
             log.stage("configure", first_link)
         cmd = command()
+        with derive.tool_env(b) as env:
+            build_host_tools(b, cmake, ninja, env)
         if switches_compiler(b):
             # CMake keeps a compiler it detected until its cache is deleted; --fresh starts from no cache.
             log.stage("configure", "the toolchain changed: configuring from a fresh CMake cache")
@@ -127,12 +157,26 @@ def configure_stage(b: Build) -> Stage:
         lines = [f"toolchain {b.toolchain().describe()}"]
         lines += [f"define {k}={v}" for k, v in sorted(configure_defines(b).items())]
         lines += [f"env {k}={v}" for k, v in sorted(kernel_env.items())]
+        lines += [f"host tool: {tool.target} of {dep.name}, built for this machine first, given as {tool.define}"
+                  for dep, tool in host_tools(b)]
         return lines + [kernel_note, "$ " + " ".join(command())]
 
     # The record is an output: a work tree configured before it was written configures again, so a release's
     # provenance always has the command that ran.
     outputs = [ws.cmake / "CMakeCache.txt", ws.configure_record, *b.toolchain().outputs(b.toolchain_dir)]
     return Stage("configure", inputs, outputs, run, plan)
+
+
+def answer_case_spellings(b: Build, pin: MingwPin, out: Path) -> None:
+    """Forwarding headers for the includes of the tree and its dependencies that Windows' case-insensitive file
+    system would find and this one does not (toolkit/cmake/casefold.py)."""
+    deps = [source_dir(b.workspace.root / "deps", dep) for dep in b.fetchcontent_deps()]
+    roots = [pin.sysroot_include, *deps, *(inc for d in deps for inc in (*d.glob("include"), *d.glob("*/include")))]
+    headers = forwarding_headers([b.workspace.source, *deps], roots)
+    write_forwarding_headers(out, headers)
+    if headers:
+        log.stage("configure", f"{len(headers)} includes spelled in another case than the header's name, answered "
+                  "by forwarding headers: " + ", ".join(f"{k} -> {v}" for k, v in headers.items()))
 
 
 def switches_compiler(b: Build) -> bool:

@@ -310,7 +310,7 @@ def runtime_libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
 
 def wheel_beside(path: str | None) -> dict[str, Any]:
     """What the wheel that installed a found library says of it (its _wheel_info.json beside it, when one lists that
-    library: onnxruntime-ep-hipgpu's): its name, its test-only features, the symbol versions it needs."""
+    library: onnxruntime-ep-hip's): its name, its test-only features, the symbol versions it needs."""
     try:
         with open(os.path.join(os.path.dirname(path or ""), "_wheel_info.json"), encoding="utf-8") as handle:
             other = json.load(handle)
