@@ -33,7 +33,7 @@ class MingwPin:
     compiler: str = field(metadata=doc("The C compiler (clang); C++ is its clang++ namesake."))
     runtime: str = field(metadata=doc(
         "MinGW-w64's g++, whose libstdc++ headers and static runtime archives the target uses."))
-    masm: str = field(metadata=doc("The MASM-compatible assembler (MLAS's x64 kernels)."))
+    masm: str = field(metadata=doc("The MASM-compatible assembler, for a tree that enables ASM_MASM."))
     packages: tuple[str, ...] = field(metadata=doc("The Debian packages with these tools, named when they are "
                                                    "missing."))
     root: str = field(metadata=doc("The build root that has them."))
