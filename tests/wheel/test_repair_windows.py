@@ -1,5 +1,6 @@
 """The repair of a win_amd64 wheel (toolkit/wheel/repair_windows.py): delvewheel, then the toolkit's own check of
-what every DLL imports. A DLL that needs MinGW's runtime DLLs is refused by name."""
+what every DLL imports. A DLL that needs MinGW's runtime DLLs is refused by name, and so is a DLL the wheel carries
+but its tree did not build (DirectML.dll) without its license."""
 
 from __future__ import annotations
 
@@ -24,12 +25,16 @@ extern "C" __declspec(dllexport) int CreateEpFactories(int n) {
 """
 
 
-def windows_wheel(folder: Path, dll: Path, tag: str = "win_amd64") -> Path:
+def windows_wheel(folder: Path, dll: Path, tag: str = "win_amd64", extra: dict[str, bytes] | None = None,
+                  metadata: str = "") -> Path:
     wheel = folder / f"probe-0.1.0-py3-none-{tag}.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
         archive.write(dll, f"probe/{dll.name}")
         archive.writestr("probe/__init__.py", "")
-        archive.writestr("probe-0.1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: probe\nVersion: 0.1.0\n")
+        for member, data in (extra or {}).items():
+            archive.writestr(member, data)
+        archive.writestr("probe-0.1.0.dist-info/METADATA",
+                         "Metadata-Version: 2.4\nName: probe\nVersion: 0.1.0\n" + metadata)
         archive.writestr("probe-0.1.0.dist-info/WHEEL",
                          f"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: py3-none-{tag}\n")
         archive.writestr("probe-0.1.0.dist-info/RECORD", "")
@@ -64,3 +69,24 @@ def test_repair_keeps_a_self_contained_dll_and_refuses_one_that_needs_mingws_run
     assert "libstdc++-6.dll (MinGW's runtime DLL: link it in statically, -static)" in str(error.value)
     assert "Traceback" not in str(error.value)
     assert not list(out.glob("*.whl"))  # nothing half-done
+
+
+def test_a_carried_dll_without_its_license_is_refused_and_passes_with_it(windows_root: Path, tmp_path: Path) -> None:
+    (tmp_path / "probe.cc").write_text(SOURCE)
+    dll = tmp_path / "probe.dll"
+    built = inside(windows_root, [f"{TRIPLET}-g++", "-shared", "-O2", "-o", str(dll), str(tmp_path / "probe.cc"),
+                                  "-static"], [tmp_path])
+    assert built.returncode == 0, built.stderr
+    # A DLL the tree did not build, carried beside the one that loads it (as DirectML.dll is).
+    carried = {"probe/Carried.dll": dll.read_bytes()}
+    bare = windows_wheel(tmp_path, dll, extra=carried)
+    with pytest.raises(ToolkitError) as error:
+        repair_windows_wheel(bare, tmp_path / "out", built=["probe.dll"])
+    assert ("probe/Carried.dll: carried library Carried.dll has no license in "
+            "probe-0.1.0.dist-info/licenses/bundled/Carried.dll/") in str(error.value)
+    assert not list((tmp_path / "out").glob("*.whl"))
+    licensed = windows_wheel(tmp_path, dll, extra={
+        **carried, "probe-0.1.0.dist-info/licenses/bundled/Carried.dll/LICENSE": b"the carried DLL's license\n"},
+        metadata="License-File: bundled/Carried.dll/LICENSE\n")
+    result = repair_windows_wheel(licensed, tmp_path / "out", built=["probe.dll"])
+    assert result.wheel.name == licensed.name

@@ -32,7 +32,7 @@ def library_file(name: str, platform: str = "linux") -> str:
 
 # The toolchains a build compiles with (toolkit/cmake/toolchain.py makes them), each with the operating system
 # it builds for (a key of LIBRARY_AFFIXES; features.<name>.platforms names them too), and the glibc floor zig
-# targets. mingw is MinGW-w64's GCC: Windows DLLs, cross-compiled in the debian-sid-windows build root.
+# targets. mingw is clang with MinGW-w64's runtime: Windows DLLs, cross-compiled in the debian-sid-windows build root.
 Toolchain = Literal["system", "zig", "mingw"]
 TOOLCHAINS: tuple[str, ...] = get_args(Toolchain)
 TOOLCHAIN_PLATFORMS: dict[str, str] = {"system": "linux", "zig": "linux", "mingw": "windows"}

@@ -208,9 +208,11 @@ def add_license_lines(metadata: str, files: Iterable[str], expressions: Iterable
     return "\n".join(lines + extra) + sep + body
 
 
-def license_problems(wheel: Path) -> list[str]:
-    """Why `wheel`'s licenses are incomplete: a bundled library with no license folder, a license file METADATA
-    does not declare, a declared one that is missing. Empty when complete."""
+def license_problems(wheel: Path, carried: Iterable[str] = ()) -> list[str]:
+    """Why `wheel`'s licenses are incomplete: a bundled library (or one of the `carried` members: libraries the wheel
+    ships that its tree did not build) with no license folder, a license file METADATA does not declare, a declared
+    one that is missing. Empty when complete."""
+    carried = set(carried)
     with zipfile.ZipFile(wheel) as archive:
         dist_info = dist_info_dir(archive)
         prefix = f"{dist_info}/licenses/"
@@ -219,10 +221,11 @@ def license_problems(wheel: Path) -> list[str]:
         declared = set(headers.get_all("License-File") or []) if headers is not None else set()
         problems = []
         for member in archive.namelist():
-            if is_bundled_member(member):
+            if is_bundled_member(member) or member in carried:
                 name = original_name(posixpath.basename(member))
+                kind = "bundled" if member not in carried else "carried"
                 if not any(p.startswith(f"{BUNDLED}/{name}/") for p in present):
-                    problems.append(f"{member}: bundled library {name} has no license in {prefix}{BUNDLED}/{name}/")
+                    problems.append(f"{member}: {kind} library {name} has no license in {prefix}{BUNDLED}/{name}/")
     problems += [f"{prefix}{p}: METADATA has no License-File line for it" for p in sorted(present - declared)]
     problems += [f"METADATA License-File {p}: not in the wheel's {prefix}" for p in sorted(declared - present)]
     return problems

@@ -13,7 +13,7 @@ import os
 import sys
 import tempfile
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from toolkit.binary.pe import read_pe
@@ -22,6 +22,7 @@ from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import give_umask_mode
 from toolkit.util.process import run
+from toolkit.wheel.licenses import license_problems
 from toolkit.wheel.repair import RepairResult
 from toolkit.wheel.wheelfile import parse_wheel_filename
 
@@ -31,8 +32,10 @@ def dll_members(wheel: Path) -> list[str]:
         return sorted(n for n in archive.namelist() if n.lower().endswith(".dll"))
 
 
-def repair_windows_wheel(wheel: Path, out_dir: Path, env: Mapping[str, str] | None = None) -> RepairResult:
-    """Repair `wheel` (tagged win_*) into `out_dir` with delvewheel; the DLLs the wheel already carries stay."""
+def repair_windows_wheel(wheel: Path, out_dir: Path, env: Mapping[str, str] | None = None,
+                         built: Iterable[str] | None = None) -> RepairResult:
+    """Repair `wheel` (tagged win_*) into `out_dir` with delvewheel; the DLLs the wheel already carries stay. `built`:
+    the names of the DLLs its tree built; every other DLL in it (DirectML.dll) must come with its license."""
     wheel, out_dir = Path(wheel), Path(out_dir)
     if not wheel.is_file():
         raise ToolkitError(f"{wheel}: wheel not found", "run the wheel stage first")
@@ -54,11 +57,15 @@ def repair_windows_wheel(wheel: Path, out_dir: Path, env: Mapping[str, str] | No
         if len(repaired) != 1:
             raise ToolkitError(f"delvewheel wrote {len(repaired)} wheels into {produced}, expected one")
         problems = wheel_import_problems(repaired[0])
+        if built is not None:
+            ours = {name.lower() for name in built}
+            carried = [m for m in dll_members(repaired[0]) if m.rsplit("/", 1)[-1].lower() not in ours]
+            problems += license_problems(repaired[0], carried)
         if problems:
             lines = "\n".join(f"  {p}" for p in problems)
             raise ToolkitError(f"repaired wheel {repaired[0].name} fails its checks:\n{lines}",
-                               "link MinGW's runtime in (-static) and carry every other DLL beside the one that "
-                               "imports it")
+                               "link MinGW's runtime in (-static), carry every other DLL beside the one that imports "
+                               "it, and ship a carried DLL's license in .dist-info/licenses/bundled/<its name>/")
         after = dll_members(repaired[0])
         vendored = tuple(m for m in after if m not in before)
         final = out_dir / repaired[0].name
