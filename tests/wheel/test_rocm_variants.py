@@ -1,5 +1,6 @@
 """ROCm variants: `[wheel.rocm_variants]` read strictly, the variant chosen by the HIP soname the libraries link,
-and the meta-package wheel whose extras name the variants (installed by a real pip, read back as metadata)."""
+another system's build by `[wheel.platform_variants]`, and the meta-package wheel that installs the variant of the
+system it is installed on (installed by a real pip, read back as metadata)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import zipfile
 from importlib.metadata import PathDistribution
 
 import pytest
+from packaging.requirements import Requirement
 
 from toolkit.recipe.wheel import WheelSettings
 from toolkit.util.errors import ToolkitError
@@ -76,3 +78,49 @@ def test_the_default_variant_is_the_newest_rocm_major_whatever_the_order():
 def test_no_variants_no_meta_wheel(tmp_path):
     with pytest.raises(ToolkitError, match="has no rocm_variants, so there is no meta-package"):
         write_meta_wheel(_settings(rocm_variants={}), tmp_path)
+
+
+def test_a_windows_build_is_its_platform_variant():
+    settings = _settings(platform_variants={"windows": "directml"})
+    windows = settings.for_linked((), "here", "windows")
+    assert (windows.distribution, windows.variant) == ("onnxruntime-ep-amdgpu-directml", "directml")
+    assert settings.for_linked(("libamdhip64.so.7",), "here").variant == "rocm7"
+    with pytest.raises(ToolkitError, match=r"here: a build for windows is a variant of its own, which no "
+                                           r"\[wheel.platform_variants\] entry names"):
+        _settings().for_linked((), "here", "windows")
+
+
+@pytest.mark.parametrize("variants, message", [
+    ({"linux": "plain"}, "key 'wheel.platform_variants.linux': expected an operating system other than Linux"),
+    ({"windows": "DirectML"}, "key 'wheel.platform_variants.windows': expected a lower-case name"),
+    ({"windows": "rocm7"}, "rocm7: a name of \\[wheel.rocm_variants\\] too"),
+])
+def test_bad_platform_variants_name_the_key(variants, message):
+    with pytest.raises(ToolkitError, match=message):
+        _settings(platform_variants=variants)
+
+
+def test_the_meta_wheel_installs_the_rocm_variant_on_linux_and_the_platform_variant_elsewhere(tmp_path):
+    settings = _settings(platform_variants={"windows": "directml"})
+    path = write_meta_wheel(settings, tmp_path / "dist")
+    # A stand-in for the rocm7 wheel: pip must take it, and must not look for the Windows variant, which is absent.
+    stand_in = tmp_path / "dist" / "onnxruntime_ep_amdgpu_rocm7-0.2.0-py3-none-any.whl"
+    with zipfile.ZipFile(stand_in, "w") as archive:
+        info = "onnxruntime_ep_amdgpu_rocm7-0.2.0.dist-info"
+        archive.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: onnxruntime-ep-amdgpu-rocm7\n"
+                                             "Version: 0.2.0\n")
+        archive.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        archive.writestr(f"{info}/RECORD", "")
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--find-links", str(path.parent),
+                    "--target", str(target), "onnxruntime-ep-amdgpu==0.2.0"], check=True)
+    assert sorted(p.name for p in target.glob("*.dist-info")) == [
+        "onnxruntime_ep_amdgpu-0.2.0.dist-info", "onnxruntime_ep_amdgpu_rocm7-0.2.0.dist-info"]
+    dist = PathDistribution(target / "onnxruntime_ep_amdgpu-0.2.0.dist-info")
+    requires = [Requirement(r) for r in dist.requires or []]
+    chosen = {system: [r.name for r in requires if r.marker is None or r.marker.evaluate({"sys_platform": system})]
+              for system in ("linux", "win32")}
+    assert chosen == {"linux": ["onnxruntime-ep-amdgpu-rocm7"], "win32": ["onnxruntime-ep-amdgpu-directml"]}
+    assert dist.metadata["Summary"].endswith("(installs the rocm7 build on Linux, the directml build on Windows)")
+    assert "- Windows: `pip install onnxruntime-ep-amdgpu` installs `onnxruntime-ep-amdgpu-directml` there" in \
+        dist.metadata.get_payload()

@@ -22,6 +22,8 @@ PLATFORMS: tuple[str, ...] = get_args(Platform)
 # The operating systems a build targets, and how each names a library file: the prefix and suffix CMake gives a
 # MODULE there (AMD names its Windows DLLs without MinGW's "lib": amdgpu-ep.dll).
 LIBRARY_AFFIXES = {"linux": ("lib", ".so"), "windows": ("", ".dll")}
+# What Python's sys.platform is on each (a requirement's environment marker names it).
+SYS_PLATFORMS = {"linux": "linux", "windows": "win32"}
 
 
 def library_file(name: str, platform: str = "linux") -> str:

@@ -27,6 +27,9 @@
     [wheel.rocm_variants]                       # optional: one distribution per ROCm major, by HIP soname:
     rocm6 = "libamdhip64.so.6"                  # a build linking it is <distribution>-rocm6; `meta-wheel`
     rocm7 = "libamdhip64.so.7"                  # writes <distribution>, which installs the newest (rocm7)
+    [wheel.platform_variants]                   # optional: one distribution per other operating system:
+    windows = "directml"                        # a Windows build is <distribution>-directml, which
+                                                # <distribution> installs on Windows
     [[wheel.extras]]                            # optional: `pip install 'DISTRIBUTION[hip]'` installs these too
     name = "hip"
     requires = ["onnxruntime-ep-hip>=0.4.0"]
@@ -46,7 +49,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from toolkit.recipe.core import library_file
+from toolkit.recipe.core import SYS_PLATFORMS, library_file
 from toolkit.recipe.wheel_metadata import (
     Author,
     Extra,
@@ -113,6 +116,15 @@ def _rocm_variant(soname: str, site: Site) -> None:
         raise site.error("expected a lower-case name such as 'rocm6'")
     if not _SONAME.match(soname):
         raise site.error(f"expected a versioned soname such as 'libamdhip64.so.6', got {soname!r}")
+
+
+def _platform_variant(variant: str, site: Site) -> None:
+    if site.name not in SYS_PLATFORMS or site.name == "linux":
+        others = ", ".join(p for p in SYS_PLATFORMS if p != "linux")
+        raise site.error(f"expected an operating system other than Linux ({others}); Linux builds are "
+                         "[wheel.rocm_variants]")
+    if not _VARIANT.match(variant):
+        raise site.error(f"expected a lower-case name such as 'directml', got {variant!r}")
 
 
 def _variables(env: tuple[tuple[str, str], ...], site: Site) -> None:
@@ -225,6 +237,10 @@ class WheelSettings:
         "One distribution per ROCm major: variant = HIP soname (`rocm6 = \"libamdhip64.so.6\"`); the soname the "
         "libraries link makes the wheel `<distribution>-<variant>`, and `meta-wheel` writes `<distribution>`, "
         "which installs the newest (the highest HIP soname version).", each=_rocm_variant))
+    platform_variants: tuple[tuple[str, str], ...] = field(default=(), metadata=doc(
+        "One distribution per other operating system: platform = variant (`windows = \"directml\"`); a build for it "
+        "is `<distribution>-<variant>`, which the meta-package installs there (a `sys_platform` marker), as it "
+        "installs the newest ROCm variant on Linux.", each=_platform_variant))
     variant: str | None = None  # the variant this wheel is (set by for_linked)
     # A build with an opt-in feature holds other libraries under the same version: were it named as the plain build,
     # a wheelhouse, an index and pip could not tell the two apart (a build tag or a local version would make pip
@@ -277,8 +293,17 @@ class WheelSettings:
             if f"--without-{name}" not in (self.real_build or "").split():
                 raise site.key("real_build").error(f"the command must build without the test-only feature {name!r} "
                                                    f"(--without-{name})")
-        check_variants(self.extras, tuple(name for name, _ in self.rocm_variants), site)
+        names = [name for _, name in self.platform_variants]
+        clash = sorted(set(names) & {name for name, _ in self.rocm_variants})
+        if clash:
+            raise site.key("platform_variants").error(f"{', '.join(clash)}: a name of [wheel.rocm_variants] too; "
+                                                      "each variant is a distribution of its own")
+        check_variants(self.extras, tuple(self.variant_names), site)
         return self
+
+    @property
+    def variant_names(self) -> list[str]:
+        return [name for name, _ in self.rocm_variants] + [name for _, name in self.platform_variants]
 
     def test_build(self, features: frozenset[str] | set[str] | tuple[str, ...]) -> dict[str, str]:
         """The test-only features among `features`, with why each is."""
@@ -314,20 +339,30 @@ class WheelSettings:
         extras = tuple(e for e in self.extras if e.feature is None or e.feature in features)
         return replace(self, distribution=self._named(self.variant, suffix), feature_suffix=suffix, extras=extras)
 
-    def for_linked(self, sonames: tuple[str, ...], where: str) -> WheelSettings:
-        """These settings for the ROCm variant whose soname the libraries link (unchanged without variants), offering
-        the extras of that variant."""
-        if not self.rocm_variants:
+    def for_linked(self, sonames: tuple[str, ...], where: str, platform: str = "linux") -> WheelSettings:
+        """These settings for the variant of a build for `platform`: elsewhere than Linux its platform variant, on
+        Linux the ROCm variant whose soname the libraries link (unchanged without variants), offering the extras of
+        that variant."""
+        if not self.rocm_variants and not self.platform_variants:
             return self
+        if platform != "linux":
+            variant = dict(self.platform_variants).get(platform)
+            if variant is None:
+                raise ToolkitError(f"{where}: a build for {platform} is a variant of its own, which no "
+                                   "[wheel.platform_variants] entry names",
+                                   hint=f"add {platform} = \"<variant>\" to [wheel.platform_variants]")
+            return self._variant(variant)
         chosen = [(name, soname) for name, soname in self.rocm_variants if soname in sonames]
         if len(chosen) != 1:
             listed = ", ".join(f"{n} = {s!r}" for n, s in self.rocm_variants)
             raise ToolkitError(f"{where}: the libraries link {', '.join(sonames) or 'no ROCm library'}, which "
                                f"{'no' if not chosen else 'more than one'} [wheel.rocm_variants] entry names "
                                f"({listed})", hint="add the ROCm major these libraries were built for")
-        extras = tuple(e for e in self.extras if not e.variants or chosen[0][0] in e.variants)
-        return replace(self, distribution=self._named(chosen[0][0], self.feature_suffix), variant=chosen[0][0],
-                       extras=extras)
+        return self._variant(chosen[0][0])
+
+    def _variant(self, variant: str) -> WheelSettings:
+        extras = tuple(e for e in self.extras if not e.variants or variant in e.variants)
+        return replace(self, distribution=self._named(variant, self.feature_suffix), variant=variant, extras=extras)
 
     def components_for(self, features: frozenset[str]) -> tuple[Component, ...]:
         return tuple(c for c in self.components if c.wanted(features))

@@ -82,7 +82,7 @@ def build_wheel(
     info = dataclasses.replace(info, rocm_libraries=linked_rocm(lib_dir, components, info.platform),
                                symbol_versions=symbol_versions(lib_dir, components, info.platform))
     settings = settings.for_features(info.features).for_linked(info.rocm_libraries,
-                                                               f"[wheel] of the recipe ({lib_dir})")
+                                                               f"[wheel] of the recipe ({lib_dir})", info.platform)
     info = dataclasses.replace(info, rocm_variant=settings.variant)
     if source_dir is not None and not tree_license_files(source_dir):
         log.warn(f"{source_dir}: no LICENSE, COPYING or LICENSES/ file, so the wheel carries no license of the EP; "

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from toolkit.recipe.core import SYS_PLATFORMS
 from toolkit.recipe.wheel import WheelSettings
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import atomic_write_bytes
@@ -60,18 +61,27 @@ def _file_stem(name: str) -> str:
 def metadata_text(settings: WheelSettings, licenses: Licenses | None = None) -> str:
     name, default = settings.distribution, settings.default_variant
     licenses = licenses or Licenses()
+    # Each other system's variant by a sys_platform marker; then the ROCm one is for Linux only.
+    others = [(variant, SYS_PLATFORMS[platform]) for platform, variant in settings.platform_variants]
+    linux = f"; sys_platform == \"{SYS_PLATFORMS['linux']}\"" if others else ""
+    where = "".join(f", the {variant} build on {platform.capitalize()}" for platform, variant
+                    in settings.platform_variants)
     # PEP 639's fields need Metadata-Version 2.4; without a license the older version says no less.
     lines = [f"Metadata-Version: {'2.4' if licenses.files else '2.1'}", f"Name: {name}", f"Version: {settings.version}",
-             f"Summary: {settings.summary} (installs the {default} build)"]
+             f"Summary: {settings.summary} (installs the {default} build{' on Linux' if others else ''}{where})"]
     lines += [f"License-Expression: {licenses.expression}"] if licenses.expression else []
     lines += [f"License-File: {path}" for path in licenses.files]
-    lines += [f"Requires-Python: {REQUIRES_PYTHON}", f"Requires-Dist: {name}-{default}=={settings.version}",
-             "Description-Content-Type: text/markdown", "", f"# {name}", "",
-             "One distribution per ROCm major, all installing the import package "
-             f"`{settings.import_package}`: install exactly one.", ""]
+    lines += [f"Requires-Python: {REQUIRES_PYTHON}", f"Requires-Dist: {name}-{default}=={settings.version}{linux}",
+              *(f"Requires-Dist: {name}-{variant}=={settings.version}; sys_platform == \"{marker}\""
+                for variant, marker in others),
+              "Description-Content-Type: text/markdown", "", f"# {name}", "",
+              "One distribution per ROCm major" + (" and per other system" if others else "") + ", all installing "
+              f"the import package `{settings.import_package}`: install exactly one.", ""]
     lines += [f"- ROCm with `{soname}`: `pip install {settings.install_name(variant)}` (`{name}-{variant}`)"
               for variant, soname in settings.rocm_variants]
-    lines += ["", f"This package installs `{name}-{default}`. For another ROCm, install that variant by its own "
+    lines += [f"- {platform.capitalize()}: `pip install {name}` installs `{name}-{variant}` there"
+              for platform, variant in settings.platform_variants]
+    lines += ["", f"{'On Linux this' if others else 'This'} package installs `{name}-{default}`. For another ROCm, install that variant by its own "
               f"name instead, in an environment without `{name}`.", "", *onnxruntime_words(settings), "",
               f"`python -m {settings.import_package}` says whether a machine can run the EP, and what it lacks."]
     return "\n".join(lines) + "\n"
