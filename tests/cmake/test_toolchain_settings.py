@@ -1,6 +1,6 @@
 """The toolchain choice as data and as an option: recipe keys, `--toolchain`, the pinned ziglang, and what the
 choice changes in a build (defines, configure fingerprint, build facts). No compiler runs here except CMake's
-`--version`; tests/test_toolchain_zig.py compiles with the real zig."""
+`--version`; tests/cmake/test_toolchain_zig.py compiles with the real zig."""
 
 from __future__ import annotations
 

@@ -136,10 +136,12 @@ def test_no_package_mirror_host_in_code_or_data():
 
 
 def test_tests_mirror_the_packages_and_share_helpers_only_through_support():
-    """Every folder of tests/ is a package (test file names may repeat across areas), and no test file
-    imports another test file or a conftest (an import_module with a literal name counts too): shared helpers
-    live in tests/support/, fixtures in conftest.py."""
+    """Every package toolkit/X has its tests in tests/X; every folder of tests/ is a package (test file names
+    may repeat across areas), and no test file imports another test file or a conftest (an import_module with a
+    literal name counts too): shared helpers live in tests/support/, fixtures in conftest.py."""
     tests = ROOT / "tests"
+    packages = [d.name for d in sorted((ROOT / "toolkit").iterdir()) if (d / "__init__.py").is_file()]
+    assert not [f"tests/{name}/" for name in packages if not (tests / name).is_dir()], "packages without tests"
     folders = [d for d in sorted(tests.rglob("*")) if d.is_dir() and "__pycache__" not in d.parts
                and d.relative_to(tests).parts[0] != "data"]
     assert not [rel(d) for d in [tests, *folders] if not (d / "__init__.py").is_file()]

@@ -21,7 +21,8 @@ from tests.support.windows_support import inside, windows_path
 from toolkit.cmake.mingw import cxx_search_folders, runtime_search_command
 from toolkit.cmake.toolchain import resolve
 
-ARCHIVE = MIRROR / "github.com/onnxruntime/onnxruntime-ep-amdgpu/archive/a2ea3b25f420c5eb8d25edc366fbc17d6de4fe22.tar.gz"
+ARCHIVE = (MIRROR / "github.com/onnxruntime/onnxruntime-ep-amdgpu/archive"
+           / "a2ea3b25f420c5eb8d25edc366fbc17d6de4fe22.tar.gz")
 NEEDS_ORT = ("q4_dq.cpp", "q4gemm.cpp", "q4gemm_avx512.cpp", "q4_dq_cli.cpp")
 
 PROGRAM = r"""
@@ -128,7 +129,8 @@ def test_mlas_gnu_assembler_kernels_compute_right_under_wine(windows_root: Path,
                "-include", "cstring", f"-I{directx / 'core' / 'mlas' / 'inc'}", f"-I{lib}", f"-I{directx}"]
     lines = [[*cxx_cmd, *flags.get(unit, "").split(), "-c", str(lib / unit), "-o", str(out / f"{i}.o")]
              for i, unit in enumerate(cxx)]
-    lines += [[pin.program("C"), target, "-c", str(lib / unit), "-o", str(out / f"s{i}.o")] for i, unit in enumerate(asm)]
+    lines += [[pin.program("C"), target, "-c", str(lib / unit), "-o", str(out / f"s{i}.o")]
+              for i, unit in enumerate(asm)]
     lines += [[*cxx_cmd, "-c", str(tmp_path / "check.cc"), "-o", str(out / "check.o")],
               [pin.program("C"), target, "-c", str(tmp_path / "tables.s"), "-o", str(out / "tables.o")]]
     script = tmp_path / "build.sh"  # two compiles at a time; the first failure stops it with its status

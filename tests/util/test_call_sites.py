@@ -53,7 +53,7 @@ REVIEWED: dict[str, tuple[str, ...]] = {
     "toolkit/container/engine.py": ("image_name", "env_assignment"),
     "toolkit/container/local_rootfs.py": ("plain",),
     "toolkit/release/compile_cache.py": ("the ccache found on PATH, constant options",),
-    "toolkit/release/provenance.py": ("tools and options from toolkit/release/tools.json",),
+    "toolkit/release/provenance.py": ("tools and options from toolkit/release/toolchain.json",),
     "toolkit/release/publish.py": ("twine from this Python; --repository-url checked there as an http(s) URL with a "
                                    "host, without its userinfo, glued to its option; absolute wheel paths",),
     "toolkit/buildroot/make.py": ("via toolkit/recipe/packageset.py: package, suite and variant patterns",),

@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 
 from toolkit.cmake.commands import describe_tools
-from toolkit.pipeline import patches as workflow
 from toolkit.pipeline import stages
 from toolkit.pipeline.adapters import smoke as smoke_stage
-from toolkit.pipeline.options import BUILD_ONLY, BuildOptions, add_build_arguments, add_options, options_from_args
+from toolkit.pipeline.options import BUILD_ONLY, add_build_arguments, add_options, options_from_args
 from toolkit.util import log
 
 
@@ -26,34 +25,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=_run)
 
 
-def add_recipe_patching(p: argparse.ArgumentParser) -> None:
-    """`patch` without an action works on a recipe's series and work tree: apply, --check or --refresh."""
-    group = p.add_argument_group("on a recipe (no ACTION): apply its series to build/<recipe>/<variant>/source")
-    add_build_arguments(group)
-    mode = group.add_mutually_exclusive_group()
-    mode.add_argument("--check", action="store_true",
-                      help="only check that every patch applies to the pristine source (nonzero if not)")
-    mode.add_argument("--refresh", action="store_true",
-                      help="rewrite the series from edits made in build/<recipe>/<variant>/source")
-    # No default recipe in the parser: an ACTION takes --recipe (given before or after it) only when one is
-    # named; _patches falls back to the default recipe.
-    p.set_defaults(func=_patches, recipe=None)
-    recipe_option = next(a for a in group._group_actions if a.dest == "recipe")
-    recipe_option.help = f"{recipe_option.help} (default without ACTION: {BuildOptions.recipe})"
-    # An ACTION's options that the recipe mode also has (--dry-run) must not reset a value given before
-    # the ACTION (`patch --dry-run refresh ...`): argparse copies the ACTION's defaults over the parent's.
-    given_before = {a.dest for a in p._actions}
-    for action_parser in (c for a in p._actions if isinstance(a, argparse._SubParsersAction)
-                          for c in a.choices.values()):
-        for action in action_parser._actions:
-            if action.option_strings and action.dest in given_before:
-                action.default = argparse.SUPPRESS
-    p.epilog = ("Without ACTION: apply the recipe's series to its work tree (--check: only check against the "
-                "pristine source; --refresh: rewrite the series from edits in the work tree). "
-                "With ACTION: check, apply or refresh SERIES on any TREE, choosing the patches a build would "
-                "(with --recipe: its series and features).")
-
-
 def _run(args: argparse.Namespace) -> int:
     options = options_from_args(args)
     if log.is_verbose():
@@ -65,13 +36,3 @@ def _run(args: argparse.Namespace) -> int:
             return smoke_stage.smoke(b, require_gpu=args.require_gpu)
     return 0
 
-
-def _patches(args: argparse.Namespace) -> int:
-    args.recipe = args.recipe or BuildOptions.recipe
-    options = options_from_args(args)
-    if args.check:
-        return workflow.check_patches(options)
-    if args.refresh:
-        return workflow.refresh_patches(options)
-    stages.run_build(options, until="patch")
-    return 0

@@ -123,8 +123,6 @@ def _register_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     # `docs reference` documents this whole command line and `container` reads a session's arguments with that
     # session's parser: both are handed what they need (they cannot import this module, which imports them).
     docs.register(sub, command_line=build_parser)
-    # One `patch` command: ACTION SERIES TREE on any tree, or (no ACTION) on a recipe's work tree.
-    build.add_recipe_patching(sub.choices["patch"])
 
 
 def command_parser(command: str) -> argparse.ArgumentParser:

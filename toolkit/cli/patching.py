@@ -1,10 +1,13 @@
-"""`python -m toolkit patch check|apply|refresh`: the patch stage on any tree, with or without a recipe.
+"""`python -m toolkit patch`: a recipe's series on its work tree, or (check|apply|refresh) on any tree.
 
-The patches are those the build's patch stage would take on the same tree: the series' revision conditions
-(if-tree-has, unless-tree-has) are judged on TREE (refresh: on PRISTINE, the tree before any patch), and
-the features for `when=` come from `--recipe NAME` (its default features, then --with/--without, as `build`
-takes them), or without a recipe from --with alone. With --recipe, SERIES defaults to the recipe's series.
-Each patch a condition or a feature leaves out gets one line saying why.
+Without ACTION, on a recipe's work tree as a build settles it: apply its series to build/<recipe>/<variant>/source
+(--check: only check it against the pristine source; --refresh: rewrite it from edits made there).
+
+With ACTION, on any tree, with or without a recipe. The patches are those the build's patch stage would take on
+the same tree: the series' revision conditions (if-tree-has, unless-tree-has) are judged on TREE (refresh: on
+PRISTINE, the tree before any patch), and the features for `when=` come from `--recipe NAME` (its default features,
+then --with/--without, as `build` takes them), or without a recipe from --with alone. With --recipe, SERIES
+defaults to the recipe's series. Each patch a condition or a feature leaves out gets one line saying why.
 
 check: prints one analysis line per patch (details under failures); exit 0 when every patch applies
 (or is already applied), 1 when any would not. apply: all or nothing; a failure is an error (exit 2)
@@ -24,7 +27,9 @@ from toolkit.patching.errors import PatchError
 from toolkit.patching.hunks import MAX_FUZZ
 from toolkit.patching.refresh import refresh_series
 from toolkit.patching.series import PHASES, Series, load_series
-from toolkit.pipeline.options import add_option, spell
+from toolkit.pipeline import stages
+from toolkit.pipeline.adapters import patch as patch_stage
+from toolkit.pipeline.options import DECLARED, SHARED, BuildOptions, add_option, options_from_args, spell
 from toolkit.recipe import features as feat
 from toolkit.recipe.core import TOOLCHAIN_PLATFORMS
 from toolkit.recipe.load import PROJECT_ROOT, find_recipe, load_recipe
@@ -61,20 +66,44 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="the unpatched source tree; the series' revision conditions are judged on it")
     p.add_argument("edited", type=Path, metavar="EDITED", help="a copy with the changes the series should make")
     _selection_options(p, list(PHASES), "base")
-    p.add_argument("--dry-run", action="store_true", help="say what would change; write nothing")
+    p.add_argument("--dry-run", action="store_true", default=argparse.SUPPRESS,
+                   help="say what would change; write nothing")
     p.set_defaults(func=_refresh)
+    _recipe_mode(parser)
+
+
+def _recipe_mode(p: argparse.ArgumentParser) -> None:
+    """`patch` without an action works on a recipe's series and work tree: apply, --check or --refresh."""
+    group = p.add_argument_group("on a recipe (no ACTION): apply its series to build/<recipe>/<variant>/source")
+    for name in SHARED:
+        changes = {"help": f"{DECLARED[name].help} (default without ACTION: {BuildOptions.recipe})"}
+        add_option(group, name, **(changes if name == "recipe" else {}))
+    mode = group.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true",
+                      help="only check that every patch applies to the pristine source (nonzero if not)")
+    mode.add_argument("--refresh", action="store_true",
+                      help="rewrite the series from edits made in build/<recipe>/<variant>/source")
+    # No default recipe in the parser: an ACTION takes --recipe (given before or after it) only when one is
+    # named; _patches falls back to the default recipe.
+    p.set_defaults(func=_patches, recipe=None)
+    p.epilog = ("Without ACTION: apply the recipe's series to its work tree (--check: only check against the "
+                "pristine source; --refresh: rewrite the series from edits in the work tree). "
+                "With ACTION: check, apply or refresh SERIES on any TREE, choosing the patches a build would "
+                "(with --recipe: its series and features).")
 
 
 def _selection_options(p: argparse.ArgumentParser, phases: list[str], default: str) -> None:
     # The build options' --recipe/--with/--without, with the dests of `patch`'s recipe mode, so they count
-    # before the ACTION too; the help says what each means for a series.
-    add_option(p, "recipe", default=None,
+    # before the ACTION too; the help says what each means for a series. No default here: argparse copies an
+    # ACTION's defaults over what was given before the ACTION, so the recipe mode's defaults stand for them.
+    add_option(p, "recipe", default=argparse.SUPPRESS,
                help="take the features (the recipe's defaults, then --with/--without) and the default SERIES from "
                     "this recipe, as `build --recipe NAME` does")
-    add_option(p, "with_features", help="enable a feature for when= conditions (repeatable, or comma-separated; "
-                                        "also spelled --with-FEATURE)")
-    add_option(p, "without_features", help="with --recipe: turn one of its default features off (also spelled "
-                                           "--without-FEATURE)")
+    add_option(p, "with_features", default=argparse.SUPPRESS,
+               help="enable a feature for when= conditions (repeatable, or comma-separated; also spelled "
+                    "--with-FEATURE)")
+    add_option(p, "without_features", default=argparse.SUPPRESS,
+               help="with --recipe: turn one of its default features off (also spelled --without-FEATURE)")
     p.add_argument("--phase", choices=phases, default=default,
                    help=f"which patches: {', '.join(phases)} (default: {default})")
 
@@ -160,4 +189,15 @@ def _refresh(args: argparse.Namespace) -> int:
     print(result.report())
     for path in result.written:
         log.info(f"wrote {path}")
+    return 0
+
+
+def _patches(args: argparse.Namespace) -> int:
+    args.recipe = args.recipe or BuildOptions.recipe
+    options = options_from_args(args)
+    if args.check:
+        return patch_stage.check_patches(options)
+    if args.refresh:
+        return patch_stage.refresh_patches(options)
+    stages.run_build(options, until="patch")
     return 0

@@ -1,4 +1,6 @@
-"""The patch stage: a checked, ordered series of patches applied all or nothing, with diagnostics.
+"""Patch series: a checked, ordered series of patches applied all or nothing, with diagnostics. The patch stage
+and a recipe's `patch --check`/`--refresh` are toolkit/pipeline/adapters/patch.py's, the `patch` command
+toolkit/cli/patching.py's.
 
 Public API (what the pipeline calls):
     load_series(path) -> Series
