@@ -1,5 +1,5 @@
 """The wheels the documentation names are the ones the recipes build: a platform wheel is named by a
-distribution a recipe builds (the real tree's carries its ROCm variant, `-rocm6`), and the bare
+distribution a recipe builds (the real tree's carries its ROCm or platform variant, `-rocm6`, `-directml`), and the bare
 `onnxruntime-ep-amdgpu` is only ever called the meta-package (or AMD's placeholder on PyPI)."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def distributions() -> tuple[set[str], set[str]]:
         names = {wheel.distribution}
         if wheel.rocm_variants:
             meta.add(wheel.distribution)
-            names = {f"{wheel.distribution}-{variant}" for variant, _ in wheel.rocm_variants}
+            names = {f"{wheel.distribution}-{variant}" for variant in wheel.variant_names}
         # A named feature's build (--with-hipdnn) is a distribution of its own: <name>-hipdnn.
         built.update(names, (f"{name}-{feature}" for name in names for feature in wheel.named_features))
     return built, meta
