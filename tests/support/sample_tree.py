@@ -57,7 +57,7 @@ def configure_and_build(source: Path, build: Path, lib: Path, defines: list[str]
 def build_sample(work: Path, hipdnn: bool = False) -> Path:
     """Builds the bundled sample through the toolkit's pipeline (patched, USE_AMDGPU=ON); returns lib/."""
     from toolkit.pipeline.options import BuildOptions
-    from toolkit.pipeline.stages import built
+    from toolkit.pipeline.stages import build_then
 
-    with built(BuildOptions(build_folder=work, with_features=("hipdnn",) if hipdnn else ())) as build:
-        return build.workspace.lib
+    return build_then(BuildOptions(build_folder=work, with_features=("hipdnn",) if hipdnn else ()),
+                      lambda build: build.workspace.lib)

@@ -49,7 +49,7 @@ REVIEWED: dict[str, tuple[str, ...]] = {
                                   "name dpkg-query itself gave",),
     "toolkit/wheel/repair_windows.py": ("delvewheel from this Python on a toolkit-made wheel; DLL names from its "
                                         "members glued to --exclude=",),
-    "toolkit/upstream/survey.py": ("via toolkit/cmake/commands.py: configure_command",),
+    "toolkit/pipeline/adapters/survey.py": ("via toolkit/cmake/commands.py: configure_command",),
     "toolkit/container/engine.py": ("image_name", "env_assignment"),
     "toolkit/container/local_rootfs.py": ("plain",),
     "toolkit/release/compile_cache.py": ("the ccache found on PATH, constant options",),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 
 from toolkit.cmake.commands import describe_tools
 from toolkit.pipeline import stages
@@ -30,9 +31,9 @@ def _run(args: argparse.Namespace) -> int:
     if log.is_verbose():
         for line in describe_tools():
             log.debug(line)
-    package = args.wheel or args.smoke
-    with stages.built(options, until=args.until, package=package) as b:
-        if args.smoke and not options.dry_run:
-            return smoke_stage.smoke(b, require_gpu=args.require_gpu)
+    if args.smoke:
+        return stages.build_then(options, functools.partial(smoke_stage.smoke, require_gpu=args.require_gpu),
+                                 until=args.until, package=True)
+    stages.run_build(options, until=args.until, package=args.wheel)
     return 0
 

@@ -2,16 +2,17 @@
 
 Each stage is a StageSpec in its adapter (pipeline/adapters/patch.py, pipeline/adapters/hipify.py, ...): its
 name, when a build has it, how to make it; the adapter reads the settled Build and calls the package that owns
-the work, which never sees a Build. This module only orders and filters them; `--until`, the dry
-run and the stage reference (docs/reference/stages.md) all come from ORDER. Each stage is skipped when its
-inputs are unchanged (see runner.py); `--dry-run` prints every stage's plan and creates nothing.
+the work, which never sees a Build. This module only orders, filters and runs them (build_then: then one
+adapter's step more, the work tree still locked); `--until`, the dry run and the stage reference
+(docs/reference/stages.md) all come from ORDER. Each stage is skipped when its inputs are unchanged (see
+runner.py); `--dry-run` prints every stage's plan and creates nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from toolkit.pipeline.adapters import api_check as api_check_stage
 from toolkit.pipeline.adapters import build as build_stage
@@ -28,6 +29,8 @@ from toolkit.pipeline.options import BuildOptions
 from toolkit.pipeline.runner import Stage, StageResult, StageRunner, StageSpec
 from toolkit.util import log
 from toolkit.util.errors import RecipeError, ToolkitError
+
+T = TypeVar("T")
 
 ORDER: tuple[StageSpec, ...] = (
     source_stage.STAGE,
@@ -78,21 +81,21 @@ def _until(specs: list[StageSpec], until: str, b: Build) -> list[StageSpec]:
     return specs[: names.index(until) + 1]
 
 
-@contextmanager
-def built(options: BuildOptions, until: str | None = None, package: bool = False,
-          env: Mapping[str, str] | None = None) -> Iterator[Build]:
+def build_then(options: BuildOptions, then: Callable[[Build], T], until: str | None = None, package: bool = False,
+               env: Mapping[str, str] | None = None) -> T:
     """Run the build's stages in order (with `package`, also wheel and repair; `until` stops after a stage), then
-    hand the build to the caller's block with the work tree still locked: what reads or writes the tree after its
-    stages (the smoke, a release's provenance, the survey) runs before another build of it can start. `env` is
-    added to the environment of the tools the stages run (a release's: Build.env)."""
+    `then`, an adapter's step on the settled build, with the work tree still locked: what reads or writes the tree
+    after its stages (the smoke, a release entry's wheel and provenance, the survey's configure) is done before
+    another build of it can start. `env` is added to the environment of the tools the stages run (a release's:
+    Build.env)."""
     with prepared(options, env=env) as b:
         _run_stages(b, options, until, package)
-        yield b
+        return then(b)
 
 
 def run_build(options: BuildOptions, until: str | None = None, package: bool = False,
               env: Mapping[str, str] | None = None) -> list[StageResult]:
-    """Run the build's stages, as built() does, for a caller that needs nothing of the tree afterwards."""
+    """Run the build's stages, as build_then() does, for a caller that needs nothing of the tree afterwards."""
     with prepared(options, env=env) as b:
         return _run_stages(b, options, until, package)
 

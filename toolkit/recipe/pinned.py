@@ -38,6 +38,16 @@ DEBIAN_SCHEME = "debian:"
 PYPI_SCHEME = "pypi:"
 
 _URL = re.compile(r"^(https?|file)://")
+_VERSION = re.compile(r"\d+(?:\.\d+)+")
+
+
+def version_of(text: str | None) -> str | None:
+    """The last dotted number in a URL's path or a tag: the version it names (what a release's provenance records
+    of a dependency, and what bump compares dependencies by: upstream/dep_changes.py)."""
+    if not text:
+        return None
+    found = _VERSION.findall(text.split("?", 1)[0])
+    return found[-1] if found else None
 
 
 def url_problem(url: str) -> str | None:

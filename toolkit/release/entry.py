@@ -1,20 +1,18 @@
-"""One release matrix entry built through the pipeline: its wheel, and the facts its provenance and SBOM record."""
+"""One release matrix entry built through the pipeline: its wheel, and the facts its provenance and SBOM record
+(those read from the work tree by the provenance adapter, pipeline/adapters/provenance.py; here what needs none)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from toolkit.cmake.commands import build_command, find_cmake
-from toolkit.pipeline import derive
-from toolkit.pipeline.adapters.configure import configure_ran
-from toolkit.pipeline.build import Build
-from toolkit.pipeline.options import BuildOptions, build_argv, option_argv
-from toolkit.pipeline.stages import built, built_wheels
+from toolkit.pipeline.adapters import provenance
+from toolkit.pipeline.options import BuildOptions
+from toolkit.pipeline.stages import build_then
 from toolkit.release.matrix import Entry
-from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.fsutil import JSON
 
 
@@ -36,37 +34,18 @@ def entry_options(recipe_path: Path, entry: Entry, no_wait: bool = False,
 def build_release_entry(recipe_path: Path, entry: Entry, work_dir: Path, no_wait: bool = False,
                         overrides: Mapping[str, Any] | None = None,
                         env: Mapping[str, str] | None = None) -> tuple[Path, JSON]:
-    """Build, package and repair one release matrix entry; returns its wheel and the facts for provenance.
-    `env` is what the release adds to the environment of the build's tools (Build.env)."""
+    """Build, package and repair one release matrix entry; returns its wheel, copied into `work_dir`, and the facts
+    for provenance. `env` is what the release adds to the environment of the build's tools (Build.env)."""
     options = entry_options(recipe_path, entry, no_wait, overrides)
-    # The provenance is read from the work tree while it is still locked: no other build can change it meanwhile.
-    with built(options, package=True, env=env) as b:
-        return _entry_facts(b, options, entry)
-
-
-def _entry_facts(b: Build, options: BuildOptions, entry: Entry) -> tuple[Path, JSON]:
-    wheels = built_wheels(b)
-    patches = [{"name": name, "sha256": sha, "phase": phase} for phase in ("base", "hipified")
-               for name, sha in derive.patch_pins(b, phase)]
-    configured = configure_ran(b)
-    if configured is None:
-        raise ToolkitError(f"release entry {entry.id}: the work tree {b.workspace.root} records no configure",
-                           hint=f"configure it again: {RUN_TOOLKIT} build --force {' '.join(option_argv(options))}")
-    # The configure as it ran (a --fresh included); the build command is the one the build stage runs.
-    commands = [build_argv(options, "--wheel"), configured,
-                build_command(find_cmake(), b.workspace.cmake, options.jobs)]
-    built = derive.facts(b)
-    facts: JSON = {"sources": [source_record(b, built["upstream_commit"])], "patches": patches, "commands": commands,
-             # The C/C++ toolchain's identity (zig: pinned version, target, wheel sha256), as the configure's
-             # fingerprint has it.
-             "toolchain": b.toolchain().identity(), "fetchcontent": fetchcontent_records(b),
-             # What the wheel was built from and for: the upstream commit, the HIP headers, the ROCm variant.
-             "upstream_commit": built["upstream_commit"], "hip_version": built["hip_version"],
-             "rocm_version": built["rocm_version"], "rocm_variant": wheel_variant(wheels[0])}
+    # The wheel is copied out and the facts read while the work tree is still locked: no other build can change
+    # either meanwhile.
+    wheel, facts = build_then(options, functools.partial(provenance.entry_provenance, into=work_dir,
+                                                         what=f"release entry {entry.id}"), package=True, env=env)
+    facts["rocm_variant"] = wheel_variant(wheel)
     root = build_root_record()
     if root:
         facts["build_root"] = root
-    return wheels[0], facts
+    return wheel, facts
 
 
 def wheel_variant(wheel: Path) -> str | None:
@@ -90,31 +69,3 @@ def build_root_record() -> dict[str, str] | None:
         return None
     spec = packageset.load(name)
     return {"name": name, "package_set": spec.digest()}
-
-
-def source_record(b: Build, upstream_commit: str | None) -> dict[str, str | None]:
-    if b.source.kind == "path":
-        return {"name": b.source_dir.name, "uri": b.source_dir.as_uri(), "sha256": b.source_digest()}
-    sha = b.fetch.sha256_for(b.source.url, b.source.sha256) if b.source.url else b.source_digest()
-    record = {"name": b.source_dir.name, "uri": b.source.url or f"git+{b.source.git}@{b.source.commit}", "sha256": sha}
-    commit = b.source.commit or upstream_commit
-    if commit:
-        record["version"] = commit
-    return record
-
-
-def fetchcontent_records(b: Build) -> list[JSON]:
-    """Every FetchContent dependency the build served, with its version (from its URL) and pins: the digest of
-    its unpacked tree (what the build verified) and the archive's sha256 where known."""
-    from toolkit.sources.archive import with_lock_pins
-    from toolkit.upstream.dep_changes import version_of
-
-    out: list[JSON] = []
-    for dep in b.fetchcontent_deps():
-        pinned = with_lock_pins(dep.archive, b.fetch)
-        record = {"name": dep.name, "url": pinned.url, "version": version_of(pinned.url) or "unknown",
-                  "content": pinned.content}
-        if pinned.sha256:
-            record["sha256"] = pinned.sha256
-        out.append(record)
-    return sorted(out, key=lambda r: r["name"])

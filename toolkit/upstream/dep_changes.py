@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from toolkit.recipe.pinned import version_of
 from toolkit.recipe.sources import FetchContentDep
 from toolkit.sources.context import FetchContext
 from toolkit.sources.download import fetch_unpinned, mirror_url
@@ -28,17 +29,8 @@ from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import tree_digest
 from toolkit.util.redact import redact_url
 
-_VERSION = re.compile(r"\d+(?:\.\d+)+")
 _GITHUB = re.compile(r"^https://github\.com/([^/]+)/([^/]+?)(?:\.git)?/?$")
 ADDED, REMOVED, REVERSIONED, SAME = "added", "removed", "re-versioned", "same"
-
-
-def version_of(text: str | None) -> str | None:
-    """The last dotted number in a URL's path or a tag: the version it names."""
-    if not text:
-        return None
-    found = _VERSION.findall(text.split("?", 1)[0])
-    return found[-1] if found else None
 
 
 @dataclass

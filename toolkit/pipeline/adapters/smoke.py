@@ -1,6 +1,7 @@
 """The smoke after a build (`build --smoke`): the wheel in the work tree installed and checked the way its platform
 runs it, a Linux wheel in a fresh venv with onnxruntime (toolkit/smoke/run.py), a Windows wheel by the harness
-under Wine against ORT's own Windows DLLs (toolkit/smoke/wine.py). Called with the work tree still locked."""
+under Wine against ORT's own Windows DLLs (toolkit/smoke/wine.py). Run after the build's stages with the work tree
+still locked (stages.build_then): no other build replaces the wheel while it is installed and tested."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from toolkit.util.errors import ToolkitError
 
 
 def smoke(b: Build, require_gpu: bool = False) -> int:
-    """Smoke-test the build's wheel; returns the smoke's exit status."""
+    """Smoke-test the build's wheel; returns the smoke's exit status (0 for a dry run, which made no wheel)."""
+    if b.options.dry_run:
+        return 0
     settings = b.recipe.smoke
     if settings is None:
         raise ToolkitError(f"recipe {b.recipe.name} has no [smoke] section ({b.recipe.file})",
