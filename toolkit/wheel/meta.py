@@ -81,7 +81,8 @@ def metadata_text(settings: WheelSettings, licenses: Licenses | None = None) -> 
               for variant, soname in settings.rocm_variants]
     lines += [f"- {platform.capitalize()}: `pip install {name}` installs `{name}-{variant}` there"
               for platform, variant in settings.platform_variants]
-    lines += ["", f"{'On Linux this' if others else 'This'} package installs `{name}-{default}`. For another ROCm, install that variant by its own "
+    lines += ["", f"{'On Linux this' if others else 'This'} package installs `{name}-{default}`. For another ROCm, "
+              "install that variant by its own "
               f"name instead, in an environment without `{name}`.", "", *onnxruntime_words(settings), "",
               f"`python -m {settings.import_package}` says whether a machine can run the EP, and what it lacks."]
     return "\n".join(lines) + "\n"
