@@ -60,3 +60,14 @@ def test_links_are_never_followed(tmp_path: Path) -> None:
     (tree / "linked").symlink_to(outside.parent, target_is_directory=True)
     (tree / "unit.cc").symlink_to(outside)
     assert forwarding_headers([tree], [sdk]) == {}
+
+
+def test_a_header_installed_as_a_link_is_a_header_by_its_name(tmp_path: Path) -> None:
+    # Debian's MinGW-w64 for UCRT: include/windows.h -> ../../share/mingw-w64/include/windows.h.
+    shared = _write(tmp_path / "share" / "windows.h", "")
+    sdk = tmp_path / "sdk"
+    sdk.mkdir()
+    (sdk / "windows.h").symlink_to(shared)
+    tree = tmp_path / "tree"
+    _write(tree / "unit.cc", "#include <Windows.h>\n#include <windows.h>\n")
+    assert forwarding_headers([tree], [sdk]) == {"Windows.h": "windows.h"}

@@ -21,24 +21,27 @@ _SOURCE_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".inl", ".c", ".cc", ".cpp", ".
 NOTE = "// Written by the ort-amdgpu toolkit (toolkit/cmake/casefold.py): this spelling names {actual}.\n"
 
 
-def _walk(root: Path) -> Iterable[Path]:
-    """Every regular file under root; links are neither followed nor read."""
+def _walk(root: Path, linked_files: bool = False) -> Iterable[Path]:
+    """Every regular file under root; links are neither followed nor read. `linked_files`: links to files are given
+    too, by their own name, for a caller that only names them."""
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
         for name in files:
             path = Path(folder, name)
-            if not path.is_symlink():
+            if linked_files or not path.is_symlink():
                 yield path
 
 
 def _index(include_roots: Iterable[Path]) -> tuple[set[str], dict[str, str]]:
-    """The headers the include roots hold, by exact relative name and by lower-cased name (first root wins)."""
+    """The headers the include roots hold, by exact relative name and by lower-cased name (first root wins). A header
+    installed as a link is a header by its name (Debian's MinGW-w64 links every header of a triplet's include folder
+    into /usr/share/mingw-w64/include); only names are taken, so no link is read."""
     exact: set[str] = set()
     folded: dict[str, str] = {}
     for root in include_roots:
         if not root.is_dir():
             continue
-        for path in _walk(root):
+        for path in _walk(root, linked_files=True):
             rel = path.relative_to(root).as_posix()
             exact.add(rel)
             folded.setdefault(rel.lower(), rel)
