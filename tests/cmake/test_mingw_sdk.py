@@ -27,8 +27,17 @@ struct __declspec(uuid("8f3b3c4e-0d8a-4a1e-9c51-000000000003")) IOther : IUnknow
   virtual int STDMETHODCALLTYPE Other() = 0;
 };
 struct __declspec(uuid("8f3b3c4e-0d8a-4a1e-9c51-000000000004")) IMissing : IUnknown {};
+// As the Windows SDK's headers and AMD's DirectX headers declare theirs (MinGW-w64's winnt.h would make it nothing).
+interface DECLSPEC_UUID("8f3b3c4e-0d8a-4a1e-9c51-000000000005") IDeclared : IUnknown {
+  virtual int STDMETHODCALLTYPE Declared() = 0;
+};
 
 using namespace Microsoft::WRL;
+
+class Plain : public RuntimeClass<RuntimeClassFlags<ClassicCom>, IDeclared> {
+ public:
+  int STDMETHODCALLTYPE Declared() override { return 5; }
+};
 
 // IBase is listed beside IDerived, which derives from it (as the DirectX backend lists IMLOperatorAttributes).
 class Object : public RuntimeClass<RuntimeClassFlags<ClassicCom>, ChainInterfaces<IDerived, IBase>, IOther, IBase> {
@@ -57,6 +66,12 @@ int main() {
     ComPtr<IUnknown> again;
     base.As(&again);
     std::printf("same identity=%d\n", again.Get() == unknown.Get());
+  }
+  {
+    ComPtr<Plain> plain = Make<Plain>();
+    ComPtr<IDeclared> declared;
+    std::printf("declared=%d uuid=%d\n", SUCCEEDED(plain.As(&declared)) ? declared->Declared() : -1,
+                __uuidof(IDeclared).Data4[7]);
   }
   volatile LONG counter = 0;
   InterlockedIncrementNoFence(&counter);
@@ -90,5 +105,6 @@ def test_a_com_object_on_the_toolkits_wrl_runs_under_wine(windows_root: Path, tm
         "base=1 derived=2 other=3 unknown=1 missing=E_NOINTERFACE",
         "all ok=1 alive=1",
         "same identity=1",
+        "declared=5 uuid=5",
         "released alive=0 counter=2 strsafe",
     ]

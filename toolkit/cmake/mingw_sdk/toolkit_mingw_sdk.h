@@ -3,6 +3,13 @@
 // (-include) in every C++ unit; it reads guiddef.h, and ORT's C API header where the unit can see it.
 #pragma once
 
+// MinGW-w64's winnt.h defines DECLSPEC_UUID(x) as nothing unless it is defined already, so an interface declared
+// `interface DECLSPEC_UUID("...") IFoo` (as the Windows SDK's and AMD's DirectX headers declare theirs) would carry
+// no GUID, and __uuidof of it would not compile. Here it is the __declspec the SDK's winnt.h gives it.
+#ifndef DECLSPEC_UUID
+#define DECLSPEC_UUID(x) __declspec(uuid(x))
+#endif
+
 #ifdef __cplusplus
 // MinGW-w64 spells __uuidof(T) as __mingw_uuidof<T>(), defined only for the interfaces its headers name with
 // __CRT_UUID_DECL; one declared `struct __declspec(uuid("...")) IFoo` (as COM code written for MSVC declares its
