@@ -31,12 +31,17 @@ struct __declspec(uuid("8f3b3c4e-0d8a-4a1e-9c51-000000000004")) IMissing : IUnkn
 interface DECLSPEC_UUID("8f3b3c4e-0d8a-4a1e-9c51-000000000005") IDeclared : IUnknown {
   virtual int STDMETHODCALLTYPE Declared() = 0;
 };
+// As MIDL-generated headers declare theirs (DirectX-Headers' d3d12.h); MinGW-w64's rpcndr.h drops the GUID.
+MIDL_INTERFACE("8f3b3c4e-0d8a-4a1e-9c51-000000000006") IGenerated : public IUnknown {
+  virtual int STDMETHODCALLTYPE Generated() = 0;
+};
 
 using namespace Microsoft::WRL;
 
-class Plain : public RuntimeClass<RuntimeClassFlags<ClassicCom>, IDeclared> {
+class Plain : public RuntimeClass<RuntimeClassFlags<ClassicCom>, IDeclared, IGenerated> {
  public:
   int STDMETHODCALLTYPE Declared() override { return 5; }
+  int STDMETHODCALLTYPE Generated() override { return 6; }
 };
 
 // IBase is listed beside IDerived, which derives from it (as the DirectX backend lists IMLOperatorAttributes).
@@ -70,8 +75,11 @@ int main() {
   {
     ComPtr<Plain> plain = Make<Plain>();
     ComPtr<IDeclared> declared;
+    ComPtr<IGenerated> generated;
     std::printf("declared=%d uuid=%d\n", SUCCEEDED(plain.As(&declared)) ? declared->Declared() : -1,
                 __uuidof(IDeclared).Data4[7]);
+    std::printf("generated=%d uuid=%d\n", SUCCEEDED(plain.As(&generated)) ? generated->Generated() : -1,
+                __uuidof(IGenerated).Data4[7]);
   }
   volatile LONG counter = 0;
   InterlockedIncrementNoFence(&counter);
@@ -106,5 +114,6 @@ def test_a_com_object_on_the_toolkits_wrl_runs_under_wine(windows_root: Path, tm
         "all ok=1 alive=1",
         "same identity=1",
         "declared=5 uuid=5",
+        "generated=6 uuid=6",
         "released alive=0 counter=2 strsafe",
     ]
