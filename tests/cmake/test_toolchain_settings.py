@@ -20,6 +20,7 @@ from toolkit.pipeline import derive
 from toolkit.pipeline.adapters.configure import configure_stage
 from toolkit.pipeline.build import prepared
 from toolkit.pipeline.options import BuildOptions, build_argv, options_from_args
+from toolkit.pipeline.produced import Produced
 from toolkit.recipe.load import load_recipe
 from toolkit.util.errors import RecipeError, ToolkitError
 
@@ -133,7 +134,7 @@ def test_a_verified_zig_is_not_hashed_again_until_its_file_changes(tmp_path, mon
 def test_choosing_zig_changes_defines_fingerprint_and_build_facts(tmp_path):
     def settled(toolchain):
         with prepared(BuildOptions(build_folder=tmp_path, dry_run=True, toolchain=toolchain, jobs=1)) as b:
-            return b, configure_stage(b).inputs()
+            return b, configure_stage(b, Produced()).inputs()
 
     system, system_inputs = settled(None)
     zig, zig_inputs = settled("zig")
@@ -147,7 +148,7 @@ def test_choosing_zig_changes_defines_fingerprint_and_build_facts(tmp_path):
     assert defines["CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES"] == "/usr/include"
     assert system_inputs["toolchain"] == {"name": "system"}
     assert zig_inputs["toolchain"]["zig_sha256"] == PINS["machines"]["x86_64"]["zig_sha256"]
-    assert derive.facts(zig)["toolchain"] == zig_inputs["toolchain"]
+    assert derive.facts(zig, defines, "digest")["toolchain"] == zig_inputs["toolchain"]
     # ccache keys the wrapper by what it compiles with, not by its mtime (a fresh work tree still hits).
     assert zig.toolchain().ccache_env()["CCACHE_COMPILERCHECK"].startswith("string:zig ")
 

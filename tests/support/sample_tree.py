@@ -60,4 +60,4 @@ def build_sample(work: Path, hipdnn: bool = False) -> Path:
     from toolkit.pipeline.stages import build_then
 
     return build_then(BuildOptions(build_folder=work, with_features=("hipdnn",) if hipdnn else ()),
-                      lambda build: build.workspace.lib)
+                      lambda build, _: build.workspace.lib)

@@ -2,8 +2,9 @@
 
 Option resolution is kept apart from execution: `prepared()` settles a Build, an immutable value of what the
 build is (recipe, options, features chosen, source, dependencies, work tree), so a dry run can print it all and
-the stages only act on it. What an area derives from it (the defines, the patch selection, the build facts) is
-that area's function, called with the build's facts by toolkit/pipeline/derive.py. The work tree's lock is held
+the stages only act on it. The Build holds inputs only: what a run derives from them (the tree's digest, the
+defines, the build facts) is made once by the stage that owns it and handed on (toolkit/pipeline/produced.py),
+by calling that area's function through toolkit/pipeline/derive.py. The work tree's lock is held
 by `prepared()` for the length of its `with` block, not by the build.
 """
 
@@ -11,10 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 from toolkit import patching
 from toolkit.cmake.toolchain import Toolchain
@@ -37,7 +38,6 @@ from toolkit.sources.preflight import preflight as require_components
 from toolkit.sources.source import resolve_source
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
-from toolkit.util.fsutil import tree_digest
 from toolkit.util.locks import WorkLock, remove_stale_temporaries
 
 if TYPE_CHECKING:
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 # What the features are read from: the tree, and its option files as (relative path, text); None while the
 # tree is not there (a dry run before the fetch).
 _OptionFiles = tuple[tuple[str, str], ...]
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -70,39 +69,22 @@ class Build:
     # What the caller adds to the environment of every tool the build runs (CMake, the wheel build, auditwheel):
     # a release's SOURCE_DATE_EPOCH, TZ and shared compile cache. Given to each tool, never set on this process.
     env: Mapping[str, str] = field(default_factory=dict)
-    # What is worked out once from the fields above, on first use (hashing a real tree, fetching the FetchContent
-    # dependencies, reading the series are not free): a memo of facts that follow from the value, never state.
-    _memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    def _once(self, key: str, make: Callable[[], T]) -> T:
-        if key not in self._memo:
-            self._memo[key] = make()
-        value: T = self._memo[key]
-        return value
-
-    def source_digest(self) -> str:
-        return self._once("source_digest", lambda: tree_digest(self.source_dir))
+    # The recipe's series as this source revision needs it (series_for), settled with the tree.
+    series: patching.Series | None = None
 
     # -- what the patched tree declares ------------------------------------------------------
     def resolved_features(self) -> dict[str, feat.ResolvedFeature]:
         """Each feature's spelling, as the work tree's copy declares it (the source before it is copied)."""
         tree = self.workspace.source if self.workspace.source.is_dir() else self.source_dir
-        # Read on every call, since the key is what the answer is made of: the copy changes under the stages.
+        # Read on every call: the copy changes under the stages (source, patch), and what it declares with it.
         files = tuple(feat.cmake_option_files(tree, self.recipe.build.option_files)) if tree.is_dir() else None
-        # The features the tree declares, kept with what they were read from: the tree and its option files'
-        # text. A stage that rewrites the tree (source, patch) changes that key, so nothing has to be told.
-        key = (tree, files)
-        known = self._memo.get("features")
-        if known is None or known[0] != key:
-            known = self._memo["features"] = (key, self._resolve_features(tree, files))
-        resolved: dict[str, feat.ResolvedFeature] = known[1]
-        return resolved
+        return self._resolve_features(tree, files)
 
     def _resolve_features(self, tree: Path, files: _OptionFiles | None) -> dict[str, feat.ResolvedFeature]:
         if files is None:
             # Dry run of a source not fetched yet: its options are unknown, assume the preferred spellings.
             return feat.resolve_spellings(self.recipe, self.chosen, None, str(tree))
-        series = self.series()
+        series = self.series
         if tree == self.workspace.source or series is None:
             options = feat.declared_options(files)
         else:
@@ -127,17 +109,6 @@ class Build:
     def fetchcontent_deps(self) -> tuple[FetchContentDep, ...]:
         return active_deps(self.recipe.fetchcontent, self.enabled())
 
-    def fetchcontent_defines(self) -> dict[str, str]:
-        """The dependency provider and its map of verified folders (fetched, verified, unpacked once)."""
-        if self.options.dry_run:
-            from toolkit.sources.fetchcontent import handover_defines
-
-            return handover_defines(self.workspace.root / "deps", self.workspace.cmake)
-        from toolkit.sources.fetchcontent import provider_defines
-
-        return self._once("fetchcontent", lambda: provider_defines(
-            self.fetchcontent_deps(), self.fetch, self.workspace.root / "deps", self.recipe.file, self.workspace.cmake))
-
     def planned_ort_home(self) -> Path | None:
         """In a dry run, where ORT's package will be unpacked (the real build passes that folder)."""
         if not self.options.dry_run or self.deps.ort_package is None or self.recipe.ort is None:
@@ -159,9 +130,7 @@ class Build:
 
     def toolchain(self) -> Toolchain:
         """The C/C++ toolchain: --toolchain, else the recipe's [build] toolchain, for the recipe's glibc floor."""
-        return self._once("toolchain", self._resolve_toolchain)
-
-    def _resolve_toolchain(self) -> Toolchain:
+        # Worked out on each call, from the options and the recipe alone (a small pinned table is all it reads).
         settings = self.recipe.build
         name = self.options.toolchain or settings.toolchain
         if self.options.glibc_floor and name != "zig":
@@ -182,22 +151,19 @@ class Build:
     def expected(self) -> list[tuple[str, tuple[str, ...]]]:
         return feat.expected_libraries(self.recipe, self.resolved_features())
 
-    # -- facts several stages share ----------------------------------------------------------
-    def series(self) -> patching.Series | None:
-        """The recipe's series as this source revision needs it: entries whose revision conditions
-        (if-tree-has, unless-tree-has) say the fetched tree does not need them are left out, and said so once."""
-        if self.recipe.series is None:
-            return None
-        if not self.source_dir.is_dir():  # a dry run before the fetch: the conditions cannot be judged yet
-            return patching.load_series(self.recipe.series)
-        return self._once("series", self._series_for_tree)
 
-    def _series_for_tree(self) -> patching.Series:
-        assert self.recipe.series is not None
-        series, skipped = patching.load_series(self.recipe.series).for_tree(self.source_dir)
-        for entry, why in skipped:
-            log.info(f"patch {entry.name}: {why}")
-        return series
+def series_for(recipe: Recipe, source_dir: Path) -> patching.Series | None:
+    """The recipe's series as this source revision needs it: entries whose revision conditions (if-tree-has,
+    unless-tree-has) say the fetched tree does not need them are left out, and said so once, as the build is
+    settled."""
+    if recipe.series is None:
+        return None
+    if not source_dir.is_dir():  # a dry run before the fetch: the conditions cannot be judged yet
+        return patching.load_series(recipe.series)
+    series, skipped = patching.load_series(recipe.series).for_tree(source_dir)
+    for entry, why in skipped:
+        log.info(f"patch {entry.name}: {why}")
+    return series
 
 
 @contextlib.contextmanager
@@ -249,7 +215,7 @@ def _settle(options: BuildOptions, preflight: bool, env: Mapping[str, str] | Non
         if options.source and source_dir.is_dir():
             check_tree_fits(recipe, source_dir, enabled, PROJECT_ROOT)
         return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps,
-                     hipify=hipify_settings(recipe, options), env=env), None
+                     hipify=hipify_settings(recipe, options), env=env, series=series_for(recipe, source_dir)), None
     # Everything missing is reported at once, before anything is fetched or built.
     try:
         find = require_components if preflight else locate_components
@@ -269,11 +235,12 @@ def _settle(options: BuildOptions, preflight: bool, env: Mapping[str, str] | Non
         ort_home = None
         if ort is not None and deps.ort_package is not None and preflight:
             ort_home = fetch_ort(ort, ctx, ort_platform)
+        series = series_for(recipe, source_dir)
     except BaseException:
         lock.release()
         raise
     return Build(recipe, options, ws, source_dir, chosen, source, ctx, deps, ort_home,
-                 hipify=hipify_settings(recipe, options), env=env), lock
+                 hipify=hipify_settings(recipe, options), env=env, series=series), lock
 
 
 def with_root_hint(exc: ToolkitError, recipe: Recipe) -> ToolkitError:

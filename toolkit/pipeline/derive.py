@@ -16,20 +16,22 @@ from toolkit.cmake import defines as cmake_defines
 from toolkit.cmake.commands import compiler_launcher
 from toolkit.pipeline.build import Build
 from toolkit.recipe import features as feat
+from toolkit.sources.fetchcontent import handover_defines
 from toolkit.wheel.facts import BuildFacts, build_facts
 
 
 def defines(b: Build) -> dict[str, str]:
     return cmake_defines.combine(
         b.recipe.build, dependencies=b.deps.cmake_defines(b.ort_home or b.planned_ort_home()),
-        fetchcontent=b.fetchcontent_defines(), features=feat.cmake_defines(b.recipe, b.resolved_features()),
+        fetchcontent=handover_defines(b.workspace.root / "deps", b.workspace.cmake),
+        features=feat.cmake_defines(b.recipe, b.resolved_features()),
         gpu_targets=b.options.gpu_targets, toolchain=b.toolchain().defines(b.toolchain_dir))
 
 
 def active_patches(b: Build, phase: str) -> list[patching.SeriesEntry]:
     """The series entries of `phase` this feature set applies: only these count, so a feature no patch
     depends on does not re-patch (and so rebuild) the tree."""
-    series = b.series()
+    series = b.series
     return series.select(phase, b.enabled())[0] if series is not None else []
 
 
@@ -54,15 +56,17 @@ def kernel_toolchain(b: Build) -> tuple[HipToolchain | None, str]:
     return toolchain, ""
 
 
-def facts(b: Build) -> BuildFacts:
+def facts(b: Build, defines: dict[str, str], source_digest: str) -> BuildFacts:
     """What the wheel records about its build: source revision, patches, features, ROCm, GPU targets, and
-    the C/C++ toolchain (its identity: for zig, the pinned version, target and wheel sha256)."""
+    the C/C++ toolchain (its identity: for zig, the pinned version, target and wheel sha256). `defines` are the
+    configure's, `source_digest` the source stage's digest of the tree: the configure stage calls this once a run
+    and hands the facts on (pipeline/produced.py)."""
     toolchain, _ = kernel_toolchain(b)
     targets = b.recipe.build.gpu_targets_define
     # The tree's own targets variable ([build] gpu_targets_define), or what the hipified kernels compile for.
-    gpu_targets = ([t for t in defines(b).get(targets, "").split(";") if t] if targets else
+    gpu_targets = ([t for t in defines.get(targets, "").split(";") if t] if targets else
                    list(b.options.gpu_targets) if toolchain else [])
-    return build_facts(source=b.source, source_dir=b.source_dir, source_digest=b.source_digest(),
+    return build_facts(source=b.source, source_dir=b.source_dir, source_digest=source_digest,
                        patch_pins=patch_pins(b), features=sorted(b.enabled()),
                        kernel_hip=(toolchain.version, toolchain.kind) if toolchain else None,
                        cmake_dir=b.workspace.cmake, rocm_prefixes=tuple(p for p in (b.options.rocm_path,) if p),

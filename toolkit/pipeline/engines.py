@@ -10,6 +10,7 @@ from toolkit.pipeline import stages
 from toolkit.pipeline.adapters.compile_check import REPORT_NAME, compile_check_stage
 from toolkit.pipeline.build import prepared
 from toolkit.pipeline.options import BuildOptions
+from toolkit.pipeline.produced import Produced
 from toolkit.pipeline.runner import StageResult
 from toolkit.recipe.hipify import Engine
 from toolkit.util import log
@@ -32,7 +33,8 @@ def run_engine(options: BuildOptions, engine: Engine, sample: bool = False,
             cc = settled.compile_check()
             chosen.update(only_units=tuple(cc.sample), unit_globs=tuple(cc.units))
         b = dataclasses.replace(settled, hipify=dataclasses.replace(hipify, **chosen))
-        steps = [spec.make(b) for spec in stages.stages_of(b) if spec.name in _BEFORE]
+        produced = Produced()
+        steps = [spec.make(b, produced) for spec in stages.stages_of(b) if spec.name in _BEFORE]
         steps.append(compile_check_stage(b, sample=sample, enforce=False))  # the caller judges every engine
         if options.dry_run:
             log.info(f"{engine}: work tree {b.workspace.root} (dry run: nothing is created)")

@@ -30,6 +30,7 @@ from toolkit.util.fsutil import JSON, atomic_write_text, sha256_file
 
 if TYPE_CHECKING:
     from toolkit.pipeline.build import Build
+    from toolkit.pipeline.produced import Produced
 
 
 @dataclass
@@ -41,6 +42,9 @@ class Stage:
     run: Callable[[], None]
     # Plan lines for --dry-run: every command, define and path the stage would use.
     plan: Callable[[], list[str]] = field(default=lambda: [])
+    # Called once the stage ran, was skipped or (dry run) planned: where it hands on what it made
+    # (pipeline/produced.py), for the stages after it.
+    done: Callable[[], None] = field(default=lambda: None)
 
 
 @dataclass(frozen=True)
@@ -50,12 +54,14 @@ class StageSpec:
     name: str
     # One line for `build --help`, the dry run and the stage reference.
     summary: str
-    make: Callable[[Build], Stage]
+    make: Callable[[Build, Produced], Stage]
     # Whether this build has the stage at all (its recipe section exists, the series has such patches, ...); a
     # recipe's [recipe] stages list leaves out any stage besides (pipeline/stages.py).
     applies: Callable[[Build], bool] = lambda b: True
     # Only when a wheel is asked for (--wheel, --smoke, release builds).
     packaging: bool = False
+    # The stage a recipe's [recipe] stages list names for this one too: fetchcontent is kept with configure.
+    part_of: str | None = None
 
 
 @dataclass
@@ -191,6 +197,7 @@ class StageRunner:
                 log.stage(stage.name, why if why else "unchanged, would skip")
                 for line in stage.plan():
                     print(f"  {stage.name}: {line}")
+                stage.done()
                 results.append(StageResult(stage.name, fp, bool(why), 0.0))
                 upstream_changed = upstream_changed or bool(why)
                 upstream = _produced(fp, state.get("outputs", {})) if state and not why else fp
@@ -200,6 +207,7 @@ class StageRunner:
                 log.stage(stage.name, f"skipped (inputs unchanged, fingerprint {fp[:12]})")
                 results.append(StageResult(stage.name, fp, False, 0.0))
                 upstream = _produced(fp, state["outputs"])
+                stage.done()
                 continue
             log.stage(stage.name, f"running ({why})")
             start = time.monotonic()
@@ -209,6 +217,7 @@ class StageRunner:
             outputs = self._record_outputs(stage)
             self._write_state(stage.name, {"fingerprint": fp, "seconds": round(seconds, 3), "outputs": outputs})
             log.stage(stage.name, f"done in {seconds:.1f}s")
+            stage.done()
             results.append(StageResult(stage.name, fp, True, seconds))
             upstream = _produced(fp, outputs)
         return results

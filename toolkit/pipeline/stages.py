@@ -19,6 +19,7 @@ from toolkit.pipeline.adapters import build as build_stage
 from toolkit.pipeline.adapters import check as check_stage
 from toolkit.pipeline.adapters import compile_check as compile_check_stage
 from toolkit.pipeline.adapters import configure as configure_stage
+from toolkit.pipeline.adapters import fetchcontent as fetchcontent_stage
 from toolkit.pipeline.adapters import hipify as hipify_stage
 from toolkit.pipeline.adapters import patch as patch_stage
 from toolkit.pipeline.adapters import repair as repair_stage
@@ -26,6 +27,7 @@ from toolkit.pipeline.adapters import source as source_stage
 from toolkit.pipeline.adapters import wheel as wheel_stage
 from toolkit.pipeline.build import Build, prepared, print_sources_plan
 from toolkit.pipeline.options import BuildOptions
+from toolkit.pipeline.produced import Produced
 from toolkit.pipeline.runner import Stage, StageResult, StageRunner, StageSpec
 from toolkit.util import log
 from toolkit.util.errors import RecipeError, ToolkitError
@@ -38,6 +40,7 @@ ORDER: tuple[StageSpec, ...] = (
     hipify_stage.STAGE,
     patch_stage.HIPIFIED,
     compile_check_stage.STAGE,
+    fetchcontent_stage.STAGE,
     configure_stage.STAGE,
     api_check_stage.STAGE,
     build_stage.STAGE,
@@ -63,7 +66,8 @@ def stages_of(b: Build, package: bool = False) -> list[StageSpec]:
     the packaging ones only with `package`."""
     check_recipe_stages(b)
     named = b.recipe.stages
-    specs = [s for s in ORDER if (named is None or s.name in named or s.name == ALWAYS) and s.applies(b)]
+    specs = [s for s in ORDER if (named is None or s.name in named or s.name == ALWAYS or s.part_of in named)
+             and s.applies(b)]
     if package and not any(s.packaging for s in specs):
         raise ToolkitError(f"recipe {b.recipe.name} builds no wheel ({b.recipe.file})",
                            hint="add a [wheel] section"
@@ -81,23 +85,24 @@ def _until(specs: list[StageSpec], until: str, b: Build) -> list[StageSpec]:
     return specs[: names.index(until) + 1]
 
 
-def build_then(options: BuildOptions, then: Callable[[Build], T], until: str | None = None, package: bool = False,
-               env: Mapping[str, str] | None = None) -> T:
+def build_then(options: BuildOptions, then: Callable[[Build, Produced], T], until: str | None = None,
+               package: bool = False, env: Mapping[str, str] | None = None) -> T:
     """Run the build's stages in order (with `package`, also wheel and repair; `until` stops after a stage), then
     `then`, an adapter's step on the settled build, with the work tree still locked: what reads or writes the tree
     after its stages (the smoke, a release entry's wheel and provenance, the survey's configure) is done before
     another build of it can start. `env` is added to the environment of the tools the stages run (a release's:
-    Build.env)."""
+    Build.env). `then` gets what the stages produced (the configure's defines and build facts among them)."""
     with prepared(options, env=env) as b:
-        _run_stages(b, options, until, package)
-        return then(b)
+        produced = Produced()
+        _run_stages(b, options, until, package, produced)
+        return then(b, produced)
 
 
 def run_build(options: BuildOptions, until: str | None = None, package: bool = False,
               env: Mapping[str, str] | None = None) -> list[StageResult]:
     """Run the build's stages, as build_then() does, for a caller that needs nothing of the tree afterwards."""
     with prepared(options, env=env) as b:
-        return _run_stages(b, options, until, package)
+        return _run_stages(b, options, until, package, Produced())
 
 
 def run_stages(b: Build, steps: list[Stage]) -> list[StageResult]:
@@ -108,14 +113,15 @@ def run_stages(b: Build, steps: list[Stage]) -> list[StageResult]:
     return StageRunner(b.workspace.state, dry_run=b.options.dry_run, force=b.options.force).run(steps)
 
 
-def _run_stages(b: Build, options: BuildOptions, until: str | None, package: bool) -> list[StageResult]:
+def _run_stages(b: Build, options: BuildOptions, until: str | None, package: bool,
+                produced: Produced) -> list[StageResult]:
     log.info(f"work tree {b.workspace.root}" + (" (dry run: nothing is created)" if options.dry_run else ""))
     packaging = package or any(s.name == until and s.packaging for s in ORDER)
     specs = stages_of(b, packaging)
     if until is not None:
         specs = _until(specs, until, b)
     log.info("stages: " + " -> ".join(s.name for s in specs))
-    results = run_stages(b, [spec.make(b) for spec in specs])
+    results = run_stages(b, [spec.make(b, produced) for spec in specs])
     if not options.dry_run:
         _summarize(b, results, packaging)
     return results

@@ -70,18 +70,26 @@ def _checked_source(dep: FetchContentDep, dest: Path, what: str) -> Path:
 def provider_defines(deps: Sequence[FetchContentDep], ctx: FetchContext, dest: Path, recipe: Path,
                      binary_dir: Path) -> dict[str, str]:
     """Verify every listed dependency and write the provider's map; returns the configure's defines."""
+    for dep in deps:
+        prepare_dep(dep, ctx, Path(dest))
+    write_provider_map(deps, dest, recipe)
+    return handover_defines(dest, binary_dir)
+
+
+def write_provider_map(deps: Sequence[FetchContentDep], dest: Path, recipe: Path) -> Path:
+    """The provider's map of name -> source folder under `dest`: made of paths alone, so it fetches nothing (the
+    folders are verified by prepare_dep first)."""
     dest = Path(dest)
     lines = [f"# Written by the toolkit for {Path(recipe).name}: FetchContent name -> verified source folder."]
     for dep in deps:
-        folder = prepare_dep(dep, ctx, dest)
-        lines.append(f'set(TOOLKIT_FC_DIR_{dep.name.lower()} "{folder.as_posix()}")')
+        lines.append(f'set(TOOLKIT_FC_DIR_{dep.name.lower()} "{source_dir(dest, dep).as_posix()}")')
     lines.append(f'set(TOOLKIT_FC_NAMES "{";".join(d.name.lower() for d in deps)}")')
     lines.append(f'set(TOOLKIT_FP_NAMES "{";".join(d.name for d in deps if d.find_package)}")')
     lines.append(f'set(TOOLKIT_FP_SERVED "{";".join(d.name for d in deps if d.serves_find_package)}")')
     lines.append(f'set(TOOLKIT_PROVIDER_RECIPE "{Path(recipe).as_posix()}")')
     dest.mkdir(parents=True, exist_ok=True)
     atomic_write_text(dest / MAP_NAME, "\n".join(lines) + "\n")
-    return handover_defines(dest, binary_dir)
+    return dest / MAP_NAME
 
 
 def handover_defines(dest: Path, binary_dir: Path) -> dict[str, str]:

@@ -4,7 +4,6 @@ compile read (hip/hip_version.h found through the configure's include folders)."
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import shlex
@@ -78,16 +77,8 @@ class HipHeaders:
 def hip_headers(cmake_dir: Path, extra_prefixes: tuple[Path, ...] = ()) -> HipHeaders | None:
     """The HIP headers the configured tree compiles with, or None when it does not use HIP (its CMake cache has
     no hip_DIR). Searched as the compiler would: the include folders of compile_commands.json in order, then the
-    prefix of the hip package config CMake found, then `extra_prefixes`' include/, then the system folders."""
-    # Build facts are asked for by several stages: look once per configure (what it wrote, by mtime and size).
-    stamp = tuple((p.stat().st_mtime_ns, p.stat().st_size) if p.is_file() else None
-                  for p in (Path(cmake_dir) / "CMakeCache.txt", Path(cmake_dir) / COMPILE_DB))
-    return _hip_headers(Path(cmake_dir), stamp, tuple(extra_prefixes))
-
-
-@functools.lru_cache(maxsize=8)
-def _hip_headers(cmake_dir: Path, _stamp: tuple[tuple[int, int] | None, ...],
-                 extra_prefixes: tuple[Path, ...]) -> HipHeaders | None:
+    prefix of the hip package config CMake found, then `extra_prefixes`' include/, then the system folders. Read
+    once a build: the configure stage makes the build facts and hands them on (toolkit/pipeline/produced.py)."""
     hip_dir = read_cache(Path(cmake_dir)).get("hip_DIR", "")
     if not hip_dir or hip_dir.endswith("-NOTFOUND"):
         return None

@@ -65,4 +65,4 @@ def api_check_stage(b: Build) -> Stage:
 
 STAGE = StageSpec("api-check", "the MIGraphX/HIP/ORT APIs the tree calls are declared by the headers it compiles "
                                "with ([api_check]): an up-front error otherwise",
-                  applies=lambda b: b.recipe.api_check is not None, make=api_check_stage)
+                  applies=lambda b: b.recipe.api_check is not None, make=lambda b, produced: api_check_stage(b))

@@ -11,9 +11,9 @@ from toolkit.binary.elf import read_elf
 from toolkit.binary.patchelf import set_runpath
 from toolkit.cmake.commands import build_command, find_cmake, read_cache
 from toolkit.pipeline import derive
-from toolkit.pipeline.adapters.configure import configure_defines
 from toolkit.pipeline.adapters.outputs import install_staging, installed
 from toolkit.pipeline.build import Build
+from toolkit.pipeline.produced import Configured, Produced
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
@@ -21,7 +21,7 @@ from toolkit.util.fsutil import JSON, atomic_write_text, make_temp_dir, sync_tre
 from toolkit.util.process import run_tool
 
 
-def build_stage(b: Build) -> Stage:
+def build_stage(b: Build, produced: Produced) -> Stage:
     ws = b.workspace
     cmake = find_cmake()
 
@@ -39,7 +39,7 @@ def build_stage(b: Build) -> Stage:
                 sync_tree(collect, ws.lib)
             finally:
                 shutil.rmtree(collect, ignore_errors=True)
-        write_build_info(b)
+        write_build_info(b, produced.configure("build"))
 
     def plan() -> list[str]:
         return ["$ " + " ".join(build_command(cmake, ws.cmake, b.options.jobs))] + [
@@ -70,15 +70,15 @@ def collect_libraries(b: Build, cmake: Path, into: Path, env: dict[str, str]) ->
             strip_build_runpath(into / built.name)
 
 
-def write_build_info(b: Build) -> None:
+def write_build_info(b: Build, configured: Configured) -> None:
     """build-info.json: what the wheel records (the build facts), plus the CMake defines and libraries."""
     cache = read_cache(b.workspace.cmake)
     info = {
         "recipe": b.recipe.name,
         "variant": b.options.variant,
         "source": str(b.source_dir),
-        **derive.facts(b),
-        "defines": {k: cache[k] for k in sorted(configure_defines(b)) if k in cache},
+        **configured.facts,
+        "defines": {k: cache[k] for k in sorted(configured.defines) if k in cache},
         "libraries": [b.library_file(n) for n, _ in b.expected()],
     }
     atomic_write_text(b.workspace.build_info, json.dumps(info, indent=2, sort_keys=True) + "\n")

@@ -10,28 +10,31 @@ from toolkit.binary.library import read_library
 from toolkit.binary.offload_bundle import gpu_targets
 from toolkit.binary.pe import read_pe
 from toolkit.binary.windows import describe_imports, import_problems, reproducibility_problems
-from toolkit.pipeline import derive
 from toolkit.pipeline.adapters.outputs import check_needed
 from toolkit.pipeline.build import Build
+from toolkit.pipeline.produced import Produced
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log
 from toolkit.util.errors import CheckFailed
 
 
-def check_stage(b: Build) -> Stage:
+def check_stage(b: Build, produced: Produced) -> Stage:
+    def expected_targets() -> list[str]:
+        return produced.configure("check").facts["gpu_targets"]
+
     def run() -> None:
         check_exports(b)
         check_needed(b)
         if b.toolchain().platform == "windows":
             check_windows_dlls(b)
-        check_code_objects(b)
+        check_code_objects(b, expected_targets())
 
     def plan() -> list[str]:
-        targets = ", ".join(derive.facts(b)["gpu_targets"]) or "none"
+        targets = ", ".join(expected_targets()) or "none"
         return [f"{b.library_file(n)} must export exactly {', '.join(e)}" for n, e in b.expected() if e] + [
             f"offload bundles must hold exactly these GPU targets: {targets}"]
 
-    return Stage("check", lambda: {"expected": b.expected(), "gpu_targets": derive.facts(b)["gpu_targets"],
+    return Stage("check", lambda: {"expected": b.expected(), "gpu_targets": expected_targets(),
                                    "platform": b.toolchain().platform}, [], run, plan)
 
 
@@ -104,10 +107,9 @@ def uncarried_targets(expected: list[str], carried: Iterable[list[str]]) -> list
     return sorted(set(expected) - {t for found in carried for t in found})
 
 
-def check_code_objects(b: Build) -> None:
+def check_code_objects(b: Build, expected: list[str]) -> None:
     """The offload bundles of the built libraries must hold exactly the GPU targets the build facts record
-    (the wheel's facts are these), no fewer and no more, together: a stale CMake cache shows up here."""
-    expected = derive.facts(b)["gpu_targets"]
+    (`expected`: the wheel's facts are these), no fewer and no more, together: a stale CMake cache shows up here."""
     # The CMake variable that says the targets: the tree's own ([build] gpu_targets_define), else the kernels'.
     variable = b.recipe.build.gpu_targets_define or "GPU_TARGETS"
     carried = {path: gpu_targets(path) for path in sorted(b.workspace.lib.glob("*.so"))}

@@ -62,4 +62,4 @@ def report_json(report: CompileReport) -> JSON:
 
 STAGE = StageSpec("compile-check", "compile every unit of the hipified tree with the build root's hipcc",
                   applies=lambda b: b.hipify is not None and b.recipe.compile_check is not None,
-                  make=compile_check_stage)
+                  make=lambda b, produced: compile_check_stage(b))

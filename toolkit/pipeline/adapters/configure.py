@@ -19,10 +19,12 @@ from toolkit.cmake.host_tools import build_host_tool, host_tool_path
 from toolkit.cmake.mingw import MingwPin, casefold_dir
 from toolkit.cmake.toolchain import first_link_note, runtime_mark
 from toolkit.pipeline import derive
+from toolkit.pipeline.adapters.fetchcontent import deps_root, write_map
 from toolkit.pipeline.build import Build
+from toolkit.pipeline.produced import Configured, Produced
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.recipe.sources import FetchContentDep, HostTool
-from toolkit.sources.fetchcontent import PROVIDER, read_report, source_dir
+from toolkit.sources.fetchcontent import PROVIDER, handover_defines, read_report, source_dir
 from toolkit.util import log
 from toolkit.util.fsutil import JSON, atomic_write_text, read_json, sha256_file
 from toolkit.util.process import run_tool
@@ -100,22 +102,27 @@ def build_host_tools(b: Build, cmake: Path, ninja: Path, env: dict[str, str]) ->
     tools = host_tools(b)
     if pin is None or not tools:
         return
-    deps_root = b.workspace.root / "deps"
-    provider = {**b.fetchcontent_defines(), "TOOLKIT_PROVIDER_REPORT": str(b.workspace.root / "host" / "report.txt")}
+    provider = {**handover_defines(deps_root(b), b.workspace.cmake),
+                "TOOLKIT_PROVIDER_REPORT": str(b.workspace.root / "host" / "report.txt")}
     compilers = {"C": pin.compiler_path("C"), "CXX": pin.compiler_path("CXX")}
     for dep, tool in tools:
         log.stage("configure", f"building {tool.target} of {dep.name} for this machine: the build runs it")
-        build_host_tool(dep, tool, source_dir(deps_root, dep), b.workspace.root, cmake=cmake, ninja=ninja,
+        build_host_tool(dep, tool, source_dir(deps_root(b), dep), b.workspace.root, cmake=cmake, ninja=ninja,
                         compilers=compilers, provider=provider, env=env)
 
 
-def configure_stage(b: Build) -> Stage:
+def configure_stage(b: Build, produced: Produced) -> Stage:
+    """CMake configures the tree; the defines it used and the build facts are handed on in `produced`."""
     ws = b.workspace
     cmake, ninja = find_cmake(), find_ninja()
     _, kernel_env, kernel_note = hip_kernels(b)
+    # The defines of the last command made (the one that ran, or that the fingerprint or the plan used).
+    used: list[dict[str, str]] = []
 
     def command() -> list[str]:
-        return tree_configure_command(b, ws.cmake, cmake=cmake, ninja=ninja)
+        used[:] = [configure_defines(b)]
+        return configure_command(cmake, ws.source, ws.cmake, b.recipe.build.generator, ninja, used[0],
+                                 b.recipe.build.list_defines)
 
     def inputs() -> JSON:
         # The tools' identity, not their paths: each nox session or venv has its own copy of CMake.
@@ -135,6 +142,7 @@ def configure_stage(b: Build) -> Stage:
         if first_link:
             log.stage("configure", first_link)
         cmd = command()
+        write_map(b)
         with derive.tool_env(b) as env:
             build_host_tools(b, cmake, ninja, env)
         if switches_compiler(b):
@@ -154,17 +162,22 @@ def configure_stage(b: Build) -> Stage:
                   + (", ".join(asked["find_package"]) or "none"))
 
     def plan() -> list[str]:
+        cmd = command()
         lines = [f"toolchain {b.toolchain().describe()}"]
-        lines += [f"define {k}={v}" for k, v in sorted(configure_defines(b).items())]
+        lines += [f"define {k}={v}" for k, v in sorted(used[0].items())]
         lines += [f"env {k}={v}" for k, v in sorted(kernel_env.items())]
         lines += [f"host tool: {tool.target} of {dep.name}, built for this machine first, given as {tool.define}"
                   for dep, tool in host_tools(b)]
-        return lines + [kernel_note, "$ " + " ".join(command())]
+        return lines + [kernel_note, "$ " + " ".join(cmd)]
+
+    def done() -> None:
+        defines = used[0] if used else configure_defines(b)
+        produced.configured = Configured(defines, derive.facts(b, defines, produced.digest("configure")))
 
     # The record is an output: a work tree configured before it was written configures again, so a release's
     # provenance always has the command that ran.
     outputs = [ws.cmake / "CMakeCache.txt", ws.configure_record, *b.toolchain().outputs(b.toolchain_dir)]
-    return Stage("configure", inputs, outputs, run, plan)
+    return Stage("configure", inputs, outputs, run, plan, done)
 
 
 def answer_case_spellings(b: Build, pin: MingwPin, out: Path) -> None:

@@ -47,4 +47,4 @@ def warn_unused(lines: list[str], shown: int = 3) -> None:
 
 
 STAGE = StageSpec("hipify", "convert the recipe's CUDA sources to HIP, out of tree (build/<recipe>/<variant>/hipified)",
-                  applies=lambda b: b.hipify is not None, make=hipify_stage)
+                  applies=lambda b: b.hipify is not None, make=lambda b, produced: hipify_stage(b))

@@ -16,6 +16,7 @@ from toolkit.pipeline import derive
 from toolkit.pipeline.adapters.source import copy_into
 from toolkit.pipeline.build import Build, prepared
 from toolkit.pipeline.options import BuildOptions
+from toolkit.pipeline.produced import Produced
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
@@ -28,15 +29,15 @@ _PHASES: dict[str, tuple[str, Callable[[Build], Path], Callable[[Build], Path]]]
 }
 
 
-def patch_stage(b: Build, phase: str) -> Stage:
+def patch_stage(b: Build, phase: str, produced: Produced) -> Stage:
     name, tree_of, out_of = _PHASES[phase]
     tree, out = tree_of(b), out_of(b)
 
     def inputs() -> JSON:
         # The pristine source's digest is this stage's own input; hipify's output is already in the upstream
         # fingerprint, so only the series counts there.
-        found = {"source": str(tree), "digest": b.source_digest()} if phase == "base" else {}
-        series = b.series()
+        found = {"source": str(tree), "digest": produced.digest(name)} if phase == "base" else {}
+        series = b.series
         if b.recipe.series is None or series is None:
             return {**found, "series": None}
         return {**found, "series": str(b.recipe.series), "series_text": series.text,
@@ -46,7 +47,7 @@ def patch_stage(b: Build, phase: str) -> Stage:
         patched: set[str] = set()
 
         def apply(copy: Path) -> None:
-            series = b.series()
+            series = b.series
             if series is not None:
                 for analysis in patching.apply_series(series, copy, phase, sorted(b.enabled())):
                     log.stage(name, str(analysis))
@@ -72,9 +73,10 @@ def _has_hipified_patches(b: Build) -> bool:
 # The source stage brought the tree into the work tree; this one patches it (from the pristine source, so a
 # changed series never applies on top of the last one's result) and exists only when the recipe has a series.
 BASE = StageSpec("patch", "apply the series' base patches to the work tree's source (build/<recipe>/<variant>/source)",
-                 applies=lambda b: b.recipe.series is not None, make=lambda b: patch_stage(b, "base"))
+                 applies=lambda b: b.recipe.series is not None,
+                 make=lambda b, produced: patch_stage(b, "base", produced))
 HIPIFIED = StageSpec("patch-hipified", "apply the series' hipified patches to a copy of hipify's output",
-                     applies=_has_hipified_patches, make=lambda b: patch_stage(b, "hipified"))
+                     applies=_has_hipified_patches, make=lambda b, produced: patch_stage(b, "hipified", produced))
 
 
 def check_patches(options: BuildOptions) -> int:
@@ -84,7 +86,7 @@ def check_patches(options: BuildOptions) -> int:
 
 
 def _check(b: Build) -> int:
-    series = b.series()
+    series = b.series
     if series is None:
         log.info(f"recipe {b.recipe.name} has no patch series")
         return 0
@@ -106,7 +108,7 @@ def refresh_patches(options: BuildOptions) -> int:
 
 
 def _refresh(b: Build) -> int:
-    series = b.series()
+    series = b.series
     if series is None:
         raise ToolkitError(f"recipe {b.recipe.name} has no patch series to refresh ({b.recipe.file})")
     if not b.workspace.source.is_dir():

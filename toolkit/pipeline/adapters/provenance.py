@@ -14,6 +14,7 @@ from toolkit.pipeline import derive
 from toolkit.pipeline.adapters.configure import configure_ran
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.options import build_argv, option_argv
+from toolkit.pipeline.produced import Produced
 from toolkit.pipeline.stages import built_wheels
 from toolkit.recipe.pinned import version_of
 from toolkit.sources.archive import with_lock_pins
@@ -21,8 +22,9 @@ from toolkit.util.errors import RUN_TOOLKIT, ToolkitError
 from toolkit.util.fsutil import JSON
 
 
-def entry_provenance(b: Build, into: Path, what: str) -> tuple[Path, JSON]:
-    """The build's wheel, copied into the folder `into`, and its facts; `what` names the build in an error."""
+def entry_provenance(b: Build, produced: Produced, into: Path, what: str) -> tuple[Path, JSON]:
+    """The build's wheel, copied into the folder `into`, and its facts (as its stages produced them); `what` names
+    the build in an error."""
     options = b.options
     made = built_wheels(b)[0]
     configured = configure_ran(b)
@@ -36,8 +38,9 @@ def entry_provenance(b: Build, into: Path, what: str) -> tuple[Path, JSON]:
     # The configure as it ran (a --fresh included); the build command is the one the build stage runs.
     commands = [build_argv(options, "--wheel"), configured,
                 build_command(find_cmake(), b.workspace.cmake, options.jobs)]
-    facts = derive.facts(b)
-    return wheel, {"sources": [source_record(b, facts["upstream_commit"])], "patches": patches, "commands": commands,
+    facts = produced.configure("wheel").facts
+    source = source_record(b, produced.digest("wheel"), facts["upstream_commit"])
+    return wheel, {"sources": [source], "patches": patches, "commands": commands,
                    # The C/C++ toolchain's identity (zig: pinned version, target, wheel sha256), as the configure's
                    # fingerprint has it.
                    "toolchain": b.toolchain().identity(), "fetchcontent": fetchcontent_records(b),
@@ -46,10 +49,10 @@ def entry_provenance(b: Build, into: Path, what: str) -> tuple[Path, JSON]:
                    "rocm_version": facts["rocm_version"]}
 
 
-def source_record(b: Build, upstream_commit: str | None) -> dict[str, str | None]:
+def source_record(b: Build, digest: str, upstream_commit: str | None) -> dict[str, str | None]:
     if b.source.kind == "path":
-        return {"name": b.source_dir.name, "uri": b.source_dir.as_uri(), "sha256": b.source_digest()}
-    sha = b.fetch.sha256_for(b.source.url, b.source.sha256) if b.source.url else b.source_digest()
+        return {"name": b.source_dir.name, "uri": b.source_dir.as_uri(), "sha256": digest}
+    sha = b.fetch.sha256_for(b.source.url, b.source.sha256) if b.source.url else digest
     record = {"name": b.source_dir.name, "uri": b.source.url or f"git+{b.source.git}@{b.source.commit}", "sha256": sha}
     commit = b.source.commit or upstream_commit
     if commit:

@@ -41,4 +41,4 @@ def repair_stage(b: Build) -> Stage:
 
 STAGE = StageSpec("repair", "auditwheel repair, ROCm libraries left external (delvewheel for a Windows build), into "
                    "wheelhouse/ (--wheel)",
-                   applies=has_wheel, make=repair_stage, packaging=True)
+                   applies=has_wheel, make=lambda b, produced: repair_stage(b), packaging=True)

@@ -6,11 +6,12 @@ still locked (stages.build_then): no other build replaces the wheel while it is 
 from __future__ import annotations
 
 from toolkit.pipeline.build import Build
+from toolkit.pipeline.produced import Produced
 from toolkit.pipeline.stages import built_wheels
 from toolkit.util.errors import ToolkitError
 
 
-def smoke(b: Build, require_gpu: bool = False) -> int:
+def smoke(b: Build, produced: Produced, require_gpu: bool = False) -> int:
     """Smoke-test the build's wheel; returns the smoke's exit status (0 for a dry run, which made no wheel)."""
     if b.options.dry_run:
         return 0

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toolkit.pipeline.build import Build
+from toolkit.pipeline.produced import Produced
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log
-from toolkit.util.fsutil import JSON, make_temp_dir, sync_tree
+from toolkit.util.fsutil import JSON, make_temp_dir, sync_tree, tree_digest
 
 # .git (a folder, or a file in a git worktree) and hipify's per-file cache are not part of the tree the build reads.
 SKIP = shutil.ignore_patterns(".git", ".hipify-cache.json")
@@ -30,11 +31,18 @@ def copy_into(tree: Path, out: Path, work_root: Path, edit: Callable[[Path], Non
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def source_stage(b: Build) -> Stage:
+def source_stage(b: Build, produced: Produced) -> Stage:
+    """The tree copied into the work tree; its digest (of the tree it copies) handed on in `produced`."""
     tree, out = b.source_dir, b.workspace.source
 
+    def digest() -> str:
+        # Hashing a real tree is not free: once a run, handed on to the build facts (and a release's provenance).
+        if produced.source_digest is None:
+            produced.source_digest = tree_digest(tree)
+        return produced.source_digest
+
     def inputs() -> JSON:
-        return {"source": str(tree), "digest": b.source_digest()}
+        return {"source": str(tree), "digest": digest()}
 
     def run() -> None:
         written = copy_into(tree, out, b.workspace.root)
@@ -43,7 +51,10 @@ def source_stage(b: Build) -> Stage:
     def plan() -> list[str]:
         return [f"source {tree}", f"copy -> {out}"]
 
-    return Stage("source", inputs, [out], run, plan)
+    def done() -> None:
+        digest()
+
+    return Stage("source", inputs, [out], run, plan, done)
 
 
 STAGE = StageSpec("source", "bring the recipe's source into the work tree (build/<recipe>/<variant>/source); "

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from toolkit.pipeline.adapters.configure import tree_configure_command
+from toolkit.pipeline.adapters.fetchcontent import fetch_deps, write_map
 from toolkit.pipeline.build import Build
+from toolkit.pipeline.produced import Produced
 from toolkit.sources.fetchcontent import REPORT_NAME
 from toolkit.sources.provider_survey import survey_define
 from toolkit.util import log
@@ -40,8 +42,9 @@ class Configured:
     api_libraries: tuple[str, ...] | None        # those [api_check] names; None without one
 
 
-def configure(b: Build, read: Callable[[Configured], T]) -> T | None:
-    """Configure the tree for the survey and return `read` of it; None in a dry run, which prints the plan."""
+def configure(b: Build, produced: Produced, read: Callable[[Configured], T]) -> T | None:
+    """Configure the tree for the survey and return `read` of it; None in a dry run, which prints the plan. It runs
+    after the patch stage (`produced` is the stages' up to it), so it fetches the FetchContent dependencies itself."""
     ws = b.workspace
     binary = ws.root / "survey"
     log_file = ws.root / "logs" / "survey.log"
@@ -53,6 +56,8 @@ def configure(b: Build, read: Callable[[Configured], T]) -> T | None:
                      "$ " + " ".join(cmd), f"its output -> {log_file}"]:
             print(f"  survey: {line}")
         return None
+    fetch_deps(b)
+    write_map(b)
     # Fresh: FetchContent and the CMake cache remember earlier answers, which would hide requests.
     shutil.rmtree(binary, ignore_errors=True)
     # The configure's compilers are the recipe's toolchain (zig's wrappers are written, not installed).

@@ -9,8 +9,8 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolkit.pipeline import derive
 from toolkit.pipeline.build import Build
+from toolkit.pipeline.produced import Produced
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
@@ -54,18 +54,19 @@ def licenses_digest(tree: Path) -> str:
     return digest.hexdigest()
 
 
-def wheel_stage(b: Build) -> Stage:
+def wheel_stage(b: Build, produced: Produced) -> Stage:
     settings = wheel_settings(b)
     ws = b.workspace
 
     def run() -> None:
         shutil.rmtree(ws.wheel_raw, ignore_errors=True)
-        build_wheel(settings, ws.lib, derive.facts(b), ws.wheel_raw, env=b.env, source_dir=license_tree(b))
+        build_wheel(settings, ws.lib, produced.configure("wheel").facts, ws.wheel_raw, env=b.env,
+                    source_dir=license_tree(b))
 
     # The templates are what the wheel's Python is made of (its self-check included), the tree's license files
     # what its licenses are: a change of either rebuilds the wheel.
     def inputs() -> JSON:
-        return {"facts": derive.facts(b), "settings": repr(settings), "templates": templates_digest(),
+        return {"facts": produced.configure("wheel").facts, "settings": repr(settings), "templates": templates_digest(),
                 "licenses": licenses_digest(license_tree(b))}
 
     return Stage("wheel", inputs, [ws.wheel_raw], run,
