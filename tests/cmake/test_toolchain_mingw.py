@@ -8,7 +8,16 @@ import sys
 from pathlib import Path
 
 from tests.support.tools import ROOT
-from toolkit.cmake.mingw import SDK_HEADERS, toolchain_file_text
+from tests.support.windows_support import inside
+from toolkit.cmake.mingw import (
+    NAMES_TEXT,
+    SDK_HEADERS,
+    casefold_dir,
+    cxx_search_folders,
+    names_file,
+    runtime_search_command,
+    toolchain_file_text,
+)
 from toolkit.cmake.toolchain import resolve
 from toolkit.recipe.core import library_file
 from toolkit.wheel.buildinfo import BuildInfo
@@ -63,3 +72,34 @@ def test_the_dry_run_plans_a_windows_build_and_a_real_one_names_the_root(tmp_pat
                      "which this machine does not have"], real.stderr
     assert "nox -s container -- --root debian-sid-windows build --toolchain mingw" in real.stderr
     assert "Traceback" not in real.stderr
+
+
+NAMED = """cmake_minimum_required(VERSION 3.20)
+project(named C)
+add_library(plugin MODULE unit.c)
+add_library(shared SHARED unit.c)
+add_library(chosen SHARED unit.c)
+set_target_properties(chosen PROPERTIES PREFIX "lib")
+"""
+
+
+def test_dlls_are_named_as_msvc_names_them_unless_the_tree_says_otherwise(windows_root: Path, tmp_path: Path) -> None:
+    # CMake's MinGW platform files would name these libplugin.dll and libshared.dll; a tree written for Windows loads
+    # and registers NAME.dll.
+    pin = resolve("mingw").mingw
+    assert pin is not None
+    folders = cxx_search_folders(inside(windows_root, runtime_search_command(pin), [tmp_path]).stderr)
+    toolchain = tmp_path / "toolchain" / "toolchain.cmake"
+    toolchain.parent.mkdir()
+    toolchain.write_text(toolchain_file_text(pin, "test", folders, casefold_dir(toolchain)))
+    names_file(toolchain.parent).write_text(NAMES_TEXT)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "CMakeLists.txt").write_text(NAMED)
+    (tmp_path / "src" / "unit.c").write_text("__declspec(dllexport) int answer(void) { return 42; }\n")
+    configured = inside(windows_root, ["cmake", "-G", "Ninja", "-S", str(tmp_path / "src"), "-B",
+                                       str(tmp_path / "out"), f"-DCMAKE_TOOLCHAIN_FILE={toolchain}"],
+                        [tmp_path, SDK_HEADERS])
+    assert configured.returncode == 0, configured.stdout + configured.stderr
+    built = inside(windows_root, ["cmake", "--build", str(tmp_path / "out")], [tmp_path, SDK_HEADERS])
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert sorted(p.name for p in (tmp_path / "out").glob("*.dll")) == ["libchosen.dll", "plugin.dll", "shared.dll"]

@@ -141,9 +141,24 @@ def toolchain_file_text(pin: MingwPin, note: str, cxx_includes: list[str], casef
              "set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)",
              "set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)",
              "set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE BOTH)",
-             "set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)"]
+             "set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)",
+             f'set(CMAKE_USER_MAKE_RULES_OVERRIDE "{names_file(casefold.parent).as_posix()}")']
     lines += [f'set(CMAKE_{kind}_LINKER_FLAGS_INIT "{link}")' for kind in ("SHARED", "MODULE", "EXE")]
     return "\n".join(lines) + "\n"
+
+
+# CMake's MinGW platform files name a DLL libNAME.dll, and set that after the toolchain file is read; trees written
+# for Windows expect MSVC's NAME.dll (ORT registers a plugin EP by its path; a backend loads its siblings by name).
+# The rules override is read after the platform files. A target that sets its own PREFIX keeps it.
+NAMES_TEXT = """# Written by the ort-amdgpu toolkit (toolkit/cmake/mingw.py): DLLs named as MSVC names them.
+set(CMAKE_SHARED_LIBRARY_PREFIX "")
+set(CMAKE_SHARED_MODULE_PREFIX "")
+"""
+
+
+def names_file(folder: Path) -> Path:
+    """The rules override beside the toolchain file in `folder`."""
+    return folder / "windows-names.cmake"
 
 
 def casefold_dir(toolchain_file: Path) -> Path:
@@ -156,5 +171,8 @@ def prepare_mingw(pin: MingwPin, toolchain_file: Path, note: str) -> None:
     check_installed(pin)
     text = toolchain_file_text(pin, note, runtime_cxx_includes(pin), casefold_dir(toolchain_file))
     casefold_dir(toolchain_file).mkdir(parents=True, exist_ok=True)
+    names = names_file(toolchain_file.parent)
+    if not names.is_file() or names.read_text() != NAMES_TEXT:
+        atomic_write_text(names, NAMES_TEXT)
     if not toolchain_file.is_file() or toolchain_file.read_text() != text:
         atomic_write_text(toolchain_file, text)

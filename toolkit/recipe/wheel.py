@@ -72,6 +72,8 @@ _LIBRARY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 _VARIANT = re.compile(r"^[a-z][a-z0-9]*$")
 _SONAME = re.compile(r"^lib[A-Za-z0-9._+-]+\.so\.\d+$")
 _DLOPEN_NAME = re.compile(r"^lib[A-Za-z0-9._+-]+\.so(\.[0-9.]+)?$")
+# A file inside a fetched dependency: its name, then a relative path that never climbs out of it.
+_LICENSE_REF = re.compile(r"^(?!\.\.?/)[A-Za-z0-9_.-]+(/(?!\.\.?(/|$))[A-Za-z0-9_.+ -]+)+$")
 
 
 def _matching(pattern: re.Pattern[str], said: str) -> Callable[[str, Site], None]:
@@ -158,6 +160,14 @@ class Component:
     plugin: bool = field(default=True, metadata=doc(
         "It exports ORT's plugin EP entry points (CreateEpFactories, ReleaseEpFactory), which the wheel build "
         "checks; false for a helper library an EP loads (hip-ep's `hip-compiler`)."))
+    # DirectML.dll: a library the tree takes from elsewhere and installs beside its own, so the wheel carries it.
+    license: str | None = field(default=None, metadata=doc(
+        "For a library the wheel carries but the tree did not write (`DirectML.dll`): its license, an SPDX expression "
+        "(`LicenseRef-<name>` for terms SPDX does not list), added to the wheel's License-Expression."))
+    license_files: tuple[str, ...] = field(default=(), metadata=doc(
+        "Its license texts, each `<[[fetchcontent]] name>/<path inside it>`; they go to "
+        "`.dist-info/licenses/bundled/<its file>/`.", each=_matching(
+            _LICENSE_REF, "expected '<fetchcontent name>/<path inside it>' without '..', got {value!r}")))
 
     @property
     def filename(self) -> str:
@@ -171,10 +181,18 @@ class Component:
         return (self.feature is None or self.feature in features) and self.unless not in features
 
     def validated(self, site: Site) -> Self:
+        if bool(self.license) != bool(self.license_files):
+            raise site.key("license" if self.license_files else "license_files").error(
+                "a library the wheel carries but the tree did not write needs both its license expression and its "
+                "license_files")
         if self.ep_name is not None and not self.plugin:
             raise site.key("plugin").error("a component ORT registers (it has an ep_name) exports the plugin entry "
                                            "points")
         return self
+
+
+def _exclusive(a: Component, b: Component) -> bool:
+    return (a.unless is not None and a.unless == b.feature) or (b.unless is not None and b.unless == a.feature)
 
 
 def _components(components: tuple[Component, ...], site: Site) -> None:
@@ -187,7 +205,8 @@ def _components(components: tuple[Component, ...], site: Site) -> None:
         if c.library in libraries[:i]:
             raise site.item(i).key("library").error(f"library {c.library!r} is listed twice")
         if c.ep_name is not None:
-            if c.ep_name in eps:
+            # One build never packages two components of which one is `unless` the other's feature.
+            if any(o.ep_name == c.ep_name and not _exclusive(o, c) for o in components[:i]):
                 raise site.item(i).key("ep_name").error(f"EP name {c.ep_name!r} is listed twice")
             eps.append(c.ep_name)
     for i, c in enumerate(components):

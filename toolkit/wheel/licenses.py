@@ -18,11 +18,12 @@ import posixpath
 import re
 import shutil
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from toolkit.recipe.wheel import Component
 from toolkit.recipe.wheel_metadata import spdx_tools
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
@@ -67,6 +68,30 @@ def copy_tree_licenses(tree: Path, dest: Path) -> tuple[str, ...]:
         (dest / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(Path(tree) / relative, dest / relative)
     return files
+
+
+def copy_carried_licenses(components: Iterable[Component], platform: str, dep_dirs: Mapping[str, Path],
+                          dest: Path) -> tuple[str, ...]:
+    """Copy the license texts of the libraries the wheel carries but its tree did not write (a component's
+    `license_files`, found in the build's fetched dependencies) into `dest/bundled/<its file>/`; returns them."""
+    copied = []
+    for c in components:
+        for ref in c.license_files:
+            dep, _, inner = ref.partition("/")
+            if dep not in dep_dirs:
+                raise ToolkitError(f"[[wheel.components]] {c.library}: license_files names {ref!r}, but this build "
+                                   f"fetched no [[fetchcontent]] {dep!r}",
+                                   hint="declare it in the recipe's [[fetchcontent]] with the feature's `when`")
+            top = Path(dep_dirs[dep]).resolve()
+            text = (top / inner).resolve()
+            if not text.is_relative_to(top) or not text.is_file():
+                raise ToolkitError(f"[[wheel.components]] {c.library}: license_files {ref!r} is no file inside "
+                                   f"{top}", hint="name a file of the dependency, as its archive lays it out")
+            relative = f"{BUNDLED}/{c.file(platform)}/{posixpath.basename(inner)}"
+            (dest / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(text, dest / relative)
+            copied.append(relative)
+    return tuple(sorted(copied))
 
 
 def original_name(filename: str) -> str:
@@ -206,6 +231,12 @@ def add_license_lines(metadata: str, files: Iterable[str], expressions: Iterable
             joined = " AND ".join(f"({p})" if " " in p else p for p in parts)
             lines[i] = f"License-Expression: {spdx_tools()[0](joined)}"
     return "\n".join(lines + extra) + sep + body
+
+
+def with_carried_licenses(expression: str | None, components: Iterable[Component]) -> str | None:
+    """The wheel's license expression with those of the libraries it carries but its tree did not write."""
+    parts = list(dict.fromkeys([*([expression] if expression else []), *(c.license for c in components if c.license)]))
+    return " AND ".join(f"({p})" if " " in p else p for p in parts) or None
 
 
 def license_problems(wheel: Path, carried: Iterable[str] = ()) -> list[str]:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from toolkit.recipe.wheel import Component, WheelSettings
 from toolkit.util.fsutil import JSON, atomic_write_text
 from toolkit.wheel.buildinfo import BuildInfo
 from toolkit.wheel.data import install_source, onnxruntime_flavours, read_text
-from toolkit.wheel.licenses import copy_tree_licenses
+from toolkit.wheel.licenses import copy_carried_licenses, copy_tree_licenses
 
 # The generated package's Python works on every interpreter ORT supports; the libraries do not use
 # the Python ABI, hence one py3-none wheel per platform.
@@ -276,9 +277,11 @@ def generate_project(
     needs: dict[str, tuple[str, ...]] | None = None,
     source_dir: Path | None = None,
     external: dict[str, tuple[str, ...]] | None = None,
+    dep_dirs: Mapping[str, Path] | None = None,
 ) -> Path:
     """Write the project into `dest` (which must not exist yet) and return it; `source_dir`: the EP's source tree,
-    whose license files the wheel carries."""
+    whose license files the wheel carries; `dep_dirs`: the build's fetched dependencies by name, where the license
+    texts of the libraries it carries are."""
     dest = Path(dest)
     dest.mkdir(parents=True)
     package = dest / "src" / settings.import_package
@@ -292,6 +295,7 @@ def generate_project(
     cmake = cmake.replace("@LIBRARY_FILES@", library_files).replace("@IMPORT_PACKAGE@", settings.import_package)
     atomic_write_text(dest / "CMakeLists.txt", cmake)
     license_files = copy_tree_licenses(source_dir, dest) if source_dir is not None else ()
+    license_files += copy_carried_licenses(components, info.platform, dep_dirs or {}, dest)
     atomic_write_text(dest / "pyproject.toml", pyproject_text(settings, license_files, info.platform))
     atomic_write_text(dest / "README.md", readme_text(settings, components, info))
     init = _template("package_init.py").replace("@IMPORT_PACKAGE@", settings.import_package)

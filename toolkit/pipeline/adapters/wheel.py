@@ -9,9 +9,11 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from toolkit.pipeline.adapters.fetchcontent import deps_root
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.produced import Produced
 from toolkit.pipeline.runner import Stage, StageSpec
+from toolkit.sources.fetchcontent import source_dir
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
 from toolkit.wheel.build import build_wheel
@@ -47,6 +49,11 @@ def license_tree(b: Build) -> Path:
     return b.workspace.source if b.workspace.source.is_dir() else b.source_dir
 
 
+def dep_dirs(b: Build) -> dict[str, Path]:
+    """The build's fetched dependencies by name (the fetchcontent stage's folders)."""
+    return {dep.name: source_dir(deps_root(b), dep) for dep in b.fetchcontent_deps()}
+
+
 def licenses_digest(tree: Path) -> str:
     digest = hashlib.sha256()
     for name in tree_license_files(tree):
@@ -61,7 +68,7 @@ def wheel_stage(b: Build, produced: Produced) -> Stage:
     def run() -> None:
         shutil.rmtree(ws.wheel_raw, ignore_errors=True)
         build_wheel(settings, ws.lib, produced.configure("wheel").facts, ws.wheel_raw, env=b.env,
-                    source_dir=license_tree(b))
+                    source_dir=license_tree(b), dep_dirs=dep_dirs(b))
 
     # The templates are what the wheel's Python is made of (its self-check included), the tree's license files
     # what its licenses are: a change of either rebuilds the wheel.
