@@ -151,6 +151,17 @@ class Build:
     def expected(self) -> list[tuple[str, tuple[str, ...]]]:
         return feat.expected_libraries(self.recipe, self.resolved_features())
 
+    def process_libraries(self) -> list[str]:
+        """What the expected libraries need that the build does not produce: the process loading them has it
+        (ORT's onnxruntime.dll)."""
+        produced = {self.library_file(n) for n, _ in self.expected()}
+        return [n for o in self.recipe.outputs for n in o.needs if n not in produced]
+
+    def built_libraries(self) -> list[str]:
+        """The files of the expected libraries the tree builds (not those it only installs: carried)."""
+        carried = feat.carried_libraries(self.recipe, self.resolved_features())
+        return [self.library_file(n) for n, _ in self.expected() if n not in carried]
+
 
 def series_for(recipe: Recipe, source_dir: Path) -> patching.Series | None:
     """The recipe's series as this source revision needs it: entries whose revision conditions (if-tree-has,

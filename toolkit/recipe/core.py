@@ -156,6 +156,15 @@ class Output:
     needs: tuple[str, ...] = field(default=(), metadata=doc("Libraries its ELF must list as NEEDED."))
     # hip-ep's GPU kernel libraries: built by the real runtime, that is with its mock feature off.
     unless: str | None = field(default=None, metadata=doc("Only when this feature is off."))
+    # DirectML.dll: Microsoft's build, which AMD's tree installs beside the DirectX EP.
+    carried: bool = field(default=False, metadata=doc(
+        "A library the tree installs but does not build: collected into lib/ for the wheel (which then needs its "
+        "license), and not checked as the tree's own (exports, imports, link time)."))
+
+    def validated(self, site: Site) -> Self:
+        if self.carried and (self.library is None or self.exports):
+            raise site.key("carried").error("a carried library is named by `library` and has no `exports` to check")
+        return self
 
 
 @dataclass(frozen=True)

@@ -138,6 +138,11 @@ def output_wanted(output: Output, resolved: dict[str, ResolvedFeature]) -> bool:
             and (output.unless is None or not resolved[output.unless].on))
 
 
+def carried_libraries(recipe: Recipe, resolved: dict[str, ResolvedFeature]) -> set[str]:
+    """The expected libraries the tree installs but does not build ([[outputs]] carried)."""
+    return {o.library for o in recipe.outputs if o.carried and o.library and output_wanted(o, resolved)}
+
+
 def expected_libraries(recipe: Recipe, resolved: dict[str, ResolvedFeature]) -> list[tuple[str, tuple[str, ...]]]:
     """(library name, required exports) for every output this feature set must produce."""
     out = []

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from toolkit.binary.pe import read_pe
-from toolkit.binary.windows import REASONS, import_problems
+from toolkit.binary.windows import REASONS, classify_import, import_problems
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import give_umask_mode
@@ -33,9 +33,11 @@ def dll_members(wheel: Path) -> list[str]:
 
 
 def repair_windows_wheel(wheel: Path, out_dir: Path, env: Mapping[str, str] | None = None,
-                         built: Iterable[str] | None = None) -> RepairResult:
+                         built: Iterable[str] | None = None, provided: Iterable[str] = ()) -> RepairResult:
     """Repair `wheel` (tagged win_*) into `out_dir` with delvewheel; the DLLs the wheel already carries stay. `built`:
-    the names of the DLLs its tree built; every other DLL in it (DirectML.dll) must come with its license."""
+    the names of the DLLs its tree built; every other DLL in it (DirectML.dll) must come with its license.
+    `provided`: DLLs the process that loads the wheel's DLLs has loaded already (ORT's onnxruntime.dll)."""
+    provided = tuple(provided)
     wheel, out_dir = Path(wheel), Path(out_dir)
     if not wheel.is_file():
         raise ToolkitError(f"{wheel}: wheel not found", "run the wheel stage first")
@@ -44,8 +46,10 @@ def repair_windows_wheel(wheel: Path, out_dir: Path, env: Mapping[str, str] | No
         raise ToolkitError(f"{wheel.name}: a Windows repair takes a win_* wheel, not {', '.join(tags)}")
     before = dll_members(wheel)
     _refuse_what_no_repair_fixes(wheel)
-    # What the wheel carries is its own, where it is: delvewheel must neither vendor nor move it.
-    carried = ["--exclude=" + ":".join(sorted({m.rsplit("/", 1)[-1] for m in before}))] if before else []
+    # What the wheel carries is its own, where it is: delvewheel must neither vendor nor move it. Nor may it look for
+    # Windows' own DLLs (its list lacks d3d12.dll) or the process's.
+    kept = sorted({m.rsplit("/", 1)[-1] for m in before} | set(_not_to_vendor(wheel, provided)))
+    carried = ["--exclude=" + ":".join(kept)] if kept else []
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".repair-", dir=out_dir) as tmp:
         produced = Path(tmp) / "out"
@@ -56,7 +60,7 @@ def repair_windows_wheel(wheel: Path, out_dir: Path, env: Mapping[str, str] | No
         repaired = sorted(produced.glob("*.whl"))
         if len(repaired) != 1:
             raise ToolkitError(f"delvewheel wrote {len(repaired)} wheels into {produced}, expected one")
-        problems = wheel_import_problems(repaired[0])
+        problems = wheel_import_problems(repaired[0], provided=provided)
         if built is not None:
             ours = {name.lower() for name in built}
             carried = [m for m in dll_members(repaired[0]) if m.rsplit("/", 1)[-1].lower() not in ours]
@@ -88,11 +92,19 @@ def _refuse_what_no_repair_fixes(wheel: Path) -> None:
                                 "found: link it in (the mingw toolchain's -static)")
 
 
-def wheel_import_problems(wheel: Path, kinds: tuple[str, ...] = tuple(REASONS)) -> list[str]:
+def _not_to_vendor(wheel: Path, provided: tuple[str, ...]) -> list[str]:
+    """The imports of the wheel's DLLs that are Windows' own or the process's."""
+    with tempfile.TemporaryDirectory(prefix=".repair-check-") as tmp, zipfile.ZipFile(wheel) as archive:
+        imports = {name for member in dll_members(wheel) for name in read_pe(Path(archive.extract(member, tmp))).imports}
+    return [name for name in imports if classify_import(name, provided) is None]
+
+
+def wheel_import_problems(wheel: Path, kinds: tuple[str, ...] = tuple(REASONS), provided: tuple[str, ...] = ()
+                          ) -> list[str]:
     """`MEMBER: imports ...` for each DLL of the wheel that imports what it may not (of the given kinds), the DLLs
-    the wheel carries being its own."""
+    the wheel carries and those the process provides being its own."""
     members = dll_members(wheel)
-    own = [m.rsplit("/", 1)[-1] for m in members]
+    own = [m.rsplit("/", 1)[-1] for m in members] + list(provided)
     problems = []
     with tempfile.TemporaryDirectory(prefix=".repair-check-") as tmp, zipfile.ZipFile(wheel) as archive:
         for member in members:

@@ -69,8 +69,8 @@ def check_windows_dlls(b: Build) -> None:
     """A DLL imports only Windows' own DLLs, the ones built beside it and the ones an [[outputs]] needs names (its
     wheel carries them), and has no link time or debug directory that would make two builds differ."""
     own = [b.library_file(n) for n, _ in b.expected()] + [n for o in b.recipe.outputs for n in o.needs]
-    for name, _ in b.expected():
-        path = b.workspace.lib / b.library_file(name)
+    for file in b.built_libraries():
+        path = b.workspace.lib / file
         facts = read_pe(path)
         wrong = import_problems(facts, own)
         if wrong:

@@ -24,7 +24,8 @@ def repair_stage(b: Build) -> Stage:
         tmp = make_temp_dir(ws.root, "wheelhouse")
         try:
             if windows:
-                repair_windows_wheel(wheels[0], tmp, env=b.env, built=[b.library_file(n) for n, _ in b.expected()])
+                repair_windows_wheel(wheels[0], tmp, env=b.env, built=b.built_libraries(),
+                                     provided=b.process_libraries())
             else:
                 repair_wheel(wheels[0], tmp, settings.excludes, settings.components,
                              [b.options.rocm_path] if b.options.rocm_path else [], env=b.env,
