@@ -60,3 +60,33 @@ def test_windows_paths_are_on_wines_drive_z() -> None:
     from pathlib import Path
 
     assert windows_path(Path("/root/.cache/x/amdgpu-ep.dll")) == "Z:\\root\\.cache\\x\\amdgpu-ep.dll"
+
+
+def test_a_step_the_process_died_in_is_a_stop_naming_wines_stub_or_else_a_fail() -> None:
+    # AMD's DirectX EP under Wine 10: DXCoreCreateAdapterFactory is a stub, the EP throws, and the exception leaves
+    # ORT's C API, so the process ends in std::terminate before the harness prints the session's verdict.
+    stdout = "\n".join(STDOUT.splitlines()[:4]) + "\n"
+    died = """[harness] begin register
+[harness] begin session
+0024:fixme:dxcore:DXCoreCreateAdapterFactory riid {78ee5945-c36e-4b13-a669-005dd11c0f06}, ppv 0000 stub!
+terminate called after throwing an instance of 'std::runtime_error'
+  what():  DXCore is not available on this platform.
+"""
+    lines = report(Run.parse("onnxruntime", stdout, died, 3), ())
+    assert lines[-1] == ("STOP onnxruntime 1.32.0 session: Wine cannot carry it: DXCoreCreateAdapterFactory "
+                         "(0024:fixme:dxcore:DXCoreCreateAdapterFactory riid {78ee5945-c36e-4b13-a669-005dd11c0f06}, "
+                         "ppv 0000 stub!); the process ended (exit 3): terminate called after throwing an instance "
+                         "of 'std::runtime_error'; what():  DXCore is not available on this platform.")
+    quiet = "\n".join(line for line in died.splitlines() if "stub" not in line)
+    lines = report(Run.parse("onnxruntime", stdout, quiet, 3), ())
+    assert lines[-1].startswith("FAIL onnxruntime 1.32.0 session: the process ended (exit 3): terminate called")
+
+
+def test_a_decoy_that_was_loaded_fails_the_run() -> None:
+    said = STDERR + "[decoy] DirectML.dll loaded from cwd\n[decoy] DirectML.dll loaded from path\n"
+    lines = report(Run.parse("onnxruntime", STDOUT, said, 0), ())
+    assert lines[-2:] == [
+        "FAIL onnxruntime: the decoy DirectML.dll from the working directory was loaded, not the copy the wheel carries",
+        "FAIL onnxruntime: the decoy DirectML.dll from PATH was loaded, not the copy the wheel carries",
+    ]
+    assert not any(line.startswith("FAIL") for line in report(Run.parse("onnxruntime", STDOUT, STDERR, 0), ()))

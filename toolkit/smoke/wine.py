@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 
 from toolkit.cmake.mingw import MingwPin
 from toolkit.recipe.smoke import SmokeSettings
+from toolkit.smoke.decoys import carried_dlls, decoys_loaded, make_decoys
 from toolkit.smoke.inside.smoke_check import PLACEHOLDER
 from toolkit.smoke.onnx_model import matmul_relu_model
 from toolkit.smoke.wine_inputs import harness, libraries, runtimes, unpacked, wine_env, wine_prefix
@@ -53,6 +54,7 @@ class Run:
     devices: list[str] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
     wine: dict[str, list[str]] = field(default_factory=dict)  # step -> Wine's messages while it ran
+    begun: list[str] = field(default_factory=list)  # the steps the harness began, in order
     returncode: int = 0
 
     @classmethod
@@ -72,6 +74,7 @@ class Run:
             begin = _BEGIN.match(line)
             if begin:
                 step = begin.group(1)
+                out.begun.append(step)
             elif _WINE_MESSAGE.match(line):
                 out.wine.setdefault(step, []).append(line)
             else:
@@ -157,13 +160,29 @@ def report(result: Run, expect_log: tuple[str, ...]) -> list[str]:
         lines.append(f"{verdict} {result.runtime} {result.version} {step}: {text}")
         if step == "register":
             lines += [f"  device {d}" for d in result.devices]
+    ended = [s for s in result.begun if s in STEPS and s not in result.steps]
+    if ended and "register" in result.steps:
+        lines.append(_ended_in(result, ended[0]))
     if "register" not in result.steps:
         tail = "; ".join([*result.log, *(m for ms in result.wine.values() for m in ms)][-3:]) or "no output"
         lines.append(f"FAIL {result.runtime}: the harness exited {result.returncode} before registering: {tail}")
+    lines += [f"FAIL {result.runtime}: the decoy {decoy} was loaded, not the copy the wheel carries"
+              for decoy in decoys_loaded(result.log)]
     for pattern in expect_log:
         if not any(re.search(pattern, line) for line in result.log):
             lines.append(f"FAIL {result.runtime}: no EP log line matches {pattern!r}")
     return lines
+
+
+def _ended_in(result: Run, step: str) -> str:
+    """The line for a step the harness began and never finished: the process ended in it (an exception the EP let
+    out of ORT's C API ends it in std::terminate). Wine's unimplemented call, where it named one, is the wall."""
+    said = "; ".join(line.strip() for line in result.log[-2:] if line.strip()) or "no output"
+    wall = result.wine_wall(step)
+    if wall:
+        return (f"STOP {result.runtime} {result.version} {step}: Wine cannot carry it: {wall}; the process ended "
+                f"(exit {result.returncode}): {said}")
+    return f"FAIL {result.runtime} {result.version} {step}: the process ended (exit {result.returncode}): {said}"
 
 
 def run_wine_smoke(wheel: Path, settings: SmokeSettings, *, mingw: MingwPin, ort_include: Path, cache: Path,
@@ -182,11 +201,16 @@ def run_wine_smoke(wheel: Path, settings: SmokeSettings, *, mingw: MingwPin, ort
         library, name = ep_component(site, package)
         model = Path(tmp) / "matmul_relu.onnx"
         model.write_bytes(matmul_relu_model(*MODEL_SHAPE))
+        carried = carried_dlls(library.parent, library)
+        decoys = make_decoys(mingw, carried, Path(tmp) / "decoys")
+        log.stage("smoke", f"decoys of {', '.join(p.name for p in carried) or 'no DLL'} in the working directory "
+                           "and on PATH: the wheel's own copies must be the ones loaded")
         for runtime in runtimes():
             ort_dll = unpacked(runtime, cache) / runtime.dll
             log.stage("smoke", f"Wine: {runtime.requirement}'s onnxruntime.dll registers {library.name} as {name}")
             stdout, stderr, code = harness_run(exe, ort_dll, library, name, model, settings.session_config,
-                                               {**wine_env(prefix), **smoke_env}, Path(tmp))
+                                               {**wine_env(prefix), **smoke_env,
+                                                "WINEPATH": windows_path(decoys["path"])}, decoys["cwd"])
             result = Run.parse(runtime.name, stdout, stderr, code)
             for line in report(result, settings.expect_log):
                 print(line, flush=True)

@@ -50,10 +50,19 @@ class RuntimeWheel(WindowsWheel):
 
 
 @dataclass(frozen=True)
+class WineGpu:
+    """The PCI ids the prefix's GPU reports (wined3d's GPU override)."""
+
+    vendor: int = field(metadata=doc("The PCI vendor id."))
+    device: int = field(metadata=doc("The PCI device id: one wined3d's GPU table knows (it ignores others)."))
+
+
+@dataclass(frozen=True)
 class WindowsData:
     """data/windows.toml."""
 
     runtime: tuple[RuntimeWheel, ...] = field(metadata=doc("The ONNX Runtimes the EP is registered with."))
+    gpu: WineGpu = field(metadata=doc("The GPU Wine's adapter reports."))
     library: dict[str, WindowsWheel] = field(default_factory=dict, metadata=doc(
         "The wheel of each module a [smoke] env's {library:MODULE} names."))
 
@@ -64,6 +73,10 @@ def runtimes() -> list[WindowsWheel]:
 
 def libraries() -> dict[str, WindowsWheel]:
     return read(WindowsData, load_toml(DATA)).library
+
+
+def wine_gpu() -> WineGpu:
+    return read(WindowsData, load_toml(DATA)).gpu
 
 
 def unpacked(pinned: WindowsWheel, cache: Path) -> Path:
@@ -118,7 +131,9 @@ def wine_prefix(cache: Path) -> Path:
         raise ToolkitError("the Windows smoke runs under Wine, which this machine lacks",
                            hint="run it in the debian-sid-windows build root, which has wine")
     version = run([wine, "--version"], "wine --version").stdout.strip() or "wine"
-    prefix = cache / "windows" / "wine" / re.sub(r"[^A-Za-z0-9.]+", "-", version).strip("-")
+    gpu = wine_gpu()
+    ids = f"{gpu.vendor:04x}-{gpu.device:04x}"
+    prefix = cache / "windows" / "wine" / (re.sub(r"[^A-Za-z0-9.]+", "-", version).strip("-") + f"-gpu-{ids}")
     with WorkLock(prefix):
         done = prefix / ".toolkit-ready"
         if not done.is_file():
@@ -127,6 +142,10 @@ def wine_prefix(cache: Path) -> Path:
             prefix.mkdir(parents=True)
             run([wine, "wineboot", "--init"], "wineboot", output="capture",
                 env={**wine_env(prefix), "WINEDEBUG": "-all"})
+            for value, number in (("VideoPciVendorID", gpu.vendor), ("VideoPciDeviceID", gpu.device)):
+                run([wine, "reg", "add", r"HKCU\Software\Wine\Direct3D", "/v", value, "/t", "REG_DWORD", "/d",
+                     str(number), "/f"], f"the prefix's GPU: {value}", output="capture",
+                    env={**wine_env(prefix), "WINEDEBUG": "-all"})
             # The prefix is on disk once its wineserver has exited (it writes the registry then).
             run([wineserver(), "--wait"], "wineserver --wait", output="capture", env=wine_env(prefix))
             atomic_write_text(done, version + "\n")
