@@ -177,7 +177,9 @@ def report(result: Run, expect_log: tuple[str, ...]) -> list[str]:
 def _ended_in(result: Run, step: str) -> str:
     """The line for a step the harness began and never finished: the process ended in it (an exception the EP let
     out of ORT's C API ends it in std::terminate). Wine's unimplemented call, where it named one, is the wall."""
-    said = "; ".join(line.strip() for line in result.log[-2:] if line.strip()) or "no output"
+    # Xvfb's own farewell is not the process's.
+    last = [line.strip() for line in result.log if line.strip() and not line.startswith("X connection to")]
+    said = "; ".join(last[-2:]) or "no output"
     wall = result.wine_wall(step)
     if wall:
         return (f"STOP {result.runtime} {result.version} {step}: Wine cannot carry it: {wall}; the process ended "
