@@ -147,23 +147,26 @@ def test_checksums_verify_reports_changed_and_missing(tmp_path):
 
 
 def test_the_public_label_releases_one_build_per_variant_under_the_plain_version(tmp_path):
-    """The real recipe's `public = "glibc2.28"`: each ROCm variant's build without the hip backend carries 0.1.0,
-    the others VERSION+LABEL; a label no entry has is refused, listing the labels there are."""
+    """The real recipe's `public = ["glibc2.28", "win"]`: each ROCm variant's build without the hip backend, and the
+    Windows build, carry 0.1.0, the others VERSION+LABEL; a label no entry has is refused, listing the labels there
+    are. The Windows toolchain takes no ROCm axis (one entry, in the Windows root) and its own feature sets."""
     from toolkit.release.entry import entry_options
 
     recipe = ROOT / "recipes" / "umbrella-ep-real.toml"
     entries = plan_matrix(read(ReleaseSettings, load_toml(recipe).table("release")))
     assert {e.id: e.local_version for e in entries} == {
         "rocm6-glibc2.28": None, "rocm6-glibc2.28-hipdnn": "glibc2.28.hipdnn",
-        "rocm7-glibc2.28": None, "rocm7-glibc2.28-hipdnn": "glibc2.28.hipdnn"}
+        "rocm7-glibc2.28": None, "rocm7-glibc2.28-hipdnn": "glibc2.28.hipdnn", "win": None}
+    windows = next(e for e in entries if e.id == "win")
+    assert (windows.rocm, windows.features, windows.root) == (None, (), "debian-sid-windows")
     assert entry_options(recipe, entries[0]).local_version is None
     assert entry_options(recipe, entries[1]).local_version == "glibc2.28.hipdnn"
-    text = recipe.read_text().replace('public = "glibc2.28"', 'public = "glibc2.17"')
+    text = recipe.read_text().replace('public = ["glibc2.28", "win"]', 'public = ["glibc2.17", "win"]')
     wrong = tmp_path / "umbrella-ep-real.toml"
     wrong.write_text(text)
     with pytest.raises(ToolkitError, match=r"\[release\] public = 'glibc2.17': no matrix entry has that label") as err:
         plan_matrix(read(ReleaseSettings, load_toml(wrong).table("release")))
-    assert err.value.hint == "the entries' labels: glibc2.28, glibc2.28.hipdnn"
+    assert err.value.hint == "the entries' labels: glibc2.28, glibc2.28.hipdnn, win"
 
 
 WINDOWS = """\

@@ -6,7 +6,7 @@
     python = ["3.11", "3.12"]
     features = [[], ["hipdnn"]]            # each inner list is one feature set of the matrix
     compile_cache = "redis://cache.example:6379"   # optional; env TOOLKIT_COMPILE_CACHE overrides
-    public = "glibc2.28"                   # optional: the entries of this local-version label are released under
+    public = ["glibc2.28"]                 # optional: the entries of these local-version labels are released under
                                            # the plain version (an index such as PyPI takes no local versions)
 
     [[release.target_set]]
@@ -18,6 +18,9 @@
     toolchain = "zig"                      # "system", "zig" or "mingw" ([build] toolchain)
     glibc_floor = "2.28"                   # zig's glibc floor ([build] glibc_floor)
     root = "debian-sid-windows"            # optional: built in a container of this root (mingw's is this one)
+
+    features = [[]]                        # optional: this toolchain's feature sets, in place of [release]'s
+                                           # (a toolchain for another OS than Linux takes no ROCm axis)
 
     [[release.rocm]]                       # with the "rocm" axis: one entry per ROCm major, each built in its root
     name = "rocm7"                         # a variant of [wheel.rocm_variants]: the wheel must link its HIP soname
@@ -164,6 +167,9 @@ class ToolchainSet:
     root: str | None = field(default=None, metadata=doc(
         "The build root (`containers/roots/NAME.toml`) in whose container this set's entries are built, as a "
         "`[[release.rocm]]` root is; default: where the release runs.", check=_root))
+    # The real umbrella on Windows is its DirectX EP alone: the hip backend's feature set needs HIP.
+    features: tuple[tuple[str, ...], ...] | None = field(default=None, metadata=doc(
+        "The feature sets this toolchain's entries are built with, in place of `[release] features`."))
 
     def validated(self, site: Site) -> Self:
         if self.glibc_floor is not None and self.toolchain != "zig":
@@ -238,8 +244,8 @@ class ReleaseSettings:
         "With the `rocm` axis: one entry per ROCm variant, each built in a container of its own build root.",
         check=_once("ROCm variant", _named)))
     # An entry's axes but Python and ROCm make its local-version label.
-    public: str | None = field(default=None, metadata=doc(
-        "The local-version label (e.g. `glibc2.28`) whose entries are released under the plain version, one "
+    public: tuple[str, ...] = field(default=(), metadata=doc(
+        "The local-version labels (e.g. `glibc2.28`) whose entries are released under the plain version, one "
         "build per distribution; the others keep `VERSION+LABEL`, which PyPI refuses."))
 
     def validated(self, site: Site) -> Self:

@@ -12,6 +12,7 @@ import itertools
 import json
 from dataclasses import dataclass, replace
 
+from toolkit.recipe.core import TOOLCHAIN_PLATFORMS
 from toolkit.recipe.release import ReleaseSettings, RocmSet, TargetSet, ToolchainSet
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
@@ -82,6 +83,13 @@ def entry_id(python: str | None, target_set: str | None, features: tuple[str, ..
     return "-".join(parts) or "base"
 
 
+def _entry(python: str | None, target_set: TargetSet | None, rocm: RocmSet | None, chain: ToolchainSet | None,
+           features: tuple[str, ...]) -> Entry:
+    name = target_set.name if target_set else None
+    id_ = entry_id(python, name, features, chain.name if chain else None, rocm.name if rocm else None)
+    return Entry(id_, python, name, target_set.targets if target_set else (), features, chain, rocm)
+
+
 def plan_matrix(settings: ReleaseSettings) -> list[Entry]:
     pythons: tuple[str | None, ...] = settings.python if "python" in settings.axes else (None,)
     sets: tuple[TargetSet | None, ...] = settings.target_sets if "target_set" in settings.axes else (None,)
@@ -90,15 +98,23 @@ def plan_matrix(settings: ReleaseSettings) -> list[Entry]:
     entries = []
     for python, target_set, rocm, chain, features in itertools.product(pythons, sets, rocms, chains,
                                                                        settings.features):
-        name = target_set.name if target_set else None
-        id_ = entry_id(python, name, features, chain.name if chain else None, rocm.name if rocm else None)
-        entries.append(Entry(id_, python, name, target_set.targets if target_set else (), features, chain, rocm))
-    if settings.public is not None:
-        labels = sorted({e.label for e in entries})
-        if settings.public not in labels:
-            raise ToolkitError(f"[release] public = {settings.public!r}: no matrix entry has that label",
+        sets_of = (features,)
+        if chain is not None and TOOLCHAIN_PLATFORMS[chain.toolchain] != "linux":
+            # ROCm is Linux's: another OS's entries are built once, without a ROCm variant.
+            if rocm is not rocms[0]:
+                continue
+            rocm = None
+        if chain is not None and chain.features is not None:
+            if features is not settings.features[0]:
+                continue
+            sets_of = chain.features
+        entries += [_entry(python, target_set, rocm, chain, f) for f in sets_of]
+    labels = sorted({e.label for e in entries})
+    for label in settings.public:
+        if label not in labels:
+            raise ToolkitError(f"[release] public = {label!r}: no matrix entry has that label",
                                hint=f"the entries' labels: {', '.join(labels)}")
-        entries = [replace(e, public=e.label == settings.public) for e in entries]
+    entries = [replace(e, public=e.label in settings.public) for e in entries]
     return entries
 
 
