@@ -86,7 +86,8 @@ def test_a_decoy_that_was_loaded_fails_the_run() -> None:
     said = STDERR + "[decoy] DirectML.dll loaded from cwd\n[decoy] DirectML.dll loaded from path\n"
     lines = report(Run.parse("onnxruntime", STDOUT, said, 0), ())
     assert lines[-2:] == [
-        "FAIL onnxruntime: the decoy DirectML.dll from the working directory was loaded, not the copy the wheel carries",
+        "FAIL onnxruntime: the decoy DirectML.dll from the working directory was loaded, not the copy the wheel "
+        "carries",
         "FAIL onnxruntime: the decoy DirectML.dll from PATH was loaded, not the copy the wheel carries",
     ]
     assert not any(line.startswith("FAIL") for line in report(Run.parse("onnxruntime", STDOUT, STDERR, 0), ()))

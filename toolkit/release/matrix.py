@@ -98,7 +98,7 @@ def plan_matrix(settings: ReleaseSettings) -> list[Entry]:
     entries = []
     for python, target_set, rocm, chain, features in itertools.product(pythons, sets, rocms, chains,
                                                                        settings.features):
-        sets_of = (features,)
+        sets_of: tuple[tuple[str, ...], ...] = (features,)
         if chain is not None and TOOLCHAIN_PLATFORMS[chain.toolchain] != "linux":
             # ROCm is Linux's: another OS's entries are built once, without a ROCm variant.
             if rocm is not rocms[0]:

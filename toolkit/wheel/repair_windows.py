@@ -95,7 +95,8 @@ def _refuse_what_no_repair_fixes(wheel: Path) -> None:
 def _not_to_vendor(wheel: Path, provided: tuple[str, ...]) -> list[str]:
     """The imports of the wheel's DLLs that are Windows' own or the process's."""
     with tempfile.TemporaryDirectory(prefix=".repair-check-") as tmp, zipfile.ZipFile(wheel) as archive:
-        imports = {name for member in dll_members(wheel) for name in read_pe(Path(archive.extract(member, tmp))).imports}
+        dlls = [Path(archive.extract(member, tmp)) for member in dll_members(wheel)]
+        imports = {name for dll in dlls for name in read_pe(dll).imports}
     return [name for name in imports if classify_import(name, provided) is None]
 
 
