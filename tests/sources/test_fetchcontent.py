@@ -144,7 +144,7 @@ def test_dry_run_plan_for_umbrella_shaped_tree(tmp_path):
     recipe = ROOT / "recipes" / "umbrella-ep-real.toml"
     all_deps = load_recipe(recipe).fetchcontent
     deps = active_deps(all_deps, ["amdgpu", "migraphx"])  # a Linux build: the DML-only deps drop out
-    assert [d.name for d in deps] == UMBRELLA_NAMES and len(all_deps) == 14
+    assert [d.name for d in deps] == UMBRELLA_NAMES and len(all_deps) == 15
     tree = _umbrella_tree(tmp_path / "amdgpu-ep")
 
     rocm = tmp_path / "rocm"

@@ -28,6 +28,8 @@ RUNNERS = {"toolkit.util.process": {"run", "run_tool", "run_git", "run_pipe"},
 # module or where they are read, named after ':'), or why nothing from outside reaches it.
 REVIEWED: dict[str, tuple[str, ...]] = {
     "toolkit/sources/git.py": ("git_url", "git_commit", "git_url_problem", "plain"),
+    "toolkit/smoke/decoys.py": ("the MinGW compiler on a source the toolkit writes, with DLL names checked by "
+                                "_DLL_NAME and export names by _IDENTIFIER",),
     "toolkit/wheel/graft.py": ("patchelf on files the repair unpacked, with sonames the Resolver read from ELF",),
     "toolkit/sources/git_shadow.py": ("a folder in the toolkit cache, made by the toolkit (git init --bare)",),
     "toolkit/upstream/resolve.py": ("git_revision", "git_url", "git_url_problem"),

@@ -109,6 +109,8 @@ def plan_matrix(settings: ReleaseSettings) -> list[Entry]:
                 continue
             sets_of = chain.features
         entries += [_entry(python, target_set, rocm, chain, f) for f in sets_of]
+    # Linux's entries first, as the ROCm axis orders them; another OS's after.
+    entries.sort(key=lambda e: e.toolchain is not None and TOOLCHAIN_PLATFORMS[e.toolchain.toolchain] != "linux")
     labels = sorted({e.label for e in entries})
     for label in settings.public:
         if label not in labels:

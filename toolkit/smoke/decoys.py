@@ -10,12 +10,15 @@ from pathlib import Path
 
 from toolkit.binary.pe import read_pe
 from toolkit.cmake.mingw import MingwPin
+from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
 
 PLACES = ("cwd", "path")
 # What a decoy prints on stderr when the loader maps it.
 SAID = re.compile(r"^\[decoy\] (?P<name>\S+) loaded from (?P<place>\w+)$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
+# The names go into the decoy's C source and its command line: plain file names only.
+_DLL_NAME = re.compile(r"^[A-Za-z0-9_.+-]+\.dll$", re.IGNORECASE)
 
 _SOURCE = """#include <windows.h>
 #include <stdio.h>
@@ -28,7 +31,12 @@ BOOL WINAPI DllMain(HINSTANCE module, DWORD reason, LPVOID reserved) {
 
 def carried_dlls(package: Path, ep: Path) -> list[Path]:
     """The DLLs beside the EP DLL in its package folder, other than itself: what the wheel carries for it."""
-    return sorted(p for p in package.glob("*.dll") if p.name.lower() != ep.name.lower())
+    found = sorted(p for p in package.glob("*.dll") if p.name.lower() != ep.name.lower())
+    odd = [p.name for p in found if not _DLL_NAME.match(p.name)]
+    if odd:
+        raise ToolkitError(f"{package}: {odd[0]!r} is no DLL name a decoy can be built for",
+                           hint="name the wheel's DLLs with letters, digits and . _ + - only")
+    return found
 
 
 def make_decoys(mingw: MingwPin, carried: list[Path], into: Path) -> dict[str, Path]:
