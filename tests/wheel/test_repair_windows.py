@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.windows_support import TRIPLET, inside
+from tests.support.windows_support import TRIPLET, compile_dll, inside
 from toolkit.util.errors import ToolkitError
 from toolkit.wheel.repair_windows import repair_windows_wheel
 
@@ -90,3 +90,21 @@ def test_a_carried_dll_without_its_license_is_refused_and_passes_with_it(windows
         metadata="License-File: bundled/Carried.dll/LICENSE\n")
     result = repair_windows_wheel(licensed, tmp_path / "out", built=["probe.dll"])
     assert result.wheel.name == licensed.name
+
+
+def test_windows_own_dlls_and_the_process_s_onnxruntime_dll_are_neither_vendored_nor_refused(
+        windows_root: Path, tmp_path: Path) -> None:
+    # As AMD's DirectX EP links: d3d12.dll (Windows', which delvewheel's own list lacks) and onnxruntime.dll, which
+    # the process loading the EP has loaded already.
+    ort = compile_dll(windows_root, tmp_path, "onnxruntime", "__declspec(dllexport) int OrtGetApiBase(void) "
+                                                             "{ return 1; }\n")
+    source = ("#include <initguid.h>\n#include <d3d12.h>\n__declspec(dllimport) int OrtGetApiBase(void);\n"
+              "__declspec(dllexport) int CreateEpFactories(void) { void* d = 0; "
+              "return OrtGetApiBase() + (int)D3D12CreateDevice(0, D3D_FEATURE_LEVEL_11_0, &IID_ID3D12Device, &d); }\n")
+    dll = compile_dll(windows_root, tmp_path, "probe", source, str(ort), "-ld3d12")
+    wheel = windows_wheel(tmp_path, dll)
+    with pytest.raises(ToolkitError) as error:
+        repair_windows_wheel(wheel, tmp_path / "refused", built=["probe.dll"])
+    assert "probe/probe.dll: imports onnxruntime.dll (neither Windows' own" in str(error.value)
+    result = repair_windows_wheel(wheel, tmp_path / "out", built=["probe.dll"], provided=["onnxruntime.dll"])
+    assert result.grafted == () and [p.name for p in (tmp_path / "out").iterdir()] == [wheel.name]

@@ -45,7 +45,7 @@ def repair_windows_wheel(wheel: Path, out_dir: Path, env: Mapping[str, str] | No
     if not all(tag.startswith("win_") for tag in tags):
         raise ToolkitError(f"{wheel.name}: a Windows repair takes a win_* wheel, not {', '.join(tags)}")
     before = dll_members(wheel)
-    _refuse_what_no_repair_fixes(wheel)
+    _refuse_what_no_repair_fixes(wheel, provided)
     # What the wheel carries is its own, where it is: delvewheel must neither vendor nor move it. Nor may it look for
     # Windows' own DLLs (its list lacks d3d12.dll) or the process's.
     kept = sorted({m.rsplit("/", 1)[-1] for m in before} | set(_not_to_vendor(wheel, provided)))
@@ -82,14 +82,20 @@ def repair_windows_wheel(wheel: Path, out_dir: Path, env: Mapping[str, str] | No
     return RepairResult(final, platform_tags[0], platform_tags, vendored, ())
 
 
-def _refuse_what_no_repair_fixes(wheel: Path) -> None:
-    """MinGW's runtime DLLs and the legacy CRT are build mistakes, not dependencies to vendor: named before
-    delvewheel runs (it would stop at the first one it cannot find, with a traceback)."""
+def _refuse_what_no_repair_fixes(wheel: Path, provided: tuple[str, ...]) -> None:
+    """MinGW's runtime DLLs and the legacy CRT are build mistakes, not dependencies to vendor, and a DLL no one
+    provides cannot be vendored from this Linux machine: each named before delvewheel runs (it would stop at the
+    first one it cannot find, with a traceback)."""
     problems = wheel_import_problems(wheel, kinds=("mingw_runtime", "legacy_crt"))
     if problems:
         raise ToolkitError(f"{wheel.name}: " + "; ".join(problems),
                            hint="a plugin EP DLL loads in any process with ONNX Runtime, where no MinGW runtime is "
                                 "found: link it in (the mingw toolchain's -static)")
+    problems = wheel_import_problems(wheel, kinds=("unknown",), provided=provided)
+    if problems:
+        raise ToolkitError(f"{wheel.name}: " + "; ".join(problems),
+                           hint="carry the DLL beside the one that imports it, or, where the process that loads the "
+                                "EP has it (onnxruntime.dll), name it in the recipe's [[outputs]] needs")
 
 
 def _not_to_vendor(wheel: Path, provided: tuple[str, ...]) -> list[str]:
