@@ -29,10 +29,12 @@ def test_the_texts_go_under_the_carried_files_name_and_the_expression_joins(tmp_
     dep = fetched(tmp_path)
     project = tmp_path / "project"
     copied = copy_carried_licenses([Component("directx-ep"), DIRECTML], "windows", {"directml_license": dep}, project)
-    assert copied == ("bundled/DirectML.dll/DirectML_LICENSE.txt", "bundled/DirectML.dll/DirectML_ThirdPartyNotices.txt")
+    assert copied == ("bundled/DirectML.dll/DirectML_LICENSE.txt",
+                      "bundled/DirectML.dll/DirectML_ThirdPartyNotices.txt")
     assert (project / copied[0]).read_text() == "MICROSOFT SOFTWARE LICENSE TERMS\n"
     assert with_carried_licenses("MIT", [Component("directx-ep"), DIRECTML]) == "MIT AND LicenseRef-Microsoft-DirectML"
-    assert with_carried_licenses("MIT OR Apache-2.0", [DIRECTML]) == "(MIT OR Apache-2.0) AND LicenseRef-Microsoft-DirectML"
+    assert (with_carried_licenses("MIT OR Apache-2.0", [DIRECTML])
+            == "(MIT OR Apache-2.0) AND LicenseRef-Microsoft-DirectML")
     assert with_carried_licenses("MIT", [Component("directx-ep")]) == "MIT"
 
 
