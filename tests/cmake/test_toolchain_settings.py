@@ -16,7 +16,7 @@ import pytest
 from tests.support.tools import ROOT
 from toolkit.cli.main import build_parser, expand_feature_flags
 from toolkit.cmake import toolchain as tc
-from toolkit.pipeline import derive
+from toolkit.pipeline.adapters import derive
 from toolkit.pipeline.adapters.configure import configure_stage
 from toolkit.pipeline.build import prepared
 from toolkit.pipeline.options import BuildOptions, build_argv, options_from_args

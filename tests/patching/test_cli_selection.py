@@ -14,7 +14,7 @@ import pytest
 from tests.support.patches import AFTER, BASE, edited, hashes, make_patch, write_series, write_tree
 from tests.support.real_umbrella_support import MIRROR
 from tests.support.tools import ROOT, require_tool
-from toolkit.pipeline import derive
+from toolkit.pipeline.adapters import derive
 from toolkit.pipeline.build import prepared
 from toolkit.pipeline.options import BuildOptions
 

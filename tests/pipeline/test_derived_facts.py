@@ -12,7 +12,7 @@ import threading
 
 from tests.support.tools import ROOT
 from toolkit.cli.main import main
-from toolkit.pipeline import derive
+from toolkit.pipeline.adapters import derive
 
 
 def _counting_listener() -> tuple[socket.socket, list[int]]:

@@ -4,7 +4,7 @@ Option resolution is kept apart from execution: `prepared()` settles a Build, an
 build is (recipe, options, features chosen, source, dependencies, work tree), so a dry run can print it all and
 the stages only act on it. The Build holds inputs only: what a run derives from them (the tree's digest, the
 defines, the build facts) is made once by the stage that owns it and handed on (toolkit/pipeline/produced.py),
-by calling that area's function through toolkit/pipeline/derive.py. The work tree's lock is held
+by calling that area's function through toolkit/pipeline/adapters/derive.py. The work tree's lock is held
 by `prepared()` for the length of its `with` block, not by the build.
 """
 

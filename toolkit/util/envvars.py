@@ -87,9 +87,9 @@ ENVIRONMENT: tuple[EnvVar, ...] = (
     EnvVar("TOOLKIT_IN_ROOT", SET, ("toolkit/buildroot/session.py", "toolkit/cli/main.py"),
            "Inside a build root: the root's name (a Ctrl-C there is reported by the toolkit outside, once)."),
     EnvVar("TERM", SET, ("toolkit/buildroot/sandbox.py",), "Passed into a build root, for tools' colours."),
-    EnvVar("CCACHE_DIR", SET, ("toolkit/pipeline/derive.py", "toolkit/buildroot/sandbox.py"),
+    EnvVar("CCACHE_DIR", SET, ("toolkit/pipeline/adapters/derive.py", "toolkit/buildroot/sandbox.py"),
            "ccache's store, in the toolkit cache (`<cache>/ccache`), for host and root builds alike."),
-    EnvVar("GIT_CEILING_DIRECTORIES", SET, ("toolkit/pipeline/derive.py",),
+    EnvVar("GIT_CEILING_DIRECTORIES", SET, ("toolkit/pipeline/adapters/derive.py",),
            "For CMake's configure and build steps: the work tree (before any the caller set), so a tree that asks git "
            "for its commit gets none rather than the commit of a checkout the build folder sits in."),
     EnvVar("HIP_PLATFORM", SET, ("toolkit/binary/hip.py",),

@@ -10,7 +10,7 @@ from pathlib import Path
 from toolkit.binary.elf import read_elf
 from toolkit.binary.patchelf import set_runpath
 from toolkit.cmake.commands import build_command, find_cmake, read_cache
-from toolkit.pipeline import derive
+from toolkit.pipeline.adapters import derive
 from toolkit.pipeline.adapters.outputs import install_staging, installed
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.produced import Configured, Produced

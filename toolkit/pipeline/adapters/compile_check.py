@@ -8,7 +8,7 @@ import json
 
 from toolkit.compile_check.run import CompileReport, compile_tree
 from toolkit.compile_check.verdict import judge
-from toolkit.pipeline import derive
+from toolkit.pipeline.adapters import derive
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.util import log

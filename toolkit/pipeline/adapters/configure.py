@@ -18,7 +18,7 @@ from toolkit.cmake.commands import (
 from toolkit.cmake.host_tools import build_host_tool, host_tool_path
 from toolkit.cmake.mingw import MingwPin, casefold_dir
 from toolkit.cmake.toolchain import first_link_note, runtime_mark
-from toolkit.pipeline import derive
+from toolkit.pipeline.adapters import derive
 from toolkit.pipeline.adapters.fetchcontent import deps_root, write_map
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.produced import Configured, Produced

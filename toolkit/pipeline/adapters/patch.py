@@ -12,7 +12,7 @@ from pathlib import Path
 
 from toolkit import patching
 from toolkit.patching.analysis import DISABLED
-from toolkit.pipeline import derive
+from toolkit.pipeline.adapters import derive
 from toolkit.pipeline.adapters.source import copy_into
 from toolkit.pipeline.build import Build, prepared
 from toolkit.pipeline.options import BuildOptions

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 from toolkit.cmake.commands import build_command, find_cmake
-from toolkit.pipeline import derive
+from toolkit.pipeline.adapters import derive
 from toolkit.pipeline.adapters.configure import configure_ran
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.options import build_argv, option_argv
