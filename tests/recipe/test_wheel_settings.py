@@ -91,6 +91,8 @@ def test_reads_a_full_recipe(tmp_path):
          "key 'wheel.components[2].license_files': a library the wheel carries but the tree did not write needs both"),
         ('feature = "hipdnn"', 'feature = "hipdnn"\nlicense = "LicenseRef-X"\nlicense_files = ["dep/../x.txt"]',
          "key 'wheel.components[2].license_files[0]': expected '<fetchcontent name>/<path inside it>' without '..'"),
+        ('feature = "hipdnn"', 'feature = "hipdnn"\nlicense = "Microsoft terms"\nlicense_files = ["dep/x.txt"]',
+         "key 'wheel.components[2].license': 'Microsoft terms' is not an SPDX license expression"),
         ('library = "migraphx-backend"', 'library = "migraphx-backend"\nep_name = "AMDGPUExecutionProvider"',
          "key 'wheel.components[1].ep_name': EP name 'AMDGPUExecutionProvider' is listed twice"),
         ("atol = 1e-3", 'atol = "small"', "key 'smoke.atol': expected a number, got string 'small'"),

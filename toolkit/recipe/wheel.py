@@ -163,7 +163,8 @@ class Component:
     # DirectML.dll: a library the tree takes from elsewhere and installs beside its own, so the wheel carries it.
     license: str | None = field(default=None, metadata=doc(
         "For a library the wheel carries but the tree did not write (`DirectML.dll`): its license, an SPDX expression "
-        "(`LicenseRef-<name>` for terms SPDX does not list), added to the wheel's License-Expression."))
+        "(`LicenseRef-<name>` for terms SPDX does not list), added to the wheel's License-Expression.",
+        convert=canonical_license))
     license_files: tuple[str, ...] = field(default=(), metadata=doc(
         "Its license texts, each `<[[fetchcontent]] name>/<path inside it>`; they go to "
         "`.dist-info/licenses/bundled/<its file>/`.", each=_matching(
