@@ -96,19 +96,13 @@ def plan_matrix(settings: ReleaseSettings) -> list[Entry]:
     chains: tuple[ToolchainSet | None, ...] = settings.toolchains if "toolchain" in settings.axes else (None,)
     rocms: tuple[RocmSet | None, ...] = settings.rocm if "rocm" in settings.axes else (None,)
     entries = []
-    for python, target_set, rocm, chain, features in itertools.product(pythons, sets, rocms, chains,
-                                                                       settings.features):
-        sets_of: tuple[tuple[str, ...], ...] = (features,)
-        if chain is not None and TOOLCHAIN_PLATFORMS[chain.toolchain] != "linux":
-            # ROCm is Linux's: another OS's entries are built once, without a ROCm variant.
-            if rocm is not rocms[0]:
-                continue
-            rocm = None
-        if chain is not None and chain.features is not None:
-            if features is not settings.features[0]:
-                continue
-            sets_of = chain.features
-        entries += [_entry(python, target_set, rocm, chain, f) for f in sets_of]
+    for python, target_set, rocm, chain in itertools.product(pythons, sets, rocms, chains):
+        # ROCm is Linux's: another OS's entries are built once, without a ROCm variant.
+        other_os = chain is not None and TOOLCHAIN_PLATFORMS[chain.toolchain] != "linux"
+        if other_os and rocm is not rocms[0]:
+            continue
+        feature_sets = chain.features if chain is not None and chain.features is not None else settings.features
+        entries += [_entry(python, target_set, None if other_os else rocm, chain, f) for f in feature_sets]
     # Linux's entries first, as the ROCm axis orders them; another OS's after.
     entries.sort(key=lambda e: e.toolchain is not None and TOOLCHAIN_PLATFORMS[e.toolchain.toolchain] != "linux")
     labels = sorted({e.label for e in entries})

@@ -43,13 +43,13 @@ def make_decoys(mingw: MingwPin, carried: list[Path], into: Path) -> dict[str, P
     """Build a decoy of each carried DLL (same name, same exported names) in `into/cwd` and `into/path`; returns
     those two folders by place."""
     folders = {place: into / place for place in PLACES}
+    stubs = {dll: "".join(f"__declspec(dllexport) void {name}(void) {{}}\n"
+                          for name in read_pe(dll).exports if _IDENTIFIER.match(name)) for dll in carried}
     for place, folder in folders.items():
         folder.mkdir(parents=True, exist_ok=True)
         for dll in carried:
-            stubs = "".join(f"__declspec(dllexport) void {name}(void) {{}}\n"
-                            for name in read_pe(dll).exports if _IDENTIFIER.match(name))
             source = folder / f"{dll.stem}.c"
-            source.write_text(f'#define NAME "{dll.name}"\n#define PLACE "{place}"\n{_SOURCE}{stubs}')
+            source.write_text(f'#define NAME "{dll.name}"\n#define PLACE "{place}"\n{_SOURCE}{stubs[dll]}')
             run([*mingw.c_command(), "-shared", "-O2", "-w", "-o", str(folder / dll.name), str(source),
                  *mingw.link_flags], f"the decoy {dll.name} ({place})", output="capture")
     return folders
