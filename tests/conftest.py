@@ -30,7 +30,8 @@ from tests.support.tools import has_gpu, require_tool
 CI = os.environ.get("CI") == "true"
 
 # The time each test module took, printed at the end of every run (CI's log shows where the time went).
-pytest_plugins = ("tests.support.module_times",)
+# The slowest builds start in the background at once, and their tests run last (tests/support/prebuild.py).
+pytest_plugins = ("tests.support.module_times", "tests.support.prebuild")
 
 
 # Fixture -> the markers every test using it gets. tiny_root (tests/buildroot/test_tiny_root.py) makes

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.support.hip_ep_support import BUILD_DIR, ROOT_NAME, WORK_TREE, build_args, toolkit
+from tests.support.hip_ep_support import BUILD_DIR, ROOT_NAME, WHEEL_BUILD, WORK_TREE, build_args, toolkit
 from tests.support.real_umbrella_support import MIRROR, toolkit_python
 from tests.support.tools import require_tool
 
@@ -24,7 +24,7 @@ def hipep(rocm7_root):
     dry = toolkit(rocm_root, python, build_args(BUILD_DIR, "--wheel", "--dry-run"))
     assert dry.returncode == 0, dry.stdout + dry.stderr
     started = time.monotonic()
-    proc = toolkit(rocm_root, python, build_args(BUILD_DIR, "--wheel"))
+    proc = toolkit(rocm_root, python, WHEEL_BUILD)
     log = proc.stdout + proc.stderr
     print(f"hip-ep build + wheel in {ROOT_NAME}: {time.monotonic() - started:.0f} s")
     assert proc.returncode == 0, log[-6000:]

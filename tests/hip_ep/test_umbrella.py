@@ -6,11 +6,10 @@ The umbrella is built exactly as tests/real_umbrella builds it in this root, so 
 
 from __future__ import annotations
 
-import os
 import re
 
 from tests.support.hip_ep_support import ROOT_NAME, toolkit
-from tests.support.real_umbrella_support import ROOTS, common
+from tests.support.real_umbrella_support import ROOTS, wheel_build
 from toolkit.buildroot import run_in_root
 
 PROBE = ("import onnxruntime as ort, onnxruntime_ep_amdgpu as u\n"
@@ -21,8 +20,7 @@ PROBE = ("import onnxruntime as ort, onnxruntime_ep_amdgpu as u\n"
 def test_the_umbrellas_hip_backend_loads_libhipgpu_from_the_hip_ep_wheel_beside_it(hipep, tmp_path):
     _, build = ROOTS["rocm7"]
     assert ROOTS["rocm7"][0] == ROOT_NAME
-    args = ["build", *common(build), "--with-hipdnn", "--jobs", str(os.cpu_count() or 2), "--wheel"]
-    built = toolkit(hipep.root, hipep.python, args)
+    built = toolkit(hipep.root, hipep.python, wheel_build(build))
     assert built.returncode == 0, (built.stdout + built.stderr)[-4000:]
     [umbrella] = (build / "umbrella-ep-real" / "release" / "wheelhouse").glob("*.whl")
     [hip] = (hipep.ws / "wheelhouse").glob("*.whl")

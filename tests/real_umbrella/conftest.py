@@ -5,14 +5,13 @@ each root's build is made once."""
 
 from __future__ import annotations
 
-import os
 import time
 from types import SimpleNamespace
 
 import pytest
 
 from tests.support.buildroot_support import build_root
-from tests.support.real_umbrella_support import MIRROR, ROOTS, common, toolkit, toolkit_python
+from tests.support.real_umbrella_support import MIRROR, ROOTS, common, toolkit, toolkit_python, wheel_build
 from tests.support.tools import require_tool
 
 
@@ -36,7 +35,7 @@ def real_build(sid):
     dry = toolkit(sid, "build", *sid.common, "--with-hipdnn", "--dry-run")
     assert dry.returncode == 0, dry.stdout + dry.stderr
     started = time.monotonic()
-    proc = toolkit(sid, "build", *sid.common, "--with-hipdnn", "--jobs", str(os.cpu_count() or 2), "--wheel")
+    proc = toolkit(sid, *wheel_build(sid.build))
     log = proc.stdout + proc.stderr
     print(f"real umbrella build + wheel in {sid.name}: {time.monotonic() - started:.0f} s")
     assert proc.returncode == 0, log[-6000:]

@@ -27,6 +27,11 @@ def build_args(build_dir: Path = BUILD_DIR, *extra: str) -> list[str]:
             "--jobs", str(os.cpu_count() or 2), *extra]
 
 
+WHEEL_BUILD = build_args(BUILD_DIR, "--wheel")
+"""The build every hip-ep test shares (tests/hip_ep/conftest.py, and the background build of
+tests/support/prebuild.py)."""
+
+
 def toolkit(root: Path, python: Path, args: list[str], env: dict[str, str] | None = None,
             timeout: float | None = None) -> subprocess.CompletedProcess[str]:
     """python -m toolkit ARGS inside the root, without network."""

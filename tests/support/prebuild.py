@@ -1,0 +1,104 @@
+"""A pytest plugin: the suite's slowest builds start in the background as the session starts, and the tests that
+use them run last.
+
+The builds are hip-ep in the ROCm 7 root and AMD's real tree in each ROCm root, the commands their fixtures run
+(tests/hip_ep/conftest.py, tests/hip_ep/test_umbrella.py, tests/real_umbrella/conftest.py). On a machine with an
+empty cache they are most of an hour of compiling on 2 cores, while most other tests leave a core idle: run side by
+side, at the lowest priority, they take that core instead of the run's wall time. When a fixture asks for its build,
+the toolkit's work-tree lock makes it wait for the background one, which it then finds done; a build that failed in
+the background is built again by its fixture, which reports why. Nothing starts for a run that needs none of them,
+or needs nothing else (nothing to overlap), or whose roots are not made yet (the fixtures make them).
+
+`python -m tests.support.prebuild NAME...` is the background process: it runs the named builds in order.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.support.tools import ROOT
+
+LOG = ROOT / "build" / "test-prebuild.log"
+# Fixture -> the builds a test using it waits for, in the order it needs them. hip_ep/test_umbrella.py builds the
+# real tree of the ROCm 7 root beside hip-ep's; the real tree's fixture builds the tree of its root's variant.
+USES = {"hipep": ("hip-ep", "real-rocm7"), "real_build": ()}
+DEFERRED = ("hipep", "real_build", "rocm_root")   # rocm_root: the real tree's tests stay together with their build
+_started: list[tuple[subprocess.Popen[bytes], list[str]]] = []
+
+
+def builds(item: pytest.Item) -> list[str]:
+    used = set(getattr(item, "fixturenames", ()))
+    names = [name for fixture, names in USES.items() if fixture in used for name in names]
+    if "real_build" in used:
+        names.append(f"real-{item.callspec.params['rocm_root']}")   # type: ignore[attr-defined]
+    return names
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # A stable sort: pytest's own order (each parametrized root's tests together) holds within each part.
+    items.sort(key=lambda item: bool(set(getattr(item, "fixturenames", ())) & set(DEFERRED)))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if session.config.option.collectonly or not session.items:
+        return
+    wanted = list(dict.fromkeys(name for item in session.items for name in builds(item)))
+    if not wanted or builds(session.items[0]):
+        return
+    LOG.parent.mkdir(parents=True, exist_ok=True)
+    with open(LOG, "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "tests.support.prebuild", *wanted], cwd=ROOT, stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                                preexec_fn=lambda: os.nice(19))
+    _started.append((proc, wanted))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    for proc, wanted in _started:
+        if proc.poll() is None:   # its tests were deselected on the way, or failed before their fixture asked
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait()
+            state = "stopped: no test waited for it"
+        else:
+            state = f"exit {proc.returncode}"
+        terminalreporter.write_sep("=", f"background builds ({', '.join(wanted)}): {state}")
+        for line in LOG.read_text(errors="replace").splitlines():
+            if line.startswith("prebuild: "):
+                terminalreporter.write_line(line)
+
+
+def _run(name: str) -> str:
+    from tests.support import hip_ep_support, real_umbrella_support
+    from toolkit.buildroot.make import root_path
+    from toolkit.recipe import packageset
+
+    if name == "hip-ep":
+        root_name, argv = hip_ep_support.ROOT_NAME, hip_ep_support.WHEEL_BUILD
+    else:
+        root_name, build = real_umbrella_support.ROOTS[name.removeprefix("real-")]
+        argv = real_umbrella_support.wheel_build(build)
+    root = root_path(packageset.load(root_name))
+    if not (root / "usr").is_dir():
+        return f"root {root_name} is not made: left to the fixture"
+    python = real_umbrella_support.toolkit_python(root, root_name)
+    proc = hip_ep_support.toolkit(root, python, argv)
+    sys.stdout.write(proc.stdout + proc.stderr)
+    return f"exit {proc.returncode}"
+
+
+def main(names: list[str]) -> None:
+    for name in names:
+        started = time.monotonic()
+        outcome = _run(name)
+        print(f"prebuild: {name}: {outcome} in {time.monotonic() - started:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
