@@ -18,18 +18,28 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
 from tests.support.tools import ROOT
 
-LOG = ROOT / "build" / "test-prebuild.log"
 # Fixture -> the builds a test using it waits for, in the order it needs them. hip_ep/test_umbrella.py builds the
 # real tree of the ROCm 7 root beside hip-ep's; the real tree's fixture builds the tree of its root's variant.
 USES = {"hipep": ("hip-ep", "real-rocm7"), "real_build": ()}
 DEFERRED = ("hipep", "real_build", "rocm_root")   # rocm_root: the real tree's tests stay together with their build
-_started: list[tuple[subprocess.Popen[bytes], list[str]]] = []
+
+
+class Background(NamedTuple):
+    proc: subprocess.Popen[bytes]
+    names: list[str]
+    log: Path
+
+
+RUNNING: list[Background] = []   # this session's background process (a test of this plugin waits on it)
 
 
 def builds(item: pytest.Item) -> list[str]:
@@ -52,24 +62,24 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     wanted = list(dict.fromkeys(name for item in session.items for name in builds(item)))
     if not wanted or builds(session.items[0]):
         return
-    LOG.parent.mkdir(parents=True, exist_ok=True)
-    with open(LOG, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "tests.support.prebuild", *wanted], cwd=ROOT, stdout=log,
+    fd, log = tempfile.mkstemp(prefix="prebuild-", suffix=".log")
+    with os.fdopen(fd, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "tests.support.prebuild", *wanted], cwd=ROOT, stdout=out,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                                 preexec_fn=lambda: os.nice(19))
-    _started.append((proc, wanted))
+    RUNNING.append(Background(proc, wanted, Path(log)))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    for proc, wanted in _started:
+    for proc, names, log in RUNNING:
         if proc.poll() is None:   # its tests were deselected on the way, or failed before their fixture asked
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait()
             state = "stopped: no test waited for it"
         else:
             state = f"exit {proc.returncode}"
-        terminalreporter.write_sep("=", f"background builds ({', '.join(wanted)}): {state}")
-        for line in LOG.read_text(errors="replace").splitlines():
+        terminalreporter.write_sep("=", f"background builds ({', '.join(names)}): {state}; their output: {log}")
+        for line in log.read_text(errors="replace").splitlines():
             if line.startswith("prebuild: "):
                 terminalreporter.write_line(line)
 
