@@ -46,7 +46,8 @@ def test_c_plain():
 
 def run(tmp_path, *args: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "test_heavy.py").write_text(MODULE)
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "TOOLKIT_CACHE_DIR": str(tmp_path / "cache")}
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "TOOLKIT_CACHE_DIR": str(tmp_path / "cache"),
+           "TMPDIR": str(tmp_path)}
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.support.prebuild", "-v", "-p",
                            "no:cacheprovider", "--rootdir", str(tmp_path), str(tmp_path), *args],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
