@@ -18,7 +18,7 @@ from tests.support import prebuild
 @pytest.fixture(scope="session")
 def hipep():
     [background] = prebuild.RUNNING   # as the real fixture waits on the work-tree lock
-    background.proc.wait(timeout=120)
+    background.proc.wait(timeout=600)
 
 
 @pytest.fixture(scope="session", params=["rocm6", "rocm7"])
@@ -50,7 +50,7 @@ def run(tmp_path, *args: str) -> subprocess.CompletedProcess[str]:
            "TMPDIR": str(tmp_path)}
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.support.prebuild", "-v", "-p",
                            "no:cacheprovider", "--rootdir", str(tmp_path), str(tmp_path), *args],
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
 
 
 def test_slow_builds_start_at_once_and_their_tests_run_last(tmp_path):
