@@ -30,7 +30,11 @@ from tests.support.tools import ROOT
 # Fixture -> the builds a test using it waits for, in the order it needs them. hip_ep/test_umbrella.py builds the
 # real tree of the ROCm 7 root beside hip-ep's; the real tree's fixture builds the tree of its root's variant.
 USES = {"hipep": ("hip-ep", "real-rocm7"), "real_build": ()}
-DEFERRED = ("hipep", "real_build", "rocm_root")   # rocm_root: the real tree's tests stay together with their build
+# Run last, in pytest's order: the tests of the builds above, the real tree's tests (rocm_root) together with their
+# build, and the real tree's release (release_roots), whose containers compile the units the real builds compiled,
+# with the same toolchain and flags: after those builds ccache answers them (a second real build is about a minute),
+# where side by side both would compile everything.
+DEFERRED = ("hipep", "real_build", "rocm_root", "release_roots")
 
 
 class Background(NamedTuple):
