@@ -3,8 +3,9 @@ use them run last.
 
 The builds are hip-ep in the ROCm 7 root and AMD's real tree in each ROCm root, the commands their fixtures run
 (tests/hip_ep/conftest.py, tests/hip_ep/test_umbrella.py, tests/real_umbrella/conftest.py). On a machine with an
-empty cache they are most of an hour of compiling on 2 cores, while most other tests leave a core idle: run side by
-side, at the lowest priority, they take that core instead of the run's wall time. When a fixture asks for its build,
+empty cache they are most of an hour of compiling on 2 cores: run side by side at the lowest priority, they take
+what the other tests leave of the cores (pip, podman and Wine wait as much as they compute), where they used to add
+their own hour when their first test asked. When a fixture asks for its build,
 the toolkit's work-tree lock makes it wait for the background one, which it then finds done; a build that failed in
 the background is built again by its fixture, which reports why. Nothing starts for a run that needs none of them,
 or needs nothing else (nothing to overlap), or whose roots are not made yet (the fixtures make them).
