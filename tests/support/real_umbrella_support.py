@@ -63,6 +63,8 @@ def wheel_build(build: Path) -> list[str]:
     """The real-tree build every test shares (tests/real_umbrella/conftest.py, tests/hip_ep/test_umbrella.py and the
     background build of tests/support/prebuild.py): hip backend on, all cores, the wheel."""
     return ["build", *common(build), "--with-hipdnn", "--jobs", str(os.cpu_count() or 2), "--wheel"]
+
+
 # The real-tree tests build with the hip backend (--with-hipdnn, tests/real_umbrella/conftest.py): such a build is a
 # distribution of its own, <distribution>-<variant> plus this ([wheel] named_features).
 NAMED = "-hipdnn"
