@@ -29,8 +29,8 @@ import pytest
 from tests.support.tools import ROOT
 
 # Fixture -> the builds a test using it waits for, in the order it needs them. hip_ep/test_umbrella.py builds the
-# real tree of the ROCm 7 root beside hip-ep's; the real tree's fixture builds the tree of its root's variant.
-USES = {"hipep": ("hip-ep", "real-rocm7"), "real_build": ()}
+# real tree of the ROCm 7 root beside hip-ep's. (real_build, parametrized by root, is read in builds().)
+USES = {"hipep": ("hip-ep", "real-rocm7")}
 # Run last, in pytest's order: the tests of the builds above, the real tree's tests (rocm_root) together with their
 # build, and the real tree's release (release_roots), whose containers compile the units the real builds compiled,
 # with the same toolchain and flags: after those builds ccache answers them (a second real build is about a minute),
@@ -50,7 +50,7 @@ RUNNING: list[Background] = []   # this session's background process (a test of 
 def builds(item: pytest.Item) -> list[str]:
     used = set(getattr(item, "fixturenames", ()))
     names = [name for fixture, names in USES.items() if fixture in used for name in names]
-    if "real_build" in used:
+    if "real_build" in used:   # the real tree of the test's root's variant
         names.append(f"real-{item.callspec.params['rocm_root']}")   # type: ignore[attr-defined]
     return names
 
