@@ -7,14 +7,16 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 from tests.support.tools import ROOT
 
 
 def interrupt_build(argv: Sequence[str], env: Mapping[str, str], whom: str, tools: Callable[[int], list[int]],
-                    start_within: float, settle: float, wait: float) -> tuple[int, str]:
-    """Run `argv` in a session of its own until its build step starts, let the tools run `settle` seconds, then
-    SIGINT the group (`whom` = "group") or each of `tools(session)`; (exit code, everything it printed)."""
+                    start_within: float, settle: float, wait: float, running: str | None = None) -> tuple[int, str]:
+    """Run `argv` in a session of its own until its build step starts (and, with `running`, until a process of that
+    name is among `tools(session)`), let the tools run `settle` seconds, then SIGINT the group (`whom` = "group") or
+    each of `tools(session)`; (exit code, everything it printed)."""
     proc = subprocess.Popen(list(argv), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True, env=dict(env))
     assert proc.stdout is not None
@@ -26,6 +28,9 @@ def interrupt_build(argv: Sequence[str], env: Mapping[str, str], whom: str, tool
             break
         seen += line
     assert "build: $" in seen, seen
+    while running is not None and running not in _names(tools(proc.pid)):
+        assert time.monotonic() < deadline and proc.poll() is None, f"no {running} process started\n{seen}"
+        time.sleep(0.1)
     time.sleep(settle)
     if whom == "group":
         os.killpg(proc.pid, signal.SIGINT)
@@ -37,3 +42,13 @@ def interrupt_build(argv: Sequence[str], env: Mapping[str, str], whom: str, tool
                 pass
     rest = proc.stdout.read()
     return proc.wait(timeout=wait), seen + rest
+
+
+def _names(pids: list[int]) -> set[str]:
+    names = set()
+    for pid in pids:
+        try:
+            names.add(Path(f"/proc/{pid}/comm").read_text().strip())
+        except OSError:
+            pass
+    return names
