@@ -25,10 +25,9 @@ from toolkit.recipe.load import load_recipe
 from toolkit.sources.fetchcontent import read_report
 
 LIBS = {"libhipgpu.so", "libhip-compiler.so"}
-LLVM = "libLLVM.so.22.1"
 
 
-def test_libraries_export_the_plugin_entry_points_find_each_other_and_link_one_llvm(hipep):
+def test_libraries_export_the_plugin_entry_points_find_each_other_and_carry_their_own_llvm(hipep):
     lib = hipep.ws / "lib"
     assert {p.name for p in lib.glob("*.so")} == LIBS
     ep, compiler = read_elf(lib / "libhipgpu.so"), read_elf(lib / "libhip-compiler.so")
@@ -41,21 +40,14 @@ def test_libraries_export_the_plugin_entry_points_find_each_other_and_link_one_l
     # files again and abort (the sessions below open it the way ORT does).
     flags = subprocess.run(["readelf", "-d", str(lib / "libhipgpu.so")], capture_output=True, text=True).stdout
     assert re.search(r"\(FLAGS_1\)\s+Flags:.*\bNODELETE\b", flags), flags
-    assert not [s for s in (*ep.defined, *compiler.defined) if s.startswith("_ZN4llvm")]
+    assert not [s for s in (*ep.defined, *compiler.defined) if s.startswith(("_ZN4llvm", "_ZN4mlir"))]
     assert sorted(compiler.defined) == ["hip_compile_with_fs", "hip_get_version"]
-    # GNU ld leaves LOCAL entries (vague-linkage symbols the version script hid) in .dynsym: no object sees them,
-    # and they are not exports.
-    dynsym = subprocess.run(["readelf", "-W", "--dyn-syms", str(lib / "libhipgpu.so")], capture_output=True,
-                            text=True).stdout
-    assert any(" LOCAL " in line and " UND " not in line for line in dynsym.splitlines()[3:])
     # libhipgpu.so dlopens libhip-compiler.so by bare name: it is found beside it, through $ORIGIN alone.
     assert ep.runpath == ("$ORIGIN",) and compiler.runpath == ("$ORIGIN",)
-    # One LLVM: both link Debian's shared libLLVM, and neither carries a static copy of its command-line options
-    # (a second LLVM registers every cl::opt again and aborts at load).
-    assert LLVM in ep.needed and LLVM in compiler.needed
-    for path in (lib / "libhipgpu.so", lib / "libhip-compiler.so"):
-        symbols = subprocess.run(["nm", "--defined-only", str(path)], capture_output=True, text=True).stdout
-        assert "_ZN4llvm2cl6Option11addArgumentEv" not in symbols, path.name
+    # LLVM and MLIR are linked statically (patch 0001), their symbols local: neither library needs the machine's
+    # libLLVM or libMLIR, so no other LLVM in the process can bind to theirs or they to it.
+    assert not [n for n in (*ep.needed, *compiler.needed) if n.startswith(("libLLVM", "libMLIR"))], (ep.needed,
+                                                                                                    compiler.needed)
     # The mock runtime links no ROCm library.
     assert not [n for n in (*ep.needed, *compiler.needed) if n.startswith(("libamdhip64", "libMIOpen", "libhipblas"))]
     info = json.loads((hipep.ws / "build-info.json").read_text())
@@ -105,7 +97,7 @@ def test_without_its_compiler_beside_it_a_session_fails_naming_it(hipep, tmp_pat
     assert "hip-compiler" in proc.stdout + proc.stderr
 
 
-def test_wheel_bundles_what_it_links_leaves_rocm_and_llvm_out_and_says_test_build(hipep, tmp_path):
+def test_wheel_bundles_what_it_links_leaves_rocm_out_and_says_test_build(hipep, tmp_path):
     [wheel] = (hipep.ws / "wheelhouse").glob("*.whl")
     # sid's glibc 2.43 symbols (libm's float functions in libhip-compiler.so) are newer than auditwheel's newest
     # policy: the toolkit computes the PEP 600 tag from them (toolkit/wheel/glibc_tag.py).
@@ -119,8 +111,9 @@ def test_wheel_bundles_what_it_links_leaves_rocm_and_llvm_out_and_says_test_buil
     assert {"onnxruntime_ep_hip/libhipgpu.so", "onnxruntime_ep_hip/libhip-compiler.so"} <= set(names)
     bundled = [n.rsplit("/", 1)[1] for n in names if n.startswith("onnxruntime_ep_hip.libs/")]
     assert any(n.startswith("libprotobuf-") for n in bundled), bundled
-    # ROCm and LLVM stay external (LLVM: Debian's ROCm 7 links it too; two copies abort the process at exit).
-    assert not any(n.startswith(("libLLVM", "libamdhip64", "libhsa-runtime", "libamd_comgr")) for n in bundled)
+    # ROCm stays external; LLVM is inside the two libraries, not a library of its own.
+    assert not any(n.startswith(("libLLVM", "libMLIR", "libamdhip64", "libhsa-runtime", "libamd_comgr"))
+                   for n in bundled), bundled
     # Installed in a fresh venv inside the root (Debian's onnxruntime 1.27.1 visible), its self-check says this is
     # a test build and gives no ready verdict.
     venv = tmp_path / "venv"
@@ -179,3 +172,32 @@ def test_the_wheel_runs_models_with_pypis_lowest_and_newest_onnxruntime_of_its_r
         report = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("HIPEP "))[6:])
         assert report["ort"] == ort
         assert [s["outputs"] for s in report["sessions"]] == [[[2, 4]], [[1, 8, 16]]], ort
+
+
+def test_its_llvm_is_private_beside_the_systems_llvm_and_where_llvm_22_is_not_installed(hipep, sid_root, tmp_path):
+    """In the ROCm 7 root, Debian's libLLVM.so.22.1 and ROCm's comgr (which links it) are loaded first, with
+    RTLD_GLOBAL, as MIOpen brings them into a process: both models run and the process exits cleanly (with the
+    system's LLVM shared, or a renamed copy of it in the wheel, it aborted at exit: double free). In the ROCm 6 root,
+    which has LLVM 21 and no LLVM 22, the wheel installs and runs both models beside comgr's LLVM 21."""
+    models = [matmul_relu(tmp_path / "matmul_relu.onnx"), attention(tmp_path / "attention.onnx")]
+    proc = session(hipep.root, hipep.ws / "lib" / "libhipgpu.so", models,
+                   env={"HIPEP_PRELOAD": "libLLVM.so.22.1:libamd_comgr.so.3"})
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
+    report = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("HIPEP "))[6:])
+    assert [s["outputs"] for s in report["sessions"]] == [[[2, 4]], [[1, 8, 16]]]
+    assert [Path(p).name for p in report["llvm"]] == ["libLLVM.so.22.1"], report["llvm"]
+
+    assert not list((sid_root / "usr" / "lib").glob("*/libLLVM.so.22*")) and not (sid_root / "usr/lib/llvm-22").exists()
+    [wheel] = (hipep.ws / "wheelhouse").glob("*.whl")
+    venv = tmp_path / "venv"
+    script = (f"python3 -m venv --system-site-packages {venv} && {venv}/bin/pip install -q --no-index --no-deps "
+              f"{wheel} && lib=$({venv}/bin/python -c 'import onnxruntime_ep_hip as m; print(m.get_library_path())') "
+              f"&& {venv}/bin/python {SESSION_SCRIPT} \"$lib\" {models[0]} {models[1]}")
+    proc = run_in_root(sid_root, ["sh", "-c", script], binds=[tmp_path, wheel.parent, SESSION_SCRIPT.parent],
+                       env={"MORPHIZEN_EP_ENABLE_CPU_DEVICE": "1", "HIPEP_PRELOAD": "libamd_comgr.so.3"},
+                       network=False, check=False, capture=True, timeout=900)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
+    report = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("HIPEP "))[6:])
+    assert report["ort"].startswith("1.27") and report["devices"], report
+    assert [s["outputs"] for s in report["sessions"]] == [[[2, 4]], [[1, 8, 16]]]
+    assert [Path(p).name for p in report["llvm"]] == ["libLLVM.so.21.1"], report["llvm"]

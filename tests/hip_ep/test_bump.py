@@ -20,7 +20,7 @@ def test_bump_reports_an_earlier_commit_of_the_mirror_with_the_umbrellas_report(
     text = report.read_text()
     assert "# bump hip-ep: 6f3347267aa7 -> 7d4133f4b1ac" in text
     assert "- verdict: **automatic**: nothing needs a person" in text
-    for patch in ("0001-link-llvm-once.patch", "0002-protobuf-without-cmake-config.patch",
+    for patch in ("0001-link-llvm-statically.patch", "0002-protobuf-without-cmake-config.patch",
                   "0003-proto-path-of-installed-protobuf.patch"):
         assert f"| {patch} | keep | applies cleanly |" in text
     assert "Unchanged: 5 of 5 requests." in text

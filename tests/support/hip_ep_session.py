@@ -2,14 +2,19 @@
 name (hipgpu), take its CPU device (MORPHIZEN_EP_ENABLE_CPU_DEVICE=1 in the environment), create a session on it with
 CPU fallback disabled (so creating it proves the EP took every node) and run it once. Prints one JSON line: the EP
 devices, the session's providers, the output's shape. The mock runtime computes nothing, so no value is printed or
-compared.
+compared. The JSON also lists every LLVM library mapped into the process when the sessions have run.
 
-    python3 hip_ep_session.py LIBRARY MODEL [MODEL ...]
+    [HIPEP_PRELOAD=SONAME:SONAME...] python3 hip_ep_session.py LIBRARY MODEL [MODEL ...]
+
+HIPEP_PRELOAD names libraries loaded first, with RTLD_GLOBAL, as another part of the process would have them (ROCm's
+comgr and the system's libLLVM): their symbols come before the EP's in every lookup.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
+import os
 import sys
 
 import numpy as np
@@ -20,7 +25,14 @@ import onnxruntime as ort
 EP_NAME = "hipgpu"
 
 
+def mapped_llvm() -> list[str]:
+    with open("/proc/self/maps", encoding="utf-8") as maps:
+        return sorted({line.split()[-1] for line in maps if "/libLLVM" in line})
+
+
 def main(library: str, models: list[str]) -> None:
+    for name in filter(None, os.environ.get("HIPEP_PRELOAD", "").split(":")):
+        ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
     ort.register_execution_provider_library(EP_NAME, library)
     devices = [d for d in ort.get_ep_devices() if d.ep_name == EP_NAME]
     report = {"ort": ort.__version__,
@@ -36,6 +48,7 @@ def main(library: str, models: list[str]) -> None:
         outputs = session.run(None, feeds)
         report["sessions"].append({"model": model, "providers": session.get_providers(),
                                    "outputs": [list(o.shape) for o in outputs]})
+    report["llvm"] = mapped_llvm()
     print("HIPEP " + json.dumps(report))
     ort.unregister_execution_provider_library(EP_NAME)
 

@@ -131,8 +131,8 @@ def symbol_versions(lib_dir: Path, components: tuple[Component, ...], platform: 
 
 def linked_external(lib_dir: Path, component: Component, excludes: tuple[str, ...],
                     platform: str = "linux") -> tuple[str, ...]:
-    """The sonames `component` links that repair leaves external by the recipe's excludes and that are not ROCm
-    (hip-ep's libLLVM.so.22.1): the self-check reports them apart from ROCm's. None for a Windows build, whose
+    """The sonames `component` links that repair leaves external by the recipe's excludes and that are not ROCm: the
+    self-check reports them apart from ROCm's. None for a Windows build, whose
     DLLs import only what Windows and the wheel have (the check stage's rule)."""
     if platform != "linux":
         return ()

@@ -237,8 +237,8 @@ def wheel_info(components: tuple[Component, ...], info: BuildInfo, settings: Whe
     """_wheel_info.json: what the package's functions and its self-check (_selfcheck.py) read. `needs`: the ROCm
     sonames each library links (its ELF NEEDED entries, read at build time)."""
     needs, external = needs or {}, external or {}
-    # Libraries left external that are not ROCm (the recipe's excludes: hip-ep's libLLVM): the self-check looks them
-    # up and loads them as it does ROCm's, under their own heading.
+    # Libraries left external that are not ROCm (the recipe's excludes): the self-check looks them up and loads them
+    # as it does ROCm's, under their own heading.
     others = sorted({name for names in external.values() for name in names})
     outside = sorted({*info.rocm_libraries, *others, *(name for c in components for name in c.dlopens)})
     return {

@@ -166,7 +166,7 @@ class Resolver:
 
     def __init__(self, extra_patterns: Iterable[str] = (), rocm_paths: Iterable[str | Path] = ()) -> None:
         self.patterns = tuple(dict.fromkeys((*rocm_excludes(), *extra_patterns)))
-        # The recipe's own excludes are left external as ROCm is, but are not ROCm (hip-ep's libLLVM.so.22.1).
+        # The recipe's own excludes are left external as ROCm is, but are not ROCm.
         self.recipe_patterns = frozenset(extra_patterns) - set(rocm_excludes())
         self.path_globs = rocm_path_globs(rocm_paths)
         self.dpkg = DpkgOwners()

@@ -105,7 +105,7 @@ def _newer_library_piece(lib: dict[str, Any], install: str, facts: dict[str, Any
 
 
 def _external_piece(lib: dict[str, Any], info: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
-    """A library left external that is not ROCm (hip-ep's libLLVM): this machine must provide it."""
+    """A library left external that is not ROCm (a recipe's excludes): this machine must provide it."""
     soname, install = lib["soname"], _install(info, facts, lib["soname"])
     if lib["found"] and versions_needed(lib["error"], None):
         return _newer_library_piece(lib, install, facts)

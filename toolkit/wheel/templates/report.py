@@ -64,7 +64,7 @@ def report_lines(facts: dict[str, Any]) -> list[str]:
              _symbol_versions_line(b.get("symbol_versions") or {}, facts.get("c_runtime") or {}),
              "ROCm libraries it links:" + ("" if facts["rocm_libraries"] else " none")]
     lines += [_linked_line(lib) for lib in facts["rocm_libraries"]]
-    # Not ROCm, and not bundled either (hip-ep's libLLVM, which Debian's ROCm 7 links too): this machine provides it.
+    # Not ROCm, and not bundled either: this machine provides it.
     external = facts.get("external_libraries") or []
     if external:
         lines.append("other libraries it links, left external (not ROCm; this machine provides them):")

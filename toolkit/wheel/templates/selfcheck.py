@@ -120,7 +120,7 @@ def rocm_libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def external_libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
-    """The libraries left external that are not ROCm (the recipe's excludes: hip-ep's libLLVM), looked up likewise."""
+    """The libraries left external that are not ROCm (the recipe's excludes), looked up likewise."""
     return linked_libraries(info, info.get("external_libraries") or [], "external_needed")
 
 
