@@ -114,6 +114,20 @@ def test_wheel_bundles_what_it_links_leaves_rocm_out_and_says_test_build(hipep, 
     # ROCm stays external; LLVM is inside the two libraries, not a library of its own.
     assert not any(n.startswith(("libLLVM", "libMLIR", "libamdhip64", "libhsa-runtime", "libamd_comgr"))
                    for n in bundled), bundled
+    # What the libraries hold of other projects comes with its license: the fetched dependencies', and LLVM's and
+    # MLIR's, whose archives the linker took from the root (its own record of what it read names them).
+    info = next(n.split("/", 1)[0] for n in names if n.endswith(".dist-info/METADATA"))
+    licenses = {n.split("/licenses/", 1)[1] for n in names if n.startswith(f"{info}/licenses/")}
+    assert {"linked/LLVM/copyright", "linked/LLVM/Apache-2.0", "linked/MLIR/copyright", "linked/glog/COPYING",
+            "linked/flatbuffers/LICENSE", "linked/cpptrace/LICENSE", "linked/hash-library/LICENSE",
+            "bundled/libdwarf.so.1/LGPL-2.1"} <= licenses, licenses
+    notice = zipfile.ZipFile(wheel).read(f"{info}/licenses/linked/LLVM/NOTICE").decode()
+    assert notice.startswith("LLVM is linked statically into libhip-compiler.so, libhipgpu.so: "), notice
+    assert "Debian's llvm-22-dev" in notice, notice
+    metadata = zipfile.ZipFile(wheel).read(f"{info}/METADATA").decode()
+    [expression] = [line for line in metadata.splitlines() if line.startswith("License-Expression: ")]
+    assert expression.startswith("License-Expression: MIT AND ") and "Apache-2.0 WITH LLVM-exception" in expression
+    assert "LGPL-2.1-only" in expression and "(" not in expression.replace("(BSD-3-Clause OR GPL-2.0-only)", "")
     # Installed in a fresh venv inside the root (Debian's onnxruntime 1.27.1 visible), its self-check says this is
     # a test build and gives no ready verdict.
     venv = tmp_path / "venv"

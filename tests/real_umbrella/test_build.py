@@ -86,6 +86,13 @@ def test_wheel_has_no_rocm_files_and_its_tag_is_the_roots_glibc(sid, real_build)
     assert set(shared) == LIBS, shared
     from fnmatch import fnmatch
     assert not [n for n in names if any(fnmatch(Path(n).name, p) for p in rocm_excludes())]
+    # The fetched dependencies compiled into its libraries come with their licenses (a recipe entry names each).
+    info = next(n.split("/", 1)[0] for n in names if n.endswith(".dist-info/METADATA"))
+    deps = ("absl", "protobuf", "onnx", "fmt", "flatbuffers")
+    assert {f"{info}/licenses/linked/{dep}/LICENSE" for dep in deps} <= set(names), names
+    metadata = zipfile.ZipFile(wheels[0]).read(f"{info}/METADATA").decode()
+    [expression] = [line.split(": ", 1)[1] for line in metadata.splitlines() if line.startswith("License-Expression:")]
+    assert set(expression.split(" AND ")) == {"MIT", "Zlib", "Apache-2.0", "BSD-3-Clause", "BSL-1.0"}, expression
     # What it needs and does not carry, the SBOM names as external ROCm components.
     from toolkit.release.sbom import external_libraries, wheel_sbom
     sbom = wheel_sbom(wheels[0])

@@ -17,6 +17,7 @@ from typing import ClassVar, Literal, Self, get_args
 
 from toolkit.recipe.confine import confined
 from toolkit.recipe.pinned import PinnedArchive, check_subdir
+from toolkit.recipe.wheel_metadata import canonical_license
 from toolkit.util import argcheck
 from toolkit.util.errors import RUN_TOOLKIT, RecipeError
 from toolkit.util.redact import redact_text, redact_url, shorten
@@ -220,6 +221,19 @@ class FetchContentDep:
         "The dependency is files the tree reads (no CMakeLists.txt of its own): its top is not checked for one."))
     host_tool: HostTool | None = field(default=None, metadata=doc(
         "A program of this dependency that a cross build (`--toolchain mingw`) runs: built for this machine first."))
+    # Its code ends up inside the wheel's libraries (linked, or compiled in from its headers), so the wheel carries
+    # its license files and names its license, as for a library repair bundles.
+    license: str | None = field(default=None, metadata=doc(
+        "The SPDX license of its code, e.g. `Apache-2.0`. A wheel of the build carries its license files (those at the "
+        "top of its tree) in `.dist-info/licenses/linked/<name>/` and joins this to its License-Expression; the "
+        "wheel stage refuses a dependency without one, unless `in_wheel = false`.", convert=canonical_license))
+    # boostorg/mp11 has no LICENSE file of its own; its README says which license.
+    license_files: tuple[str, ...] = field(default=(), metadata=doc(
+        "The files inside its tree that state its license, where it has no LICENSE, COPYING or NOTICE file at its "
+        "top."))
+    in_wheel: bool = field(default=True, metadata=doc(
+        "False for files the build reads but does not put into its libraries: a license text, or a DLL that a "
+        "`[[wheel.components]]` entry carries with its own license."))
 
     @property
     def define(self) -> str:
@@ -227,6 +241,9 @@ class FetchContentDep:
         return f"FETCHCONTENT_SOURCE_DIR_{self.name.upper()}"
 
     def validated(self, site: Site) -> Self:
+        if (self.license or self.license_files) and not self.in_wheel:
+            raise site.key("in_wheel").error("a dependency that is not in the wheel has no license for the wheel to "
+                                             "carry: drop `license` and `license_files`, or `in_wheel = false`")
         if self.find_package and self.serves_find_package:
             raise site.key("serves_find_package").error(
                 "give `find_package` (answered not-found) or `serves_find_package` (answered with the pin), not both")

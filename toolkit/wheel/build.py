@@ -24,6 +24,7 @@ from toolkit.util.process import run
 from toolkit.wheel.buildinfo import BuildInfo
 from toolkit.wheel.data import ep_entry_points, rocm_excludes
 from toolkit.wheel.licenses import tree_license_files, with_carried_licenses
+from toolkit.wheel.linked_licenses import LinkedNotices
 from toolkit.wheel.project import generate_project
 from toolkit.wheel.repair import matches_any
 
@@ -64,10 +65,12 @@ def build_wheel(
     env: Mapping[str, str] | None = None,
     source_dir: Path | None = None,
     dep_dirs: Mapping[str, Path] | None = None,
+    linked: LinkedNotices | None = None,
 ) -> Path:
     """Package `lib_dir`'s libraries as the recipe's wheel in `out_dir`; returns the wheel's path. `source_dir`: the
     EP's source tree, whose LICENSE, COPYING and LICENSES/ files the wheel carries (licenses.py); `dep_dirs`: the
-    build's fetched dependencies by name, which hold the license texts of the libraries it carries.
+    build's fetched dependencies by name, which hold the license texts of the libraries it carries; `linked`: the
+    notices of other projects' code inside the libraries (licenses.linked_notices).
 
     The wheel is tagged py3-none-linux_<arch>: `repair_wheel` gives it the manylinux tag auditwheel
     computes. SOURCE_DATE_EPOCH (this process's, or `env`'s: what the caller adds to the build's
@@ -86,14 +89,15 @@ def build_wheel(
     settings = settings.for_features(info.features).for_linked(info.rocm_libraries,
                                                                f"[wheel] of the recipe ({lib_dir})", info.platform)
     info = dataclasses.replace(info, rocm_variant=settings.variant)
-    settings = dataclasses.replace(settings, license=with_carried_licenses(settings.license, components))
+    settings = dataclasses.replace(settings, license=with_carried_licenses(
+        settings.license, components, linked.expressions if linked else ()))
     if source_dir is not None and not tree_license_files(source_dir):
         log.warn(f"{source_dir}: no LICENSE, COPYING or LICENSES/ file, so the wheel carries no license of the EP; "
                  "publish refuses such a wheel")
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".wheel-build-", dir=out_dir) as tmp:
         project = generate_project(settings, components, lib_dir, info, Path(tmp) / "project", needs, source_dir,
-                                   external, dep_dirs)
+                                   external, dep_dirs, linked)
         dist = Path(tmp) / "dist"
         cmd = [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(project)]
         log.stage("wheel", f"building {settings.distribution} {settings.version} from {len(components)} libraries")

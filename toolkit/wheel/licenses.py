@@ -6,7 +6,8 @@ then adds, for each library it bundled into `<name>.libs/`, `.dist-info/licenses
 text the build machine has for it (the owning Debian package's copyright file, or data/licenses.json's globs), the
 common license texts that file only refers to, and a NOTICE saying what it is, under which license, where its source
 is and, for the LGPL, how to replace it. METADATA gains their `License-File` lines and the libraries' licenses in
-its `License-Expression`. `license_problems` is the check a finished wheel must pass.
+its `License-Expression` (linked_licenses.py does the same for code of other projects inside the wheel's own
+libraries). `license_problems` is the check a finished wheel must pass.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ _TABLE_FILE = "toolkit/wheel/data/licenses.json"
 
 
 @cache
-def _table() -> JSON:
+def table() -> JSON:
+    """data/licenses.json."""
     data: JSON = json.loads(read_text("data", "licenses.json"))
     return data
 
@@ -49,7 +51,7 @@ def tree_license_files(tree: Path) -> tuple[str, ...]:
     """The tree's license files, relative paths in POSIX form, sorted. Names match case-insensitively: trees spell
     them License.txt or COPYING.md as often as LICENSE."""
     tree = Path(tree)
-    patterns = [p.lower() for p in _table()["tree_files"]]
+    patterns = [p.lower() for p in table()["tree_files"]]
     found = []
     for folder in (tree, tree / "LICENSES"):
         if not folder.is_dir():
@@ -114,10 +116,14 @@ class LicenseSource:
     table: Path | None = None
     root: Path | None = None
 
-    def entries(self) -> list[JSON]:
+    def data(self) -> JSON:
         if self.table is None:
-            return list(_table()["bundled"])
-        return list(json.loads(Path(self.table).read_text(encoding="utf-8"))["bundled"])
+            return table()
+        data: JSON = json.loads(Path(self.table).read_text(encoding="utf-8"))
+        return data
+
+    def entries(self) -> list[JSON]:
+        return list(self.data()["bundled"])
 
     def table_name(self) -> str:
         return str(self.table) if self.table is not None else _TABLE_FILE
@@ -135,7 +141,7 @@ class Bundled:
     path: str | None  # where the build machine has the library it copied, where known
 
 
-def _debian_package(path: str | None, system: Path) -> tuple[str, str, str] | None:
+def debian_package(path: str | None, system: Path) -> tuple[str, str, str] | None:
     """(package, source package, version) that dpkg says owns `path` in the system at `system`, or None (no dpkg,
     or no owner)."""
     tool = shutil.which("dpkg-query")
@@ -157,7 +163,7 @@ def _debian_package(path: str | None, system: Path) -> tuple[str, str, str] | No
     return (owners[0], shown[0].strip(), shown[1].strip()) if len(shown) == 2 else (owners[0], "", "")
 
 
-def _text_file(entry: JSON, package: str | None, root: Path) -> Path | None:
+def text_file(entry: JSON, package: str | None, root: Path) -> Path | None:
     candidates = [root / "usr/share/doc" / package / "copyright"] if package else []
     for pattern in entry["texts"]:
         candidates += sorted(root.glob(pattern))
@@ -174,8 +180,8 @@ def license_texts(bundled: Bundled, source: LicenseSource) -> dict[str, bytes]:
                            "it",
                            "add its entry (soname glob, SPDX license, source, where its text lies), or keep it out "
                            "of the wheel with the recipe's [wheel] excludes")
-    owner = _debian_package(bundled.path, root)
-    text = _text_file(entry, owner[0] if owner else None, root)
+    owner = debian_package(bundled.path, root)
+    text = text_file(entry, owner[0] if owner else None, root)
     if text is None:
         raise ToolkitError(f"{name}: repair bundles it, but this machine has no license text for it (looked for "
                            f"{', '.join(entry['texts'])} under {root})",
@@ -227,16 +233,57 @@ def add_license_lines(metadata: str, files: Iterable[str], expressions: Iterable
             version = tuple(int(n) for n in line.split(": ", 1)[1].split("."))
             lines[i] = f"Metadata-Version: {'.'.join(map(str, max(version, (2, 4))))}"  # License-File is 2.4's
         elif line.startswith("License-Expression: "):
-            parts = dict.fromkeys([line.split(": ", 1)[1], *expressions])
-            joined = " AND ".join(f"({p})" if " " in p else p for p in parts)
+            joined = all_of([line.split(": ", 1)[1], *expressions])
             lines[i] = f"License-Expression: {spdx_tools()[0](joined)}"
     return "\n".join(lines + extra) + sep + body
 
 
-def with_carried_licenses(expression: str | None, components: Iterable[Component]) -> str | None:
-    """The wheel's license expression with those of the libraries it carries but its tree did not write."""
-    parts = list(dict.fromkeys([*([expression] if expression else []), *(c.license for c in components if c.license)]))
-    return " AND ".join(f"({p})" if " " in p else p for p in parts) or None
+def with_carried_licenses(expression: str | None, components: Iterable[Component],
+                          linked: Iterable[str] = ()) -> str | None:
+    """The wheel's license expression with those of the libraries it carries but its tree did not write, and of
+    the code of other projects linked into its own (`linked`)."""
+    return all_of([*([expression] if expression else []), *(c.license for c in components if c.license),
+                   *linked]) or None
+
+
+def _split(expression: str, operator: str) -> list[str]:
+    """`expression` split at each `operator` outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(expression):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and expression.startswith(f" {operator} ", i):
+            parts.append(expression[start:i].strip())
+            start = i + len(operator) + 2
+    return [*parts, expression[start:].strip()]
+
+
+def _closes_at_end(term: str) -> bool:
+    """Whether the parenthesis that opens `term` is the one that closes it."""
+    depth = 0
+    for i, char in enumerate(term):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            return i == len(term) - 1
+    return False
+
+
+def _unwrapped(term: str) -> str:
+    """`term` without the parentheses that enclose all of it."""
+    while term.startswith("(") and _closes_at_end(term):
+        term = term[1:-1].strip()
+    return term
+
+
+def _and_terms(expression: str) -> list[str]:
+    """The terms an SPDX expression joins with AND at its top level, nested ANDs flattened."""
+    parts = _split(_unwrapped(expression), "AND")
+    return [_unwrapped(parts[0])] if len(parts) == 1 else [t for part in parts for t in _and_terms(part)]
+
+
+def all_of(expressions: Iterable[str]) -> str:
+    """SPDX expressions joined with AND, each term once: `MIT AND Zlib AND (BSD-3-Clause OR GPL-2.0-only)`."""
+    terms = list(dict.fromkeys(t for e in expressions for t in _and_terms(e) if t))
+    return " AND ".join(f"({t})" if len(terms) > 1 and len(_split(t, "OR")) > 1 else t for t in terms)
 
 
 def license_problems(wheel: Path, carried: Iterable[str] = ()) -> list[str]:

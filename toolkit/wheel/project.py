@@ -16,6 +16,7 @@ from toolkit.util.fsutil import JSON, atomic_write_text
 from toolkit.wheel.buildinfo import BuildInfo
 from toolkit.wheel.data import install_source, onnxruntime_flavours, read_text
 from toolkit.wheel.licenses import copy_carried_licenses, copy_tree_licenses
+from toolkit.wheel.linked_licenses import LinkedNotices
 
 # The generated package's Python works on every interpreter ORT supports; the libraries do not use
 # the Python ABI, hence one py3-none wheel per platform.
@@ -278,10 +279,11 @@ def generate_project(
     source_dir: Path | None = None,
     external: dict[str, tuple[str, ...]] | None = None,
     dep_dirs: Mapping[str, Path] | None = None,
+    linked: LinkedNotices | None = None,
 ) -> Path:
     """Write the project into `dest` (which must not exist yet) and return it; `source_dir`: the EP's source tree,
     whose license files the wheel carries; `dep_dirs`: the build's fetched dependencies by name, where the license
-    texts of the libraries it carries are."""
+    texts of the libraries it carries are; `linked`: the license files of other projects' code in the libraries."""
     dest = Path(dest)
     dest.mkdir(parents=True)
     package = dest / "src" / settings.import_package
@@ -296,6 +298,10 @@ def generate_project(
     atomic_write_text(dest / "CMakeLists.txt", cmake)
     license_files = copy_tree_licenses(source_dir, dest) if source_dir is not None else ()
     license_files += copy_carried_licenses(components, info.platform, dep_dirs or {}, dest)
+    for relative, data in sorted((linked.files if linked else {}).items()):
+        (dest / relative).parent.mkdir(parents=True, exist_ok=True)
+        (dest / relative).write_bytes(data)
+        license_files += (relative,)
     atomic_write_text(dest / "pyproject.toml", pyproject_text(settings, license_files, info.platform))
     atomic_write_text(dest / "README.md", readme_text(settings, components, info))
     init = _template("package_init.py").replace("@IMPORT_PACKAGE@", settings.import_package)

@@ -9,16 +9,19 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from toolkit.cmake.link_inputs import archives_linked
 from toolkit.pipeline.adapters.fetchcontent import deps_root
 from toolkit.pipeline.build import Build
 from toolkit.pipeline.produced import Produced
 from toolkit.pipeline.runner import Stage, StageSpec
 from toolkit.sources.fetchcontent import source_dir
+from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
 from toolkit.wheel.build import build_wheel
 from toolkit.wheel.data import read_text
 from toolkit.wheel.licenses import tree_license_files
+from toolkit.wheel.linked_licenses import LinkedNotices, linked_notices
 
 if TYPE_CHECKING:
     from toolkit.recipe.wheel import WheelSettings
@@ -54,6 +57,21 @@ def dep_dirs(b: Build) -> dict[str, Path]:
     return {dep.name: source_dir(deps_root(b), dep) for dep in b.fetchcontent_deps()}
 
 
+def linked(b: Build, settings: WheelSettings) -> LinkedNotices:
+    """The notices of other projects' code in the libraries: the fetched dependencies, and the static archives
+    of the build machine that the linker read for each library the wheel packages."""
+    dirs = dep_dirs(b)
+    # A library the wheel carries with its own license (DirectML.dll) is not the tree's link.
+    files = [c.file(b.toolchain().platform) for c in settings.components_for(frozenset(b.enabled()))
+             if not c.license_files]
+    archives = archives_linked(b.workspace.cmake, files, b.workspace.root)
+    unrecorded = sorted(name for name, found in archives.items() if found is None)
+    if unrecorded:
+        log.info(f"wheel: no record of the linker's inputs for {', '.join(unrecorded)} (CMake 3.27 or newer with "
+                 "GNU ld or lld keeps one), so no static archive of this machine is looked for in them")
+    return linked_notices([(dep, dirs[dep.name]) for dep in b.fetchcontent_deps()], archives)
+
+
 def licenses_digest(tree: Path) -> str:
     digest = hashlib.sha256()
     for name in tree_license_files(tree):
@@ -68,13 +86,13 @@ def wheel_stage(b: Build, produced: Produced) -> Stage:
     def run() -> None:
         shutil.rmtree(ws.wheel_raw, ignore_errors=True)
         build_wheel(settings, ws.lib, produced.configure("wheel").facts, ws.wheel_raw, env=b.env,
-                    source_dir=license_tree(b), dep_dirs=dep_dirs(b))
+                    source_dir=license_tree(b), dep_dirs=dep_dirs(b), linked=linked(b, settings))
 
     # The templates are what the wheel's Python is made of (its self-check included), the tree's license files
     # what its licenses are: a change of either rebuilds the wheel.
     def inputs() -> JSON:
         return {"facts": produced.configure("wheel").facts, "settings": repr(settings), "templates": templates_digest(),
-                "licenses": licenses_digest(license_tree(b))}
+                "licenses": licenses_digest(license_tree(b)), "dependencies": repr(b.fetchcontent_deps())}
 
     return Stage("wheel", inputs, [ws.wheel_raw], run,
                  lambda: [f"scikit-build-core wheel {settings.distribution} {settings.version} from {ws.lib} "
