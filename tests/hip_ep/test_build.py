@@ -200,6 +200,7 @@ def test_its_llvm_is_private_beside_the_systems_llvm_and_where_llvm_22_is_not_in
     report = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith("HIPEP "))[6:])
     assert [s["outputs"] for s in report["sessions"]] == [[[2, 4]], [[1, 8, 16]]]
     assert [Path(p).name for p in report["llvm"]] == ["libLLVM.so.22.1"], report["llvm"]
+    print("beside Debian's LLVM 22 and comgr (ROCm 7 root):", json.dumps(report))
 
     assert not list((sid_root / "usr" / "lib").glob("*/libLLVM.so.22*")) and not (sid_root / "usr/lib/llvm-22").exists()
     [wheel] = (hipep.ws / "wheelhouse").glob("*.whl")
@@ -215,3 +216,4 @@ def test_its_llvm_is_private_beside_the_systems_llvm_and_where_llvm_22_is_not_in
     assert report["ort"].startswith("1.27") and report["devices"], report
     assert [s["outputs"] for s in report["sessions"]] == [[[2, 4]], [[1, 8, 16]]]
     assert [Path(p).name for p in report["llvm"]] == ["libLLVM.so.21.1"], report["llvm"]
+    print("without LLVM 22 (ROCm 6 root):", json.dumps(report))

@@ -49,6 +49,8 @@ REVIEWED: dict[str, tuple[str, ...]] = {
                                      "compiler, wine and wineserver with toolkit-made paths",),
     "toolkit/wheel/licenses.py": ("dpkg-query on absolute paths of the libraries repair resolved, and on a package "
                                   "name dpkg-query itself gave",),
+    "toolkit/cmake/link_inputs.py": ("ninja from PATH on the toolkit-made build folder, with target paths from "
+                                     "ninja's own `-t targets` output (one starting with '-' left out)",),
     "toolkit/wheel/repair_windows.py": ("delvewheel from this Python on a toolkit-made wheel; DLL names from its "
                                         "members glued to --exclude=",),
     "toolkit/pipeline/adapters/survey.py": ("via toolkit/cmake/commands.py: configure_command",),

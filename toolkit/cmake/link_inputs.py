@@ -27,7 +27,8 @@ def library_outputs(build_dir: Path, ninja: str) -> dict[str, str]:
     outputs: dict[str, str] = {}
     for line in done.stdout.splitlines():
         match = _LINK_RULE.match(line)
-        if match:
+        # ninja reads a target that starts with '-' as an option; CMake writes none.
+        if match and not match["output"].startswith("-"):
             outputs.setdefault(os.path.basename(match["output"]), match["output"])
     return outputs
 
