@@ -124,3 +124,32 @@ def test_the_meta_wheel_installs_the_rocm_variant_on_linux_and_the_platform_vari
     assert dist.metadata["Summary"].endswith("(installs the rocm7 build on Linux, the directml build on Windows)")
     assert "- Windows: `pip install onnxruntime-ep-amdgpu` installs `onnxruntime-ep-amdgpu-directml` there" in \
         dist.metadata.get_payload()
+
+
+def _variant_wheel(folder, variant, license_text):
+    """A variant's wheel with a license, as the wheel stage writes one (only what the meta-package reads)."""
+    info = f"onnxruntime_ep_amdgpu_{variant}-0.2.0.dist-info"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"onnxruntime_ep_amdgpu_{variant}-0.2.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(f"{info}/METADATA", "Metadata-Version: 2.4\nName: x\nVersion: 0.2.0\n"
+                                             f"License-Expression: MIT AND {license_text}\nLicense-File: LICENSE\n\n")
+        archive.writestr(f"{info}/licenses/LICENSE", f"{variant}'s license\n")
+    return path
+
+
+def test_the_meta_wheel_carries_the_default_variants_license_else_another_variants(tmp_path):
+    """A release of the Windows entry alone has no ROCm 7 wheel beside the meta-package: it takes the license of the
+    variant that is there, so an index is never sent a meta-package without one."""
+    settings = _settings(platform_variants={"windows": "directml"})
+    dist = tmp_path / "dist"
+    _variant_wheel(dist, "directml", "LicenseRef-Microsoft-DirectML")
+    meta = zipfile.ZipFile(write_meta_wheel(settings, dist))
+    info = next(n.split("/")[0] for n in meta.namelist() if n.endswith("/METADATA"))
+    metadata = meta.read(f"{info}/METADATA").decode()
+    assert "License-Expression: MIT AND LicenseRef-Microsoft-DirectML\n" in metadata, metadata
+    assert meta.read(f"{info}/licenses/LICENSE") == b"directml's license\n"
+    _variant_wheel(dist, "rocm7", "Zlib")
+    meta = zipfile.ZipFile(write_meta_wheel(settings, dist))
+    assert "License-Expression: MIT AND Zlib\n" in meta.read(f"{info}/METADATA").decode()
+    assert meta.read(f"{info}/licenses/LICENSE") == b"rocm7's license\n"

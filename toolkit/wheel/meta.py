@@ -40,9 +40,12 @@ class Licenses:
 
 
 def variant_licenses(settings: WheelSettings, folder: Path) -> Licenses:
-    """The license of the default variant's wheel of this version in `folder` (none when it is not there)."""
-    stem = f"{_file_stem(settings.distribution)}_{settings.default_variant}-{settings.version}-"
-    wheels = sorted(p for p in Path(folder).glob(f"{stem}*.whl") if p.is_file()) if Path(folder).is_dir() else []
+    """The license of the default variant's wheel of this version in `folder`, else of another variant's there (a
+    release of the Windows entry alone has only that one); none when no variant's wheel is there."""
+    order = [settings.default_variant, *sorted(v for v in settings.variant_names if v != settings.default_variant)]
+    stems = [f"{_file_stem(settings.distribution)}_{_file_stem(v)}-{settings.version}-" for v in order if v]
+    found = sorted(p for p in Path(folder).glob("*.whl") if p.is_file()) if Path(folder).is_dir() else []
+    wheels = [w for stem in stems for w in found if w.name.startswith(stem)]
     if not wheels:
         return Licenses()
     with zipfile.ZipFile(wheels[0]) as archive:
