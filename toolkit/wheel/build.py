@@ -70,7 +70,7 @@ def build_wheel(
     """Package `lib_dir`'s libraries as the recipe's wheel in `out_dir`; returns the wheel's path. `source_dir`: the
     EP's source tree, whose LICENSE, COPYING and LICENSES/ files the wheel carries (licenses.py); `dep_dirs`: the
     build's fetched dependencies by name, which hold the license texts of the libraries it carries; `linked`: the
-    notices of other projects' code inside the libraries (licenses.linked_notices).
+    notices of other projects' code inside the libraries (linked_licenses.linked_notices).
 
     The wheel is tagged py3-none-linux_<arch>: `repair_wheel` gives it the manylinux tag auditwheel
     computes. SOURCE_DATE_EPOCH (this process's, or `env`'s: what the caller adds to the build's

@@ -119,8 +119,10 @@ def linked_notices(dependencies: Iterable[tuple[FetchContentDep, Path]],
                                    "add a `linked` entry (archive glob, SPDX license, source, where its text lies), "
                                    "or a `runtime` one for an archive of the compiler's or the C library's own runtime")
             _, paths, users = groups.setdefault(entry["name"], (entry, [], []))
-            paths.extend(a for a in [archive] if a not in paths)
-            users.extend(u for u in [user] if u not in users)
+            if archive not in paths:
+                paths.append(archive)
+            if user not in users:
+                users.append(user)
     for entry, paths, users in groups.values():
         files.update(_archive_files(entry, sorted(paths), users, source))
         expressions.append(str(entry["license"]))
