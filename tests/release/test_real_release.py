@@ -70,6 +70,8 @@ def test_sbom_names_the_rocm_the_root_and_what_the_wheel_is_built_from(two_relea
     deps = {c["name"]: c for c in by_role["fetchcontent (compiled in)"]}
     assert set(deps) == {"absl", "flatbuffers", "fmt", "gsl", "json", "onnx", "protobuf", "range-v3", "zlib"}
     assert deps["protobuf"]["version"] == "34.1" and deps["fmt"]["version"] == "12.1.0"
+    assert deps["protobuf"]["licenses"] == [{"expression": "BSD-3-Clause"}]
+    assert deps["range-v3"]["licenses"] == [{"expression": "BSL-1.0"}]
     patches = [c["name"] for c in by_role["patch"]]
     assert patches and all(name.endswith(".patch") for name in patches)
     external = set(sbom.external_libraries(document, "rocm"))

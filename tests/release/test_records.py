@@ -209,3 +209,18 @@ def test_release_command_builds_with_the_shared_cache_env(release_libs, tmp_path
     assert seen == {"cp312-cdna": ("redis://127.0.0.1:6390", shutil.which("ccache"))}
     assert "CCACHE_REMOTE_STORAGE" not in os.environ  # given to the build, never set on this process
     assert subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=out, capture_output=True).returncode == 0
+
+
+def test_a_dependency_compiled_in_carries_its_license_and_one_only_read_is_excluded():
+    facts = {"fetchcontent": [
+        {"name": "fmt", "url": "https://github.com/fmtlib/fmt/archive/refs/tags/12.1.0.tar.gz", "version": "12.1.0",
+         "content": "a" * 64, "license": "MIT"},
+        {"name": "directml", "url": "pypi:onnxruntime_directml-1.24.4-cp312-cp312-win_amd64.whl",
+         "version": "1.24.4", "content": "b" * 64, "in_wheel": False}]}
+    fmt, directml = sbom.input_components(facts)
+    assert fmt["licenses"] == [{"expression": "MIT"}] and fmt["scope"] == "required"
+    assert {"name": "toolkit:role", "value": "fetchcontent (compiled in)"} in fmt["properties"]
+    assert "licenses" not in directml and directml["scope"] == "excluded"
+    assert {"name": "toolkit:role", "value": "fetchcontent (read by the build)"} in directml["properties"]
+    document = {"bomFormat": "CycloneDX", "specVersion": sbom.SPEC_VERSION, "version": 1, "components": [fmt, directml]}
+    sbom.validate(json.dumps(document), "the test's SBOM")

@@ -201,8 +201,9 @@ def build_props(wheel: Path) -> list[dict[str, str]]:
 
 
 def input_components(facts: JSON) -> list[JSON]:
-    """The source tree, every FetchContent dependency compiled in (version, archive sha256, the digest of its
-    unpacked tree) and the patches applied (build inputs, not shipped: scope "excluded")."""
+    """The source tree, every FetchContent dependency compiled in (version, license, archive sha256, the digest of
+    its unpacked tree; one the build only reads has scope "excluded") and the patches applied (build inputs, not
+    shipped: scope "excluded")."""
     out: list[JSON] = []
     for source in facts.get("sources", []):
         out.append({"type": "library", "bom-ref": f"source:{source['name']}", "name": str(source["name"]),
@@ -212,10 +213,14 @@ def input_components(facts: JSON) -> list[JSON]:
                     "properties": [_prop("toolkit:role", "source")] + (
                         [_prop("toolkit:tree-sha256", str(source["sha256"]))] if source.get("sha256") else [])})
     for dep in facts.get("fetchcontent", []):
+        inside = dep.get("in_wheel", True)
         component: JSON = {"type": "library", "bom-ref": f"fetchcontent:{dep['name']}", "name": dep["name"],
-                     "version": dep["version"], "scope": "required",
+                     "version": dep["version"], "scope": "required" if inside else "excluded",
                      "externalReferences": [{"type": "distribution", "url": dep["url"]}],
-                     "properties": [_prop("toolkit:role", "fetchcontent (compiled in)")]}
+                     "properties": [_prop("toolkit:role", "fetchcontent (compiled in)" if inside else
+                                          "fetchcontent (read by the build)")]}
+        if dep.get("license"):
+            component["licenses"] = [{"expression": dep["license"]}]
         if dep.get("content"):
             component["properties"].append(_prop("toolkit:tree-sha256", dep["content"]))
         if dep.get("sha256"):

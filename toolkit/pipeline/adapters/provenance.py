@@ -61,14 +61,19 @@ def source_record(b: Build, digest: str, upstream_commit: str | None) -> dict[st
 
 
 def fetchcontent_records(b: Build) -> list[JSON]:
-    """Every FetchContent dependency the build served, with its version (from its URL) and pins: the digest of
-    its unpacked tree (what the build verified) and the archive's sha256 where known."""
+    """Every FetchContent dependency the build served, with its version (from its URL), pins (the digest of its
+    unpacked tree, what the build verified, and the archive's sha256 where known) and license; `in_wheel` false
+    for one the build only reads."""
     out: list[JSON] = []
     for dep in b.fetchcontent_deps():
         pinned = with_lock_pins(dep.archive, b.fetch)
-        record = {"name": dep.name, "url": pinned.url, "version": version_of(pinned.url) or "unknown",
+        record: JSON = {"name": dep.name, "url": pinned.url, "version": version_of(pinned.url) or "unknown",
                   "content": pinned.content}
         if pinned.sha256:
             record["sha256"] = pinned.sha256
+        if dep.license:
+            record["license"] = dep.license
+        if not dep.in_wheel:
+            record["in_wheel"] = False
         out.append(record)
     return sorted(out, key=lambda r: r["name"])
