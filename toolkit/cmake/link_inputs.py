@@ -3,7 +3,7 @@
 CMake (3.27 and newer, with GNU ld or lld on ELF) has the linker write a dependency file, which Ninja keeps in its
 deps log: `ninja -t deps <library>` then lists every file the link read, static archives included. A static
 archive from outside the work tree (the build machine's `/usr/lib/llvm-22/lib/libLLVMCore.a`) is code of another
-project that now sits inside the library, so the wheel must carry its license (wheel/licenses.py).
+project that now sits inside the library, so the wheel must carry its license (wheel/linked_licenses.py).
 """
 
 from __future__ import annotations
