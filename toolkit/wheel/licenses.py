@@ -170,6 +170,19 @@ def text_file(entry: JSON, package: str | None, root: Path) -> Path | None:
     return next((c for c in candidates if c.is_file()), None)
 
 
+def license_text_files(entry: JSON, text: Path, root: Path, name: str) -> dict[str, bytes]:
+    """`text` (name -> bytes) with, for a Debian copyright file, the common licenses it names instead of quoting
+    them (LGPL-2.1, Apache-2.0) from the machine at `root`; `name` says whose they are in an error."""
+    files = {text.name: text.read_bytes()}
+    for common in entry["common_licenses"] if text.name == "copyright" else ():
+        full = root / "usr/share/common-licenses" / common
+        if not full.is_file():
+            raise ToolkitError(f"{name}: its copyright file refers to {full}, which this machine lacks",
+                               "install base-files (it ships /usr/share/common-licenses)")
+        files[common] = full.read_bytes()
+    return files
+
+
 def license_texts(bundled: Bundled, source: LicenseSource) -> dict[str, bytes]:
     """The files for .dist-info/licenses/bundled/<name>/ of one bundled library: name in that folder -> bytes."""
     root = source.system_root()
@@ -188,14 +201,7 @@ def license_texts(bundled: Bundled, source: LicenseSource) -> dict[str, bytes]:
                            "install its package with its /usr/share/doc/<package>/copyright (a build root whose "
                            "path_exclude has /usr/share/doc/* lacks it), or say where its text lies in "
                            f"{source.table_name()}")
-    files = {text.name: text.read_bytes()}
-    # A Debian copyright file names the common licenses (LGPL-2.1, Apache-2.0) instead of quoting them.
-    for common in entry["common_licenses"] if text.name == "copyright" else ():
-        full = root / "usr/share/common-licenses" / common
-        if not full.is_file():
-            raise ToolkitError(f"{name}: its copyright file refers to {full}, which this machine lacks",
-                               "install base-files (it ships /usr/share/common-licenses)")
-        files[common] = full.read_bytes()
+    files = license_text_files(entry, text, root, name)
     files["NOTICE"] = notice(entry, bundled, name, owner, sorted(files)).encode()
     return files
 

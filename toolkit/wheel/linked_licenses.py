@@ -15,7 +15,7 @@ from pathlib import Path
 from toolkit.recipe.sources import FetchContentDep
 from toolkit.util.errors import ToolkitError
 from toolkit.util.fsutil import JSON
-from toolkit.wheel.licenses import LicenseSource, debian_package, table, text_file
+from toolkit.wheel.licenses import LicenseSource, debian_package, license_text_files, table, text_file
 
 LINKED = "linked"
 
@@ -72,13 +72,7 @@ def _archive_files(entry: JSON, archives: list[str], users: list[str], source: L
                            "install its package with its /usr/share/doc/<package>/copyright, or say where its text "
                            f"lies in {source.table_name()}")
     folder = f"{LINKED}/{entry['name']}"
-    files = {f"{folder}/{text.name}": text.read_bytes()}
-    for common in entry["common_licenses"] if text.name == "copyright" else ():
-        full = root / "usr/share/common-licenses" / common
-        if not full.is_file():
-            raise ToolkitError(f"{entry['name']}: its copyright file refers to {full}, which this machine lacks",
-                               "install base-files (it ships /usr/share/common-licenses)")
-        files[f"{folder}/{common}"] = full.read_bytes()
+    files = {f"{folder}/{n}": data for n, data in license_text_files(entry, text, root, entry["name"]).items()}
     where = entry["source"]
     if owner and owner[1] and owner[2]:
         where += (f"; the archives are Debian's {owner[0]} {owner[2]}, whose source is Debian's source package "
