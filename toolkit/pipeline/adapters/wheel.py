@@ -57,10 +57,9 @@ def dep_dirs(b: Build) -> dict[str, Path]:
     return {dep.name: source_dir(deps_root(b), dep) for dep in b.fetchcontent_deps()}
 
 
-def linked(b: Build, settings: WheelSettings) -> LinkedNotices:
-    """The notices of other projects' code in the libraries: the fetched dependencies, and the static archives
-    of the build machine that the linker read for each library the wheel packages."""
-    dirs = dep_dirs(b)
+def linked(b: Build, settings: WheelSettings, dirs: dict[str, Path]) -> LinkedNotices:
+    """The notices of other projects' code in the libraries: the fetched dependencies (in `dirs`), and the static
+    archives of the build machine that the linker read for each library the wheel packages."""
     # A library the wheel carries with its own license (DirectML.dll) is not the tree's link.
     files = [c.file(b.toolchain().platform) for c in settings.components_for(frozenset(b.enabled()))
              if not c.license_files]
@@ -85,8 +84,9 @@ def wheel_stage(b: Build, produced: Produced) -> Stage:
 
     def run() -> None:
         shutil.rmtree(ws.wheel_raw, ignore_errors=True)
+        dirs = dep_dirs(b)
         build_wheel(settings, ws.lib, produced.configure("wheel").facts, ws.wheel_raw, env=b.env,
-                    source_dir=license_tree(b), dep_dirs=dep_dirs(b), linked=linked(b, settings))
+                    source_dir=license_tree(b), dep_dirs=dirs, linked=linked(b, settings, dirs))
 
     # The templates are what the wheel's Python is made of (its self-check included), the tree's license files
     # what its licenses are: a change of either rebuilds the wheel.
