@@ -6,6 +6,7 @@ directory or PATH."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shutil
 import zipfile
@@ -39,13 +40,19 @@ def test_windows_build_checks_its_dlls_and_packages_a_win_amd64_wheel(windows_bu
         assert "Tag: py3-none-win_amd64" in archive.read(
             "onnxruntime_ep_amdgpu_sample-0.1.0.dist-info/WHEEL").decode()
         metadata = archive.read("onnxruntime_ep_amdgpu_sample-0.1.0.dist-info/METADATA").decode()
+        info = json.loads(archive.read("onnxruntime_ep_amdgpu/_wheel_info.json"))
     assert sorted(n.split("/")[-1] for n in names if n.endswith(".dll")) == sorted(DLLS)
     # The sample's license, and the classifier of the platform the wheel is for (the recipe names no OS).
     assert "onnxruntime_ep_amdgpu_sample-0.1.0.dist-info/licenses/LICENSE" in names
     assert "License-File: LICENSE" in metadata and "License-Expression: MIT" in metadata
     assert "Classifier: Operating System :: Microsoft :: Windows" in metadata and "POSIX" not in metadata
+    # What the self-check looks up with Windows' DLL search: each DLL's imports of Windows' own DLLs, as files (the
+    # UCRT's api-ms-win-crt-* sets are names the loader resolves).
+    external = {c["file"]: c["external_needed"] for c in info["components"]}
     for name in DLLS:
         facts = read_pe(windows_build / "lib" / name)
+        assert external[name] == [i for i in facts.imports if not i.lower().startswith("api-ms-win-")], name
+        assert "KERNEL32.dll" in external[name]
         assert facts.exports == ENTRY_POINTS, name
         assert facts.machine == "x86_64"
         # Windows' own DLLs and the Universal CRT only: no MinGW runtime DLL, no MSVCRT.DLL.
@@ -87,6 +94,10 @@ def test_wine_smoke_registers_the_umbrella_with_pypis_windows_onnxruntime(window
         assert session, out
         if session.group(1) == "STOP":
             assert re.match(r"Wine cannot carry it: \w+ \(", session.group(2)), session.group(2)
+        # Step 4: the wheel's own self-check, in Windows CPython beside that runtime's onnxruntime package, finds the
+        # EP ready: registered through Python, with the device the harness saw.
+        assert re.search(rf"^PASS {runtime} {version} selfcheck: ready, 1 device\(s\) \(Windows .*, under Wine "
+                         r"[\d.]+; package in Z:\\.*\\onnxruntime_ep_amdgpu\)$", out, re.M), out
     assert out.rstrip().endswith("WINE SMOKE PASS")
 
 
@@ -147,6 +158,75 @@ def test_a_carried_dll_is_loaded_from_the_wheel_never_from_the_working_directory
     out = run()
     assert "DECOY" not in out, out
     assert re.search(r"\[directx-backend\] cannot load .*probe-ep\.dll: error 126", out), out
+
+
+def test_the_self_check_in_windows_cpython_follows_windows_dll_search(windows_root: Path, windows_build: Path,
+                                                                     tmp_path: Path) -> None:
+    """The wheel's own `python -m onnxruntime_ep_amdgpu`, in Windows CPython under Wine beside PyPI's onnxruntime,
+    with a packaged DLL that imports DirectML.dll (a probe the test adds, with a DirectML.dll, to the component
+    table) and a decoy DirectML.dll in the working directory and on PATH: the probe is bound to the wheel's copy,
+    Windows' own DLLs are found in the system folder, Wine's adapter is named, and the package's paths are Windows
+    paths. With the wheel's copy deleted the probe is bound to the working directory's decoy, and the self-check
+    says so and what to do."""
+    from toolkit.smoke.wine import selfcheck_argv, selfcheck_facts
+    from toolkit.smoke.wine_inputs import python_folder, runtimes, unpacked, windows_python
+    from toolkit.util.cachedir import default_cache_dir
+
+    cache = default_cache_dir()
+    python = python_folder(windows_python(), cache)
+    paths = [tmp_path / "site", unpacked(runtimes()[0], cache),
+             *(unpacked(pinned, cache) for pinned in windows_python().package)]
+    with zipfile.ZipFile(windows_build / "wheelhouse" / WHEEL) as archive:
+        archive.extractall(paths[0])
+    package = paths[0] / "onnxruntime_ep_amdgpu"
+    carried = compile_dll(windows_root, package, "DirectML", directml("the wheel's"))
+    compile_dll(windows_root, package, "probe", "__declspec(dllimport) const char* WhichDirectML(void);\n"
+                "__declspec(dllexport) const char* Probe(void) { return WhichDirectML(); }\n", str(carried))
+    info_path = package / "_wheel_info.json"
+    info = json.loads(info_path.read_text())
+    info["components"] += [{"file": name, "ep_name": None, "plugin": False, "feature": None, "runtime": None,
+                            "runpath": [], "rocm_needed": [], "external_needed": [], "dlopens": []}
+                           for name in ("probe.dll", "DirectML.dll")]
+    info_path.write_text(json.dumps(info))
+    for where in ("cwd", "path"):
+        (tmp_path / where).mkdir()
+        compile_dll(windows_root, tmp_path / where, "DirectML", directml(f"DECOY in {where}"))
+    env = {"WINEPREFIX": str(tmp_path / "prefix"), "WINEDEBUG": "-all",
+           "WINEDLLOVERRIDES": "mscoree,mshtml=;winedbg.exe=d", "WINEPATH": windows_path(tmp_path / "path")}
+
+    def selfcheck(*options: str) -> tuple[dict | None, str, str]:
+        done = inside(windows_root, ["xvfb-run", "-a", *selfcheck_argv(python, "onnxruntime_ep_amdgpu", paths,
+                                                                         *options)],
+                      [tmp_path, cache], env, cwd=tmp_path / "cwd")
+        facts, said = selfcheck_facts(done.stdout, done.stderr, done.returncode)
+        return facts, said, done.stdout
+
+    facts, said, _ = selfcheck("--json")
+    assert facts is not None, said
+    assert facts["package_dir"] == windows_path(package)
+    assert "under Wine" in facts["system"]["name"] and facts["system"]["id"] == "windows"
+    probe = next(lib for lib in facts["libraries"] if lib["file"] == "probe.dll")
+    assert probe["loads"], probe
+    assert [(d["dll"], d["bound_to"], d["is_wheel_copy"]) for d in probe["carried_imports"]] == [
+        ("DirectML.dll", windows_path(package / "DirectML.dll"), True)]
+    # Windows' own DLLs the build recorded (no API set: those are no files), found where Windows keeps them.
+    system = {lib["soname"]: lib for lib in facts["external_libraries"]}
+    assert "KERNEL32.dll" in system and not any(name.startswith("api-ms-win-") for name in system)
+    assert all(lib["found"] and lib["loads"] for lib in system.values()), system
+    assert system["KERNEL32.dll"]["how"] in ("already loaded in this process", "KnownDLLs", "system folder")
+    # Wine's own adapter is no AMD one (a prefix without the smoke's GPU ids): the advice is Windows'.
+    assert facts["gpus"]["adapters"] and not facts["gpus"]["amd"]
+    assert facts["missing"].startswith("no AMD GPU among DirectX's adapters (")
+    assert "AMD's Windows driver" in facts["missing"]
+
+    carried.unlink()
+    facts, said, report = selfcheck()
+    decoy = windows_path(tmp_path / "cwd" / "DirectML.dll")
+    assert f"probe.dll (a library the EP loads, not an EP): loads; its DirectML.dll is {decoy}, NOT the wheel's copy" \
+        in report, report
+    assert (f"not ready: probe.dll took DirectML.dll from {decoy}: the wheel's copy "
+            f"({windows_path(package / 'DirectML.dll')}) is missing. What to do: reinstall the package: pip install "
+            "--force-reinstall onnxruntime-ep-amdgpu-sample==0.1.0") in report, report
 
 
 def _stock_onnxruntime_dll() -> Path:

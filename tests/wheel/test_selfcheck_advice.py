@@ -165,3 +165,22 @@ def test_the_debian_packages_named_are_in_the_build_roots_suites():
     for package, suites in data["debian_suites"].items():
         assert package in locked, f"{package}: in no build root's lock file"
         assert ("experimental" in suites) == ("~exp" in locked[package]), (package, suites, locked[package])
+
+
+def test_a_carried_dll_bound_to_another_copy_in_the_process_says_to_register_first(advice):
+    """Windows: a DLL of the name the wheel carries, loaded into the process before the EP (another ORT's
+    DirectML.dll), is the one Windows binds the EP to; the self-check names both files and the order that avoids
+    it. (Under Wine the tests show the other two cases: the wheel's copy bound, and the copy deleted.)"""
+    bound = {"dll": "DirectML.dll", "bound_to": r"C:\py\Lib\site-packages\onnxruntime\capi\DirectML.dll",
+             "wheel_copy": r"C:\py\Lib\site-packages\onnxruntime_ep_amdgpu\DirectML.dll",
+             "wheel_copy_present": True, "is_wheel_copy": False}
+    libraries = [{"file": "directx-ep.dll", "ep_name": "AMDGPUExecutionProvider", "plugin": True, "loads": True,
+                  "error": None, "runtime": None, "carried_imports": [bound]}]
+    windows = {"id": "windows", "version_id": "10.0.26100", "name": "Windows 11 (10.0.26100)", "wine": None}
+    [piece] = advice.missing_pieces(facts(libraries=libraries, system=windows), info_of("amdgpu-ep"))
+    assert piece == {
+        "what": r"directx-ep.dll is bound to C:\py\Lib\site-packages\onnxruntime\capi\DirectML.dll, not the "
+                r"DirectML.dll the wheel carries (C:\py\Lib\site-packages\onnxruntime_ep_amdgpu\DirectML.dll): a "
+                "DirectML.dll of that name was loaded into this process first, and Windows reuses it",
+        "do": "register this EP before anything that loads another DirectML.dll (in a fresh process, `python -m "
+              "onnxruntime_ep_amdgpu` shows the wheel's copy bound)", "blocking": True}

@@ -30,8 +30,16 @@ from toolkit.recipe.smoke import SmokeSettings
 from toolkit.smoke.decoys import carried_dlls, decoys_loaded, make_decoys
 from toolkit.smoke.inside.smoke_check import PLACEHOLDER
 from toolkit.smoke.onnx_model import matmul_relu_model
-from toolkit.smoke.wine_inputs import (harness, libraries, python_folder, runtimes, unpacked, windows_python,
-                                       wine_env, wine_prefix)
+from toolkit.smoke.wine_inputs import (
+    harness,
+    libraries,
+    python_folder,
+    runtimes,
+    unpacked,
+    windows_python,
+    wine_env,
+    wine_prefix,
+)
 from toolkit.util import log
 from toolkit.util.errors import ToolkitError
 from toolkit.util.process import run
@@ -192,26 +200,36 @@ def _ended_in(result: Run, step: str) -> str:
     return f"FAIL {result.runtime} {result.version} {step}: the process ended (exit {result.returncode}): {said}"
 
 
-def selfcheck_run(python: Path, package: str, paths: list[Path], env: dict[str, str],
-                  cwd: Path) -> tuple[dict[str, Any] | None, str]:
-    """The wheel's self-check (`python -m PACKAGE --json`) in Windows CPython with `paths` first on sys.path (the
-    embeddable distribution reads no PYTHONPATH): (its facts, or None where it printed none; what it said)."""
-    code = ("import runpy, sys; sys.path[:0] = sys.argv[1].split(';'); sys.argv[1:] = ['--json']; "
+def selfcheck_argv(python: Path, package: str, paths: list[Path], *options: str) -> list[str]:
+    """`wine python.exe` running the wheel's self-check (`python -m PACKAGE OPTIONS`) in Windows CPython with `paths`
+    first on sys.path: the embeddable distribution reads no PYTHONPATH."""
+    code = ("import runpy, sys; sys.path[:0] = sys.argv[1].split(';'); sys.argv[1:] = sys.argv[2:]; "
             f"runpy.run_module({package!r}, run_name='__main__', alter_sys=True)")
-    argv = ["wine", str(python / "python.exe"), "-c", code, ";".join(windows_path(p) for p in paths)]
-    if "DISPLAY" not in env and shutil.which("xvfb-run"):
-        argv = ["xvfb-run", "-a", "-s", "-screen 0 640x480x24", *argv]
-    result = run(argv, "the wheel's self-check in Windows CPython under Wine", output="capture", check=False,
-                 cwd=cwd, env={**env, "WINEDEBUG": "-all"}, timeout=600)
-    out = (result.stdout or "").replace("\r", "")
+    return ["wine", str(python / "python.exe"), "-c", code, ";".join(windows_path(p) for p in paths), *options]
+
+
+def selfcheck_facts(stdout: str, stderr: str, returncode: int) -> tuple[dict[str, Any] | None, str]:
+    """(the facts `--json` printed, or None where it printed none; the last of what else it said)."""
+    out = stdout.replace("\r", "")
     start = out.find("{")
     try:
         facts = json.loads(out[start:]) if start >= 0 else None
     except ValueError:
         facts = None
-    said = [line.strip() for line in (out[:max(start, 0)] + (result.stderr or "")).replace("\0", "").splitlines()
+    # ORT's Windows logger writes UTF-16: its NULs go.
+    said = [line.strip() for line in (out[:max(start, 0)] + stderr).replace("\0", "").splitlines()
             if line.strip() and not line.startswith("X connection to")]
-    return facts, "; ".join(said[-3:]) or f"exit {result.returncode}, no output"
+    return facts, "; ".join(said[-3:]) or f"exit {returncode}, no output"
+
+
+def selfcheck_run(python: Path, package: str, paths: list[Path], env: dict[str, str],
+                  cwd: Path) -> tuple[dict[str, Any] | None, str]:
+    argv = selfcheck_argv(python, package, paths, "--json")
+    if "DISPLAY" not in env and shutil.which("xvfb-run"):  # DXGI lists adapters through Wine's X11 driver
+        argv = ["xvfb-run", "-a", "-s", "-screen 0 640x480x24", *argv]
+    result = run(argv, "the wheel's self-check in Windows CPython under Wine", output="capture", check=False,
+                 cwd=cwd, env={**env, "WINEDEBUG": "-all"}, timeout=600)
+    return selfcheck_facts(result.stdout or "", result.stderr or "", result.returncode)
 
 
 def selfcheck_line(runtime: str, version: str, facts: dict[str, Any] | None, said: str) -> str:

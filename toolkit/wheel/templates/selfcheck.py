@@ -24,7 +24,6 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 AMD_VENDOR = "0x1002"
-WINDOWS = os.name == "nt"
 # How ONNX Runtime loads an EP library on Windows (LoadLibraryExW): the DLLs it imports are looked for in its own
 # folder first. The packaged DLLs are loaded here the same way, so that the answer is ORT's.
 LOAD_WITH_ALTERED_SEARCH_PATH = 0x8
@@ -78,7 +77,7 @@ def rocm_hint_dirs() -> list[str]:
 def search(soname: str, runpath: list[str], cache: dict[str, list[str]]) -> tuple[str | None, str]:
     """(path, how) the loader would take for `soname` needed by a packaged library, in ld.so's order (Windows' DLL
     search on Windows)."""
-    if WINDOWS:
+    if sys.platform == "win32":
         return windows_search(soname, HERE)
     for folder in filter(None, os.environ.get("LD_LIBRARY_PATH", "").split(":")):
         if os.path.isfile(os.path.join(folder, soname)):
@@ -100,7 +99,7 @@ def search(soname: str, runpath: list[str], cache: dict[str, list[str]]) -> tupl
 def loaded_path(library: ctypes.CDLL) -> str | None:
     """Where the loader took a library from (dlinfo's link map; Windows: the module's file), or None where dlinfo is
     not available."""
-    if WINDOWS:
+    if sys.platform == "win32":
         return module_path(library._handle)
 
     class LinkMap(ctypes.Structure):
@@ -122,7 +121,7 @@ def load(target: str) -> tuple[ctypes.CDLL | None, str | None]:
     """(the library, None) or (None, the loader's error) for a soname or a path: RTLD_LOCAL on Linux; on Windows a
     path as ORT loads an EP library, a bare name by the standard search."""
     try:
-        if WINDOWS:
+        if sys.platform == "win32":
             flags = LOAD_WITH_ALTERED_SEARCH_PATH if os.path.isabs(target) else 0
             return ctypes.WinDLL(target, winmode=flags), None
         return ctypes.CDLL(target, mode=os.RTLD_LOCAL), None
@@ -139,6 +138,8 @@ def try_load(target: str) -> tuple[bool, str | None, str | None]:
 # -- Windows: where the loader takes a DLL from, and what a loaded DLL was bound to ----------------------------
 
 def _kernel32() -> Any:
+    if sys.platform != "win32":  # the DLL search, the registry and DXGI are Windows'
+        raise OSError("Windows only")
     # An own instance: argtypes set here must not change ctypes.windll's functions for the rest of the process.
     kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
     kernel32.GetModuleHandleW.argtypes = [ctypes.c_wchar_p]
@@ -168,6 +169,8 @@ def module_at(address: int) -> str | None:
 
 def known_dlls() -> set[str]:
     """The system's KnownDLLs: always taken from the system folder, whatever folder a DLL is loaded from."""
+    if sys.platform != "win32":  # the DLL search, the registry and DXGI are Windows'
+        raise OSError("Windows only")
     import winreg
 
     names = set()
@@ -241,7 +244,7 @@ def carried_imports(library: ctypes.CDLL, info: dict[str, Any]) -> list[dict[str
         if name.lower() in carried:
             copy = os.path.join(HERE, carried[name.lower()])
             out.append({"dll": name, "bound_to": bound, "wheel_copy": copy, "wheel_copy_present": os.path.isfile(copy),
-                        "is_wheel_copy": bool(bound) and os.path.normcase(bound) == os.path.normcase(copy)})
+                        "is_wheel_copy": bound is not None and os.path.normcase(bound) == os.path.normcase(copy)})
     return out
 
 
@@ -283,7 +286,7 @@ def _read(path: str) -> str | None:
 
 def gpus() -> dict[str, Any]:
     """The GPUs this machine shows: the kernel's render nodes and /dev/kfd; on Windows, DXGI's adapters."""
-    if WINDOWS:
+    if sys.platform == "win32":
         adapters = dxgi_adapters()
         return {"adapters": adapters, "amd": [a for a in adapters or [] if a["vendor"] == AMD_VENDOR]}
     nodes = []
@@ -298,6 +301,8 @@ def gpus() -> dict[str, Any]:
 
 def dxgi_adapters() -> list[dict[str, Any]] | None:
     """The adapters DXGI lists (those DirectX 12, and so DirectML, can use), or None where DXGI cannot be asked."""
+    if sys.platform != "win32":  # the DLL search, the registry and DXGI are Windows'
+        raise OSError("Windows only")
 
     class Guid(ctypes.Structure):
         _fields_ = [("a", ctypes.c_uint32), ("b", ctypes.c_uint16), ("c", ctypes.c_uint16),
@@ -399,13 +404,14 @@ def onnxruntime_facts(spec: str) -> dict[str, Any]:
 
 
 def libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each packaged library loaded as ORT loads it; on Windows with the file each DLL the wheel carries was bound to."""
+    """Each packaged library loaded as ORT loads it; on Windows, with the file each DLL the wheel carries was bound
+    to."""
     out = []
     for c in info["components"]:
         library, error = load(os.path.join(HERE, c["file"]))
         fact = {"file": c["file"], "ep_name": c.get("ep_name"), "plugin": c.get("plugin", True),
                 "loads": library is not None, "error": error, "runtime": c.get("runtime")}
-        if WINDOWS:
+        if sys.platform == "win32":
             fact["carried_imports"] = carried_imports(library, info) if library is not None else []
         out.append(fact)
     return out
@@ -510,7 +516,7 @@ def c_runtime() -> dict[str, Any]:
     """This machine's glibc, and the highest GLIBCXX_ its libstdc++ defines: a wheel whose libraries need newer
     symbol versions (the build recorded theirs) cannot load here, whatever is installed beside it. Nothing on
     Windows, whose DLLs version nothing that way."""
-    if WINDOWS:
+    if sys.platform == "win32":
         return {"glibc": None, "libstdcxx": None, "glibcxx": None}
     try:
         said = os.confstr("CS_GNU_LIBC_VERSION") or ""  # "glibc 2.36"
@@ -536,7 +542,7 @@ def c_runtime() -> dict[str, Any]:
 def system() -> dict[str, Any]:
     """This machine's distribution, from os-release: the advice names a distribution's package only where it has it.
     On Windows its version, and Wine's where Wine runs it (ntdll's wine_get_version)."""
-    if WINDOWS:
+    if sys.platform == "win32":
         import platform
 
         release, version = platform.win32_ver()[:2]
