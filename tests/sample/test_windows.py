@@ -219,6 +219,15 @@ def test_the_self_check_in_windows_cpython_follows_windows_dll_search(windows_ro
     assert facts["missing"].startswith("no AMD GPU among DirectX's adapters (")
     assert "AMD's Windows driver" in facts["missing"]
 
+    # The package's API, as a Windows user calls it: Windows paths, and ORT's own registration through Python.
+    (paths[0] / "api_probe.py").write_text(
+        "import onnxruntime as ort, onnxruntime_ep_amdgpu as ep\n"
+        "print(ep.get_library_path()); print(ep.get_ep_name(), len(ep.register_execution_provider_library(ort)))\n")
+    done = inside(windows_root, selfcheck_argv(python, "api_probe", paths), [tmp_path, cache], env,
+                  cwd=tmp_path / "cwd")
+    assert done.stdout.replace("\r", "").splitlines()[:2] == [
+        windows_path(package / "amdgpu-ep.dll"), "AMDGPUExecutionProvider 0"], done.stdout + done.stderr
+
     carried.unlink()
     facts, said, report = selfcheck()
     decoy = windows_path(tmp_path / "cwd" / "DirectML.dll")

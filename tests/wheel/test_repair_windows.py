@@ -92,10 +92,11 @@ def test_a_carried_dll_without_its_license_is_refused_and_passes_with_it(windows
     assert result.wheel.name == licensed.name
 
 
-def test_windows_own_dlls_and_the_process_s_onnxruntime_dll_are_neither_vendored_nor_refused(
+def test_windows_own_dlls_and_a_dll_the_recipe_says_the_process_has_are_neither_vendored_nor_refused(
         windows_root: Path, tmp_path: Path) -> None:
-    # As AMD's DirectX EP links: d3d12.dll (Windows', which delvewheel's own list lacks) and onnxruntime.dll, which
-    # the process loading the EP has loaded already.
+    # d3d12.dll (Windows', which delvewheel's own list lacks), and a DLL the recipe's [[outputs]] needs names as the
+    # process's own (here an onnxruntime.dll: a C program on ORT's C API has one; a Python process has none, which is
+    # why the real recipe names no such DLL and the refusal says so).
     ort = compile_dll(windows_root, tmp_path, "onnxruntime", "__declspec(dllexport) int OrtGetApiBase(void) "
                                                              "{ return 1; }\n")
     source = ("#include <initguid.h>\n#include <d3d12.h>\n__declspec(dllimport) int OrtGetApiBase(void);\n"
@@ -106,5 +107,6 @@ def test_windows_own_dlls_and_the_process_s_onnxruntime_dll_are_neither_vendored
     with pytest.raises(ToolkitError) as error:
         repair_windows_wheel(wheel, tmp_path / "refused", built=["probe.dll"])
     assert "probe/probe.dll: imports onnxruntime.dll (neither Windows' own" in str(error.value)
+    assert "not onnxruntime.dll, which a Python process has none of" in error.value.hint
     result = repair_windows_wheel(wheel, tmp_path / "out", built=["probe.dll"], provided=["onnxruntime.dll"])
     assert result.grafted == () and [p.name for p in (tmp_path / "out").iterdir()] == [wheel.name]

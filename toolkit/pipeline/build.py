@@ -152,8 +152,7 @@ class Build:
         return feat.expected_libraries(self.recipe, self.resolved_features())
 
     def process_libraries(self) -> list[str]:
-        """What the expected libraries need that the build does not produce: the process loading them has it
-        (ORT's onnxruntime.dll)."""
+        """What the expected libraries need that the build does not produce: every process loading them has it."""
         produced = {self.library_file(n) for n, _ in self.expected()}
         return [n for o in self.recipe.outputs for n in o.needs if n not in produced]
 

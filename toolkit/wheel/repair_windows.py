@@ -36,7 +36,8 @@ def repair_windows_wheel(wheel: Path, out_dir: Path, env: Mapping[str, str] | No
                          built: Iterable[str] | None = None, provided: Iterable[str] = ()) -> RepairResult:
     """Repair `wheel` (tagged win_*) into `out_dir` with delvewheel; the DLLs the wheel already carries stay. `built`:
     the names of the DLLs its tree built; every other DLL in it (DirectML.dll) must come with its license.
-    `provided`: DLLs the process that loads the wheel's DLLs has loaded already (ORT's onnxruntime.dll)."""
+    `provided`: DLLs every process that loads the wheel's DLLs has loaded already (the recipe's [[outputs]] needs
+    that the tree does not build)."""
     provided = tuple(provided)
     wheel, out_dir = Path(wheel), Path(out_dir)
     if not wheel.is_file():
@@ -94,8 +95,10 @@ def _refuse_what_no_repair_fixes(wheel: Path, provided: tuple[str, ...]) -> None
     problems = wheel_import_problems(wheel, kinds=("unknown",), provided=provided)
     if problems:
         raise ToolkitError(f"{wheel.name}: " + "; ".join(problems),
-                           hint="carry the DLL beside the one that imports it, or, where the process that loads the "
-                                "EP has it (onnxruntime.dll), name it in the recipe's [[outputs]] needs")
+                           hint="carry the DLL beside the one that imports it, or, where every process that loads "
+                                "the EP has it, name it in the recipe's [[outputs]] needs; not onnxruntime.dll, which "
+                                "a Python process has none of (PyPI's onnxruntime links ORT into its extension "
+                                "module): an EP takes ORT's API from the OrtApiBase CreateEpFactories receives")
 
 
 def _not_to_vendor(wheel: Path, provided: tuple[str, ...]) -> list[str]:
