@@ -67,6 +67,7 @@ def test_the_windows_patches_apply_to_the_pinned_tree(tmp_path: Path) -> None:
     assert "features dml," in checked.stderr
     for patch in ("0007-directx-cmake-without-nuget-for-mingw", "0008-directx-sources-for-clang-mingw",
                   "0009-shared-utilities-for-clang-mingw", "0010-mlas-aligned-buffer-on-windows",
-                  "0011-mlas-gnu-assembler-kernels-for-mingw", "0012-directx-pragma-libraries-for-mingw"):
+                  "0011-mlas-gnu-assembler-kernels-for-mingw", "0012-directx-pragma-libraries-for-mingw",
+                  "0013-directx-ort-api-from-the-caller"):
         assert f"{patch}.patch: applies cleanly" in checked.stdout, checked.stdout
     assert "0001-probe-migraphx-apis.patch: not applied: needs when=migraphx" in checked.stdout

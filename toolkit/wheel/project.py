@@ -24,7 +24,8 @@ REQUIRES_PYTHON = ">=3.10"
 SCIKIT_BUILD_CORE = "scikit-build-core>=1.0"
 INFO_FILE = "_wheel_info.json"
 # The self-check's modules: the facts, what to do about what is missing, and the report (the command line).
-SELFCHECK_FILES = {"_selfcheck.py": "selfcheck.py", "_advice.py": "advice.py", "_report.py": "report.py"}
+SELFCHECK_FILES = {"_selfcheck.py": "selfcheck.py", "_advice.py": "advice.py", "_report.py": "report.py",
+                   "_registration.py": "registration.py", "_windows.py": "windows.py"}
 
 
 def _template(name: str) -> str:

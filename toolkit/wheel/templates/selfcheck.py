@@ -24,9 +24,6 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 AMD_VENDOR = "0x1002"
-# How ONNX Runtime loads an EP library on Windows (LoadLibraryExW): the DLLs it imports are looked for in its own
-# folder first. The packaged DLLs are loaded here the same way, so that the answer is ORT's.
-LOAD_WITH_ALTERED_SEARCH_PATH = 0x8
 DEFAULT_DIRS = ("/lib64", "/usr/lib64", "/lib", "/usr/lib")
 # Where ROCm installs put their libraries when no loader configuration names them: worth a hint, not a find.
 ROCM_HINT_GLOBS = ("/opt/rocm/lib", "/opt/rocm-*/lib")
@@ -78,6 +75,8 @@ def search(soname: str, runpath: list[str], cache: dict[str, list[str]]) -> tupl
     """(path, how) the loader would take for `soname` needed by a packaged library, in ld.so's order (Windows' DLL
     search on Windows)."""
     if sys.platform == "win32":
+        from ._windows import windows_search
+
         return windows_search(soname, HERE)
     for folder in filter(None, os.environ.get("LD_LIBRARY_PATH", "").split(":")):
         if os.path.isfile(os.path.join(folder, soname)):
@@ -100,6 +99,8 @@ def loaded_path(library: ctypes.CDLL) -> str | None:
     """Where the loader took a library from (dlinfo's link map; Windows: the module's file), or None where dlinfo is
     not available."""
     if sys.platform == "win32":
+        from ._windows import module_path
+
         return module_path(library._handle)
 
     class LinkMap(ctypes.Structure):
@@ -122,6 +123,8 @@ def load(target: str) -> tuple[ctypes.CDLL | None, str | None]:
     path as ORT loads an EP library, a bare name by the standard search."""
     try:
         if sys.platform == "win32":
+            from ._windows import LOAD_WITH_ALTERED_SEARCH_PATH
+
             flags = LOAD_WITH_ALTERED_SEARCH_PATH if os.path.isabs(target) else 0
             return ctypes.WinDLL(target, winmode=flags), None
         return ctypes.CDLL(target, mode=os.RTLD_LOCAL), None
@@ -133,119 +136,6 @@ def try_load(target: str) -> tuple[bool, str | None, str | None]:
     """(loads, path it was loaded from, the loader's error) for a soname or a path."""
     library, error = load(target)
     return (True, loaded_path(library), None) if library is not None else (False, None, error)
-
-
-# -- Windows: where the loader takes a DLL from, and what a loaded DLL was bound to ----------------------------
-
-def _kernel32() -> Any:
-    if sys.platform != "win32":  # the DLL search, the registry and DXGI are Windows'
-        raise OSError("Windows only")
-    # An own instance: argtypes set here must not change ctypes.windll's functions for the rest of the process.
-    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)
-    kernel32.GetModuleHandleW.argtypes = [ctypes.c_wchar_p]
-    kernel32.GetModuleHandleW.restype = ctypes.c_void_p
-    kernel32.GetModuleFileNameW.argtypes = [ctypes.c_void_p, ctypes.c_wchar_p, ctypes.c_uint32]
-    kernel32.GetModuleHandleExW.argtypes = [ctypes.c_uint32, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
-    kernel32.GetSystemDirectoryW.argtypes = [ctypes.c_wchar_p, ctypes.c_uint32]
-    return kernel32
-
-
-def module_path(handle: int | None) -> str | None:
-    """The file a loaded module was mapped from (GetModuleFileNameW)."""
-    if not handle:
-        return None
-    buffer = ctypes.create_unicode_buffer(32768)
-    return buffer.value if _kernel32().GetModuleFileNameW(handle, buffer, len(buffer)) else None
-
-
-def module_at(address: int) -> str | None:
-    """The file of the loaded module that holds `address`."""
-    handle = ctypes.c_void_p()
-    from_address_unchanged = 0x4 | 0x2  # GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | _UNCHANGED_REFCOUNT
-    if not _kernel32().GetModuleHandleExW(from_address_unchanged, address, ctypes.byref(handle)):
-        return None
-    return module_path(handle.value)
-
-
-def known_dlls() -> set[str]:
-    """The system's KnownDLLs: always taken from the system folder, whatever folder a DLL is loaded from."""
-    if sys.platform != "win32":  # the DLL search, the registry and DXGI are Windows'
-        raise OSError("Windows only")
-    import winreg
-
-    names = set()
-    try:
-        with winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE,
-                            r"SYSTEM\CurrentControlSet\Control\Session Manager\KnownDLLs") as key:
-            for i in range(winreg.QueryInfoKey(key)[1]):
-                value = winreg.EnumValue(key, i)[1]
-                if isinstance(value, str):
-                    names.add(value.lower())
-    except OSError:
-        pass
-    return names
-
-
-def windows_search(name: str, folder: str) -> tuple[str | None, str]:
-    """(path, how) Windows takes the DLL `name` from for a DLL in `folder` loaded as ORT loads an EP library
-    (LoadLibraryExW with LOAD_WITH_ALTERED_SEARCH_PATH, safe DLL search mode): a module of that name already in
-    the process, the system's KnownDLLs, the importing DLL's folder, the system folders, the Windows folder, the
-    working directory, then PATH. A DLL missing from `folder` is taken from any of the later places."""
-    kernel32 = _kernel32()
-    loaded = module_path(kernel32.GetModuleHandleW(name))
-    if loaded:
-        return loaded, "already loaded in this process"
-    buffer = ctypes.create_unicode_buffer(32768)
-    system = buffer.value if kernel32.GetSystemDirectoryW(buffer, len(buffer)) else ""
-    if name.lower() in known_dlls():
-        return os.path.join(system, name), "KnownDLLs"
-    windir = os.environ.get("SystemRoot") or os.path.dirname(system)
-    places = [(folder, "the DLL's own folder"), (system, "system folder"), (os.path.join(windir, "System"),
-              "16-bit system folder"), (windir, "Windows folder"), (os.getcwd(), "working directory")]
-    places += [(entry, "PATH") for entry in os.environ.get("PATH", "").split(os.pathsep) if entry]
-    for place, how in places:
-        path = os.path.join(place, name)
-        if place and os.path.isfile(path):
-            return path, how
-    return None, "not found"
-
-
-def bound_imports(library: ctypes.CDLL) -> list[tuple[str, str | None]]:
-    """(DLL name, file) for each DLL a loaded DLL imports: the module that holds the address its first import from
-    that DLL was bound to, which is the loader's own answer to the DLL search. Read from the mapped image's import
-    directory (PE32+); [] for anything else."""
-    base = library._handle
-
-    def u32(offset: int) -> int:
-        return ctypes.c_uint32.from_address(base + offset).value
-
-    header = u32(0x3C)
-    optional = header + 24
-    if ctypes.c_uint16.from_address(base + optional).value != 0x20B:
-        return []
-    descriptor = u32(optional + 112 + 8)  # data directory 1: the import table
-    out: list[tuple[str, str | None]] = []
-    while descriptor and u32(descriptor + 12):
-        name = ctypes.string_at(base + u32(descriptor + 12)).decode("ascii", "replace")
-        slot = ctypes.c_uint64.from_address(base + u32(descriptor + 16)).value
-        out.append((name, module_at(slot) if slot else None))
-        descriptor += 20
-    return out
-
-
-def carried_imports(library: ctypes.CDLL, info: dict[str, Any]) -> list[dict[str, Any]]:
-    """The DLLs the wheel carries (its components, and any DLL beside them) that a loaded DLL imports, each with the
-    file it was bound to and whether that is the wheel's copy: else a DLL of that name already in the process, or,
-    with the wheel's copy gone, the working directory's or PATH's."""
-    files = [c["file"] for c in info["components"]] + [e for e in os.listdir(HERE) if e.lower().endswith(".dll")]
-    carried = {os.path.basename(f).lower(): f for f in reversed(files)}
-    out = []
-    for name, bound in bound_imports(library):
-        if name.lower() in carried:
-            copy = os.path.join(HERE, carried[name.lower()])
-            out.append({"dll": name, "bound_to": bound, "wheel_copy": copy, "wheel_copy_present": os.path.isfile(copy),
-                        "is_wheel_copy": bound is not None and os.path.normcase(bound) == os.path.normcase(copy)})
-    return out
 
 
 def rocm_libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
@@ -287,6 +177,8 @@ def _read(path: str) -> str | None:
 def gpus() -> dict[str, Any]:
     """The GPUs this machine shows: the kernel's render nodes and /dev/kfd; on Windows, DXGI's adapters."""
     if sys.platform == "win32":
+        from ._windows import dxgi_adapters
+
         adapters = dxgi_adapters()
         return {"adapters": adapters, "amd": [a for a in adapters or [] if a["vendor"] == AMD_VENDOR]}
     nodes = []
@@ -297,52 +189,6 @@ def gpus() -> dict[str, Any]:
     kfd = os.path.exists("/dev/kfd")
     return {"kfd": kfd, "kfd_access": kfd and os.access("/dev/kfd", os.R_OK | os.W_OK), "render_nodes": nodes,
             "amd": [n for n in nodes if n["vendor"] == AMD_VENDOR]}
-
-
-def dxgi_adapters() -> list[dict[str, Any]] | None:
-    """The adapters DXGI lists (those DirectX 12, and so DirectML, can use), or None where DXGI cannot be asked."""
-    if sys.platform != "win32":  # the DLL search, the registry and DXGI are Windows'
-        raise OSError("Windows only")
-
-    class Guid(ctypes.Structure):
-        _fields_ = [("a", ctypes.c_uint32), ("b", ctypes.c_uint16), ("c", ctypes.c_uint16),
-                    ("d", ctypes.c_ubyte * 8)]
-
-    class AdapterDesc1(ctypes.Structure):  # DXGI_ADAPTER_DESC1
-        _fields_ = [("description", ctypes.c_wchar * 128), ("vendor", ctypes.c_uint32), ("device", ctypes.c_uint32),
-                    ("subsys", ctypes.c_uint32), ("revision", ctypes.c_uint32), ("video_memory", ctypes.c_size_t),
-                    ("system_memory", ctypes.c_size_t), ("shared_memory", ctypes.c_size_t),
-                    ("luid_low", ctypes.c_uint32), ("luid_high", ctypes.c_int32), ("flags", ctypes.c_uint32)]
-
-    def method(obj: ctypes.c_void_p, index: int, *argtypes: Any) -> Any:
-        vtable = ctypes.cast(obj, ctypes.POINTER(ctypes.POINTER(ctypes.c_void_p)))[0]
-        return ctypes.WINFUNCTYPE(ctypes.c_long, ctypes.c_void_p, *argtypes)(vtable[index])
-
-    iid_factory1 = Guid(0x770AAE78, 0xF26F, 0x4DBA, (ctypes.c_ubyte * 8)(0xA8, 0x29, 0x25, 0x3C, 0x83, 0xD1, 0xB3,
-                                                                        0x87))
-    try:
-        create = ctypes.WinDLL("dxgi.dll").CreateDXGIFactory1
-    except (OSError, AttributeError):
-        return None
-    create.restype = ctypes.c_long
-    factory = ctypes.c_void_p()
-    if create(ctypes.byref(iid_factory1), ctypes.byref(factory)) != 0 or not factory.value:
-        return None
-    out = []
-    # IDXGIFactory1::EnumAdapters1 (12) until DXGI_ERROR_NOT_FOUND; IDXGIAdapter1::GetDesc1 (10); Release (2).
-    for index in range(64):
-        adapter = ctypes.c_void_p()
-        if method(factory, 12, ctypes.c_uint32, ctypes.POINTER(ctypes.c_void_p))(factory, index,
-                                                                                ctypes.byref(adapter)) != 0:
-            break
-        desc = AdapterDesc1()
-        if method(adapter, 10, ctypes.POINTER(AdapterDesc1))(adapter, ctypes.byref(desc)) == 0:
-            out.append({"description": desc.description, "vendor": f"{desc.vendor:#06x}",
-                        "device": f"{desc.device:#06x}", "memory_mb": desc.video_memory // 2**20,
-                        "software": bool(desc.flags & 2)})  # DXGI_ADAPTER_FLAG_SOFTWARE
-        method(adapter, 2)(adapter)
-    method(factory, 2)(factory)
-    return out
 
 
 def _release(version: str) -> tuple[int, ...]:
@@ -412,74 +258,11 @@ def libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
         fact = {"file": c["file"], "ep_name": c.get("ep_name"), "plugin": c.get("plugin", True),
                 "loads": library is not None, "error": error, "runtime": c.get("runtime")}
         if sys.platform == "win32":
-            fact["carried_imports"] = carried_imports(library, info) if library is not None else []
+            from ._windows import carried_imports
+
+            fact["carried_imports"] = carried_imports(library, info, HERE) if library is not None else []
         out.append(fact)
     return out
-
-
-class _Stderr:
-    """fd 2 sent to a file while ORT and the EP libraries run: their own lines become facts, not noise."""
-
-    def __enter__(self) -> _Stderr:
-        import tempfile
-
-        sys.stderr.flush()
-        self.file = tempfile.TemporaryFile()
-        self.saved = os.dup(2)
-        os.dup2(self.file.fileno(), 2)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        sys.stderr.flush()
-        os.dup2(self.saved, 2)
-        os.close(self.saved)
-
-    def lines(self) -> list[str]:
-        self.file.seek(0)
-        # Each line once: ORT asks a library for its factories more than once, and the EP says the same each time.
-        # ORT's Windows logger writes UTF-16 (wide characters) where the EP writes bytes: its NULs go.
-        text = self.file.read().decode("utf-8", "replace").replace("\0", "")
-        return list(dict.fromkeys(line for line in text.splitlines() if line.strip()))
-
-
-def register(ep_name: str, path: str, ort_facts: dict[str, Any]) -> dict[str, Any]:
-    """Register the EP library with ORT and list the devices it offers, then unregister. Not tried with an ORT
-    outside the range: an ORT older than the plugin EP API the library asks for can crash the process."""
-    if ort_facts["version"] is None or not ort_facts["in_range"]:
-        found = (f"onnxruntime {ort_facts['version']} is installed" if ort_facts["version"] else
-                 "onnxruntime is not installed")
-        return {"attempted": False, "error": None, "devices": [], "log": [],
-                "skipped": f"{found}; the EP needs onnxruntime{ort_facts['supported']}"}
-    try:
-        import onnxruntime as ort
-    except Exception as exc:
-        return {"attempted": False, "error": f"import onnxruntime: {type(exc).__name__}: {exc}", "devices": [],
-                "log": []}
-    if not hasattr(ort, "register_execution_provider_library"):
-        return {"attempted": False, "error": f"onnxruntime {ort.__version__} has no plugin EP API (1.22 and later)",
-                "devices": [], "log": []}
-
-    def ours() -> list[dict[str, Any]]:
-        return [{"type": d.device.type.name, "vendor": d.device.vendor, "vendor_id": f"{d.device.vendor_id:#06x}",
-                 "device_id": f"{d.device.device_id:#06x}"} for d in ort.get_ep_devices() if d.ep_name == ep_name]
-
-    already: dict[str, Any] = {"attempted": False, "error": None, "already_registered": True, "log": []}
-    if ours():  # registered already in this process: its devices are the answer
-        return {**already, "devices": ours()}
-    with _Stderr() as said:
-        try:
-            ort.register_execution_provider_library(ep_name, path)
-        except Exception as exc:
-            if "already registered" in str(exc):  # by this process, with zero devices
-                return {**already, "devices": [], "log": said.lines()}
-            error = f"{type(exc).__name__}: {exc}"
-            return {"attempted": True, "error": error, "devices": [], "log": said.lines()}
-        devices = ours()
-        try:
-            ort.unregister_execution_provider_library(ep_name)
-        except Exception:  # the devices are what was asked; a failed unregister is ORT's to report later
-            pass
-    return {"attempted": True, "error": None, "devices": devices, "log": said.lines()}
 
 
 def runtime_libraries(info: dict[str, Any]) -> list[dict[str, Any]]:
@@ -543,17 +326,9 @@ def system() -> dict[str, Any]:
     """This machine's distribution, from os-release: the advice names a distribution's package only where it has it.
     On Windows its version, and Wine's where Wine runs it (ntdll's wine_get_version)."""
     if sys.platform == "win32":
-        import platform
+        from ._windows import windows_system
 
-        release, version = platform.win32_ver()[:2]
-        try:
-            wine_get_version = ctypes.WinDLL("ntdll").wine_get_version
-            wine_get_version.restype = ctypes.c_char_p
-            wine = wine_get_version().decode("ascii", "replace")
-        except (OSError, AttributeError):
-            wine = None
-        return {"id": "windows", "version_id": version, "codename": None, "wine": wine,
-                "name": f"Windows {release} ({version})" + (f", under Wine {wine}" if wine else "")}
+        return windows_system()
     fields: dict[str, str] = {}
     for path in ("/etc/os-release", "/usr/lib/os-release"):
         text = _read(path)
@@ -580,6 +355,10 @@ def no_device(info: dict[str, Any]) -> dict[str, Any] | None:
 def check() -> dict[str, Any]:
     """Everything `python -m <package>` reports, as a dict; 'ready' is True when the EP offers a device here,
     'missing' names the first piece missing and what to do, 'todo' every piece (optional ones too)."""
+    # Here, not at the top: the unit tests load this file outside its package.
+    from ._advice import missing_pieces
+    from ._registration import register
+
     info = wheel_info()
     main = next(c for c in info["components"] if c.get("ep_name"))
     ort = onnxruntime_facts(info.get("onnxruntime") or ">=1.22")
@@ -594,8 +373,6 @@ def check() -> dict[str, Any]:
         "registration": register(main["ep_name"], os.path.join(HERE, main["file"]), ort),
         "no_device": no_device(info), "system": system(), "c_runtime": c_runtime(),
     }
-    from ._advice import missing_pieces  # here, not at the top: the unit tests load this file outside its package
-
     facts["todo"] = missing_pieces(facts, info)
     blocking = [p for p in facts["todo"] if p["blocking"]]
     facts["missing"] = f"{blocking[0]['what']}. What to do: {blocking[0]['do']}" if blocking else None
