@@ -147,15 +147,19 @@ def install(wheel: Path, into: Path) -> str:
     return packages[0]
 
 
+def on_a_display(argv: list[str], env: Mapping[str, str]) -> list[str]:
+    """Wine's graphics driver needs an X display for DXGI and D3D12: a virtual one where none is set."""
+    if "DISPLAY" not in env and shutil.which("xvfb-run"):
+        return ["xvfb-run", "-a", "-s", "-screen 0 640x480x24", *argv]
+    return argv
+
+
 def harness_run(exe: Path, ort_dll: Path, ep: Path, name: str, model: Path, config: Mapping[str, str],
                 env: dict[str, str], cwd: Path) -> tuple[str, str, int]:
     argv = ["wine", str(exe), windows_path(ort_dll), windows_path(ep), name, windows_path(model),
             *map(str, MODEL_SHAPE), *(f"{key}={value}" for key, value in config.items())]
-    # Wine's graphics driver needs an X display for DXGI and D3D12: a virtual one where none is set.
-    if "DISPLAY" not in env and shutil.which("xvfb-run"):
-        argv = ["xvfb-run", "-a", "-s", "-screen 0 640x480x24", *argv]
-    result = run(argv, "the Windows smoke harness under Wine", output="capture", check=False, cwd=cwd,
-                 env={**env, "WINEDEBUG": "err+all,fixme+all"}, timeout=600)
+    result = run(on_a_display(argv, env), "the Windows smoke harness under Wine", output="capture", check=False,
+                 cwd=cwd, env={**env, "WINEDEBUG": "err+all,fixme+all"}, timeout=600)
     return result.stdout or "", result.stderr or "", result.returncode
 
 
@@ -224,9 +228,7 @@ def selfcheck_facts(stdout: str, stderr: str, returncode: int) -> tuple[dict[str
 
 def selfcheck_run(python: Path, package: str, paths: list[Path], env: dict[str, str],
                   cwd: Path) -> tuple[dict[str, Any] | None, str]:
-    argv = selfcheck_argv(python, package, paths, "--json")
-    if "DISPLAY" not in env and shutil.which("xvfb-run"):  # DXGI lists adapters through Wine's X11 driver
-        argv = ["xvfb-run", "-a", "-s", "-screen 0 640x480x24", *argv]
+    argv = on_a_display(selfcheck_argv(python, package, paths, "--json"), env)
     result = run(argv, "the wheel's self-check in Windows CPython under Wine", output="capture", check=False,
                  cwd=cwd, env={**env, "WINEDEBUG": "-all"}, timeout=600)
     return selfcheck_facts(result.stdout or "", result.stderr or "", result.returncode)

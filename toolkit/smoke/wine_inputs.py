@@ -107,19 +107,24 @@ def unpacked(pinned: WindowsWheel, cache: Path) -> Path:
             return folder
         log.stage("smoke", f"fetching {pinned.requirement} (win_amd64, sha256 {pinned.sha256[:12]}...) with pip")
         with tempfile.TemporaryDirectory(prefix="windows-wheel-", dir=cache) as tmp:
-            requirements = Path(tmp) / "requirements.txt"
-            requirements.write_text(f"{pinned.requirement} --hash=sha256:{pinned.sha256}\n")
-            run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
-                 "--platform", "win_amd64", "--python-version", pinned.python, "--require-hashes",
-                 "-r", str(requirements), "-d", str(Path(tmp) / "dl")], f"pip download {pinned.requirement}",
-                output="capture", hint="pip needs a package index with PyPI's Windows wheels")
-            wheel = next((Path(tmp) / "dl").glob("*.whl"))
+            wheel = _pip_download(pinned.requirement, pinned.sha256, Path(tmp), [
+                "--only-binary", ":all:", "--platform", "win_amd64", "--python-version", pinned.python],
+                "pip needs a package index with PyPI's Windows wheels")
             with zipfile.ZipFile(wheel) as archive:
                 archive.extractall(Path(tmp) / "files")
             if not (Path(tmp) / "files" / pinned.dll).is_file():
                 raise ToolkitError(f"{wheel.name} has no {pinned.dll} ({DATA})")
             replace_dir(Path(tmp) / "files", folder)
     return folder
+
+
+def _pip_download(requirement: str, sha256: str, tmp: Path, options: list[str], hint: str) -> Path:
+    """The one file pip downloads for `requirement` into tmp/dl, in hash-checking mode (`sha256`), no dependencies."""
+    listed = tmp / "requirements.txt"
+    listed.write_text(f"{requirement} --hash=sha256:{sha256}\n")
+    run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", *options, "--require-hashes", "-r", str(listed),
+         "-d", str(tmp / "dl")], f"pip download {requirement}", output="capture", hint=hint)
+    return next((tmp / "dl").iterdir())
 
 
 def python_folder(pinned: WindowsPython, cache: Path) -> Path:
@@ -131,13 +136,8 @@ def python_folder(pinned: WindowsPython, cache: Path) -> Path:
             return folder
         log.stage("smoke", f"fetching {pinned.requirement} (Windows CPython, sha256 {pinned.sha256[:12]}...) with pip")
         with tempfile.TemporaryDirectory(prefix="windows-python-", dir=cache) as tmp:
-            requirements = Path(tmp) / "requirements.txt"
-            requirements.write_text(f"{pinned.requirement} --hash=sha256:{pinned.sha256}\n")
-            run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-                 "--require-hashes", "-r", str(requirements), "-d", str(Path(tmp) / "dl")],
-                f"pip download {pinned.requirement}", output="capture",
-                hint="pip needs a package index with PyPI's sdists")
-            sdist = next((Path(tmp) / "dl").iterdir())
+            sdist = _pip_download(pinned.requirement, pinned.sha256, Path(tmp), ["--no-binary", ":all:"],
+                                  "pip needs a package index with PyPI's sdists")
             with tarfile.open(sdist) as archive:
                 inner = archive.extractfile(pinned.archive) if pinned.archive in archive.getnames() else None
                 if inner is None:
